@@ -1,0 +1,120 @@
+import { parseArgs } from 'node:util';
+import { UsageError } from '../errors.js';
+import { createLogger } from '../log.js';
+import { parseFaultSpec } from '../simulator/options.js';
+import { startSimulator } from '../simulator/server.js';
+import { EXIT } from './exit-codes.js';
+
+export const SIMULATE_USAGE = `Usage: bulk-extract simulate [options]
+
+Serves a deterministic copy of the platform's API on loopback until SIGINT/SIGTERM. Prints one JSON
+line with "baseUrl" on stdout once listening; logs go to stderr.
+
+Options:
+  --host HOST            Address to listen on (default 127.0.0.1).
+  --port PORT            Port, 0 for any free one (default 0).
+  --project NAME         Project name in the base URL (default demo).
+  --assets N             Number of assets (default 1000).
+  --events N             Number of events (default 10000).
+  --seed S               Data seed, 0..4294967295 (default 1). Same seed, same data.
+  --api-key KEY          Accept this API key (repeatable).
+  --client ID:SECRET     Accept this OAuth client at /oauth2/token (repeatable).
+  --user NAME:PASSWORD   Accept this user at POST /login (repeatable).
+  --faults SPEC          Fault injection, e.g. rate429=0.1,rate5xx=0.05,latencyMs=20 (or JSON).
+  --log-level LEVEL      debug logs every request (default info).
+
+With no --api-key, --client or --user, the demo credentials are accepted: API key demo-api-key,
+client demo:demo-secret, user demo:demo-password.
+`;
+
+export const DEMO_CREDENTIALS = {
+  apiKey: 'demo-api-key',
+  client: { id: 'demo', secret: 'demo-secret' },
+  user: { user: 'demo', password: 'demo-password' },
+};
+
+export async function runSimulate(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv);
+  if (values.help) {
+    console.log(SIMULATE_USAGE);
+    return EXIT.OK;
+  }
+  const apiKeys = values['api-key'] ?? [];
+  const clients = (values.client ?? []).map((pair) => splitPair(pair, '--client', 'ID:SECRET'));
+  const users = (values.user ?? []).map((pair) => splitPair(pair, '--user', 'NAME:PASSWORD'));
+  const demo = apiKeys.length + clients.length + users.length === 0;
+  const logger = createLogger(values['log-level']);
+  const simulator = await startSimulator({
+    logger,
+    ...(values.host === undefined ? {} : { host: values.host }),
+    ...(values.project === undefined ? {} : { project: values.project }),
+    ...(values.port === undefined ? {} : { port: integer(values.port, '--port') }),
+    ...(values.assets === undefined ? {} : { assets: integer(values.assets, '--assets') }),
+    ...(values.events === undefined ? {} : { events: integer(values.events, '--events') }),
+    ...(values.seed === undefined ? {} : { seed: integer(values.seed, '--seed') }),
+    ...(values.faults === undefined ? {} : { faults: parseFaultSpec(values.faults) }),
+    apiKeys: demo ? [DEMO_CREDENTIALS.apiKey] : apiKeys,
+    clients: demo ? [DEMO_CREDENTIALS.client] : clients.map(([id, secret]) => ({ id, secret })),
+    users: demo ? [DEMO_CREDENTIALS.user] : users.map(([user, password]) => ({ user, password })),
+  });
+  const { config } = simulator;
+  console.log(
+    JSON.stringify({
+      baseUrl: simulator.baseUrl,
+      origin: simulator.origin,
+      tokenUrl: simulator.tokenUrl,
+      project: simulator.project,
+      projectId: simulator.projectId,
+      assets: config.assets,
+      events: config.events,
+      seed: config.seed,
+      credentials: demo ? 'demo' : 'given',
+    }),
+  );
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  await simulator.close();
+  logger.info({ signal, stats: simulator.stats() }, 'simulator stopped');
+  return EXIT.OK;
+}
+
+function parseFlags(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        project: { type: 'string' },
+        assets: { type: 'string' },
+        events: { type: 'string' },
+        seed: { type: 'string' },
+        'api-key': { type: 'string', multiple: true },
+        client: { type: 'string', multiple: true },
+        user: { type: 'string', multiple: true },
+        faults: { type: 'string' },
+        'log-level': { type: 'string', default: 'info' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\n${SIMULATE_USAGE}`, { cause: error });
+  }
+}
+
+function integer(text: string, flag: string): number {
+  const value = Number(text.replaceAll('_', ''));
+  if (!Number.isSafeInteger(value)) throw new UsageError(`${flag} expects an integer, got '${text}'.`);
+  return value;
+}
+
+function splitPair(pair: string, flag: string, shape: string): [string, string] {
+  const colon = pair.indexOf(':');
+  if (colon <= 0 || colon === pair.length - 1) throw new UsageError(`${flag} expects ${shape}.`);
+  return [pair.slice(0, colon), pair.slice(colon + 1)];
+}

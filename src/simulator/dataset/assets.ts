@@ -1,0 +1,89 @@
+import { hash3, Rng } from '../random.js';
+import { generateMetadata, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
+import { ASSET_KINDS, DESCRIPTIONS, LABELS, SOURCES } from './vocabulary.js';
+
+/** Asset ids are `ASSET_ID_BASE + index * ASSET_ID_STRIDE`: above 2^32, below 2^53, unique. */
+export const ASSET_ID_BASE = 3_000_000_000_000_000;
+export const ASSET_ID_STRIDE = 9973;
+
+const DAY_MS = 86_400_000;
+const SALT = 0xa55e;
+
+export interface GeneratedAsset {
+  id: number;
+  externalId: string;
+  name: string;
+  parentId?: number;
+  rootId: number;
+  description?: string;
+  metadata?: Record<string, string>;
+  source?: string;
+  dataSetId?: number;
+  labels?: { externalId: string }[];
+  createdTime: number;
+  lastUpdatedTime: number;
+}
+
+/** Filters the platform accepts on `/assets`; time bounds are inclusive, in epoch milliseconds. */
+export interface AssetFilter {
+  minLastUpdatedTime?: number;
+  maxLastUpdatedTime?: number;
+}
+
+/**
+ * `count` assets forming trees of `treeSize` consecutive indexes: the first of each block is the
+ * root, every other asset's parent is an earlier asset of its block, so depth and fan-out vary.
+ */
+export class AssetSet {
+  readonly resource = 'assets';
+  private readonly rng = new Rng();
+
+  constructor(
+    private readonly seed: number,
+    readonly count: number,
+    private readonly treeSize: number,
+  ) {}
+
+  idOf(index: number): number {
+    return ASSET_ID_BASE + index * ASSET_ID_STRIDE;
+  }
+
+  matches(index: number, filter: AssetFilter): boolean {
+    if (filter.minLastUpdatedTime === undefined && filter.maxLastUpdatedTime === undefined) return true;
+    this.rng.reset(hash3(this.seed, index, SALT));
+    const lastUpdatedTime = this.times(this.rng)[1];
+    return (
+      (filter.minLastUpdatedTime === undefined || lastUpdatedTime >= filter.minLastUpdatedTime) &&
+      (filter.maxLastUpdatedTime === undefined || lastUpdatedTime <= filter.maxLastUpdatedTime)
+    );
+  }
+
+  item(index: number, includeMetadata = true): GeneratedAsset {
+    const rng = this.rng.reset(hash3(this.seed, index, SALT));
+    const [createdTime, lastUpdatedTime] = this.times(rng);
+    const rootIndex = index - (index % this.treeSize);
+    const kind = rng.pick(ASSET_KINDS);
+    const asset: GeneratedAsset = {
+      id: this.idOf(index),
+      externalId: `AS-${index.toString(36).toUpperCase().padStart(6, '0')}`,
+      name: `${kind} ${rng.int(100)}-${String.fromCharCode(65 + rng.int(26))}-${rng.int(10_000)}`,
+      rootId: this.idOf(rootIndex),
+      createdTime,
+      lastUpdatedTime,
+    };
+    if (index !== rootIndex) asset.parentId = this.idOf(rootIndex + rng.int(index - rootIndex));
+    if (rng.chance(0.6)) asset.description = rng.pick(DESCRIPTIONS);
+    if (rng.chance(0.8)) asset.source = rng.pick(SOURCES);
+    if (rng.chance(0.9)) asset.dataSetId = 4_000_000_000_000 + rng.int(5);
+    if (rng.chance(0.2)) asset.labels = [{ externalId: rng.pick(LABELS) }];
+    const metadata = generateMetadata(rng);
+    if (includeMetadata) asset.metadata = metadata;
+    return asset;
+  }
+
+  private times(rng: Rng): [number, number] {
+    const createdTime = TIME_BASE_MS + rng.int(TIME_SPAN_MS);
+    const updated = rng.next();
+    return [createdTime, createdTime + (updated < 0.3 ? 0 : Math.floor(updated * 365 * DAY_MS))];
+  }
+}

@@ -1,0 +1,125 @@
+import { hash3, Rng } from '../random.js';
+import { generateMetadata, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
+import { DESCRIPTIONS, EVENT_SUBTYPES, EVENT_TYPES, SOURCES } from './vocabulary.js';
+
+/** Event ids are `EVENT_ID_BASE + index * EVENT_ID_STRIDE`: above 2^32, below 2^53, unique. */
+export const EVENT_ID_BASE = 5_000_000_000_000_000;
+export const EVENT_ID_STRIDE = 7919;
+
+const DAY_MS = 86_400_000;
+const SALT = 0x0e7e;
+
+export interface GeneratedEvent {
+  id: number;
+  externalId: string;
+  type: string;
+  subtype?: string;
+  description?: string;
+  startTime: number;
+  endTime?: number;
+  assetIds: number[];
+  source: string;
+  dataSetId?: number;
+  metadata?: Record<string, string>;
+  createdTime: number;
+  lastUpdatedTime: number;
+}
+
+/** Filters the platform accepts on `/events`; time bounds are inclusive, in epoch milliseconds. */
+export interface EventFilter {
+  type?: string;
+  subtype?: string;
+  source?: string;
+  minLastUpdatedTime?: number;
+  maxLastUpdatedTime?: number;
+  minStartTime?: number;
+  maxStartTime?: number;
+}
+
+/** The fields a filter looks at, drawn first from the item's random stream so matching is cheap. */
+interface EventHeader {
+  type: (typeof EVENT_TYPES)[number];
+  subtype: string | undefined;
+  source: string;
+  createdTime: number;
+  lastUpdatedTime: number;
+  startTime: number;
+}
+
+/**
+ * `count` events, each a pure function of (seed, index). Nothing is stored, so ten million events
+ * cost no more memory than ten.
+ */
+export class EventSet {
+  readonly resource = 'events';
+  private readonly rng = new Rng();
+
+  constructor(
+    private readonly seed: number,
+    readonly count: number,
+    private readonly assetCount: number,
+    private readonly assetIdOf: (index: number) => number,
+  ) {}
+
+  idOf(index: number): number {
+    return EVENT_ID_BASE + index * EVENT_ID_STRIDE;
+  }
+
+  matches(index: number, filter: EventFilter): boolean {
+    const h = this.header(index);
+    return (
+      (filter.type === undefined || filter.type === h.type) &&
+      (filter.subtype === undefined || filter.subtype === h.subtype) &&
+      (filter.source === undefined || filter.source === h.source) &&
+      (filter.minLastUpdatedTime === undefined || h.lastUpdatedTime >= filter.minLastUpdatedTime) &&
+      (filter.maxLastUpdatedTime === undefined || h.lastUpdatedTime <= filter.maxLastUpdatedTime) &&
+      (filter.minStartTime === undefined || h.startTime >= filter.minStartTime) &&
+      (filter.maxStartTime === undefined || h.startTime <= filter.maxStartTime)
+    );
+  }
+
+  item(index: number, includeMetadata = true): GeneratedEvent {
+    const h = this.header(index);
+    const rng = this.rng;
+    const event: GeneratedEvent = {
+      id: this.idOf(index),
+      externalId: `EV-${index.toString(36).toUpperCase().padStart(6, '0')}`,
+      type: h.type,
+      startTime: h.startTime,
+      assetIds: this.assetIds(rng),
+      source: h.source,
+      createdTime: h.createdTime,
+      lastUpdatedTime: h.lastUpdatedTime,
+    };
+    if (h.subtype !== undefined) event.subtype = h.subtype;
+    if (!rng.chance(0.05)) event.endTime = h.startTime + 1000 + rng.int(7 * DAY_MS);
+    if (rng.chance(0.7)) event.description = rng.pick(DESCRIPTIONS);
+    if (rng.chance(0.85)) event.dataSetId = 4_000_000_000_000 + rng.int(5);
+    const metadata = generateMetadata(rng);
+    if (includeMetadata) event.metadata = metadata;
+    return event;
+  }
+
+  private header(index: number): EventHeader {
+    const rng = this.rng.reset(hash3(this.seed, index, SALT));
+    const type = rng.pick(EVENT_TYPES);
+    const subtype = rng.chance(0.1) ? undefined : rng.pick(EVENT_SUBTYPES[type]);
+    const source = rng.pick(SOURCES);
+    const createdTime = TIME_BASE_MS + rng.int(TIME_SPAN_MS);
+    const updated = rng.next();
+    const lastUpdatedTime = createdTime + (updated < 0.4 ? 0 : Math.floor(updated * updated * 180 * DAY_MS));
+    const startTime = createdTime - rng.int(30 * DAY_MS);
+    return { type, subtype, source, createdTime, lastUpdatedTime, startTime };
+  }
+
+  private assetIds(rng: Rng): number[] {
+    if (this.assetCount === 0) return [];
+    const wanted = rng.pick([0, 1, 1, 1, 2, 2, 3]);
+    const ids: number[] = [];
+    for (let attempt = 0; ids.length < wanted && attempt < 8; attempt++) {
+      const id = this.assetIdOf(rng.int(this.assetCount));
+      if (!ids.includes(id)) ids.push(id);
+    }
+    return ids;
+  }
+}

@@ -1,0 +1,22 @@
+export type { ClientCredential, Principal, UserCredential } from './auth.js';
+export { SESSION_COOKIE } from './auth.js';
+export { ASSET_ID_BASE, ASSET_ID_STRIDE } from './dataset/assets.js';
+export type {
+  AssetFilter,
+  Dataset,
+  DatasetOptions,
+  EventFilter,
+  GeneratedAsset,
+  GeneratedEvent,
+  ResourceName,
+} from './dataset/dataset.js';
+export { createDataset } from './dataset/dataset.js';
+export { EVENT_ID_BASE, EVENT_ID_STRIDE } from './dataset/events.js';
+export type { FaultKind } from './faults.js';
+export type { FaultOptions, FaultOptionsInput, SimulatorConfig } from './options.js';
+export { parseFaultSpec } from './options.js';
+export { MAX_PARTITIONS, partitionRange } from './partition.js';
+export { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
+export type { Simulator, SimulatorOptions } from './server.js';
+export { startSimulator } from './server.js';
+export type { RecordedRequest, SimulatorStats } from './stats.js';

@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { formatZodIssues } from '../util/zod-issues.js';
+
+const rate = z.number().min(0).max(1);
+
+/**
+ * Fault injection. Rates are shares of list requests (`/assets`, `/events`) in [0, 1]; at most one
+ * status or body fault hits a request, so the rates of those add up to at most 1.
+ */
+export const faultOptionsSchema = z
+  .strictObject({
+    /** 429 without Retry-After (the platform's usual answer when throttling). */
+    rate429: rate.default(0),
+    /** 429 with `Retry-After: retryAfterSeconds`. */
+    rate429RetryAfter: rate.default(0),
+    retryAfterSeconds: z.number().int().min(0).max(3600).default(1),
+    rate500: rate.default(0),
+    rate502: rate.default(0),
+    rate503: rate.default(0),
+    rate504: rate.default(0),
+    /** Shorthand: spread evenly over 500, 502, 503 and 504. */
+    rate5xx: rate.default(0),
+    /** Answer 502/503/504 with an HTML page, as a load balancer in front of the platform does. */
+    htmlErrors: z.boolean().default(false),
+    /** Send the headers and half the body, then destroy the connection. */
+    resetRate: rate.default(0),
+    /** A complete HTTP response whose JSON body is cut in half. */
+    truncateRate: rate.default(0),
+    /** A complete HTTP response whose body is not valid JSON. */
+    malformedRate: rate.default(0),
+    /** Pages shorter than asked (possibly empty) that still carry the right `nextCursor`. */
+    shortPageRate: rate.default(0),
+    /** Added to every list response: latencyMs plus a uniform share of jitterMs, milliseconds. */
+    latencyMs: z.number().min(0).max(600_000).default(0),
+    jitterMs: z.number().min(0).max(600_000).default(0),
+    /** Concurrent list requests above this get 429 with the platform's message. */
+    maxConcurrent: z.number().int().min(1).optional(),
+    /** List requests per second above this get 429 (token bucket, burst of one second). */
+    maxRps: z.number().positive().optional(),
+    /** Cursors older than this many milliseconds get 400. */
+    cursorTtlMs: z.number().int().min(0).optional(),
+    /** Lifetime of tokens from the token endpoint, seconds. */
+    tokenTtlSeconds: z.number().int().min(1).default(3600),
+  })
+  .refine(
+    (f) =>
+      f.rate429 +
+        f.rate429RetryAfter +
+        f.rate500 +
+        f.rate502 +
+        f.rate503 +
+        f.rate504 +
+        f.rate5xx +
+        f.resetRate +
+        f.truncateRate +
+        f.malformedRate <=
+      1,
+    { message: 'the status and body fault rates (all rates but shortPageRate) must add up to at most 1' },
+  );
+
+export type FaultOptions = z.output<typeof faultOptionsSchema>;
+export type FaultOptionsInput = z.input<typeof faultOptionsSchema>;
+
+export const simulatorOptionsSchema = z.strictObject({
+  host: z.string().min(1).default('127.0.0.1'),
+  port: z.number().int().min(0).max(65_535).default(0),
+  project: z
+    .string()
+    .regex(
+      /^[a-z0-9][a-z0-9-]{0,63}$/,
+      'lowercase letters, digits and dashes, starting with a letter or digit',
+    )
+    .default('demo'),
+  assets: z.number().int().min(0).max(1_000_000_000).default(1000),
+  events: z.number().int().min(0).max(1_000_000_000).default(10_000),
+  seed: z.number().int().min(0).max(0xffffffff).default(1),
+  /** Assets per tree. */
+  treeSize: z.number().int().min(1).default(100),
+  apiKeys: z.array(z.string().min(8, 'API keys have at least 8 characters')).default([]),
+  clients: z.array(z.strictObject({ id: z.string().min(1), secret: z.string().min(8) })).default([]),
+  users: z.array(z.strictObject({ user: z.string().min(1), password: z.string().min(8) })).default([]),
+  /** Items examined per request when a filter is set; a page ends early (with a cursor) past it. */
+  scanBudget: z.number().int().min(1).default(10_000),
+  /** zlib level for gzip responses (1 fastest .. 9 smallest). */
+  gzipLevel: z.number().int().min(1).max(9).default(1),
+  /** Keep a log of every request (method, path, params, status) for tests; off by default. */
+  recordRequests: z.boolean().default(false),
+  faults: faultOptionsSchema.default(() => faultOptionsSchema.parse({})),
+});
+
+export type SimulatorConfig = z.output<typeof simulatorOptionsSchema>;
+export type SimulatorConfigInput = z.input<typeof simulatorOptionsSchema>;
+
+export function parseSimulatorOptions(input: SimulatorConfigInput): SimulatorConfig {
+  const result = simulatorOptionsSchema.safeParse(input);
+  if (!result.success)
+    throw new ConfigError(`Invalid simulator options: ${formatZodIssues(result.error, input)}`);
+  return result.data;
+}
+
+/**
+ * Parses `--faults`: either JSON (`{"rate429":0.1}`) or `key=value` pairs separated by commas
+ * (`rate429=0.1,latencyMs=20,htmlErrors=true`).
+ */
+export function parseFaultSpec(spec: string): FaultOptions {
+  let input: unknown;
+  const text = spec.trim();
+  if (text.startsWith('{')) {
+    try {
+      input = JSON.parse(text);
+    } catch (error) {
+      throw new ConfigError(`Invalid --faults: not valid JSON (${(error as Error).message}).`, {
+        cause: error,
+      });
+    }
+  } else {
+    const pairs: Record<string, unknown> = {};
+    for (const part of text.split(',').filter((p) => p.trim() !== '')) {
+      const [key, value, ...rest] = part.split('=').map((s) => s.trim());
+      if (!key || value === undefined || rest.length > 0) {
+        throw new ConfigError(`Invalid --faults: expected key=value, got '${part}'.`);
+      }
+      pairs[key] = value === 'true' ? true : value === 'false' ? false : Number(value);
+    }
+    input = pairs;
+  }
+  const result = faultOptionsSchema.safeParse(input);
+  if (!result.success) throw new ConfigError(`Invalid --faults: ${formatZodIssues(result.error, input)}`);
+  return result.data;
+}

@@ -1,0 +1,110 @@
+import type { AssetFilter, EventFilter, ResourceName } from './dataset/dataset.js';
+import { MAX_PARTITIONS, type Partition } from './partition.js';
+
+export const MAX_LIMIT = 1000;
+export const DEFAULT_LIMIT = 100;
+
+/** A validated list request. `binding` names every parameter but `cursor`, with defaults applied. */
+export interface ListQuery {
+  resource: ResourceName;
+  limit: number;
+  cursor: string | undefined;
+  partition: Partition | undefined;
+  includeMetadata: boolean;
+  filter: EventFilter & AssetFilter;
+  binding: string;
+}
+
+export type ParseResult = { ok: true; query: ListQuery } | { ok: false; message: string };
+
+const COMMON = ['limit', 'cursor', 'partition', 'includeMetadata'];
+const TIME_FILTERS = ['minLastUpdatedTime', 'maxLastUpdatedTime', 'minStartTime', 'maxStartTime'] as const;
+const STRING_FILTERS = ['type', 'subtype', 'source'] as const;
+
+const ALLOWED: Record<ResourceName, readonly string[]> = {
+  assets: [...COMMON, 'minLastUpdatedTime', 'maxLastUpdatedTime'],
+  events: [...COMMON, ...STRING_FILTERS, ...TIME_FILTERS],
+};
+
+const INTEGER = /^(0|[1-9][0-9]*)$/;
+const PARTITION = /^([1-9][0-9]*)\/([1-9][0-9]*)$/;
+const MAX_FILTER_LENGTH = 128;
+
+/** Validates the query string of `GET /{resource}` the way the platform does: strictly. */
+export function parseListQuery(resource: ResourceName, params: URLSearchParams): ParseResult {
+  const allowed = ALLOWED[resource];
+  const seen = new Set<string>();
+  for (const key of params.keys()) {
+    if (!allowed.includes(key)) {
+      return fail(`Unrecognized query parameter '${key}' for /${resource}. Allowed: ${allowed.join(', ')}.`);
+    }
+    if (seen.has(key)) return fail(`Query parameter '${key}' was given more than once.`);
+    seen.add(key);
+  }
+
+  const limitText = params.get('limit');
+  const limit = limitText === null ? DEFAULT_LIMIT : Number(limitText);
+  if (limitText !== null && (!INTEGER.test(limitText) || limit < 1 || limit > MAX_LIMIT)) {
+    return fail(
+      `Invalid query parameter 'limit': expected an integer in 1..${MAX_LIMIT}, got '${limitText}'.`,
+    );
+  }
+
+  let partition: Partition | undefined;
+  const partitionText = params.get('partition');
+  if (partitionText !== null) {
+    const match = PARTITION.exec(partitionText);
+    const m = Number(match?.[1]);
+    const n = Number(match?.[2]);
+    if (!match || n > MAX_PARTITIONS || m > n) {
+      return fail(
+        `Invalid query parameter 'partition': expected 'm/n' with 1 <= m <= n <= ${MAX_PARTITIONS}, got '${partitionText}'.`,
+      );
+    }
+    partition = { m, n };
+  }
+
+  const metadataText = params.get('includeMetadata');
+  if (metadataText !== null && metadataText !== 'true' && metadataText !== 'false') {
+    return fail(
+      `Invalid query parameter 'includeMetadata': expected 'true' or 'false', got '${metadataText}'.`,
+    );
+  }
+
+  const filter: EventFilter & AssetFilter = {};
+  for (const key of TIME_FILTERS) {
+    const text = params.get(key);
+    if (text === null) continue;
+    const value = Number(text);
+    if (!INTEGER.test(text) || !Number.isSafeInteger(value)) {
+      return fail(
+        `Invalid query parameter '${key}': expected epoch milliseconds (an integer >= 0), got '${text}'.`,
+      );
+    }
+    filter[key] = value;
+  }
+  for (const key of STRING_FILTERS) {
+    const text = params.get(key);
+    if (text === null) continue;
+    if (text.length === 0 || text.length > MAX_FILTER_LENGTH) {
+      return fail(`Invalid query parameter '${key}': expected 1 to ${MAX_FILTER_LENGTH} characters.`);
+    }
+    filter[key] = text;
+  }
+
+  const includeMetadata = metadataText !== 'false';
+  const binding = JSON.stringify([
+    resource,
+    limit,
+    partitionText,
+    includeMetadata,
+    Object.entries(filter).sort(),
+  ]);
+  const cursor = params.get('cursor') ?? undefined;
+  if (cursor === '') return fail("Invalid query parameter 'cursor': must not be empty.");
+  return { ok: true, query: { resource, limit, cursor, partition, includeMetadata, filter, binding } };
+}
+
+function fail(message: string): ParseResult {
+  return { ok: false, message };
+}

@@ -1,0 +1,90 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import type { BodyFault } from './faults.js';
+
+const gzipAsync = promisify(gzip);
+const MAX_REQUEST_BODY = 64 * 1024;
+
+/** One request and its response, with what the response helpers need. */
+export interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  requestId: string;
+  url: URL;
+  gzipLevel: number;
+}
+
+/** The platform's error body: `{"error":{"code","message"}}`. */
+export function sendError(
+  ex: Exchange,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+) {
+  return sendJson(ex, status, { error: { code: status, message } }, headers);
+}
+
+export function sendJson(ex: Exchange, status: number, body: unknown, headers: Record<string, string> = {}) {
+  return sendText(ex, status, JSON.stringify(body), 'application/json; charset=utf-8', headers);
+}
+
+/**
+ * Sends a text body, gzip-compressed when the client accepts it (zlib runs off the event loop).
+ * A body fault mangles the JSON text ('truncate', 'malformed') or the wire ('reset': headers and
+ * half the bytes are sent, then the connection is destroyed).
+ */
+export async function sendText(
+  ex: Exchange,
+  status: number,
+  text: string,
+  contentType: string,
+  headers: Record<string, string> = {},
+  fault?: BodyFault,
+): Promise<void> {
+  const { req, res } = ex;
+  let body = text;
+  if (fault === 'truncate') body = text.slice(0, Math.floor(text.length / 2));
+  if (fault === 'malformed') body = `${text.slice(0, -1)},}`;
+  let bytes: Buffer = Buffer.from(body);
+  const compress = /\bgzip\b/.test(req.headers['accept-encoding'] ?? '');
+  if (compress) bytes = await gzipAsync(bytes, { level: ex.gzipLevel });
+  if (res.destroyed) return;
+  res.writeHead(status, {
+    'content-type': contentType,
+    'content-length': String(bytes.length),
+    ...(compress ? { 'content-encoding': 'gzip', vary: 'accept-encoding' } : {}),
+    ...headers,
+  });
+  if (fault === 'reset') {
+    res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.destroy());
+    return;
+  }
+  res.end(bytes);
+}
+
+/** Reads a small request body (form or JSON) into key/value pairs; undefined when unreadable. */
+export async function readForm(req: IncomingMessage): Promise<Map<string, string> | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_REQUEST_BODY) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  const type = req.headers['content-type'] ?? '';
+  if (type.startsWith('application/x-www-form-urlencoded')) return new Map(new URLSearchParams(text));
+  if (type.startsWith('application/json')) {
+    try {
+      const value: unknown = JSON.parse(text);
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+      return new Map(
+        Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+      );
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,201 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Logger, silentLogger } from '../log.js';
+import { type Clock, systemClock } from '../util/clock.js';
+import { CredentialStore } from './auth.js';
+import {
+  type AuthContext,
+  handleLogin,
+  handleLoginStatus,
+  handleLogout,
+  handleToken,
+} from './auth-handlers.js';
+import { CursorCodec } from './cursor.js';
+import { createDataset, type Dataset } from './dataset/dataset.js';
+import { FaultPlanner, RateGate } from './faults.js';
+import { handleList, type ListContext } from './list-handler.js';
+import { parseSimulatorOptions, type SimulatorConfig, type SimulatorConfigInput } from './options.js';
+import { hashString } from './random.js';
+import { type Exchange, sendError } from './respond.js';
+import { emptyStats, increment, type RecordedRequest, type SimulatorStats } from './stats.js';
+
+export interface SimulatorOptions extends SimulatorConfigInput {
+  /** Defaults to a silent logger. */
+  logger?: Logger;
+  /** Drives token expiry, cursor TTL, the rate cap and latency; tests pass a fake one. */
+  clock?: Clock;
+}
+
+export interface Simulator {
+  /** `http://HOST:PORT/api/v1/projects/PROJECT`: the base URL of the platform API. */
+  readonly baseUrl: string;
+  /** `http://HOST:PORT`: where `/login/status`, `/logout`, `/login` and the token endpoint live. */
+  readonly origin: string;
+  readonly tokenUrl: string;
+  readonly project: string;
+  readonly projectId: number;
+  readonly config: SimulatorConfig;
+  /** The data served, for tests to compute what an export must contain. */
+  readonly dataset: Dataset;
+  stats(): SimulatorStats;
+  resetStats(): void;
+  /** Requests seen so far (only with `recordRequests: true`). */
+  requests(): readonly RecordedRequest[];
+  close(): Promise<void>;
+}
+
+const LIST_ROUTE = /^\/api\/v1\/projects\/([^/]+)\/(assets|events)$/;
+
+/** Starts the platform simulator on loopback (by default) and resolves once it is listening. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const { logger = silentLogger, clock = systemClock, ...rest } = options;
+  const config = parseSimulatorOptions(rest);
+  const dataset = createDataset({ ...config, treeSize: config.treeSize });
+  const projectId = 1_000_000_000 + (hashString(config.project) % 1_000_000_000);
+  let stats = emptyStats();
+  const recorded: RecordedRequest[] = [];
+  const store = new CredentialStore(config.project, config, clock);
+  const list: ListContext = {
+    config,
+    dataset,
+    cursors: new CursorCodec(config.seed),
+    planner: new FaultPlanner(config.seed, config.faults),
+    rateGate: config.faults.maxRps === undefined ? undefined : new RateGate(config.faults.maxRps, clock),
+    get stats() {
+      return stats;
+    },
+    clock,
+  };
+  const auth: AuthContext = {
+    store,
+    project: config.project,
+    projectId,
+    tokenTtlSeconds: config.faults.tokenTtlSeconds,
+    get stats() {
+      return stats;
+    },
+  };
+  const idPrefix = randomBytes(4).toString('hex');
+  let requestSeq = 0;
+
+  async function route(ex: Exchange): Promise<string | undefined> {
+    const { req, url } = ex;
+    const path = url.pathname;
+    const method = req.method ?? 'GET';
+    const fixed: Record<string, [string, () => Promise<void>]> = {
+      '/login/status': ['GET', () => handleLoginStatus(auth, ex)],
+      '/logout': ['GET', () => handleLogout(auth, ex)],
+      '/login': ['POST', () => handleLogin(auth, ex)],
+      '/oauth2/token': ['POST', () => handleToken(auth, ex)],
+    };
+    const known = fixed[path];
+    const match = LIST_ROUTE.exec(path);
+    const allowed = known?.[0] ?? (match ? 'GET' : undefined);
+    if (allowed === undefined) {
+      await sendError(ex, 404, `Not found: ${method} ${path}`);
+      return undefined;
+    }
+    if (method !== allowed) {
+      await sendError(ex, 405, `Method ${method} not allowed on ${path}; use ${allowed}.`, {
+        allow: allowed,
+      });
+      return undefined;
+    }
+    if (known) {
+      await known[1]();
+      return undefined;
+    }
+    const principal = store.authenticate(req.headers);
+    if (principal === undefined) {
+      await sendError(ex, 401, 'Unauthorized');
+      return undefined;
+    }
+    if (match?.[1] !== config.project) {
+      await sendError(
+        ex,
+        403,
+        `Project '${match?.[1]}' does not exist or these credentials have no access to it.`,
+      );
+      return principal.mechanism;
+    }
+    await handleList(list, ex, match[2] === 'assets' ? 'assets' : 'events');
+    return principal.mechanism;
+  }
+
+  function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const requestId = `${idPrefix}-${(++requestSeq).toString(16)}`;
+    const startedAt = performance.now();
+    res.setHeader('x-request-id', requestId);
+    const url = new URL(req.url ?? '/', 'http://simulator');
+    const routeName = `${req.method} ${url.pathname.replace(LIST_ROUTE, '/$2')}`;
+    stats.requests++;
+    increment(stats.byRoute, routeName);
+    let mechanism: string | undefined;
+    res.once('close', () => {
+      increment(stats.byStatus, String(res.statusCode));
+      if (config.recordRequests) {
+        recorded.push({
+          requestId,
+          method: req.method ?? 'GET',
+          route: routeName,
+          params: [...url.searchParams],
+          status: res.statusCode,
+          mechanism,
+        });
+      }
+      logger.debug(
+        { requestId, route: routeName, status: res.statusCode, ms: performance.now() - startedAt },
+        'request',
+      );
+    });
+    route({ req, res, requestId, url, gzipLevel: config.gzipLevel })
+      .then((used) => {
+        mechanism = used;
+      })
+      .catch((error: unknown) => {
+        logger.error({ err: error, requestId }, 'simulator handler failed');
+        if (!res.headersSent)
+          void sendError({ req, res, requestId, url, gzipLevel: 1 }, 500, 'Internal server error');
+        else res.destroy();
+      });
+  }
+
+  const server = createServer({ keepAliveTimeout: 30_000 }, onRequest);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const origin = `http://${host}:${address.port}`;
+  logger.info(
+    { origin, project: config.project, assets: config.assets, events: config.events },
+    'simulator listening',
+  );
+
+  return {
+    baseUrl: `${origin}/api/v1/projects/${config.project}`,
+    origin,
+    tokenUrl: `${origin}/oauth2/token`,
+    project: config.project,
+    projectId,
+    config,
+    dataset,
+    stats: () => structuredClone(stats),
+    resetStats: () => {
+      const inFlight = stats.inFlight;
+      stats = emptyStats();
+      stats.inFlight = inFlight;
+    },
+    requests: () => recorded,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

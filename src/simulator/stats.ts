@@ -1,0 +1,51 @@
+import type { FaultKind } from './faults.js';
+
+export type StatsEvent = FaultKind | 'concurrency-cap' | 'rate-cap' | 'short-page' | 'cursor-expired';
+
+/** Counters a test or benchmark reads to see what the simulator did. */
+export interface SimulatorStats {
+  /** Every request received, on any route. */
+  requests: number;
+  /** Responses by status code; a reset connection counts under the status it started with. */
+  byStatus: Record<string, number>;
+  /** Requests by `METHOD /route`, e.g. `GET /events`, `POST /oauth2/token`. */
+  byRoute: Record<string, number>;
+  /** Injected faults and cap hits by kind. */
+  faults: Partial<Record<StatsEvent, number>>;
+  /** List pages served with status 200, and the items in them. */
+  pages: number;
+  items: number;
+  /** List requests being served now, and the most at once since the last reset. */
+  inFlight: number;
+  maxInFlight: number;
+  tokensIssued: number;
+}
+
+export function emptyStats(): SimulatorStats {
+  return {
+    requests: 0,
+    byStatus: {},
+    byRoute: {},
+    faults: {},
+    pages: 0,
+    items: 0,
+    inFlight: 0,
+    maxInFlight: 0,
+    tokensIssued: 0,
+  };
+}
+
+export function increment<K extends string>(counts: Partial<Record<K, number>>, key: K, by = 1): void {
+  counts[key] = (counts[key] ?? 0) + by;
+}
+
+/** One request as seen by the simulator, kept when `recordRequests` is on. */
+export interface RecordedRequest {
+  requestId: string;
+  method: string;
+  route: string;
+  /** Query parameters in the order sent (never credentials: those travel in headers). */
+  params: [string, string][];
+  status: number;
+  mechanism: string | undefined;
+}
