@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { UsageError } from '../errors.js';
+import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { parseFaultSpec } from '../simulator/options.js';
 import { startSimulator } from '../simulator/server.js';
@@ -20,7 +21,8 @@ Options:
   --api-key KEY          Accept this API key (repeatable).
   --client ID:SECRET     Accept this OAuth client at /oauth2/token (repeatable).
   --user NAME:PASSWORD   Accept this user at POST /login (repeatable).
-  --faults SPEC          Fault injection, e.g. rate429=0.1,rate5xx=0.05,latencyMs=20 (or JSON).
+  --faults SPEC          Fault injection: key=value pairs (rate429=0.1,rate5xx=0.05,latencyMs=20),
+                         JSON, or @FILE holding either (see config/faults-*.json).
   --log-level LEVEL      debug logs every request (default info).
 
 With no --api-key, --client or --user, the demo credentials are accepted: API key demo-api-key,
@@ -52,7 +54,7 @@ export async function runSimulate(argv: string[]): Promise<number> {
     ...(values.assets === undefined ? {} : { assets: integer(values.assets, '--assets') }),
     ...(values.events === undefined ? {} : { events: integer(values.events, '--events') }),
     ...(values.seed === undefined ? {} : { seed: integer(values.seed, '--seed') }),
-    ...(values.faults === undefined ? {} : { faults: parseFaultSpec(values.faults) }),
+    ...(values.faults === undefined ? {} : { faults: parseFaultSpec(readSpec(values.faults)) }),
     apiKeys: demo ? [DEMO_CREDENTIALS.apiKey] : apiKeys,
     clients: demo ? [DEMO_CREDENTIALS.client] : clients.map(([id, secret]) => ({ id, secret })),
     users: demo ? [DEMO_CREDENTIALS.user] : users.map(([user, password]) => ({ user, password })),
@@ -69,6 +71,7 @@ export async function runSimulate(argv: string[]): Promise<number> {
       events: config.events,
       seed: config.seed,
       credentials: demo ? 'demo' : 'given',
+      pid: process.pid,
     }),
   );
 
@@ -104,6 +107,17 @@ function parseFlags(argv: string[]) {
     });
   } catch (error) {
     throw new UsageError(`${(error as Error).message}\n\n${SIMULATE_USAGE}`, { cause: error });
+  }
+}
+
+function readSpec(spec: string): string {
+  if (!spec.startsWith('@')) return spec;
+  try {
+    return readFileSync(spec.slice(1), 'utf8');
+  } catch (error) {
+    throw new ConfigError(`--faults ${spec}: cannot read the file (${(error as Error).message}).`, {
+      cause: error,
+    });
   }
 }
 

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { finish, runCli, startCli } from '../support/cli.js';
+import { send } from '../support/http.js';
+
+interface StartLine {
+  baseUrl: string;
+  origin: string;
+  tokenUrl: string;
+  project: string;
+  events: number;
+  credentials: string;
+}
+
+describe('bulk-extract simulate', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'prints the base URL once listening, serves 1M events on demand, and stops cleanly on %s',
+    async (signal) => {
+      const { child, firstLine } = startCli([
+        'simulate',
+        '--events',
+        '1000000',
+        '--project',
+        'acme',
+        '--api-key',
+        'cli-test-key-1',
+      ]);
+      const line = JSON.parse(await firstLine) as StartLine;
+      expect(line.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1\/projects\/acme$/);
+      expect(line).toMatchObject({ project: 'acme', events: 1_000_000, credentials: 'given' });
+
+      const page = await send(`${line.baseUrl}/events?limit=1000&partition=10/10`, {
+        headers: { 'api-key': 'cli-test-key-1' },
+      });
+      expect(page.status).toBe(200);
+      expect(page.json<{ items: unknown[] }>().items).toHaveLength(1000);
+      expect((await send(`${line.baseUrl}/events`, { headers: { 'api-key': 'demo-api-key' } })).status).toBe(
+        401,
+      );
+
+      child.kill(signal);
+      const done = await finish(child);
+      expect(done.code).toBe(0);
+      expect(done.stderr).toContain('simulator stopped');
+      expect(done.stderr).not.toContain('cli-test-key-1');
+    },
+  );
+
+  it('accepts the documented demo credentials when none are given', async () => {
+    const { child, firstLine } = startCli(['simulate', '--events', '10']);
+    const line = JSON.parse(await firstLine) as StartLine;
+    expect(line.credentials).toBe('demo');
+    const headers = { 'api-key': 'demo-api-key' };
+    expect((await send(`${line.baseUrl}/events`, { headers })).status).toBe(200);
+    const token = await send(line.tokenUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&client_id=demo&client_secret=demo-secret',
+    });
+    expect(token.status).toBe(200);
+    child.kill('SIGTERM');
+    expect((await finish(child)).code).toBe(0);
+  });
+
+  it('reads a fault profile from a file with --faults @FILE', async () => {
+    const { child, firstLine } = startCli([
+      'simulate',
+      '--events',
+      '10',
+      '--faults',
+      '@config/faults-throttled.json',
+    ]);
+    const line = JSON.parse(await firstLine) as StartLine;
+    const headers = { 'api-key': 'demo-api-key' };
+    // The profile caps concurrent requests at 10 and holds each for 20 ms: 25 at once must meet 429s.
+    const replies = await Promise.all(
+      Array.from({ length: 25 }, () => send(`${line.baseUrl}/events`, { headers })),
+    );
+    const throttled = replies.filter((r) => r.status === 429);
+    expect(throttled.length).toBeGreaterThan(0);
+    expect(throttled[0]?.text).toContain("maximum number='10' of concurrent requests");
+    child.kill('SIGTERM');
+    await finish(child);
+  });
+
+  it.each([
+    [['simulate', '--bogus'], /Unknown option '--bogus'/],
+    [['simulate', '--events', 'many'], /--events expects an integer, got 'many'/],
+    [['simulate', '--events=-5'], /events: .*>=0/],
+    [['simulate', '--client', 'no-colon'], /--client expects ID:SECRET/],
+    [['simulate', '--faults', 'rate429=2'], /Invalid --faults: rate429: .*<=1/],
+    [['simulate', '--faults', 'nonsense=1'], /Invalid --faults: .*nonsense/],
+    [['simulate', '--faults', '@/nonexistent/faults.json'], /cannot read the file/],
+    [['frobnicate'], /unknown command 'frobnicate'/],
+  ])('rejects %j with exit code 2 and a message naming the problem', async (args, message) => {
+    const done = await runCli(args);
+    expect(done.code).toBe(2);
+    expect(done.stderr).toMatch(message);
+  });
+
+  it('prints help and version', async () => {
+    const help = await runCli(['simulate', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--faults SPEC');
+    const version = await runCli(['--version']);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});
