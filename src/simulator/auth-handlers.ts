@@ -25,11 +25,11 @@ export async function handleToken(ctx: AuthContext, ex: Exchange): Promise<void>
   if (form.get('grant_type') !== 'client_credentials') {
     return oauthError(ex, 400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported.');
   }
-  const basic = /^Basic (\S+)$/i.exec(ex.req.headers.authorization ?? '')?.[1];
-  const [basicId, basicSecret] =
-    basic === undefined ? [] : Buffer.from(basic, 'base64').toString().split(':');
-  const clientId = basicId === undefined ? form.get('client_id') : decodeURIComponent(basicId);
-  const secret = basicSecret === undefined ? form.get('client_secret') : decodeURIComponent(basicSecret);
+  const basic = basicCredentials(ex.req.headers.authorization);
+  if (basic === 'malformed')
+    return oauthError(ex, 400, 'invalid_request', 'Malformed HTTP Basic credentials.');
+  const clientId = basic?.id ?? form.get('client_id');
+  const secret = basic?.secret ?? form.get('client_secret');
   if (clientId === undefined || secret === undefined) {
     return oauthError(ex, 400, 'invalid_request', 'client_id and client_secret are required.');
   }
@@ -47,6 +47,26 @@ export async function handleToken(ctx: AuthContext, ex: Exchange): Promise<void>
     },
     noStore,
   );
+}
+
+/**
+ * Client credentials from `Authorization: Basic`: base64 of `id:secret`, split at the first colon
+ * (RFC 7617), each part form-urlencoded (RFC 6749 section 2.3.1).
+ */
+function basicCredentials(
+  header: string | undefined,
+): { id: string; secret: string } | 'malformed' | undefined {
+  const encoded = /^Basic (\S+)$/i.exec(header ?? '')?.[1];
+  if (encoded === undefined) return undefined;
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return 'malformed';
+  try {
+    const formDecode = (part: string) => decodeURIComponent(part.replaceAll('+', ' '));
+    return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
+  } catch {
+    return 'malformed';
+  }
 }
 
 function oauthError(ex: Exchange, status: number, error: string, description: string) {

@@ -57,17 +57,21 @@ export class FaultPlanner {
     this.seen.set(key, occurrence + 1);
     const rng = this.rng.reset(hash3(this.seed, hashString(key), occurrence));
     const fault = decideFault(rng.next(), this.faults);
-    const shortLimit = rng.next() < this.faults.shortPageRate ? rng.int(limit) : undefined;
+    // A short page may be empty, but only the first time a position is served: the chain always
+    // progresses, even with shortPageRate 1 and limit 1.
+    const shortLimit =
+      rng.next() < this.faults.shortPageRate ? Math.max(occurrence === 0 ? 0 : 1, rng.int(limit)) : undefined;
     const delayMs = this.faults.latencyMs + rng.next() * this.faults.jitterMs;
     return { fault, shortLimit, delayMs };
   }
 }
 
 /**
- * Token bucket for the request-rate cap: holds up to `ratePerSecond` tokens (one second of burst),
- * refilled continuously.
+ * Token bucket for the request-rate cap: holds one second of requests (at least one, so a rate
+ * below 1/s still admits a request every 1/rate seconds), refilled continuously.
  */
 export class RateGate {
+  private readonly capacity: number;
   private tokens: number;
   private lastMs: number;
 
@@ -75,16 +79,15 @@ export class RateGate {
     private readonly ratePerSecond: number,
     private readonly clock: Clock,
   ) {
-    this.tokens = ratePerSecond;
+    this.capacity = Math.max(1, ratePerSecond);
+    this.tokens = this.capacity;
     this.lastMs = clock.now();
   }
 
   tryTake(): boolean {
     const now = this.clock.now();
-    this.tokens = Math.min(
-      this.ratePerSecond,
-      this.tokens + ((now - this.lastMs) / 1000) * this.ratePerSecond,
-    );
+    const refill = ((now - this.lastMs) / 1000) * this.ratePerSecond;
+    this.tokens = Math.min(this.capacity, this.tokens + refill);
     this.lastMs = now;
     if (this.tokens < 1) return false;
     this.tokens -= 1;

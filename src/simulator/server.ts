@@ -79,7 +79,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const idPrefix = randomBytes(4).toString('hex');
   let requestSeq = 0;
 
-  async function route(ex: Exchange): Promise<string | undefined> {
+  /** Serves one request; `seen.mechanism` is set as soon as the caller is authenticated. */
+  async function route(ex: Exchange, seen: { mechanism?: string }): Promise<void> {
     const { req, url } = ex;
     const path = url.pathname;
     const method = req.method ?? 'GET';
@@ -92,35 +93,24 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const known = fixed[path];
     const match = LIST_ROUTE.exec(path);
     const allowed = known?.[0] ?? (match ? 'GET' : undefined);
-    if (allowed === undefined) {
-      await sendError(ex, 404, `Not found: ${method} ${path}`);
-      return undefined;
-    }
+    if (allowed === undefined) return sendError(ex, 404, `Not found: ${method} ${path}`);
     if (method !== allowed) {
-      await sendError(ex, 405, `Method ${method} not allowed on ${path}; use ${allowed}.`, {
+      return sendError(ex, 405, `Method ${method} not allowed on ${path}; use ${allowed}.`, {
         allow: allowed,
       });
-      return undefined;
     }
-    if (known) {
-      await known[1]();
-      return undefined;
-    }
+    if (known) return known[1]();
     const principal = store.authenticate(req.headers);
-    if (principal === undefined) {
-      await sendError(ex, 401, 'Unauthorized');
-      return undefined;
-    }
+    if (principal === undefined) return sendError(ex, 401, 'Unauthorized');
+    seen.mechanism = principal.mechanism;
     if (match?.[1] !== config.project) {
-      await sendError(
+      return sendError(
         ex,
         403,
         `Project '${match?.[1]}' does not exist or these credentials have no access to it.`,
       );
-      return principal.mechanism;
     }
-    await handleList(list, ex, match[2] === 'assets' ? 'assets' : 'events');
-    return principal.mechanism;
+    return handleList(list, ex, match[2] === 'assets' ? 'assets' : 'events');
   }
 
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
@@ -131,7 +121,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const routeName = `${req.method} ${url.pathname.replace(LIST_ROUTE, '/$2')}`;
     stats.requests++;
     increment(stats.byRoute, routeName);
-    let mechanism: string | undefined;
+    const seen: { mechanism?: string } = {};
     res.once('close', () => {
       increment(stats.byStatus, String(res.statusCode));
       if (config.recordRequests) {
@@ -141,7 +131,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           route: routeName,
           params: [...url.searchParams],
           status: res.statusCode,
-          mechanism,
+          mechanism: seen.mechanism,
         });
       }
       logger.debug(
@@ -149,16 +139,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         'request',
       );
     });
-    route({ req, res, requestId, url, gzipLevel: config.gzipLevel })
-      .then((used) => {
-        mechanism = used;
-      })
-      .catch((error: unknown) => {
-        logger.error({ err: error, requestId }, 'simulator handler failed');
-        if (!res.headersSent)
-          void sendError({ req, res, requestId, url, gzipLevel: 1 }, 500, 'Internal server error');
-        else res.destroy();
-      });
+    route({ req, res, requestId, url, gzipLevel: config.gzipLevel }, seen).catch((error: unknown) => {
+      logger.error({ err: error, requestId }, 'simulator handler failed');
+      if (!res.headersSent)
+        void sendError({ req, res, requestId, url, gzipLevel: 1 }, 500, 'Internal server error');
+      else res.destroy();
+    });
   }
 
   const server = createServer({ keepAliveTimeout: 30_000 }, onRequest);
