@@ -11,8 +11,8 @@ export interface CursorState {
 }
 
 export type CursorResult =
-  | { ok: true; state: CursorState }
-  | { ok: false; reason: 'invalid' | 'mismatch' | 'expired'; message: string };
+  | { ok: true; state: CursorState } |
+  { ok: false; reason: 'invalid' | 'mismatch' | 'expired'; message: string };
 
 const VERSION = 1;
 

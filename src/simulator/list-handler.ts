@@ -19,10 +19,10 @@ export interface ListContext {
 }
 
 const STATUS_TEXT: Record<Exclude<StatusFault, '429' | '429-retry-after'>, string> = {
-  '500': 'Internal server error',
-  '502': 'Bad gateway',
-  '503': 'Service unavailable',
-  '504': 'Gateway timeout',
+  500: 'Internal server error',
+  502: 'Bad gateway',
+  503: 'Service unavailable',
+  504: 'Gateway timeout',
 };
 
 function throttled(limit: number, what: string): string {

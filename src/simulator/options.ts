@@ -46,15 +46,15 @@ export const faultOptionsSchema = z
   .refine(
     (f) =>
       f.rate429 +
-        f.rate429RetryAfter +
-        f.rate500 +
-        f.rate502 +
-        f.rate503 +
-        f.rate504 +
-        f.rate5xx +
-        f.resetRate +
-        f.truncateRate +
-        f.malformedRate <=
+      f.rate429RetryAfter +
+      f.rate500 +
+      f.rate502 +
+      f.rate503 +
+      f.rate504 +
+      f.rate5xx +
+      f.resetRate +
+      f.truncateRate +
+      f.malformedRate <=
       1,
     { message: 'the status and body fault rates (all rates but shortPageRate) must add up to at most 1' },
   );

@@ -53,7 +53,7 @@ export async function sendText(
   res.writeHead(status, {
     'content-type': contentType,
     'content-length': String(bytes.length),
-    ...(compress ? { 'content-encoding': 'gzip', vary: 'accept-encoding' } : {}),
+    ...(compress ? { 'content-encoding': 'gzip', 'vary': 'accept-encoding' } : {}),
     ...headers,
   });
   if (fault === 'reset') {

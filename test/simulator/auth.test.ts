@@ -366,7 +366,7 @@ describe('GET /login/status at the server origin', () => {
   it('with Accept: text/html: 406 with the platform error body', async () => {
     const sim = await simulator();
     const reply = await send(`${sim.origin}/login/status`, {
-      headers: { accept: 'text/html', 'api-key': API_KEY },
+      headers: { 'accept': 'text/html', 'api-key': API_KEY },
     });
     expect(reply.status).toBe(406);
     const body = reply.json<{ error: { code: number; message: string } }>();
@@ -377,7 +377,7 @@ describe('GET /login/status at the server origin', () => {
   it('{baseUrl}/login/status does not exist (404)', async () => {
     const sim = await simulator();
     const reply = await send(`${sim.baseUrl}/login/status`, {
-      headers: { accept: 'application/json', 'api-key': API_KEY },
+      headers: { 'accept': 'application/json', 'api-key': API_KEY },
     });
     expect(reply.status).toBe(404);
     expect(reply.json()).toMatchObject({ error: { code: 404 } });

@@ -365,7 +365,7 @@ describe('dataset: items as served over HTTP', () => {
       for (const item of without) expect('metadata' in item).toBe(false);
       expect(without).toStrictEqual(
         full.map((item) => {
-          const { metadata: _metadata, ...rest } = item;
+          const { metadata, ...rest } = item;
           return rest;
         }),
       );
@@ -383,10 +383,10 @@ describe('dataset: items as served over HTTP', () => {
         (filter.source === undefined || item.source === filter.source) &&
         (filter.minLastUpdatedTime === undefined ||
           Number(item.lastUpdatedTime) >= filter.minLastUpdatedTime) &&
-        (filter.maxLastUpdatedTime === undefined ||
-          Number(item.lastUpdatedTime) <= filter.maxLastUpdatedTime) &&
-        (filter.minStartTime === undefined || Number(item.startTime) >= filter.minStartTime) &&
-        (filter.maxStartTime === undefined || Number(item.startTime) <= filter.maxStartTime);
+          (filter.maxLastUpdatedTime === undefined ||
+            Number(item.lastUpdatedTime) <= filter.maxLastUpdatedTime) &&
+            (filter.minStartTime === undefined || Number(item.startTime) >= filter.minStartTime) &&
+            (filter.maxStartTime === undefined || Number(item.startTime) <= filter.maxStartTime);
     }
 
     async function expectEventFilter(filter: EventFilter): Promise<number[]> {
@@ -470,8 +470,8 @@ describe('dataset: items as served over HTTP', () => {
             (a) =>
               (filter.minLastUpdatedTime === undefined ||
                 Number(a.lastUpdatedTime) >= filter.minLastUpdatedTime) &&
-              (filter.maxLastUpdatedTime === undefined ||
-                Number(a.lastUpdatedTime) <= filter.maxLastUpdatedTime),
+                (filter.maxLastUpdatedTime === undefined ||
+                  Number(a.lastUpdatedTime) <= filter.maxLastUpdatedTime),
           )
           .map(idOf);
         expect(byDataset).toEqual(byFields);

@@ -268,7 +268,7 @@ describe('transport', () => {
       }).toString(),
     });
     await send(`${sim.origin}/nowhere`);
-    await list(sim, { limit: 10, 'api-key-in-query': 'no' });
+    await list(sim, { 'limit': 10, 'api-key-in-query': 'no' });
     await send(listUrl(sim.baseUrl, '/events', { limit: 10 }));
     expect(clock.sleeps).toHaveLength(9);
   });
@@ -460,7 +460,7 @@ describe('stats', () => {
     const stats = sim.stats();
     expect(stats.requests).toBe(6);
     expect(stats.byRoute).toEqual({ 'GET /events': 4, 'GET /assets': 1, 'GET /nope': 1 });
-    expect(stats.byStatus).toEqual({ '200': 3, '404': 1, '401': 1, '400': 1 });
+    expect(stats.byStatus).toEqual({ 200: 3, 404: 1, 401: 1, 400: 1 });
     expect(stats.pages).toBe(3);
     expect(stats.items).toBe(18);
     expect(stats.inFlight).toBe(0);
@@ -477,7 +477,7 @@ describe('stats', () => {
 
     await list(sim);
     await settled(sim, 1);
-    expect(sim.stats().byStatus).toEqual({ '200': 1 });
+    expect(sim.stats().byStatus).toEqual({ 200: 1 });
   });
 
   it('recordRequests: requests() lists method, route, params in order and status', async () => {

@@ -15,9 +15,10 @@ export function createFakeClock(startMs = Date.UTC(2026, 0, 1)): FakeClock {
     advance: (ms) => {
       now += ms;
     },
-    sleep: async (ms) => {
+    sleep: (ms) => {
       sleeps.push(ms);
       now += ms;
+      return Promise.resolve();
     },
     sleeps,
   };
