@@ -10,23 +10,11 @@ import {
 } from '../../src/simulator/index.js';
 import { createFakeClock } from '../support/fake-clock.js';
 import { drain, listUrl, type Page, send } from '../support/http.js';
+import { idOf, indexes, type Item, type Params } from '../support/items.js';
 
 const API_KEY = 'test-key-123456';
 const AUTH = { 'api-key': API_KEY };
 const TWO_POW_32 = 2 ** 32;
-
-type Item = Record<string, unknown>;
-type Params = Record<string, string | number | undefined>;
-
-function indexes(count: number): number[] {
-  return Array.from({ length: count }, (_, i) => i);
-}
-
-function idOf(item: Item): number {
-  const id = item.id;
-  if (typeof id !== 'number') throw new Error(`item without a numeric id: ${JSON.stringify(item)}`);
-  return id;
-}
 
 async function drainItems(sim: Simulator, path: string, params: Params): Promise<Item[]> {
   const pages = await drain(sim.baseUrl, path, { limit: 1000, ...params }, AUTH);

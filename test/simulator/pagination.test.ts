@@ -2,29 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMIT, MAX_LIMIT, type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { createFakeClock } from '../support/fake-clock.js';
 import { drain, listUrl, type Page, type Reply, send } from '../support/http.js';
+import { idOf, idsOf, indexes, type Params } from '../support/items.js';
 
 const API_KEY = 'test-key-123456';
 const AUTH = { 'api-key': API_KEY };
 
-type Item = Record<string, unknown>;
-type Params = Record<string, string | number | undefined>;
-
 interface ErrorBody {
   error: { code: number; message: string; missing?: unknown; duplicated?: unknown };
-}
-
-function idOf(item: Item): number {
-  const id = item.id;
-  if (typeof id !== 'number') throw new Error(`item without a numeric id: ${JSON.stringify(item)}`);
-  return id;
-}
-
-function idsOf(pages: readonly Page[]): number[] {
-  return pages.flatMap((page) => page.items.map(idOf));
-}
-
-function range(count: number, of: (index: number) => number): number[] {
-  return Array.from({ length: count }, (_, i) => of(i));
 }
 
 async function get(sim: Simulator, path: string, params: Params): Promise<Reply> {
@@ -124,14 +108,14 @@ describe('pagination (seed rules 1-3, DESIGN: limit 1..1000 default 100, last pa
     it('"the next page is fetched by repeating the request with cursor set to that value": events drain to exactly the dataset in index order', async () => {
       const pages = await drain(sim.baseUrl, '/events', { limit: 97 }, AUTH);
       expect(pages).toHaveLength(Math.ceil(EVENTS / 97));
-      expect(idsOf(pages)).toEqual(range(EVENTS, (i) => sim.dataset.events.idOf(i)));
+      expect(idsOf(pages)).toEqual(indexes(EVENTS).map((i) => sim.dataset.events.idOf(i)));
     });
 
     it('assets drain to exactly the dataset in index order, and each item equals the generated one', async () => {
       const pages = await drain(sim.baseUrl, '/assets', { limit: 33 }, AUTH);
-      expect(idsOf(pages)).toEqual(range(ASSETS, (i) => sim.dataset.assets.idOf(i)));
+      expect(idsOf(pages)).toEqual(indexes(ASSETS).map((i) => sim.dataset.assets.idOf(i)));
       const items = pages.flatMap((p) => p.items);
-      expect(items).toStrictEqual(range(ASSETS, (i) => i).map((i) => sim.dataset.assets.item(i)));
+      expect(items).toStrictEqual(indexes(ASSETS).map((i) => i).map((i) => sim.dataset.assets.item(i)));
     });
   });
 
@@ -139,7 +123,7 @@ describe('pagination (seed rules 1-3, DESIGN: limit 1..1000 default 100, last pa
     it(`"limit default 100": no limit gives a first page of ${DEFAULT_LIMIT} items with nextCursor`, async () => {
       expect(DEFAULT_LIMIT).toBe(100);
       const page = await getPage(sim, '/events', {});
-      expect(page.items.map(idOf)).toEqual(range(100, (i) => sim.dataset.events.idOf(i)));
+      expect(page.items.map(idOf)).toEqual(indexes(100).map((i) => sim.dataset.events.idOf(i)));
       expect(typeof page.nextCursor).toBe('string');
       const assets = await getPage(sim, '/assets', {});
       expect(assets.items).toHaveLength(100);
@@ -154,7 +138,7 @@ describe('pagination (seed rules 1-3, DESIGN: limit 1..1000 default 100, last pa
 
       const pages = await drain(sim.baseUrl, '/events', { limit: 1000 }, AUTH);
       expect(pages.map((p) => p.items.length)).toEqual([1000, EVENTS - 1000]);
-      expect(idsOf(pages)).toEqual(range(EVENTS, (i) => sim.dataset.events.idOf(i)));
+      expect(idsOf(pages)).toEqual(indexes(EVENTS).map((i) => sim.dataset.events.idOf(i)));
     });
 
     it.each(['0', '1001', '5000', 'abc', '1.5', '', '-1', '1e2'])(
@@ -188,11 +172,11 @@ describe('pagination (seed rules 1-3, DESIGN: limit 1..1000 default 100, last pa
         const withCursor = pages.filter((p) => p.nextCursor !== undefined);
         expect(withCursor.some((p) => p.items.length === 0)).toBe(true);
         expect(withCursor.some((p) => p.items.length > 0 && p.items.length < limit)).toBe(true);
-        expect(idsOf(pages)).toEqual(range(300, (i) => short.dataset.events.idOf(i)));
+        expect(idsOf(pages)).toEqual(indexes(300).map((i) => short.dataset.events.idOf(i)));
 
         const assetPages = await drain(short.baseUrl, '/assets', { limit: 10 }, AUTH);
         expect(assetPages.length).toBeGreaterThan(12);
-        expect(idsOf(assetPages)).toEqual(range(120, (i) => short.dataset.assets.idOf(i)));
+        expect(idsOf(assetPages)).toEqual(indexes(120).map((i) => short.dataset.assets.idOf(i)));
       } finally {
         await short.close();
       }
@@ -208,7 +192,7 @@ describe('pagination (seed rules 1-3, DESIGN: limit 1..1000 default 100, last pa
       try {
         const pages = await drain(short.baseUrl, '/events', { limit: 1 }, AUTH);
         expect(pages.filter((p) => p.items.length === 0).length).toBeGreaterThan(0);
-        expect(idsOf(pages)).toEqual(range(40, (i) => short.dataset.events.idOf(i)));
+        expect(idsOf(pages)).toEqual(indexes(40).map((i) => short.dataset.events.idOf(i)));
       } finally {
         await short.close();
       }
@@ -225,7 +209,7 @@ describe('pagination (seed rules 1-3, DESIGN: limit 1..1000 default 100, last pa
       });
       try {
         const limit = 100;
-        const expected = range(1000, (i) => i)
+        const expected = indexes(1000).map((i) => i)
           .filter((i) => scan.dataset.events.matches(i, { type: 'alarm' }))
           .map((i) => scan.dataset.events.idOf(i));
         expect(expected.length).toBeGreaterThan(20);
@@ -244,7 +228,7 @@ describe('pagination (seed rules 1-3, DESIGN: limit 1..1000 default 100, last pa
         const rarePages = await drain(scan.baseUrl, '/events', rare, AUTH);
         expect(rarePages.some((p) => p.items.length === 0 && p.nextCursor !== undefined)).toBe(true);
         expect(idsOf(rarePages)).toEqual(
-          range(1000, (i) => i)
+          indexes(1000).map((i) => i)
             .filter((i) => scan.dataset.events.matches(i, { type: 'alarm', subtype: 'high' }))
             .map((i) => scan.dataset.events.idOf(i)),
         );

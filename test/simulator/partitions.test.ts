@@ -11,25 +11,13 @@ import {
 } from '../../src/simulator/index.js';
 import { createFakeClock } from '../support/fake-clock.js';
 import { drain, listUrl, type Page, send } from '../support/http.js';
+import { idOf, idsOf, indexes, type Params } from '../support/items.js';
 
 const API_KEY = 'test-key-123456';
 const AUTH = { 'api-key': API_KEY };
 const DAY_MS = 86_400_000;
 const TIME_BASE_MS = Date.UTC(2019, 0, 1);
 const TIME_END_MS = TIME_BASE_MS + 7 * 365 * DAY_MS;
-
-type Item = Record<string, unknown>;
-type Params = Record<string, string | number | undefined>;
-
-function idOf(item: Item): number {
-  const id = item.id;
-  if (typeof id !== 'number') throw new Error(`item without a numeric id: ${JSON.stringify(item)}`);
-  return id;
-}
-
-function idsOf(pages: readonly Page[]): number[] {
-  return pages.flatMap((page) => page.items.map(idOf));
-}
 
 const ascending = (a: number, b: number): number => a - b;
 
@@ -64,10 +52,6 @@ function expectDisjointCover(partitions: readonly number[][], expected: readonly
   });
   const union = partitions.flat().sort(ascending);
   expect(union).toEqual([...expected].sort(ascending));
-}
-
-function indexes(count: number): number[] {
-  return Array.from({ length: count }, (_, i) => i);
 }
 
 describe('parallel retrieval (seed: "partition has the form m/n … one request series per m … nextCursor followed until drained")', () => {
