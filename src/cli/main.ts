@@ -1,11 +1,14 @@
-import { createRequire } from 'node:module';
 import { BulkExtractError } from '../errors.js';
+import { AuthError, RequestError } from '../http/errors.js';
+import { runAuth } from './auth.js';
 import { EXIT } from './exit-codes.js';
 import { runSimulate } from './simulate.js';
+import { VERSION } from '../version.js';
 
 const USAGE = `Usage: bulk-extract <command> [options]
 
 Commands:
+  auth       auth status | auth logout --config FILE: check or end the configured credential.
   simulate   Run the platform simulator (a real HTTP server on loopback) until SIGINT/SIGTERM.
              bulk-extract simulate --help for its options.
 
@@ -14,11 +17,6 @@ Options:
   --version, -v  Show the version.
 `;
 
-export function version(): string {
-  const require = createRequire(import.meta.url);
-  return (require('../../package.json') as { version: string }).version;
-}
-
 /** Runs one CLI invocation and resolves to its exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -26,9 +24,11 @@ export async function main(argv: string[]): Promise<number> {
     switch (command) {
       case 'simulate':
         return await runSimulate(rest);
+      case 'auth':
+        return await runAuth(rest);
       case '--version':
       case '-v':
-        console.log(version());
+        console.log(VERSION);
         return EXIT.OK;
       case undefined:
       case '--help':
@@ -41,10 +41,12 @@ export async function main(argv: string[]): Promise<number> {
         return EXIT.USAGE;
     }
   } catch (error) {
-    if (error instanceof BulkExtractError && (error.code === 'E_CONFIG' || error.code === 'E_USAGE')) {
-      console.error(`bulk-extract ${command}: ${error.message}`);
-      return EXIT.USAGE;
-    }
-    throw error;
+    if (!(error instanceof BulkExtractError)) throw error;
+    console.error(`bulk-extract ${command}: ${error.message}`);
+    if (error instanceof AuthError) return EXIT.AUTH;
+    if (error instanceof RequestError) return EXIT.FAILED;
+    return error.code === 'E_CONFIG' || error.code === 'E_USAGE' || error.code === 'E_INSECURE_TRANSPORT'
+      ? EXIT.USAGE
+      : EXIT.FAILED;
   }
 }

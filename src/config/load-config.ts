@@ -1,0 +1,53 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { formatZodIssues } from '../util/zod-issues.js';
+import { interpolate } from './interpolate.js';
+import { sourceSchema } from './source-schema.js';
+
+export const jobSchema = z.strictObject({
+  source: sourceSchema,
+});
+
+export type JobConfig = z.output<typeof jobSchema> & {
+  /** Absolute path of the file it was read from; relative paths in it are resolved against its folder. */
+  file: string;
+};
+
+/**
+ * Reads a job file (YAML, or JSON which is YAML too), substitutes `${ENV}` references, resolves
+ * credentials into Secrets and validates it once. Every problem is a ConfigError naming the file,
+ * the key, what was expected and what was found.
+ */
+export function loadConfig(path: string, env: Readonly<Record<string, string | undefined>> = process.env): JobConfig {
+  const file = resolve(path);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`Cannot read config file ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, {
+      cause: error,
+    });
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(text);
+  } catch (error) {
+    throw new ConfigError(`${file}: not valid YAML or JSON: ${(error as Error).message}`, { cause: error });
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ConfigError(`${file}: expected a mapping with a 'source' key at the top.`);
+  }
+  let resolved: unknown;
+  try {
+    resolved = interpolate(parsed, { env, baseDir: dirname(file) });
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ConfigError(`${file}: ${error.message}`, { cause: error });
+    throw error;
+  }
+  const result = jobSchema.safeParse(resolved);
+  if (!result.success) throw new ConfigError(`${file}: ${formatZodIssues(result.error, resolved)}`);
+  return { ...result.data, file };
+}

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { DEFAULT_RETRY } from '../http/retry-policy.js';
+import { DEFAULT_TRANSPORT } from '../http/transport.js';
+import { Secret } from './secret.js';
+
+const secret = (key: string) =>
+  z.instanceof(Secret, { message: `expected \${ENV_VARIABLE} in ${key}, or a file path in ${key}File` });
+
+const httpUrl = z
+  .string()
+  .refine((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'expected an http(s):// URL');
+
+/** How requests are authenticated; `type` picks the mechanism. */
+export const authSchema = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('oauth-client-credentials'),
+    tokenUrl: httpUrl,
+    clientId: z.string().min(1),
+    clientSecret: secret('clientSecret'),
+    /** e.g. `https://{cluster}.host/.default`. */
+    scopes: z.array(z.string().min(1)).default([]),
+    audience: z.string().min(1).optional(),
+  }),
+  z.strictObject({ type: z.literal('token'), token: secret('token') }),
+  z.strictObject({ type: z.literal('api-key'), apiKey: secret('apiKey') }),
+  z.strictObject({ type: z.literal('cookie'), cookie: secret('cookie') }),
+]);
+
+export type AuthConfig = z.output<typeof authSchema>;
+
+/** Where to read from and how to talk to it. */
+export const sourceSchema = z.strictObject({
+  /** `https://{cluster}.host/api/v1/projects/{project}`. */
+  baseUrl: httpUrl,
+  auth: authSchema,
+  /** Credentials over plain http:// to a non-loopback host are refused unless this is true. */
+  allowInsecureHttp: z.boolean().default(false),
+  /** PEM file of a private CA to trust (relative to the config file). TLS verification stays on. */
+  caFile: z.string().min(1).optional(),
+  /** Most connections to the platform at once. */
+  maxConnections: z.number().int().min(1).max(256).default(DEFAULT_TRANSPORT.connections),
+  timeouts: z
+    .strictObject({
+      connectMs: z.number().int().min(1).default(DEFAULT_TRANSPORT.connectTimeoutMs),
+      headersMs: z.number().int().min(1).default(DEFAULT_TRANSPORT.headersTimeoutMs),
+      bodyMs: z.number().int().min(1).default(DEFAULT_TRANSPORT.bodyTimeoutMs),
+    })
+    .prefault({}),
+  retry: z
+    .strictObject({
+      maxAttempts: z.number().int().min(1).max(100).default(DEFAULT_RETRY.maxAttempts),
+      baseDelayMs: z.number().int().min(0).default(DEFAULT_RETRY.baseDelayMs),
+      maxDelayMs: z.number().int().min(0).default(DEFAULT_RETRY.maxDelayMs),
+      maxRetryAfterMs: z.number().int().min(0).default(DEFAULT_RETRY.maxRetryAfterMs),
+    })
+    .prefault({}),
+});
+
+export type SourceConfig = z.output<typeof sourceSchema>;

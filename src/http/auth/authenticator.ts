@@ -1,0 +1,28 @@
+import type { Logger } from '../../log.js';
+
+export type Mechanism = 'api-key' | 'token' | 'oauth-client-credentials' | 'cookie';
+
+/** Puts a credential on requests; one per mechanism. */
+export interface Authenticator {
+  readonly mechanism: Mechanism;
+  /** Headers that carry the credential on the next request. */
+  headers(): Promise<Record<string, string>>;
+  /**
+   * A request sent with `used` was answered 401. Resolves true when sending it again may succeed
+   * (a token was refreshed, or another request refreshed it meanwhile).
+   */
+  onUnauthorized(used: Record<string, string>): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+let deprecationWarned = false;
+
+/** API keys and /login sessions are deprecated upstream: say so once per process. */
+export function warnDeprecatedOnce(logger: Logger, mechanism: Mechanism): void {
+  if (deprecationWarned) return;
+  deprecationWarned = true;
+  logger.warn(
+    { mechanism },
+    'API keys and /login cookie sessions are deprecated by the platform in favour of OpenID Connect; move to source.auth.type: oauth-client-credentials',
+  );
+}

@@ -1,0 +1,39 @@
+import type { Secret } from '../../config/secret.js';
+import type { Authenticator, Mechanism } from './authenticator.js';
+
+/**
+ * A credential that does not change during a run: an API key (`api-key` header), a token obtained
+ * elsewhere (`Authorization: Bearer`), or a cookie session (`Cookie`). A 401 cannot be fixed here.
+ */
+export class StaticAuth implements Authenticator {
+  private constructor(
+    readonly mechanism: Mechanism,
+    private readonly header: string,
+    private readonly value: () => string,
+  ) {}
+
+  static apiKey(key: Secret): StaticAuth {
+    return new StaticAuth('api-key', 'api-key', () => key.reveal());
+  }
+
+  static token(token: Secret): StaticAuth {
+    return new StaticAuth('token', 'authorization', () => `Bearer ${token.reveal()}`);
+  }
+
+  /** `cookie` is the Cookie header value, e.g. `session=abc123`. */
+  static cookie(cookie: Secret): StaticAuth {
+    return new StaticAuth('cookie', 'cookie', () => cookie.reveal());
+  }
+
+  headers(): Promise<Record<string, string>> {
+    return Promise.resolve({ [this.header]: this.value() });
+  }
+
+  onUnauthorized(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

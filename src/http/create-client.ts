@@ -1,0 +1,101 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { SourceConfig } from '../config/source-schema.js';
+import { ConfigError } from '../errors.js';
+import { type Logger, silentLogger } from '../log.js';
+import { type Clock, systemClock } from '../util/clock.js';
+import { type Authenticator, warnDeprecatedOnce } from './auth/authenticator.js';
+import { ClientCredentialsAuth } from './auth/client-credentials.js';
+import { StaticAuth } from './auth/static-auth.js';
+import { type Limiter, PlatformClient } from './platform-client.js';
+import { assertSecureTransport, Transport, type TransportOptions } from './transport.js';
+
+export interface ClientDeps {
+  logger?: Logger;
+  clock?: Clock;
+  random?: () => number;
+  limiter?: Limiter;
+  /** The config file's path, to resolve a relative `source.caFile`. */
+  configFile?: string;
+}
+
+/** Builds the platform client a job's `source` section describes. */
+export function createPlatformClient(source: SourceConfig, deps: ClientDeps = {}): PlatformClient {
+  const logger = deps.logger ?? silentLogger;
+  const clock = deps.clock ?? systemClock;
+  const random = deps.random ?? Math.random;
+  const transport: TransportOptions = {
+    connections: source.maxConnections,
+    connectTimeoutMs: source.timeouts.connectMs,
+    headersTimeoutMs: source.timeouts.headersMs,
+    bodyTimeoutMs: source.timeouts.bodyMs,
+    ca: readCa(source.caFile, deps.configFile),
+  };
+  const auth = createAuthenticator(source, transport, { logger, clock, random });
+  return new PlatformClient({
+    baseUrl: source.baseUrl,
+    auth,
+    transport,
+    retry: source.retry,
+    allowInsecureHttp: source.allowInsecureHttp,
+    logger,
+    clock,
+    random,
+    ...(deps.limiter === undefined ? {} : { limiter: deps.limiter }),
+  });
+}
+
+function createAuthenticator(
+  source: SourceConfig,
+  transport: TransportOptions,
+  deps: { logger: Logger; clock: Clock; random: () => number },
+): Authenticator {
+  const { auth } = source;
+  switch (auth.type) {
+    case 'api-key':
+      warnDeprecatedOnce(deps.logger, 'api-key');
+      return StaticAuth.apiKey(auth.apiKey);
+    case 'cookie':
+      warnDeprecatedOnce(deps.logger, 'cookie');
+      return StaticAuth.cookie(auth.cookie);
+    case 'token':
+      return StaticAuth.token(auth.token);
+    case 'oauth-client-credentials': {
+      const tokenUrl = new URL(auth.tokenUrl);
+      assertSecureTransport(tokenUrl, source.allowInsecureHttp, 'source.auth.tokenUrl');
+      return new ClientCredentialsAuth(
+        {
+          tokenUrl,
+          clientId: auth.clientId,
+          clientSecret: auth.clientSecret,
+          scopes: auth.scopes,
+          audience: auth.audience,
+        },
+        {
+          transport: new Transport(tokenUrl.origin, { ...transport, connections: 2 }),
+          retry: {
+            retry: source.retry,
+            clock: deps.clock,
+            random: deps.random,
+            onRetry: (error, delayMs, reason) =>
+              deps.logger.warn({ path: error.path, delayMs, reason }, `token request failed, retrying: ${error.message}`),
+          },
+          clock: deps.clock,
+          logger: deps.logger,
+        },
+      );
+    }
+  }
+}
+
+function readCa(caFile: string | undefined, configFile: string | undefined): string | undefined {
+  if (caFile === undefined) return undefined;
+  const file = resolve(configFile === undefined ? '.' : dirname(configFile), caFile);
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`source.caFile: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, {
+      cause: error,
+    });
+  }
+}

@@ -1,0 +1,122 @@
+import { BulkExtractError } from '../errors.js';
+
+/** Where a failed request went: enough to find it in the platform's logs, never a credential. */
+export interface RequestContext {
+  method: string;
+  /** Path and query, e.g. `/api/v1/projects/acme/events?limit=1000&partition=1/10`. */
+  path: string;
+  /** The platform's `X-Request-Id`, when a response arrived. */
+  requestId?: string;
+  /** Attempts made, the failed one included. */
+  attempts?: number;
+}
+
+function where(ctx: RequestContext): string {
+  const parts = [`${ctx.method} ${ctx.path}`];
+  if (ctx.requestId !== undefined) parts.push(`request id ${ctx.requestId}`);
+  if (ctx.attempts !== undefined) parts.push(`after ${ctx.attempts} attempt${ctx.attempts === 1 ? '' : 's'}`);
+  return parts.join(', ');
+}
+
+/** A request that failed; `retryable` says whether trying again may help. */
+export abstract class RequestError extends BulkExtractError {
+  abstract readonly retryable: boolean;
+  readonly method: string;
+  readonly path: string;
+  readonly requestId: string | undefined;
+  readonly attempts: number | undefined;
+
+  /** `what` says what went wrong; the message appends where: method, path, request id, attempts. */
+  constructor(what: string, ctx: RequestContext, options?: { cause?: unknown }) {
+    super(`${what} (${where(ctx)})`, options);
+    this.method = ctx.method;
+    this.path = ctx.path;
+    this.requestId = ctx.requestId;
+    this.attempts = ctx.attempts;
+  }
+}
+
+/** The platform answered with an error status. */
+export class HttpStatusError extends RequestError {
+  readonly code = 'E_HTTP_STATUS';
+  readonly status: number;
+  /** `error.message` of the platform's error body, when it had one. */
+  readonly platformMessage: string | undefined;
+  readonly retryAfter: string | undefined;
+
+  constructor(
+    status: number,
+    platformMessage: string | undefined,
+    retryAfter: string | undefined,
+    ctx: RequestContext,
+  ) {
+    super(`HTTP ${status}${platformMessage === undefined ? '' : `: ${platformMessage}`}`, ctx);
+    this.status = status;
+    this.platformMessage = platformMessage;
+    this.retryAfter = retryAfter;
+  }
+
+  get retryable(): boolean {
+    return RETRYABLE_STATUSES.has(this.status);
+  }
+}
+
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
+
+/** The credential was refused (401, or 403 on the token endpoint) and a refresh could not fix it. */
+export class AuthError extends RequestError {
+  readonly code = 'E_AUTH';
+  readonly retryable = false;
+}
+
+/**
+ * The connection failed or broke: reset, refused, closed mid-body, body shorter than announced.
+ * Retryable, except a host name that does not resolve.
+ */
+export class NetworkError extends RequestError {
+  readonly code = 'E_NETWORK';
+  readonly retryable: boolean;
+
+  constructor(what: string, ctx: RequestContext, options: { cause?: unknown; retryable?: boolean } = {}) {
+    super(what, ctx, { cause: options.cause });
+    this.retryable = options.retryable ?? true;
+  }
+}
+
+/** The server's certificate did not verify; retrying cannot help. */
+export class TlsError extends RequestError {
+  readonly code = 'E_TLS';
+  readonly retryable = false;
+}
+
+/** Connecting, waiting for headers, or waiting for body data took longer than its timeout. */
+export class TimeoutError extends RequestError {
+  readonly code = 'E_TIMEOUT';
+  readonly retryable = true;
+}
+
+/**
+ * A 2xx whose body is not JSON: usually cut short on the way (a proxy, a broken connection), so it
+ * is retried; it fails after the last attempt.
+ */
+export class InvalidJsonError extends RequestError {
+  readonly code = 'E_INVALID_JSON';
+  readonly retryable = true;
+}
+
+/** A response that is JSON but breaks the platform's contract (wrong shape, cursor loop, huge page). */
+export class BadResponseError extends RequestError {
+  readonly code = 'E_BAD_RESPONSE';
+  readonly retryable = false;
+}
+
+/** The chain handed back a cursor it had handed out before: following it would never end. */
+export class CursorLoopError extends RequestError {
+  readonly code = 'E_CURSOR_LOOP';
+  readonly retryable = false;
+}
+
+/** Credentials would travel in clear text to a host that is not this machine. */
+export class InsecureTransportError extends BulkExtractError {
+  readonly code = 'E_INSECURE_TRANSPORT';
+}

@@ -1,0 +1,206 @@
+import { type Logger, silentLogger } from '../log.js';
+import { type Clock, systemClock } from '../util/clock.js';
+import { USER_AGENT } from '../version.js';
+import type { Authenticator } from './auth/authenticator.js';
+import { AuthError, BadResponseError, HttpStatusError, InvalidJsonError, type RequestContext } from './errors.js';
+import { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
+import {
+  assertSecureTransport,
+  DEFAULT_TRANSPORT,
+  firstHeader,
+  type RawResponse,
+  Transport,
+  type TransportOptions,
+} from './transport.js';
+import { type RetryRuntime, withRetries } from './with-retries.js';
+
+/** Runs one request under the run's shared concurrency limit (a p-limit instance fits). */
+export type Limiter = <T>(task: () => Promise<T>) => Promise<T>;
+
+export interface PlatformClientOptions {
+  /** `https://{cluster}.host/api/v1/projects/{project}`; list paths are relative to it. */
+  baseUrl: string;
+  auth: Authenticator;
+  transport?: Partial<TransportOptions>;
+  retry?: Partial<RetryOptions>;
+  /** Allow credentials over plain http:// to a host other than this machine. Default false. */
+  allowInsecureHttp?: boolean;
+  logger?: Logger;
+  clock?: Clock;
+  random?: () => number;
+  /** Default: no limit beyond the connection pool. */
+  limiter?: Limiter;
+}
+
+export interface JsonResponse {
+  body: unknown;
+  /** The path and query requested, e.g. `/api/v1/projects/acme/events?limit=1000`. */
+  path: string;
+  requestId: string | undefined;
+  /** Attempts it took, 1 when the first one succeeded. */
+  attempts: number;
+}
+
+/** `GET /login/status` (and `/logout`) answer. */
+export interface LoginStatus {
+  user: string;
+  loggedIn: boolean;
+  project: string;
+  projectId: number;
+  apiKeyId?: number;
+}
+
+/**
+ * Talks to the platform: every request carries the credential, `Accept: application/json` and a
+ * User-Agent; failures become typed errors naming the request; retryable ones are retried under
+ * the retry policy, and a 401 renews a token once.
+ */
+export class PlatformClient {
+  readonly baseUrl: URL;
+  /** Cluster root, where `/login/status` and `/logout` live (the base URL without `/api/...`). */
+  readonly rootPath: string;
+  /** Requests sent (attempts, not calls) and retries made, for the run's summary. */
+  readonly stats = { requests: 0, retries: 0 };
+  private readonly transport: Transport;
+  private readonly runtime: RetryRuntime;
+  private readonly limiter: Limiter;
+  private readonly logger: Logger;
+
+  constructor(private readonly options: PlatformClientOptions) {
+    this.baseUrl = new URL(options.baseUrl.replace(/\/+$/, ''));
+    assertSecureTransport(this.baseUrl, options.allowInsecureHttp ?? false, 'source.baseUrl');
+    this.rootPath = this.baseUrl.pathname.split('/api/')[0] ?? '';
+    this.transport = new Transport(this.baseUrl.origin, { ...DEFAULT_TRANSPORT, ...options.transport });
+    this.logger = options.logger ?? silentLogger;
+    this.limiter = options.limiter ?? ((task) => task());
+    this.runtime = {
+      retry: { ...DEFAULT_RETRY, ...options.retry },
+      clock: options.clock ?? systemClock,
+      random: options.random ?? Math.random,
+      onRetry: (error, delayMs, reason) => {
+        this.stats.retries++;
+        this.logger.warn(
+          {
+            method: error.method,
+            path: error.path,
+            requestId: error.requestId,
+            attempt: error.attempts,
+            delayMs,
+            reason,
+          },
+          `request failed, retrying in ${delayMs} ms: ${error.message}`,
+        );
+      },
+    };
+  }
+
+  /** GET `{baseUrl}{path}?{params}` and parse the JSON answer. */
+  get(path: string, params: Iterable<readonly [string, string]> = []): Promise<JsonResponse> {
+    const search = new URLSearchParams();
+    for (const [key, value] of params) search.append(key, value);
+    const query = search.toString();
+    return this.send(`${this.baseUrl.pathname}${path}${query === '' ? '' : `?${query}`}`);
+  }
+
+  /** `GET /login/status` at the cluster root: who the credential belongs to (API keys, cookies). */
+  async loginStatus(): Promise<LoginStatus> {
+    return parseLoginStatus(await this.send(`${this.rootPath}/login/status`));
+  }
+
+  /** `GET /logout` at the cluster root: ends a cookie session. */
+  async logout(): Promise<LoginStatus> {
+    return parseLoginStatus(await this.send(`${this.rootPath}/logout`));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.transport.close(), this.options.auth.close()]);
+  }
+
+  private send(path: string): Promise<JsonResponse> {
+    const { auth } = this.options;
+    return withRetries(async (attempts) => {
+      const ctx: RequestContext = { method: 'GET', path, attempts };
+      const credential = await auth.headers();
+      let raw = await this.exchange(path, credential, ctx);
+      if (raw.status === 401 && (await auth.onUnauthorized(credential))) {
+        this.logger.info({ path, requestId: raw.requestId }, 'credential refused (401); renewed it, sending again');
+        raw = await this.exchange(path, await auth.headers(), ctx);
+      }
+      return this.interpret(raw, { ...ctx, ...(raw.requestId === undefined ? {} : { requestId: raw.requestId }) });
+    }, this.runtime);
+  }
+
+  private exchange(path: string, credential: Record<string, string>, ctx: RequestContext): Promise<RawResponse> {
+    this.stats.requests++;
+    const headers = { 'accept': 'application/json', 'user-agent': USER_AGENT, ...credential };
+    return this.limiter(() => this.transport.request('GET', path, headers, ctx));
+  }
+
+  private interpret(raw: RawResponse, ctx: RequestContext): JsonResponse {
+    const { status } = raw;
+    if (status >= 200 && status < 300) {
+      const text = raw.body.toString('utf8');
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new InvalidJsonError(
+          `HTTP ${status} with a body that is not JSON (${raw.body.length} bytes${preview(text)})`,
+          ctx,
+        );
+      }
+      return { body, path: ctx.path, requestId: raw.requestId, attempts: ctx.attempts ?? 1 };
+    }
+    const message = errorMessage(raw);
+    if (status === 401) {
+      throw new AuthError(
+        `The platform refused the ${this.options.auth.mechanism} credential: HTTP 401${message === undefined ? '' : ` ${message}`}. Check source.auth`,
+        ctx,
+      );
+    }
+    if (status >= 300 && status < 400) {
+      throw new BadResponseError(
+        `Unexpected redirect (HTTP ${status} to ${firstHeader(raw.headers, 'location') ?? '?'}); redirects are not ` +
+        'followed so that credentials stay with the configured host. Check source.baseUrl',
+        ctx,
+      );
+    }
+    throw new HttpStatusError(status, message, firstHeader(raw.headers, 'retry-after'), ctx);
+  }
+}
+
+/** The platform's `error.message`, or the title of an HTML error page from a proxy. */
+function errorMessage(raw: RawResponse): string | undefined {
+  const text = raw.body.toString('utf8');
+  try {
+    const message = (JSON.parse(text) as { error?: { message?: unknown } } | null)?.error?.message;
+    return typeof message === 'string' ? message : undefined;
+  } catch {
+    const title = /<title>([^<]*)<\/title>/i.exec(text)?.[1];
+    return title === undefined ? undefined : `(HTML page: ${title.trim()})`;
+  }
+}
+
+function preview(text: string): string {
+  if (text.length === 0) return ', empty';
+  const start = text.slice(0, 60).replace(/\s+/g, ' ');
+  return `, starting ${JSON.stringify(start)}${text.length > 60 ? '...' : ''}`;
+}
+
+function parseLoginStatus(response: JsonResponse): LoginStatus {
+  const data = (response.body as { data?: Partial<LoginStatus> } | null)?.data;
+  if (data === undefined || typeof data.loggedIn !== 'boolean' || typeof data.user !== 'string') {
+    throw new BadResponseError('The /login/status answer has no data.loggedIn and data.user', {
+      method: 'GET',
+      path: '/login/status',
+      ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
+    });
+  }
+  return {
+    user: data.user,
+    loggedIn: data.loggedIn,
+    project: typeof data.project === 'string' ? data.project : '',
+    projectId: typeof data.projectId === 'number' ? data.projectId : -1,
+    ...(typeof data.apiKeyId === 'number' ? { apiKeyId: data.apiKeyId } : {}),
+  };
+}
