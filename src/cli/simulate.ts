@@ -23,6 +23,8 @@ Options:
   --user NAME:PASSWORD   Accept this user at POST /login (repeatable).
   --faults SPEC          Fault injection: key=value pairs (rate429=0.1,rate5xx=0.05,latencyMs=20),
                          JSON, or @FILE holding either (see config/faults-*.json).
+  --tls-cert FILE        Serve HTTPS with this PEM certificate (needs --tls-key).
+  --tls-key FILE         The certificate's PEM private key.
   --log-level LEVEL      debug logs every request (default info).
 
 With no --api-key, --client or --user, the demo credentials are accepted: API key demo-api-key,
@@ -55,6 +57,7 @@ export async function runSimulate(argv: string[]): Promise<number> {
     ...(values.events === undefined ? {} : { events: integer(values.events, '--events') }),
     ...(values.seed === undefined ? {} : { seed: integer(values.seed, '--seed') }),
     ...(values.faults === undefined ? {} : { faults: parseFaultSpec(readSpec(values.faults)) }),
+    ...tlsOption(values['tls-cert'], values['tls-key']),
     apiKeys: demo ? [DEMO_CREDENTIALS.apiKey] : apiKeys,
     clients: demo ? [DEMO_CREDENTIALS.client] : clients.map(([id, secret]) => ({ id, secret })),
     users: demo ? [DEMO_CREDENTIALS.user] : users.map(([user, password]) => ({ user, password })),
@@ -101,6 +104,8 @@ function parseFlags(argv: string[]) {
         'client': { type: 'string', multiple: true },
         'user': { type: 'string', multiple: true },
         'faults': { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
         'log-level': { type: 'string', default: 'info' },
         'help': { type: 'boolean', short: 'h' },
       },
@@ -111,13 +116,20 @@ function parseFlags(argv: string[]) {
 }
 
 function readSpec(spec: string): string {
-  if (!spec.startsWith('@')) return spec;
+  return spec.startsWith('@') ? readFlagFile(spec.slice(1), '--faults') : spec;
+}
+
+function tlsOption(certFile: string | undefined, keyFile: string | undefined) {
+  if (certFile === undefined && keyFile === undefined) return {};
+  if (certFile === undefined || keyFile === undefined) throw new UsageError('--tls-cert and --tls-key go together.');
+  return { tls: { cert: readFlagFile(certFile, '--tls-cert'), key: readFlagFile(keyFile, '--tls-key') } };
+}
+
+function readFlagFile(file: string, flag: string): string {
   try {
-    return readFileSync(spec.slice(1), 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ConfigError(`--faults ${spec}: cannot read the file (${(error as Error).message}).`, {
-      cause: error,
-    });
+    throw new ConfigError(`${flag} ${file}: cannot read the file (${(error as Error).message}).`, { cause: error });
   }
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { type Logger, silentLogger } from '../log.js';
 import { type Clock, systemClock } from '../util/clock.js';
@@ -25,6 +26,8 @@ export interface SimulatorOptions extends SimulatorConfigInput {
   logger?: Logger;
   /** Drives token expiry, cursor TTL, the rate cap and latency; tests pass a fake one. */
   clock?: Clock;
+  /** Serve HTTPS with this PEM certificate and key instead of plain HTTP. */
+  tls?: { cert: string; key: string };
 }
 
 export interface Simulator {
@@ -49,7 +52,7 @@ const LIST_ROUTE = /^\/api\/v1\/projects\/([^/]+)\/(assets|events)$/;
 
 /** Starts the platform simulator on loopback (by default) and resolves once it is listening. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
-  const { logger = silentLogger, clock = systemClock, ...rest } = options;
+  const { logger = silentLogger, clock = systemClock, tls, ...rest } = options;
   const config = parseSimulatorOptions(rest);
   const dataset = createDataset({ ...config, treeSize: config.treeSize });
   const projectId = 1_000_000_000 + (hashString(config.project) % 1_000_000_000);
@@ -147,7 +150,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     });
   }
 
-  const server = createServer({ keepAliveTimeout: 30_000 }, onRequest);
+  const server =
+    tls === undefined
+      ? createHttpServer({ keepAliveTimeout: 30_000 }, onRequest)
+      : createHttpsServer({ keepAliveTimeout: 30_000, cert: tls.cert, key: tls.key }, onRequest);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {
@@ -157,7 +163,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const origin = `http://${host}:${address.port}`;
+  const origin = `${tls === undefined ? 'http' : 'https'}://${host}:${address.port}`;
   logger.info(
     { origin, project: config.project, assets: config.assets, events: config.events },
     'simulator listening',
