@@ -190,9 +190,10 @@ function preview(text: string): string {
 function parseLoginStatus(response: JsonResponse): LoginStatus {
   const data = (response.body as { data?: Partial<LoginStatus> } | null)?.data;
   if (data === undefined || typeof data.loggedIn !== 'boolean' || typeof data.user !== 'string') {
-    throw new BadResponseError('The /login/status answer has no data.loggedIn and data.user', {
+    throw new BadResponseError('The answer has no data.loggedIn and data.user', {
       method: 'GET',
-      path: '/login/status',
+      path: response.path,
+      attempts: response.attempts,
       ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
     });
   }

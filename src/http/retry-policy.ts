@@ -46,7 +46,8 @@ export function decideRetry(
 
 /** Full jitter (AWS architecture blog, "Exponential Backoff and Jitter"). */
 export function backoffDelay(attempt: number, options: RetryOptions, random: () => number): number {
-  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** Math.max(0, attempt - 1));
+  // The exponent is clamped so that base 0 at a huge attempt stays 0 rather than 0 * Infinity = NaN.
+  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** Math.min(52, Math.max(0, attempt - 1)));
   return Math.floor(random() * ceiling);
 }
 

@@ -68,7 +68,9 @@ describe('which failures are retried', () => {
 
   it.each(never)('%s is never retried, whatever the attempt', (_name, error) => {
     expect(error.retryable).toBe(false);
-    for (const attempt of [1, 2, 5, 9]) expect(decideRetry(error, attempt, DEFAULT_RETRY, HALF)).toEqual({ retry: false });
+    for (const attempt of [1, 2, 5, 9]) {
+      expect(decideRetry(error, attempt, DEFAULT_RETRY, HALF)).toEqual({ retry: false });
+    }
   });
 
   it('the reason names the HTTP status, or the error code for other failures', () => {
@@ -151,7 +153,8 @@ describe('full-jitter backoff', () => {
 
   it('the ceiling doubles per attempt from the base and stops at the cap (defaults)', () => {
     const upTo = (attempt: number) => backoffDelay(attempt, DEFAULT_RETRY, () => 1 - Number.EPSILON) + 1;
-    expect([1, 2, 3, 4, 5, 6, 7, 8, 9].map(upTo)).toEqual([500, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000]);
+    const ceilings = [500, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000];
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 9].map(upTo)).toEqual(ceilings);
   });
 
   it('stays a finite number within the cap for very high attempts, even with base 0', () => {

@@ -1,0 +1,443 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Secret } from '../../src/config/secret.js';
+import { sourceSchema, type SourceConfig } from '../../src/config/source-schema.js';
+import { TOKEN_LEEWAY_MS } from '../../src/http/auth/client-credentials.js';
+import { type ClientDeps, createPlatformClient } from '../../src/http/create-client.js';
+import { drainCursorChain } from '../../src/http/cursor-chain.js';
+import { AuthError } from '../../src/http/errors.js';
+import type { PlatformClient } from '../../src/http/platform-client.js';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
+import { createFakeClock } from '../support/fake-clock.js';
+import { drain, send } from '../support/http.js';
+import { idOf, idsOf } from '../support/items.js';
+import { captureLogger } from '../support/log-capture.js';
+import { type ScriptedRequest, type ScriptedResponse, startScriptedServer } from '../support/scripted-server.js';
+
+const API_KEY = 'auth-test-api-key-0001';
+const CLIENT = { id: 'auth-test-client', secret: 'auth-test-client-secret-0001' };
+const USER = { user: 'alice@example.com', password: 'auth-test-password-0001' };
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const UNAUTHORIZED = { error: { code: 401, message: 'Unauthorized' } };
+
+const cleanup: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  for (const close of cleanup.splice(0).reverse()) await close();
+});
+
+async function simulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const sim = await startSimulator({
+    assets: 20,
+    events: 300,
+    apiKeys: [API_KEY],
+    clients: [CLIENT],
+    users: [USER],
+    recordRequests: true,
+    ...options,
+  });
+  cleanup.push(() => sim.close());
+  return sim;
+}
+
+async function scripted(respond: (request: ScriptedRequest, index: number) => ScriptedResponse) {
+  const server = await startScriptedServer(respond);
+  cleanup.push(() => server.close());
+  return server;
+}
+
+type AuthInput =
+  | { type: 'api-key'; apiKey: Secret } |
+  { type: 'token'; token: Secret } |
+  { type: 'cookie'; cookie: Secret } |
+  {
+    type: 'oauth-client-credentials';
+    tokenUrl: string;
+    clientId: string;
+    clientSecret: Secret;
+    scopes?: string[];
+    audience?: string;
+  };
+
+function source(baseUrl: string, auth: AuthInput): SourceConfig {
+  return sourceSchema.parse({ baseUrl, auth });
+}
+
+function oauth(
+  tokenUrl: string,
+  secret = CLIENT.secret,
+  extra: { scopes?: string[]; audience?: string } = {},
+): AuthInput {
+  return { type: 'oauth-client-credentials', tokenUrl, clientId: CLIENT.id, clientSecret: new Secret(secret), ...extra };
+}
+
+function client(config: SourceConfig, deps: ClientDeps = {}): PlatformClient {
+  const created = createPlatformClient(config, { clock: createFakeClock(), ...deps });
+  cleanup.push(() => created.close());
+  return created;
+}
+
+async function items(c: PlatformClient, limit = 5): Promise<unknown[]> {
+  const response = await c.get('/events', [['limit', String(limit)]]);
+  return (response.body as { items: unknown[] }).items;
+}
+
+/** The token endpoint called by hand, as a user would to get a token for `type: token`. */
+async function issueToken(sim: Simulator): Promise<string> {
+  const reply = await send(sim.tokenUrl, {
+    method: 'POST',
+    headers: FORM,
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: CLIENT.id,
+      client_secret: CLIENT.secret,
+    }).toString(),
+  });
+  expect(reply.status).toBe(200);
+  return reply.json<{ access_token: string }>().access_token;
+}
+
+/** `session=...` from the Set-Cookie of a password login. */
+async function login(sim: Simulator): Promise<string> {
+  const reply = await send(`${sim.origin}/login`, {
+    method: 'POST',
+    headers: FORM,
+    body: new URLSearchParams({ user: USER.user, password: USER.password }).toString(),
+  });
+  expect(reply.status).toBe(200);
+  const header = reply.headers['set-cookie'];
+  const pair = (Array.isArray(header) ? header[0] : header)?.split(';')[0] ?? '';
+  expect(pair).toMatch(/^session=.+/);
+  return pair;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(Error);
+    return error as Error;
+  }
+  throw new Error('expected the promise to reject');
+}
+
+function tokenRequests(server: { requests: ScriptedRequest[] }): ScriptedRequest[] {
+  return server.requests.filter((request) => request.url.startsWith('/oauth2/token'));
+}
+
+function apiRequests(server: { requests: ScriptedRequest[] }): ScriptedRequest[] {
+  return server.requests.filter((request) => !request.url.startsWith('/oauth2/token'));
+}
+
+function mechanisms(sim: Simulator): (string | undefined)[] {
+  return sim.requests().filter((r) => r.route === 'GET /events').map((r) => r.mechanism);
+}
+
+describe('API key', () => {
+  it('sends the api-key header on every request and the platform accepts it', async () => {
+    const sim = await simulator();
+    const c = client(source(sim.baseUrl, { type: 'api-key', apiKey: new Secret(API_KEY) }));
+    expect(await items(c)).toHaveLength(5);
+    expect(await items(c, 3)).toHaveLength(3);
+    expect(mechanisms(sim)).toEqual(['api-key', 'api-key']);
+    expect(sim.stats().byStatus).toEqual({ 200: 2 });
+    const status = await c.loginStatus();
+    expect(status).toMatchObject({ loggedIn: true, user: `service-account-1@${sim.project}`, apiKeyId: 1000 });
+  });
+
+  it('API keys and cookie sessions log exactly one deprecation warning per process; tokens log none', async () => {
+    // A fresh module graph: the warning's once-per-process flag starts unset whatever ran before.
+    vi.resetModules();
+    const fresh = await import('../../src/http/create-client.js');
+    const logs = captureLogger();
+    const warnings = () => logs.records().filter((record) => record.level === 40);
+    // Never contacted: the clients are closed without a request.
+    const base = 'http://127.0.0.1:9/api/v1/projects/p';
+    const create = (auth: AuthInput) => fresh.createPlatformClient(source(base, auth), { logger: logs.logger });
+    const made = [
+      create({ type: 'token', token: new Secret('t') }),
+      create(oauth('http://127.0.0.1:9/oauth2/token')),
+    ];
+    expect(warnings()).toHaveLength(0);
+    made.push(create({ type: 'api-key', apiKey: new Secret('k') }));
+    made.push(create({ type: 'cookie', cookie: new Secret('session=c') }));
+    made.push(create({ type: 'api-key', apiKey: new Secret('k') }));
+    await Promise.all(made.map((c) => c.close()));
+    expect(warnings()).toHaveLength(1);
+    expect(String(warnings()[0]?.msg)).toMatch(/deprecated/i);
+    expect(warnings()[0]).toMatchObject({ mechanism: 'api-key' });
+  });
+
+  it('a second client in the same process does not warn again', async () => {
+    const sim = await simulator();
+    const first = captureLogger();
+    const second = captureLogger();
+    client(source(sim.baseUrl, { type: 'api-key', apiKey: new Secret(API_KEY) }), { logger: first.logger });
+    client(source(sim.baseUrl, { type: 'api-key', apiKey: new Secret(API_KEY) }), { logger: second.logger });
+    const deprecations = [...first.lines(), ...second.lines()].filter((line) => /deprecated/i.test(line));
+    expect(deprecations.length).toBeLessThanOrEqual(1);
+    expect(second.lines().filter((line) => /deprecated/i.test(line))).toHaveLength(0);
+  });
+});
+
+describe('static token', () => {
+  it('a token from the token endpoint is sent as Authorization: Bearer and accepted', async () => {
+    const sim = await simulator();
+    const token = await issueToken(sim);
+    const c = client(source(sim.baseUrl, { type: 'token', token: new Secret(token) }));
+    expect(await items(c)).toHaveLength(5);
+    expect(mechanisms(sim)).toEqual(['token']);
+  });
+
+  it('once the server sees it expired, a request fails with E_AUTH after one request (nothing can renew it)', async () => {
+    const simClock = createFakeClock();
+    const sim = await simulator({ clock: simClock, faults: { tokenTtlSeconds: 600 } });
+    const token = await issueToken(sim);
+    const c = client(source(sim.baseUrl, { type: 'token', token: new Secret(token) }));
+    expect(await items(c)).toHaveLength(5);
+    simClock.advance(600_000);
+    sim.resetStats();
+    const error = await rejection(items(c));
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error).toMatchObject({ code: 'E_AUTH' });
+    expect(error.message).toContain('HTTP 401');
+    expect(sim.stats().byRoute).toEqual({ 'GET /events': 1 });
+    expect(sim.stats().byStatus).toEqual({ 401: 1 });
+    expect(c.stats.requests).toBe(2);
+  });
+});
+
+describe('OAuth client credentials', () => {
+  it('the first request fetches a token and the next requests reuse it', async () => {
+    const sim = await simulator();
+    const c = client(source(sim.baseUrl, oauth(sim.tokenUrl)));
+    expect(await items(c)).toHaveLength(5);
+    expect(sim.stats().tokensIssued).toBe(1);
+    for (let i = 0; i < 9; i++) await items(c);
+    expect(sim.stats().tokensIssued).toBe(1);
+    expect(sim.stats().byRoute).toEqual({ 'POST /oauth2/token': 1, 'GET /events': 10 });
+    expect(new Set(mechanisms(sim))).toEqual(new Set(['token']));
+  });
+
+  it('the token request is a form POST with grant_type, client_id, client_secret, scope and audience', async () => {
+    const server = await scripted((request) =>
+      request.url.startsWith('/oauth2/token')
+        ? { body: { access_token: 'scripted-token-1', token_type: 'Bearer', expires_in: 3600 } }
+        : { body: { items: [] } },
+    );
+    const c = client(
+      source(
+        server.baseUrl,
+        oauth(`${server.origin}/oauth2/token`, CLIENT.secret, {
+          scopes: ['https://platform.example/.default', 'offline'],
+          audience: 'https://api.platform.example',
+        }),
+      ),
+    );
+    await c.get('/events');
+    const [tokenRequest, ...more] = tokenRequests(server);
+    expect(more).toHaveLength(0);
+    expect(tokenRequest?.method).toBe('POST');
+    expect(tokenRequest?.headers['content-type']).toMatch(/^application\/x-www-form-urlencoded/);
+    const form = new URLSearchParams(tokenRequest?.body);
+    expect(Object.fromEntries(form)).toEqual({
+      grant_type: 'client_credentials',
+      client_id: CLIENT.id,
+      client_secret: CLIENT.secret,
+      scope: 'https://platform.example/.default offline',
+      audience: 'https://api.platform.example',
+    });
+    expect(apiRequests(server).map((r) => r.headers.authorization)).toEqual(['Bearer scripted-token-1']);
+  });
+
+  it('without scopes or audience the token request carries neither field', async () => {
+    const server = await scripted((request) =>
+      request.url.startsWith('/oauth2/token') ? { body: { access_token: 'scripted-token-1' } } : { body: { items: [] } },
+    );
+    const c = client(source(server.baseUrl, oauth(`${server.origin}/oauth2/token`)));
+    await c.get('/events');
+    const form = new URLSearchParams(tokenRequests(server)[0]?.body);
+    expect([...form.keys()].sort()).toEqual(['client_id', 'client_secret', 'grant_type']);
+  });
+
+  it(`renews the token ${TOKEN_LEEWAY_MS / 1000} s before it expires, before the request, with no 401`, async () => {
+    expect(TOKEN_LEEWAY_MS).toBe(30_000);
+    const clock = createFakeClock();
+    const sim = await simulator({ clock, faults: { tokenTtlSeconds: 120 } });
+    const c = client(source(sim.baseUrl, oauth(sim.tokenUrl)), { clock });
+    await items(c);
+    expect(sim.stats().tokensIssued).toBe(1);
+    clock.advance(89_000);
+    await items(c);
+    expect(sim.stats().tokensIssued).toBe(1);
+    clock.advance(2_000);
+    await items(c);
+    expect(sim.stats().tokensIssued).toBe(2);
+    expect(sim.stats().byStatus['401']).toBeUndefined();
+    expect(sim.requests().map((r) => r.route)).toEqual([
+      'POST /oauth2/token',
+      'GET /events',
+      'GET /events',
+      'POST /oauth2/token',
+      'GET /events',
+    ]);
+  });
+
+  it('a cursor chain that outlives several token lifetimes yields every item exactly once without a failure', async () => {
+    const clock = createFakeClock();
+    const sim = await simulator({ clock, events: 400, faults: { tokenTtlSeconds: 120 } });
+    const expected = idsOf(await drain(sim.baseUrl, '/events', { limit: 1000 }, { 'api-key': API_KEY }));
+    expect(expected).toHaveLength(400);
+    sim.resetStats();
+    const c = client(source(sim.baseUrl, oauth(sim.tokenUrl)), { clock });
+    const ids: number[] = [];
+    let pages = 0;
+    for await (const page of drainCursorChain(c, { path: '/events', params: [['limit', '10']] })) {
+      ids.push(...page.items.map((item) => idOf(item as Record<string, unknown>)));
+      pages++;
+      clock.advance(45_000);
+    }
+    expect(pages).toBe(40);
+    expect(ids).toHaveLength(400);
+    expect(new Set(ids).size).toBe(400);
+    expect([...ids].sort((a, b) => a - b)).toEqual([...expected].sort((a, b) => a - b));
+    // 40 pages x 45 s = 30 min, 15 lifetimes of 2 min: a token is renewed every second page.
+    expect(sim.stats().tokensIssued).toBeGreaterThanOrEqual(15);
+    expect(sim.stats().byStatus).toEqual({ 200: 40 + sim.stats().tokensIssued });
+    expect(c.stats.retries).toBe(0);
+  });
+
+  it('a 401 on a token the server considers expired renews the token once and resends successfully', async () => {
+    const simClock = createFakeClock();
+    const clientClock = createFakeClock();
+    const logs = captureLogger();
+    const sim = await simulator({ clock: simClock, faults: { tokenTtlSeconds: 600 } });
+    const c = client(source(sim.baseUrl, oauth(sim.tokenUrl)), { clock: clientClock, logger: logs.logger });
+    await items(c);
+    simClock.advance(600_000);
+    expect(await items(c)).toHaveLength(5);
+    expect(sim.stats().byStatus['401']).toBe(1);
+    expect(sim.stats().tokensIssued).toBe(2);
+    expect(sim.stats().byRoute).toEqual({ 'POST /oauth2/token': 2, 'GET /events': 3 });
+    expect(c.stats.retries).toBe(0);
+    expect(logs.lines().filter((line) => line.includes('credential refused (401)'))).toHaveLength(1);
+  });
+
+  it('a 401 after the renewal fails with E_AUTH after exactly two API requests (no retry loop)', async () => {
+    let issued = 0;
+    const server = await scripted((request) => {
+      if (request.url.startsWith('/oauth2/token')) {
+        return { body: { access_token: `scripted-token-${++issued}`, expires_in: 3600 } };
+      }
+      return { status: 401, body: UNAUTHORIZED };
+    });
+    const c = client(source(server.baseUrl, oauth(`${server.origin}/oauth2/token`)));
+    const error = await rejection(c.get('/events', [['limit', '10']]));
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error).toMatchObject({ code: 'E_AUTH' });
+    expect(error.message).toContain('Unauthorized');
+    expect(apiRequests(server).map((r) => r.headers.authorization)).toEqual([
+      'Bearer scripted-token-1',
+      'Bearer scripted-token-2',
+    ]);
+    expect(tokenRequests(server)).toHaveLength(2);
+    expect(c.stats).toEqual({ requests: 2, retries: 0 });
+  });
+
+  it('concurrent requests share one renewal in flight: 20 at start and 20 after expiry fetch one token each', async () => {
+    const clock = createFakeClock();
+    const sim = await simulator({ clock, faults: { tokenTtlSeconds: 120 } });
+    const c = client(source(sim.baseUrl, oauth(sim.tokenUrl)), { clock });
+    const burst = () => Promise.all(Array.from({ length: 20 }, () => items(c, 1)));
+    expect(await burst()).toHaveLength(20);
+    expect(sim.stats().tokensIssued).toBe(1);
+    clock.advance(120_000);
+    await burst();
+    expect(sim.stats().tokensIssued).toBe(2);
+    expect(sim.stats().byRoute).toEqual({ 'POST /oauth2/token': 2, 'GET /events': 40 });
+    expect(sim.stats().byStatus['401']).toBeUndefined();
+  });
+
+  it('20 concurrent requests refused with 401 share one renewal and all succeed', async () => {
+    const simClock = createFakeClock();
+    const sim = await simulator({ clock: simClock, faults: { tokenTtlSeconds: 600 } });
+    const c = client(source(sim.baseUrl, oauth(sim.tokenUrl)));
+    await items(c);
+    simClock.advance(600_000);
+    const pages = await Promise.all(Array.from({ length: 20 }, () => items(c, 1)));
+    expect(pages.every((page) => page.length === 1)).toBe(true);
+    expect(sim.stats().tokensIssued).toBe(2);
+    expect(sim.stats().byStatus['401']).toBe(20);
+  });
+});
+
+describe('token endpoint failures', () => {
+  it('a wrong client secret fails with E_AUTH naming the client id and invalid_client, not the secret', async () => {
+    const sim = await simulator();
+    const wrong = 'wrong-client-secret-0002';
+    const c = client(source(sim.baseUrl, oauth(sim.tokenUrl, wrong)));
+    const error = await rejection(items(c));
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error).toMatchObject({ code: 'E_AUTH' });
+    expect(error.message).toContain(CLIENT.id);
+    expect(error.message).toContain('invalid_client');
+    expect(error.message).not.toContain(wrong);
+    expect(error.message).not.toContain(CLIENT.secret);
+    expect(sim.stats().byRoute).toEqual({ 'POST /oauth2/token': 1 });
+  });
+
+  it('a token endpoint answering 503 twice then 200 succeeds after two retries', async () => {
+    const clock = createFakeClock();
+    let tokenCalls = 0;
+    const server = await scripted((request) => {
+      if (!request.url.startsWith('/oauth2/token')) return { body: { items: [{ id: 1 }] } };
+      tokenCalls++;
+      return tokenCalls <= 2
+        ? { status: 503, body: { error: 'temporarily_unavailable' } }
+        : { body: { access_token: 'scripted-token-after-503', expires_in: 3600 } };
+    });
+    const c = client(source(server.baseUrl, oauth(`${server.origin}/oauth2/token`)), { clock });
+    const response = await c.get('/events');
+    expect(response.body).toEqual({ items: [{ id: 1 }] });
+    expect(tokenRequests(server)).toHaveLength(3);
+    expect(clock.sleeps).toHaveLength(2);
+    expect(apiRequests(server).map((r) => r.headers.authorization)).toEqual(['Bearer scripted-token-after-503']);
+  });
+
+  it('a token endpoint answering 200 without access_token fails with E_AUTH and sends no API request', async () => {
+    const server = await scripted((request) =>
+      request.url.startsWith('/oauth2/token')
+        ? { body: { token_type: 'Bearer', expires_in: 3600 } }
+        : { body: { items: [] } },
+    );
+    const c = client(source(server.baseUrl, oauth(`${server.origin}/oauth2/token`)));
+    const error = await rejection(c.get('/events'));
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error).toMatchObject({ code: 'E_AUTH' });
+    expect(error.message).toContain('access_token');
+    expect(tokenRequests(server)).toHaveLength(1);
+    expect(apiRequests(server)).toHaveLength(0);
+  });
+});
+
+describe('cookie session', () => {
+  it('a login cookie lists, reports the user, logs out, and is refused with E_AUTH afterwards', async () => {
+    const sim = await simulator();
+    const cookie = await login(sim);
+    const c = client(source(sim.baseUrl, { type: 'cookie', cookie: new Secret(cookie) }));
+    expect(await items(c)).toHaveLength(5);
+    expect(mechanisms(sim)).toEqual(['cookie']);
+    expect(await c.loginStatus()).toEqual({
+      loggedIn: true,
+      user: USER.user,
+      project: sim.project,
+      projectId: sim.projectId,
+    });
+    const out = await c.logout();
+    expect(out).toMatchObject({ loggedIn: false, user: USER.user });
+    expect(await c.loginStatus()).toMatchObject({ loggedIn: false });
+    const error = await rejection(items(c));
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error).toMatchObject({ code: 'E_AUTH' });
+    expect(sim.stats().byStatus['401']).toBe(1);
+  });
+});
