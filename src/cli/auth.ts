@@ -1,10 +1,10 @@
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import type { PlatformClient } from '../http/platform-client.js';
 import { createPlatformClient } from '../http/create-client.js';
 import { createLogger } from '../log.js';
 import { EXIT } from './exit-codes.js';
+import { parseFlags } from './parse-flags.js';
 
 export const AUTH_USAGE = `Usage: bulk-extract auth <status|logout> --config FILE [--json]
 
@@ -28,7 +28,7 @@ export interface AuthStatus {
 }
 
 export async function runAuth(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv);
+  const { values, positionals } = parseFlags(argv, FLAGS, AUTH_USAGE, true);
   const action = positionals[0];
   if (values.help || action === undefined) {
     console.log(AUTH_USAGE);
@@ -103,20 +103,9 @@ function formatStatus(status: AuthStatus): string {
   return rows.map(([key, value]) => `${key.padEnd(10)} ${value}`).join('\n');
 }
 
-function parseFlags(argv: string[]) {
-  try {
-    return parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        'config': { type: 'string', short: 'c' },
-        'json': { type: 'boolean', default: false },
-        'log-level': { type: 'string', default: 'warn' },
-        'help': { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\n${AUTH_USAGE}`, { cause: error });
-  }
-}
+const FLAGS = {
+  'config': { type: 'string', short: 'c' },
+  'json': { type: 'boolean', default: false },
+  'log-level': { type: 'string', default: 'warn' },
+  'help': { type: 'boolean', short: 'h' },
+} as const;

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { parseFaultSpec } from '../simulator/options.js';
 import { startSimulator } from '../simulator/server.js';
 import { EXIT } from './exit-codes.js';
+import { parseFlags } from './parse-flags.js';
 
 export const SIMULATE_USAGE = `Usage: bulk-extract simulate [options]
 
@@ -38,7 +38,7 @@ export const DEMO_CREDENTIALS = {
 };
 
 export async function runSimulate(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv);
+  const { values } = parseFlags(argv, FLAGS, SIMULATE_USAGE);
   if (values.help) {
     console.log(SIMULATE_USAGE);
     return EXIT.OK;
@@ -87,33 +87,22 @@ export async function runSimulate(argv: string[]): Promise<number> {
   return EXIT.OK;
 }
 
-function parseFlags(argv: string[]) {
-  try {
-    return parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        'host': { type: 'string' },
-        'port': { type: 'string' },
-        'project': { type: 'string' },
-        'assets': { type: 'string' },
-        'events': { type: 'string' },
-        'seed': { type: 'string' },
-        'api-key': { type: 'string', multiple: true },
-        'client': { type: 'string', multiple: true },
-        'user': { type: 'string', multiple: true },
-        'faults': { type: 'string' },
-        'tls-cert': { type: 'string' },
-        'tls-key': { type: 'string' },
-        'log-level': { type: 'string', default: 'info' },
-        'help': { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\n${SIMULATE_USAGE}`, { cause: error });
-  }
-}
+const FLAGS = {
+  'host': { type: 'string' },
+  'port': { type: 'string' },
+  'project': { type: 'string' },
+  'assets': { type: 'string' },
+  'events': { type: 'string' },
+  'seed': { type: 'string' },
+  'api-key': { type: 'string', multiple: true },
+  'client': { type: 'string', multiple: true },
+  'user': { type: 'string', multiple: true },
+  'faults': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'log-level': { type: 'string', default: 'info' },
+  'help': { type: 'boolean', short: 'h' },
+} as const;
 
 function readSpec(spec: string): string {
   return spec.startsWith('@') ? readFlagFile(spec.slice(1), '--faults') : spec;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { type Finished, runCli } from '../support/cli.js';
-import { send } from '../support/http.js';
+import { issueToken as issueTokenFrom, loginCookie } from '../support/simulator-auth.js';
 
 const API_KEY = 'cli-auth-api-key-0001';
 const CLIENT = { id: 'cli-auth-client', secret: 'cli-auth-client-secret-0001' };
@@ -12,7 +12,6 @@ const USER = { user: 'bob@example.com', password: 'cli-auth-password-0001' };
 const WRONG_API_KEY = 'cli-auth-wrong-api-key-0002';
 const WRONG_CLIENT_SECRET = 'cli-auth-wrong-client-secret-0002';
 const LITERAL_SECRET = 'cli-auth-literal-api-key-0003';
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 /** Every credential any test of this file handed to the CLI; none may appear in its output. */
 const secrets = new Set<string>([
@@ -64,31 +63,13 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<Fi
 }
 
 async function issueToken(): Promise<string> {
-  const reply = await send(sim.tokenUrl, {
-    method: 'POST',
-    headers: FORM,
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: CLIENT.id,
-      client_secret: CLIENT.secret,
-    }).toString(),
-  });
-  expect(reply.status).toBe(200);
-  const token = reply.json<{ access_token: string }>().access_token;
+  const token = await issueTokenFrom(sim, CLIENT);
   secrets.add(token);
   return token;
 }
 
 async function login(): Promise<string> {
-  const reply = await send(`${sim.origin}/login`, {
-    method: 'POST',
-    headers: FORM,
-    body: new URLSearchParams({ user: USER.user, password: USER.password }).toString(),
-  });
-  expect(reply.status).toBe(200);
-  const header = reply.headers['set-cookie'];
-  const pair = (Array.isArray(header) ? header[0] : header)?.split(';')[0] ?? '';
-  expect(pair).toMatch(/^session=.+/);
+  const pair = await loginCookie(sim, USER);
   secrets.add(pair);
   secrets.add(pair.slice('session='.length));
   return pair;

@@ -8,15 +8,15 @@ import { AuthError } from '../../src/http/errors.js';
 import type { PlatformClient } from '../../src/http/platform-client.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { createFakeClock } from '../support/fake-clock.js';
-import { drain, send } from '../support/http.js';
+import { drain } from '../support/http.js';
 import { idOf, idsOf } from '../support/items.js';
 import { captureLogger } from '../support/log-capture.js';
 import { type ScriptedRequest, type ScriptedResponse, startScriptedServer } from '../support/scripted-server.js';
+import { issueToken, loginCookie } from '../support/simulator-auth.js';
 
 const API_KEY = 'auth-test-api-key-0001';
 const CLIENT = { id: 'auth-test-client', secret: 'auth-test-client-secret-0001' };
 const USER = { user: 'alice@example.com', password: 'auth-test-password-0001' };
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const UNAUTHORIZED = { error: { code: 401, message: 'Unauthorized' } };
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -81,34 +81,7 @@ async function items(c: PlatformClient, limit = 5): Promise<unknown[]> {
   return (response.body as { items: unknown[] }).items;
 }
 
-/** The token endpoint called by hand, as a user would to get a token for `type: token`. */
-async function issueToken(sim: Simulator): Promise<string> {
-  const reply = await send(sim.tokenUrl, {
-    method: 'POST',
-    headers: FORM,
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: CLIENT.id,
-      client_secret: CLIENT.secret,
-    }).toString(),
-  });
-  expect(reply.status).toBe(200);
-  return reply.json<{ access_token: string }>().access_token;
-}
-
 /** `session=...` from the Set-Cookie of a password login. */
-async function login(sim: Simulator): Promise<string> {
-  const reply = await send(`${sim.origin}/login`, {
-    method: 'POST',
-    headers: FORM,
-    body: new URLSearchParams({ user: USER.user, password: USER.password }).toString(),
-  });
-  expect(reply.status).toBe(200);
-  const header = reply.headers['set-cookie'];
-  const pair = (Array.isArray(header) ? header[0] : header)?.split(';')[0] ?? '';
-  expect(pair).toMatch(/^session=.+/);
-  return pair;
-}
 
 async function rejection(promise: Promise<unknown>): Promise<Error> {
   try {
@@ -182,7 +155,7 @@ describe('API key', () => {
 describe('static token', () => {
   it('a token from the token endpoint is sent as Authorization: Bearer and accepted', async () => {
     const sim = await simulator();
-    const token = await issueToken(sim);
+    const token = await issueToken(sim, CLIENT);
     const c = client(source(sim.baseUrl, { type: 'token', token: new Secret(token) }));
     expect(await items(c)).toHaveLength(5);
     expect(mechanisms(sim)).toEqual(['token']);
@@ -191,7 +164,7 @@ describe('static token', () => {
   it('once the server sees it expired, a request fails with E_AUTH after one request (nothing can renew it)', async () => {
     const simClock = createFakeClock();
     const sim = await simulator({ clock: simClock, faults: { tokenTtlSeconds: 600 } });
-    const token = await issueToken(sim);
+    const token = await issueToken(sim, CLIENT);
     const c = client(source(sim.baseUrl, { type: 'token', token: new Secret(token) }));
     expect(await items(c)).toHaveLength(5);
     simClock.advance(600_000);
@@ -422,7 +395,7 @@ describe('token endpoint failures', () => {
 describe('cookie session', () => {
   it('a login cookie lists, reports the user, logs out, and is refused with E_AUTH afterwards', async () => {
     const sim = await simulator();
-    const cookie = await login(sim);
+    const cookie = await loginCookie(sim, USER);
     const c = client(source(sim.baseUrl, { type: 'cookie', cookie: new Secret(cookie) }));
     expect(await items(c)).toHaveLength(5);
     expect(mechanisms(sim)).toEqual(['cookie']);

@@ -15,9 +15,9 @@ import { drainCursorChain } from '../../src/http/cursor-chain.js';
 import type { PlatformClient } from '../../src/http/platform-client.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { createFakeClock, type FakeClock } from '../support/fake-clock.js';
-import { send } from '../support/http.js';
 import { captureLogger } from '../support/log-capture.js';
 import { startScriptedServer } from '../support/scripted-server.js';
+import { issueToken as issueTokenFrom, loginCookie } from '../support/simulator-auth.js';
 
 const API_KEY = 'secrets-api-key-0001';
 const FILE_API_KEY = 'secrets-file-api-key-0002';
@@ -37,7 +37,6 @@ const LITERAL = {
 };
 const ENV_SECRET = 'secrets-env-value-0005';
 const FILE_SECRET = 'secrets-file-value-0006';
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 /** Every credential used; grows as tokens and sessions are issued. */
 const secrets = new Set<string>([
@@ -199,29 +198,13 @@ async function drainAll(c: PlatformClient, limit: number): Promise<number> {
 }
 
 async function issueToken(sim: Simulator): Promise<string> {
-  const reply = await send(sim.tokenUrl, {
-    method: 'POST',
-    headers: FORM,
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: CLIENT.id,
-      client_secret: CLIENT.secret,
-    }).toString(),
-  });
-  expect(reply.status).toBe(200);
-  const token = reply.json<{ access_token: string }>().access_token;
+  const token = await issueTokenFrom(sim, CLIENT);
   addIssued(token);
   return token;
 }
 
 async function login(sim: Simulator): Promise<string> {
-  const reply = await send(`${sim.origin}/login`, {
-    method: 'POST',
-    headers: FORM,
-    body: new URLSearchParams({ user: USER.user, password: USER.password }).toString(),
-  });
-  const header = reply.headers['set-cookie'];
-  const pair = (Array.isArray(header) ? header[0] : header)?.split(';')[0] ?? '';
+  const pair = await loginCookie(sim, USER);
   addIssued(pair);
   addIssued(pair.slice('session='.length));
   return pair;
