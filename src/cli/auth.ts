@@ -1,10 +1,11 @@
+import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import type { PlatformClient } from '../http/platform-client.js';
 import { createPlatformClient } from '../http/create-client.js';
 import { createLogger } from '../log.js';
 import { EXIT } from './exit-codes.js';
-import { parseFlags } from './parse-flags.js';
+import { withUsage } from './parse-flags.js';
 
 export const AUTH_USAGE = `Usage: bulk-extract auth <status|logout> --config FILE [--json]
 
@@ -28,7 +29,9 @@ export interface AuthStatus {
 }
 
 export async function runAuth(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, FLAGS, AUTH_USAGE, true);
+  const { values, positionals } = withUsage(AUTH_USAGE, () =>
+    parseArgs({ args: argv, strict: true, allowPositionals: true, options: FLAGS }),
+  );
   const action = positionals[0];
   if (values.help || action === undefined) {
     console.log(AUTH_USAGE);

@@ -1,15 +1,9 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from '../errors.js';
 
-/** node:util parseArgs in strict mode; a bad flag becomes a UsageError followed by the command's usage. */
-export function parseFlags<const O extends NonNullable<ParseArgsConfig['options']>>(
-  argv: string[],
-  options: O,
-  usage: string,
-  allowPositionals = false,
-) {
+/** Runs a node:util parseArgs call; a bad flag becomes a UsageError followed by the command's usage. */
+export function withUsage<T>(usage: string, parse: () => T): T {
   try {
-    return parseArgs({ args: argv, strict: true, allowPositionals, options });
+    return parse();
   } catch (error) {
     throw new UsageError(`${(error as Error).message}\n\n${usage}`, { cause: error });
   }

@@ -1,10 +1,11 @@
+import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { parseFaultSpec } from '../simulator/options.js';
 import { startSimulator } from '../simulator/server.js';
 import { EXIT } from './exit-codes.js';
-import { parseFlags } from './parse-flags.js';
+import { withUsage } from './parse-flags.js';
 
 export const SIMULATE_USAGE = `Usage: bulk-extract simulate [options]
 
@@ -38,7 +39,7 @@ export const DEMO_CREDENTIALS = {
 };
 
 export async function runSimulate(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, FLAGS, SIMULATE_USAGE);
+  const { values } = withUsage(SIMULATE_USAGE, () => parseArgs({ args: argv, strict: true, options: FLAGS }));
   if (values.help) {
     console.log(SIMULATE_USAGE);
     return EXIT.OK;
