@@ -12,7 +12,7 @@ export default tseslint.config(
   {
     languageOptions: {
       globals: globals.node,
-      parserOptions: { projectService: { allowDefaultProject: ['*.js', 'bench/*.js', 'bin/*.js'] } },
+      parserOptions: { projectService: { allowDefaultProject: ['*.js', 'bench/*.js', 'bin/*.js', 'scripts/*.mjs'] } },
     },
     rules: {
       '@stylistic/max-len': ['error', { code: 120, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreUrls: true }],
@@ -35,11 +35,11 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli/**', 'bench/**', 'bin/**'],
+    files: ['src/cli/**', 'bench/**', 'bin/**', 'scripts/**'],
     rules: { 'no-console': 'off' },
   },
   {
-    files: ['**/*.js'],
+    files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
   },
 );
