@@ -20,3 +20,13 @@ export class ConfigError extends BulkExtractError {
 export class UsageError extends BulkExtractError {
   readonly code = 'E_USAGE';
 }
+
+/** The checkpoint cannot be used: unreadable, damaged, from a newer version or for other settings. */
+export class CheckpointError extends BulkExtractError {
+  readonly code = 'E_CHECKPOINT';
+}
+
+/** An item's field does not have the type the platform documents (so it cannot go in its column). */
+export class BadItemError extends BulkExtractError {
+  readonly code = 'E_BAD_ITEM';
+}

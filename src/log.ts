@@ -1,4 +1,5 @@
 import { type Logger, pino } from 'pino';
+import pretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -19,12 +20,14 @@ export const REDACTED_PATHS = [
   '*.password',
 ];
 
-/** A logger writing JSON lines to stderr (stdout is for machine-readable output). */
-export function createLogger(level = 'info'): Logger {
-  return pino(
-    { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { pid: process.pid } },
-    pino.destination(2),
-  );
+/**
+ * A logger on stderr (stdout is for machine-readable output): JSON lines, or human-readable lines
+ * when `pretty` (default: stderr is a terminal).
+ */
+export function createLogger(level = 'info', prettyPrint = process.stderr.isTTY): Logger {
+  const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { pid: process.pid } };
+  if (!prettyPrint) return pino(options, pino.destination(2));
+  return pino(options, pretty({ destination: 2, sync: true, ignore: 'pid,hostname', translateTime: 'HH:MM:ss' }));
 }
 
 /** A logger that writes nothing, for library use when the caller passes none. */

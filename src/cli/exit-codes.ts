@@ -7,4 +7,6 @@ export const EXIT = {
   USAGE: 2,
   /** The platform or the identity provider refused the credential. */
   AUTH: 3,
+  /** Stopped by SIGINT/SIGTERM after committing what was complete; the next run resumes. */
+  INTERRUPTED: 130,
 } as const;

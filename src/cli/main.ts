@@ -1,6 +1,7 @@
 import { BulkExtractError } from '../errors.js';
 import { AuthError, RequestError } from '../http/errors.js';
 import { runAuth } from './auth.js';
+import { runRun } from './run.js';
 import { EXIT } from './exit-codes.js';
 import { runSimulate } from './simulate.js';
 import { VERSION } from '../version.js';
@@ -8,6 +9,7 @@ import { VERSION } from '../version.js';
 const USAGE = `Usage: bulk-extract <command> [options]
 
 Commands:
+  run        Export the job's streams: bulk-extract run --config FILE [--fresh] [--dry-run].
   auth       auth status | auth logout --config FILE: check or end the configured credential.
   simulate   Run the platform simulator (a real HTTP server on loopback) until SIGINT/SIGTERM.
              bulk-extract simulate --help for its options.
@@ -16,6 +18,9 @@ Options:
   --help, -h     Show this help.
   --version, -v  Show the version.
 `;
+
+/** Errors that the user fixes by changing the command, the config or the output folder. */
+const USAGE_CODES = new Set(['E_CONFIG', 'E_USAGE', 'E_INSECURE_TRANSPORT', 'E_CHECKPOINT', 'E_LOCKED']);
 
 /** Runs one CLI invocation and resolves to its exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -26,6 +31,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runSimulate(rest);
       case 'auth':
         return await runAuth(rest);
+      case 'run':
+        return await runRun(rest);
       case '--version':
       case '-v':
         console.log(VERSION);
@@ -45,8 +52,6 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`bulk-extract ${command}: ${error.message}`);
     if (error instanceof AuthError) return EXIT.AUTH;
     if (error instanceof RequestError) return EXIT.FAILED;
-    return error.code === 'E_CONFIG' || error.code === 'E_USAGE' || error.code === 'E_INSECURE_TRANSPORT'
-      ? EXIT.USAGE
-      : EXIT.FAILED;
+    return USAGE_CODES.has(error.code) ? EXIT.USAGE : EXIT.FAILED;
   }
 }

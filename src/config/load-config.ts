@@ -1,15 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { formatZodIssues } from '../util/zod-issues.js';
 import { interpolate } from './interpolate.js';
-import { sourceSchema } from './source-schema.js';
+import { jobSchema } from './job-schema.js';
+import type { z } from 'zod';
 
-export const jobSchema = z.strictObject({
-  source: sourceSchema,
-});
+/** Command-line flags that override keys of the file, applied before validation. */
+export interface ConfigOverrides {
+  /** output.dir */
+  out?: string | undefined;
+  /** source.concurrency */
+  concurrency?: number | undefined;
+  /** output.formats */
+  formats?: string[] | undefined;
+}
 
 export type JobConfig = z.output<typeof jobSchema> & {
   /** Absolute path of the file it was read from; relative paths in it are resolved against its folder. */
@@ -21,7 +27,11 @@ export type JobConfig = z.output<typeof jobSchema> & {
  * credentials into Secrets and validates it once. Every problem is a ConfigError naming the file,
  * the key, what was expected and what was found.
  */
-export function loadConfig(path: string, env: Readonly<Record<string, string | undefined>> = process.env): JobConfig {
+export function loadConfig(
+  path: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  overrides: ConfigOverrides = {},
+): JobConfig {
   const file = resolve(path);
   let text: string;
   try {
@@ -47,7 +57,21 @@ export function loadConfig(path: string, env: Readonly<Record<string, string | u
     if (error instanceof ConfigError) throw new ConfigError(`${file}: ${error.message}`, { cause: error });
     throw error;
   }
+  applyOverrides(resolved as Record<string, unknown>, overrides);
   const result = jobSchema.safeParse(resolved);
   if (!result.success) throw new ConfigError(`${file}: ${formatZodIssues(result.error, resolved)}`);
   return { ...result.data, file };
+}
+
+function applyOverrides(job: Record<string, unknown>, overrides: ConfigOverrides): void {
+  const section = (key: string): Record<string, unknown> => {
+    const value = job[key];
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+    const created: Record<string, unknown> = {};
+    if (value === undefined) job[key] = created;
+    return created;
+  };
+  if (overrides.out !== undefined) section('output').dir = overrides.out;
+  if (overrides.formats !== undefined) section('output').formats = overrides.formats;
+  if (overrides.concurrency !== undefined) section('source').concurrency = overrides.concurrency;
 }

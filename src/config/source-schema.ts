@@ -37,6 +37,12 @@ export const sourceSchema = z.strictObject({
   allowInsecureHttp: z.boolean().default(false),
   /** PEM file of a private CA to trust (relative to the config file). TLS verification stays on. */
   caFile: z.string().min(1).optional(),
+  /**
+   * Most requests in flight at once, over all streams and partitions (the one shared limiter). The
+   * platform serves about 23 list requests/s per identity; 8 concurrent requests of a few hundred
+   * ms each stay near that without piling up 429s.
+   */
+  concurrency: z.number().int().min(1).max(64).default(8),
   /** Most connections to the platform at once. */
   maxConnections: z.number().int().min(1).max(256).default(DEFAULT_TRANSPORT.connections),
   timeouts: z

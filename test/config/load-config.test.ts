@@ -68,6 +68,7 @@ describe('loadConfig: a valid file', () => {
     expect(rest).toEqual({
       baseUrl: BASE,
       allowInsecureHttp: false,
+      concurrency: 8,
       maxConnections: DEFAULT_TRANSPORT.connections,
       timeouts: {
         connectMs: DEFAULT_TRANSPORT.connectTimeoutMs,
@@ -84,6 +85,15 @@ describe('loadConfig: a valid file', () => {
     });
     expect(auth.type === 'oauth-client-credentials' && auth.audience).toBeUndefined();
     expect(auth.type === 'oauth-client-credentials' && auth.clientSecret.reveal()).toBe('env-client-secret-0001');
+    expect(config.streams).toEqual([]);
+    expect(config.output).toEqual({
+      dir: './out',
+      formats: ['parquet'],
+      parquet: { compression: 'zstd', rowGroupRows: 100_000 },
+      ndjson: { compression: 'none' },
+      shard: { maxRows: 1_000_000, maxBytes: 256 * 1024 * 1024 },
+    });
+    expect(config.checkpoint).toBeUndefined();
   });
 
   it('a JSON file loads too', () => {

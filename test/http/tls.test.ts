@@ -18,6 +18,7 @@ function source(baseUrl: string, caFile?: string): SourceConfig {
     baseUrl,
     auth: { type: 'api-key', apiKey: new Secret(API_KEY) },
     allowInsecureHttp: false,
+    concurrency: 8,
     maxConnections: 4,
     timeouts: {
       connectMs: DEFAULT_TRANSPORT.connectTimeoutMs,

@@ -1,0 +1,167 @@
+import { z } from 'zod';
+import { FORMATS, RESOURCES } from '../config/job-schema.js';
+import { CheckpointError } from '../errors.js';
+import type { StreamPlan } from './plan.js';
+
+export const CHECKPOINT_VERSION = 1;
+
+const partSchema = z.strictObject({
+  /** Cursor of the first page not yet committed; null: start at the first page. */
+  cursor: z.string().min(1).nullable(),
+  /** Sequence number of the next shard. */
+  nextSeq: z.number().int().min(0),
+  /** Rows committed so far. */
+  rows: z.number().int().min(0),
+  done: z.boolean(),
+  updatedAt: z.string(),
+});
+
+const streamSchema = z.strictObject({
+  resource: z.enum(RESOURCES),
+  params: z.array(z.tuple([z.string(), z.string()])),
+  partitions: z.number().int().min(1).max(10),
+  formats: z.array(z.enum(FORMATS)).min(1),
+  /** Keyed by m, "1".."n". */
+  parts: z.record(z.string(), partSchema),
+});
+
+const checkpointSchema = z.strictObject({
+  version: z.literal(CHECKPOINT_VERSION),
+  baseUrl: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  streams: z.record(z.string(), streamSchema),
+});
+
+export type PartState = z.output<typeof partSchema>;
+export type StreamState = z.output<typeof streamSchema>;
+export type Checkpoint = z.output<typeof checkpointSchema>;
+
+/** A checkpoint for streams not read yet: every partition starts at its first page. */
+export function newStreamState(stream: StreamPlan, now: string): StreamState {
+  const parts: Record<string, PartState> = {};
+  for (let m = 1; m <= stream.partitions; m++) {
+    parts[String(m)] = { cursor: null, nextSeq: 0, rows: 0, done: false, updatedAt: now };
+  }
+  return {
+    resource: stream.resource,
+    params: stream.params,
+    partitions: stream.partitions,
+    formats: stream.formats,
+    parts,
+  };
+}
+
+export function newCheckpoint(baseUrl: string, streams: readonly StreamPlan[], now: string): Checkpoint {
+  return {
+    version: CHECKPOINT_VERSION,
+    baseUrl,
+    createdAt: now,
+    updatedAt: now,
+    streams: Object.fromEntries(streams.map((stream) => [stream.name, newStreamState(stream, now)])),
+  };
+}
+
+/**
+ * How the planned streams differ from what the checkpoint recorded; empty when a resume is safe.
+ * Streams the checkpoint does not know yet are not drift: they start fresh.
+ */
+export function findDrift(checkpoint: Checkpoint, baseUrl: string, streams: readonly StreamPlan[]): string[] {
+  const drift: string[] = [];
+  if (checkpoint.baseUrl !== baseUrl) {
+    drift.push(`source.baseUrl: '${checkpoint.baseUrl}' in the checkpoint, '${baseUrl}' in the config`);
+  }
+  for (const stream of streams) {
+    const saved = checkpoint.streams[stream.name];
+    if (saved === undefined) continue;
+    const at = `stream '${stream.name}'`;
+    if (saved.resource !== stream.resource) {
+      drift.push(`${at}: resource ${saved.resource} in the checkpoint, ${stream.resource} in the config`);
+    }
+    if (saved.partitions !== stream.partitions) {
+      drift.push(`${at}: partitions ${saved.partitions} in the checkpoint, ${stream.partitions} in the config`);
+    }
+    const before = new Map(saved.params);
+    const now = new Map(stream.params);
+    for (const key of new Set([...before.keys(), ...now.keys()])) {
+      if (before.get(key) !== now.get(key)) {
+        drift.push(`${at}: ${key} ${show(before.get(key))} in the checkpoint, ${show(now.get(key))} in the config`);
+      }
+    }
+    if ([...saved.formats].sort().join() !== [...stream.formats].sort().join()) {
+      drift.push(`${at}: formats ${saved.formats.join('+')} in the checkpoint, ${stream.formats.join('+')} in the config`);
+    }
+  }
+  return drift;
+}
+
+function show(value: string | undefined): string {
+  return value === undefined ? '(not set)' : `=${value}`;
+}
+
+/** Records a committed shard (or a drained empty partition): the cursor after it, its rows, done. */
+export function commitPart(
+  checkpoint: Checkpoint,
+  stream: string,
+  m: number,
+  update: { cursor: string | undefined; rows: number; shards: number },
+  now: string,
+): Checkpoint {
+  const part = partOf(checkpoint, stream, m);
+  const next: PartState = {
+    cursor: update.cursor ?? null,
+    nextSeq: part.nextSeq + update.shards,
+    rows: part.rows + update.rows,
+    done: update.cursor === undefined,
+    updatedAt: now,
+  };
+  return withPart(checkpoint, stream, m, next, now);
+}
+
+/** Forgets a partition's progress (its cursor was refused): it is read again from its first page. */
+export function restartPart(checkpoint: Checkpoint, stream: string, m: number, now: string): Checkpoint {
+  return withPart(checkpoint, stream, m, { cursor: null, nextSeq: 0, rows: 0, done: false, updatedAt: now }, now);
+}
+
+export function partOf(checkpoint: Checkpoint, stream: string, m: number): PartState {
+  const part = checkpoint.streams[stream]?.parts[String(m)];
+  if (part === undefined) throw new CheckpointError(`The checkpoint has no partition ${m} of stream '${stream}'.`);
+  return part;
+}
+
+function withPart(checkpoint: Checkpoint, stream: string, m: number, part: PartState, now: string): Checkpoint {
+  const state = checkpoint.streams[stream];
+  if (state === undefined) throw new CheckpointError(`The checkpoint has no stream '${stream}'.`);
+  return {
+    ...checkpoint,
+    updatedAt: now,
+    streams: { ...checkpoint.streams, [stream]: { ...state, parts: { ...state.parts, [String(m)]: part } } },
+  };
+}
+
+/** Reads a checkpoint file's text; every way it can be unusable gets its own message. */
+export function parseCheckpoint(text: string, file: string): Checkpoint {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CheckpointError(
+      `${file} is not valid JSON (${text.length === 0 ? 'empty' : 'damaged or truncated'}): it was not written by a complete run of bulk-extract. Move it away to start over, or run with --fresh.`,
+      { cause: error },
+    );
+  }
+  const version = (value as { version?: unknown } | null)?.version;
+  if (typeof version === 'number' && version > CHECKPOINT_VERSION) {
+    throw new CheckpointError(
+      `${file} was written by a newer bulk-extract (checkpoint version ${version}, this one reads ${CHECKPOINT_VERSION}). Upgrade bulk-extract, or run with --fresh to start over.`,
+    );
+  }
+  const result = checkpointSchema.safeParse(value);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new CheckpointError(
+      `${file} is not a bulk-extract checkpoint (${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}). Move it away, or run with --fresh.`,
+    );
+  }
+  return result.data;
+}

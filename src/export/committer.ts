@@ -1,0 +1,102 @@
+import { join } from 'node:path';
+import type { Clock } from '../util/clock.js';
+import { writeFileAtomic } from '../util/durable-file.js';
+import { type Checkpoint, commitPart, type PartState, partOf, restartPart } from './checkpoint.js';
+import { MANIFEST_FILE } from './layout.js';
+import { type Manifest, type ManifestFile, type RunState, summarize } from './manifest.js';
+
+/**
+ * Owns the checkpoint and the manifest during a run. Partition workers commit through it; it
+ * serializes their writes so each commit lands whole and in order: shard files are already in
+ * place, then the manifest is replaced, then the checkpoint.
+ */
+export class Committer {
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly outDir: string,
+    private readonly checkpointPath: string,
+    private checkpoint: Checkpoint,
+    private manifest: Manifest,
+    private readonly clock: Clock,
+  ) {}
+
+  get state(): Checkpoint {
+    return this.checkpoint;
+  }
+
+  get files(): readonly ManifestFile[] {
+    return this.manifest.files;
+  }
+
+  part(stream: string, m: number): PartState {
+    return partOf(this.checkpoint, stream, m);
+  }
+
+  /** Records shards (renamed into place already) and the cursor after them. */
+  commit(
+    stream: string,
+    m: number,
+    files: readonly ManifestFile[],
+    update: { cursor: string | undefined; rows: number },
+  ): Promise<void> {
+    return this.serially(async () => {
+      const now = this.now();
+      this.manifest = { ...this.manifest, files: [...this.manifest.files, ...files] };
+      this.checkpoint = commitPart(this.checkpoint, stream, m, { ...update, shards: files.length > 0 ? 1 : 0 }, now);
+      await this.persist();
+    });
+  }
+
+  /** Forgets a partition's shards and progress, after its files were deleted. */
+  restart(stream: string, m: number): Promise<void> {
+    return this.serially(async () => {
+      this.manifest = {
+        ...this.manifest,
+        files: this.manifest.files.filter((file) => file.stream !== stream || file.m !== m),
+      };
+      this.checkpoint = restartPart(this.checkpoint, stream, m, this.now());
+      await this.persist();
+    });
+  }
+
+  /** Writes the final manifest state (timings, counters, schema). */
+  finish(state: RunState, extra: Partial<Manifest>): Promise<Manifest> {
+    return this.serially(async () => {
+      const finishedAt = this.now();
+      this.manifest = {
+        ...this.manifest,
+        ...extra,
+        state,
+        finishedAt,
+        durationMs: Date.parse(finishedAt) - Date.parse(this.manifest.startedAt),
+      };
+      await this.persist();
+      return this.manifest;
+    });
+  }
+
+  /** Writes both files as they are now (at the start of a run). */
+  save(): Promise<void> {
+    return this.serially(() => this.persist());
+  }
+
+  private async persist(): Promise<void> {
+    this.manifest = { ...this.manifest, streams: summarize(this.checkpoint, this.manifest.files) };
+    await writeFileAtomic(join(this.outDir, MANIFEST_FILE), `${JSON.stringify(this.manifest, null, 2)}\n`);
+    await writeFileAtomic(this.checkpointPath, `${JSON.stringify(this.checkpoint, null, 2)}\n`);
+  }
+
+  private serially<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(task);
+    this.tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private now(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+}

@@ -1,0 +1,147 @@
+import { readdir, rm } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { drainCursorChain } from '../http/cursor-chain.js';
+import { HttpStatusError } from '../http/errors.js';
+import type { JsonResponse } from '../http/platform-client.js';
+import type { Logger } from '../log.js';
+import type { ShardWriter } from '../sink/shard-writer.js';
+import { TEMP_SUFFIX } from '../util/durable-file.js';
+import { prefetchOne } from '../util/prefetch.js';
+import type { Committer } from './committer.js';
+import { partDir, shardSeq } from './layout.js';
+import type { ManifestFile } from './manifest.js';
+import type { PartitionPlan } from './plan.js';
+
+export interface PartitionContext {
+  outDir: string;
+  client: { get(path: string, params: Iterable<readonly [string, string]>): Promise<JsonResponse> };
+  committer: Committer;
+  /** Opens the shard `seq` of a partition, one writer per format. */
+  openShard(plan: PartitionPlan, seq: number): Promise<ShardWriter[]>;
+  limits: { maxRows: number; maxBytes: number };
+  /** Aborted on SIGINT/SIGTERM: the worker commits what it holds and stops. */
+  signal: AbortSignal;
+  logger: Logger;
+  onRows(rows: number): void;
+}
+
+export type PartitionOutcome = 'done' | 'skipped' | 'interrupted';
+
+/**
+ * Drains one partition into shards. A shard closes at a page boundary once it reaches a size limit,
+ * at the end of the chain, or on interruption; it is committed data first (files fsynced and
+ * renamed), checkpoint last, so the checkpointed cursor never runs ahead of the rows on disk.
+ */
+export async function exportPartition(ctx: PartitionContext, plan: PartitionPlan): Promise<PartitionOutcome> {
+  const log = ctx.logger.child({ stream: plan.stream, partition: `${plan.m}/${plan.n}` });
+  if (ctx.committer.part(plan.stream, plan.m).done) return 'skipped';
+  await removeLeftovers(ctx, plan);
+  try {
+    return await drain(ctx, plan, log);
+  } catch (error) {
+    if (!(error instanceof ResumeCursorRefused)) throw error;
+    log.warn(
+      { status: error.cause.status, requestId: error.cause.requestId, reason: error.cause.platformMessage },
+      'the platform refused the checkpointed cursor (expired?); deleting this partition\'s shards and reading it again from its first page',
+    );
+    await rm(join(ctx.outDir, partDir(plan.stream, plan.m, plan.n)), { recursive: true, force: true });
+    await ctx.committer.restart(plan.stream, plan.m);
+    return drain(ctx, plan, log);
+  }
+}
+
+class ResumeCursorRefused extends Error {
+  constructor(override readonly cause: HttpStatusError) {
+    super(cause.message);
+  }
+}
+
+async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): Promise<PartitionOutcome> {
+  const start = ctx.committer.part(plan.stream, plan.m);
+  const chain = prefetchOne(
+    drainCursorChain(ctx.client, {
+      path: `/${plan.resource}`,
+      params: plan.params,
+      startCursor: start.cursor ?? undefined,
+    }),
+  );
+  let seq = start.nextSeq;
+  let writers: ShardWriter[] | undefined;
+  let pages = 0;
+  try {
+    for await (const page of chain) {
+      pages++;
+      if (page.items.length > 0) {
+        writers ??= await ctx.openShard(plan, seq);
+        for (const writer of writers) await writer.append(page.items);
+        ctx.onRows(page.items.length);
+      }
+      const last = page.nextCursor === undefined;
+      const full =
+        writers !== undefined &&
+        writers.some((w) => w.rows >= ctx.limits.maxRows || w.bytes >= ctx.limits.maxBytes);
+      if (last || full || (ctx.signal.aborted && writers !== undefined)) {
+        const rows = writers?.[0]?.rows ?? 0;
+        const files = writers === undefined ? [] : await commitShard(ctx, plan, seq, writers);
+        writers = undefined;
+        await ctx.committer.commit(plan.stream, plan.m, files, { cursor: page.nextCursor, rows });
+        if (files.length > 0) {
+          log.debug({ seq, rows, cursor: last ? 'end' : 'next' }, 'shard committed');
+          seq++;
+        }
+      }
+      if (last) return 'done';
+      if (ctx.signal.aborted) return 'interrupted';
+    }
+    return 'done';
+  } catch (error) {
+    if (pages === 0 && start.cursor !== null && error instanceof HttpStatusError && error.status === 400) {
+      throw new ResumeCursorRefused(error);
+    }
+    throw error;
+  } finally {
+    if (writers !== undefined) await Promise.all(writers.map((w) => w.abort()));
+  }
+}
+
+async function commitShard(
+  ctx: PartitionContext,
+  plan: PartitionPlan,
+  seq: number,
+  writers: readonly ShardWriter[],
+): Promise<ManifestFile[]> {
+  const committed = await Promise.all(writers.map((writer) => writer.commit()));
+  return committed.map((shard) => ({
+    path: relative(ctx.outDir, shard.path).split(sep).join('/'),
+    stream: plan.stream,
+    m: plan.m,
+    n: plan.n,
+    seq,
+    format: shard.format,
+    rows: shard.rows,
+    bytes: shard.bytes,
+    sha256: shard.sha256,
+  }));
+}
+
+/**
+ * Deletes what a crash left in the partition's folder: unfinished temp files, and shards at or past
+ * the checkpoint's next sequence number (renamed into place, but never checkpointed).
+ */
+async function removeLeftovers(ctx: PartitionContext, plan: PartitionPlan): Promise<void> {
+  const dir = join(ctx.outDir, partDir(plan.stream, plan.m, plan.n));
+  const { nextSeq } = ctx.committer.part(plan.stream, plan.m);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const seq = shardSeq(name);
+    if (name.endsWith(TEMP_SUFFIX) || (seq !== undefined && seq >= nextSeq)) {
+      ctx.logger.info({ file: join(dir, name) }, 'removing a file written after the last checkpoint');
+      await rm(join(dir, name), { force: true });
+    }
+  }
+}

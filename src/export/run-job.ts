@@ -1,0 +1,144 @@
+import { writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import pLimit from 'p-limit';
+import type { JobConfig } from '../config/load-config.js';
+import { createPlatformClient } from '../http/create-client.js';
+import type { PlatformClient } from '../http/platform-client.js';
+import type { Logger } from '../log.js';
+import { schemaColumns } from '../sink/parquet/schemas.js';
+import { shardOpener } from '../sink/open-shard.js';
+import { type Clock, systemClock } from '../util/clock.js';
+import { Committer } from './committer.js';
+import { CHECKPOINT_FILE, SUCCESS_FILE } from './layout.js';
+import { acquireLock } from './lock.js';
+import type { Manifest, RunState } from './manifest.js';
+import { exportPartition, type PartitionOutcome } from './partition-worker.js';
+import { type PartitionPlan, planPartitions, planStreams } from './plan.js';
+import { ensureDir, prepareOutput } from './prepare-output.js';
+
+export interface RunOptions {
+  config: JobConfig;
+  /** Forget earlier progress of the planned streams. */
+  fresh?: boolean;
+  /** Run only this stream. */
+  stream?: string | undefined;
+  logger: Logger;
+  /** Aborting it stops fetching; what is complete is committed. */
+  signal?: AbortSignal;
+  clock?: Clock;
+  /** Called with the client once it exists, for progress reporting. */
+  onStart?: (run: RunHandle) => void;
+}
+
+export interface RunHandle {
+  client: PlatformClient;
+  plans: readonly PartitionPlan[];
+  rows(): number;
+  partitionsDone(): number;
+}
+
+export interface RunResult {
+  state: RunState;
+  manifest: Manifest;
+  /** Errors of the partitions that failed. */
+  errors: { stream: string; m: number; error: unknown }[];
+  resumed: boolean;
+}
+
+/** Output and checkpoint paths of a job, resolved against the working directory. */
+export function outputPaths(config: JobConfig): { outDir: string; checkpointPath: string } {
+  const outDir = resolve(config.output.dir);
+  return { outDir, checkpointPath: resolve(config.checkpoint ?? join(outDir, CHECKPOINT_FILE)) };
+}
+
+/**
+ * Runs an export: every planned partition drains into shards under one shared request limiter;
+ * progress survives interruption in the checkpoint; `_SUCCESS` is written only when every stream
+ * of the job is complete.
+ */
+export async function runJob(options: RunOptions): Promise<RunResult> {
+  const { config, logger, signal = new AbortController().signal, clock = systemClock } = options;
+  const streams = planStreams(config.streams, config.output.formats, options.stream);
+  const plans = planPartitions(streams);
+  const { outDir, checkpointPath } = outputPaths(config);
+  const now = () => new Date(clock.now()).toISOString();
+  await ensureDir(outDir);
+  const releaseLock = await acquireLock(outDir, logger);
+  const client = createPlatformClient(config.source, {
+    logger,
+    clock,
+    configFile: config.file,
+    limiter: pLimit(config.source.concurrency),
+  });
+  try {
+    const prepared = await prepareOutput({
+      outDir,
+      checkpointPath,
+      baseUrl: config.source.baseUrl,
+      streams,
+      fresh: options.fresh ?? false,
+      now: now(),
+      logger,
+    });
+    const committer = new Committer(outDir, checkpointPath, prepared.checkpoint, prepared.manifest, clock);
+    await committer.save();
+    logger.info(
+      { outDir, streams: streams.map((s) => s.name), partitions: plans.length, resumed: prepared.resumed },
+      prepared.resumed ? 'resuming export' : 'starting export',
+    );
+
+    let rows = 0;
+    let done = 0;
+    options.onStart?.({ client, plans, rows: () => rows, partitionsDone: () => done });
+    const context = {
+      outDir,
+      client,
+      committer,
+      openShard: shardOpener(outDir, config.output),
+      limits: config.output.shard,
+      signal,
+      logger,
+      onRows: (count: number) => {
+        rows += count;
+      },
+    };
+    const outcomes = await Promise.allSettled(
+      plans.map(async (plan): Promise<PartitionOutcome> => {
+        const outcome = await exportPartition(context, plan);
+        if (outcome !== 'interrupted') done++;
+        return outcome;
+      }),
+    );
+
+    const errors = outcomes.flatMap((outcome, i) =>
+      outcome.status === 'rejected'
+        ? [{ stream: plans[i]?.stream ?? '?', m: plans[i]?.m ?? 0, error: outcome.reason as unknown }]
+        : [],
+    );
+    for (const { stream, m, error } of errors) {
+      logger.error({ stream, partition: m, err: error }, `partition failed: ${(error as Error).message}`);
+    }
+    const interrupted = outcomes.some((o) => o.status === 'fulfilled' && o.value === 'interrupted');
+    const jobStreams = planStreams(config.streams, config.output.formats).map((s) => s.name);
+    const complete = jobStreams.every((name) => {
+      const state = committer.state.streams[name];
+      return state !== undefined && Object.values(state.parts).every((part) => part.done);
+    });
+    const state: RunState = errors.length > 0 ? 'failed' : interrupted ? 'interrupted' : complete ? 'complete' : 'running';
+    const manifest = await committer.finish(state, {
+      requests: client.stats.requests,
+      retries: client.stats.retries,
+      schema: Object.fromEntries(
+        [...new Set(streams.filter((s) => s.formats.includes('parquet')).map((s) => s.resource))].map((r) => [
+          r,
+          schemaColumns(r),
+        ]),
+      ),
+    });
+    if (state === 'complete') await writeFile(join(outDir, SUCCESS_FILE), '');
+    return { state, manifest, errors, resumed: prepared.resumed };
+  } finally {
+    await client.close();
+    await releaseLock();
+  }
+}

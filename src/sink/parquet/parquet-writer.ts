@@ -1,0 +1,143 @@
+import { Table, tableToIPC } from 'apache-arrow';
+import * as wasm from 'parquet-wasm';
+import type { OutputConfig, Resource } from '../../config/job-schema.js';
+import { DurableFile } from '../../util/durable-file.js';
+import type { CommittedShard, ShardWriter } from '../shard-writer.js';
+import { RowGroupBuilder } from './row-group.js';
+import { SCHEMAS } from './schemas.js';
+
+const CODECS = { zstd: wasm.Compression.ZSTD, snappy: wasm.Compression.SNAPPY, none: wasm.Compression.UNCOMPRESSED };
+const END = Symbol('end');
+
+/**
+ * One Parquet file, row group by row group: rows gather in reusable Arrow columns; each full row
+ * group goes through Arrow IPC into parquet-wasm's streaming writer, whose output is appended to
+ * the file as it comes. Chosen by measurement (bench/RESULTS.md, "Parquet writer choice").
+ *
+ * parquet-wasm rules followed here: the writer pulls batches (a push source deadlocks before the
+ * first batch); each wasm Table is freed once its batch is taken (the stream owns the batch); the
+ * writer properties are built anew for every file; a file whose input failed is never committed,
+ * because the wasm writer would still close it as a valid, shorter file.
+ */
+export class ParquetShardWriter implements ShardWriter {
+  readonly format = 'parquet';
+  private readonly builder: RowGroupBuilder;
+  private count = 0;
+  private writing: Promise<void> | undefined;
+  /** The batch waiting to be pulled by the wasm writer, and who waits for it to be taken. */
+  private slot: { value: wasm.RecordBatch | typeof END; taken: () => void } | undefined;
+  private puller: ((value: wasm.RecordBatch | typeof END) => void) | undefined;
+
+  private constructor(
+    private readonly file: DurableFile,
+    private readonly resource: Resource,
+    private readonly options: OutputConfig['parquet'],
+  ) {
+    this.builder = new RowGroupBuilder(resource, options.rowGroupRows + 1000);
+  }
+
+  static async create(path: string, resource: Resource, options: OutputConfig['parquet']): Promise<ParquetShardWriter> {
+    return new ParquetShardWriter(await DurableFile.create(path), resource, options);
+  }
+
+  get rows(): number {
+    return this.count;
+  }
+
+  get bytes(): number {
+    return this.file.bytes;
+  }
+
+  async append(items: readonly unknown[]): Promise<void> {
+    this.builder.add(items);
+    this.count += items.length;
+    // Row groups close at a page boundary, like shards.
+    if (this.builder.rows >= this.options.rowGroupRows) await this.flushRowGroup();
+  }
+
+  async commit(): Promise<CommittedShard> {
+    if (this.builder.rows > 0) await this.flushRowGroup();
+    await this.offer(END);
+    await this.writing;
+    const done = await this.file.commit();
+    return { ...done, format: 'parquet', rows: this.count };
+  }
+
+  async abort(): Promise<void> {
+    if (this.writing !== undefined) {
+      await Promise.race([this.offer(END), this.writing]).catch(() => undefined);
+      await this.writing.catch(() => undefined);
+    }
+    await this.file.abort();
+  }
+
+  private async flushRowGroup(): Promise<void> {
+    // The IPC copy is taken before the reused buffers are reset.
+    const ipc = tableToIPC(new Table(this.builder.batch()), 'stream');
+    this.builder.reset();
+    const table = wasm.Table.fromIPCStream(ipc);
+    const [batch] = table.recordBatches();
+    table.free();
+    if (batch === undefined) throw new Error('parquet-wasm returned no record batch for a row group');
+    this.writing ??= this.startWriter();
+    await Promise.race([this.offer(batch), this.writing]);
+  }
+
+  /** Hands a batch (or the end) to the wasm writer; resolves when it has taken it. */
+  private offer(value: wasm.RecordBatch | typeof END): Promise<void> {
+    if (this.writing === undefined) return Promise.resolve();
+    return new Promise<void>((taken) => {
+      if (this.puller !== undefined) {
+        const pull = this.puller;
+        this.puller = undefined;
+        pull(value);
+        taken();
+      } else {
+        this.slot = { value, taken };
+      }
+    });
+  }
+
+  private next(): Promise<wasm.RecordBatch | typeof END> {
+    const slot = this.slot;
+    if (slot !== undefined) {
+      this.slot = undefined;
+      slot.taken();
+      return Promise.resolve(slot.value);
+    }
+    return new Promise((resolve) => {
+      this.puller = resolve;
+    });
+  }
+
+  private async startWriter(): Promise<void> {
+    const input = new ReadableStream<wasm.RecordBatch>(
+      {
+        pull: async (controller) => {
+          const value = await this.next();
+          if (value === END) controller.close();
+          else controller.enqueue(value);
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const output = await wasm.transformParquetStream(input, this.properties());
+    for await (const chunk of output as AsyncIterable<Uint8Array>) await this.file.write(chunk);
+  }
+
+  private properties(): wasm.WriterProperties {
+    let builder = new wasm.WriterPropertiesBuilder()
+      .setCompression(CODECS[this.options.compression])
+      .setMaxRowGroupSize(this.options.rowGroupRows * 2)
+      .setCreatedBy('bulk-extract');
+    // Integers and times: delta encoding beats dictionaries on ids and timestamps (smaller, faster).
+    for (const spec of SCHEMAS[this.resource]) {
+      if (spec.kind === 'int64' || spec.kind === 'timestamp') {
+        builder = builder
+          .setColumnDictionaryEnabled(spec.name, false)
+          .setColumnEncoding(spec.name, wasm.Encoding.DELTA_BINARY_PACKED);
+      }
+    }
+    return builder.build();
+  }
+}

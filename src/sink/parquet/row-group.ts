@@ -1,0 +1,135 @@
+import {
+  type DataType,
+  Field,
+  Int64,
+  List,
+  makeData,
+  Map_,
+  RecordBatch,
+  Schema,
+  Struct,
+  TimestampMillisecond,
+  Utf8,
+} from 'apache-arrow';
+import type { Resource } from '../../config/job-schema.js';
+import { BadItemError } from '../../errors.js';
+import {
+  type Column,
+  ColumnTypeError,
+  describe,
+  Int64Column,
+  Int64ListColumn,
+  StringMapColumn,
+  Utf8Column,
+} from './columns.js';
+import { type ColumnKind, type ColumnSpec, EXTRA_COLUMN, SCHEMAS } from './schemas.js';
+
+function arrowType(kind: ColumnKind): DataType {
+  switch (kind) {
+    case 'int64':
+      return new Int64();
+    case 'string':
+    case 'extra-json':
+      return new Utf8();
+    case 'timestamp':
+      // The UTC zone makes readers treat the values as instants, not local wall-clock times.
+      return new TimestampMillisecond('UTC');
+    case 'int64-list':
+      return new List(new Field('item', new Int64(), true));
+    case 'string-map': {
+      const entries = new Struct<{ key: Utf8; value: Utf8 }>([
+        new Field('key', new Utf8(), false),
+        new Field('value', new Utf8(), true),
+      ]);
+      return new Map_(new Field('entries', entries, false), false);
+    }
+  }
+}
+
+function newColumn(kind: ColumnKind, capacity: number): Column {
+  switch (kind) {
+    case 'int64':
+    case 'timestamp':
+      return new Int64Column(capacity);
+    case 'string':
+    case 'extra-json':
+      return new Utf8Column(capacity);
+    case 'int64-list':
+      return new Int64ListColumn(capacity);
+    case 'string-map':
+      return new StringMapColumn(capacity);
+  }
+}
+
+/** The Arrow schema of a resource's Parquet files; only `id` is non-nullable. */
+export function arrowSchema(resource: Resource): Schema {
+  return new Schema(SCHEMAS[resource].map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
+}
+
+/**
+ * Collects items of one resource into reusable Arrow columns; `batch()` views them as a
+ * RecordBatch, valid until `reset()`.
+ */
+export class RowGroupBuilder {
+  readonly schema: Schema;
+  private readonly specs: readonly ColumnSpec[];
+  private readonly columns: Column[];
+  private readonly known: ReadonlySet<string>;
+  private readonly extra: Column;
+  rows = 0;
+
+  constructor(
+    private readonly resource: Resource,
+    capacity: number,
+  ) {
+    this.schema = arrowSchema(resource);
+    this.specs = SCHEMAS[resource].filter((spec) => spec.name !== EXTRA_COLUMN);
+    this.columns = this.specs.map((spec) => newColumn(spec.kind, capacity));
+    this.extra = new Utf8Column(capacity);
+    this.known = new Set(this.specs.map((spec) => spec.name));
+  }
+
+  /** Adds items; a field of the wrong type is a BadItemError naming the item and the field. */
+  add(items: readonly unknown[]): void {
+    for (const item of items) {
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+        throw new BadItemError(`A ${this.resource} item is ${describe(item)}, not an object.`);
+      }
+      const fields = item as Record<string, unknown>;
+      for (let c = 0; c < this.specs.length; c++) {
+        const spec = this.specs[c]!;
+        const value = fields[spec.name];
+        if (spec.required && (value === undefined || value === null)) {
+          throw new BadItemError(`A ${this.resource} item has no '${spec.name}': ${JSON.stringify(item).slice(0, 120)}`);
+        }
+        try {
+          this.columns[c]!.push(value);
+        } catch (error) {
+          if (!(error instanceof ColumnTypeError)) throw error;
+          throw new BadItemError(
+            `${this.resource} item id=${String(fields.id)}: field '${spec.name}' ${error.message} (the platform documents it as ${spec.kind}).`,
+          );
+        }
+      }
+      let extra: Record<string, unknown> | undefined;
+      for (const key in fields) {
+        if (!this.known.has(key)) (extra ??= {})[key] = fields[key];
+      }
+      this.extra.push(extra === undefined ? null : JSON.stringify(extra));
+      this.rows++;
+    }
+  }
+
+  batch(): RecordBatch {
+    const fields = this.schema.fields;
+    const children = [...this.columns, this.extra].map((column, i) => column.toData(fields[i]!.type as DataType));
+    const data = makeData({ type: new Struct(fields), length: this.rows, nullCount: 0, children });
+    return new RecordBatch(this.schema, data);
+  }
+
+  reset(): void {
+    for (const column of this.columns) column.reset();
+    this.extra.reset();
+    this.rows = 0;
+  }
+}

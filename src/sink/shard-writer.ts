@@ -1,0 +1,26 @@
+import type { Format } from '../config/job-schema.js';
+
+/** A committed shard file. */
+export interface CommittedShard {
+  /** Absolute path. */
+  path: string;
+  format: Format;
+  rows: number;
+  bytes: number;
+  sha256: string;
+}
+
+/**
+ * Writes one shard of one format. Rows arrive a page at a time; nothing is visible under the
+ * final name until `commit()` has fsynced and renamed the file.
+ */
+export interface ShardWriter {
+  readonly format: Format;
+  readonly rows: number;
+  /** Bytes in the file so far (compressed); a shard is rotated past a byte limit by this. */
+  readonly bytes: number;
+  append(items: readonly unknown[]): Promise<void>;
+  commit(): Promise<CommittedShard>;
+  /** Removes the unfinished file. */
+  abort(): Promise<void>;
+}

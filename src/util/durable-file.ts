@@ -1,0 +1,79 @@
+import { createHash, type Hash } from 'node:crypto';
+import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/** Suffix of a file being written: never a committed file, removed on resume. */
+export const TEMP_SUFFIX = '.inprogress';
+
+/** Makes a rename or a new file in `dir` durable (POSIX needs the directory itself fsynced). */
+export async function fsyncDir(dir: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(dir, 'r');
+    await handle.sync();
+  } catch (error) {
+    // Some platforms (Windows) cannot open or fsync a directory; the rename is still atomic there.
+    if (!['EISDIR', 'EPERM', 'EINVAL'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** Replaces `path` atomically: write a temp file, fsync it, rename it over `path`, fsync the folder. */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  const file = await DurableFile.create(path);
+  try {
+    await file.write(typeof data === 'string' ? Buffer.from(data) : data);
+    await file.commit();
+  } catch (error) {
+    await file.abort();
+    throw error;
+  }
+}
+
+/**
+ * A file written under a temporary name and put in place only by `commit()`: fsync, rename, fsync of
+ * the folder. It counts its bytes and hashes them (sha256) as they are written, so committing costs
+ * no second read.
+ */
+export class DurableFile {
+  private readonly hash: Hash = createHash('sha256');
+  private written = 0;
+
+  private constructor(
+    readonly path: string,
+    private readonly handle: FileHandle,
+  ) {}
+
+  static async create(path: string): Promise<DurableFile> {
+    return new DurableFile(path, await open(`${path}${TEMP_SUFFIX}`, 'w'));
+  }
+
+  get bytes(): number {
+    return this.written;
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    this.hash.update(chunk);
+    this.written += chunk.length;
+    let offset = 0;
+    while (offset < chunk.length) {
+      const { bytesWritten } = await this.handle.write(chunk, offset, chunk.length - offset);
+      offset += bytesWritten;
+    }
+  }
+
+  async commit(): Promise<{ path: string; bytes: number; sha256: string }> {
+    await this.handle.sync();
+    await this.handle.close();
+    await rename(`${this.path}${TEMP_SUFFIX}`, this.path);
+    await fsyncDir(dirname(this.path));
+    return { path: this.path, bytes: this.written, sha256: this.hash.digest('hex') };
+  }
+
+  /** Drops the temporary file; safe to call after a failed write or commit. */
+  async abort(): Promise<void> {
+    await this.handle.close().catch(() => undefined);
+    await unlink(`${this.path}${TEMP_SUFFIX}`).catch(() => undefined);
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * Yields what `source` yields, asking for the next value as soon as the current one is handed out:
+ * while the consumer writes page k, page k+1 is on its way. At most one value is held ahead, so
+ * memory stays bounded.
+ */
+export async function* prefetchOne<T>(source: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
+  const iterator = source[Symbol.asyncIterator]();
+  let next = iterator.next();
+  try {
+    for (;;) {
+      const result = await next;
+      if (result.done === true) return;
+      next = iterator.next();
+      // Seen here so an early exit of the consumer leaves no unhandled rejection; awaited above.
+      next.catch(() => undefined);
+      yield result.value;
+    }
+  } finally {
+    await iterator.return?.();
+  }
+}
