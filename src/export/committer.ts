@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Clock } from '../util/clock.js';
+import { crashPoint } from '../util/crash-point.js';
 import { writeFileAtomic } from '../util/durable-file.js';
 import { type Checkpoint, commitPart, type PartState, partOf, restartPart } from './checkpoint.js';
 import { MANIFEST_FILE } from './layout.js';
@@ -84,7 +85,9 @@ export class Committer {
   private async persist(): Promise<void> {
     this.manifest = { ...this.manifest, streams: summarize(this.checkpoint, this.manifest.files) };
     await writeFileAtomic(join(this.outDir, MANIFEST_FILE), `${JSON.stringify(this.manifest, null, 2)}\n`);
+    crashPoint('after-manifest-write');
     await writeFileAtomic(this.checkpointPath, `${JSON.stringify(this.checkpoint, null, 2)}\n`);
+    crashPoint('after-checkpoint-write');
   }
 
   private serially<T>(task: () => Promise<T>): Promise<T> {

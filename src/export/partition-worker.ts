@@ -5,6 +5,7 @@ import { HttpStatusError } from '../http/errors.js';
 import type { JsonResponse } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
 import type { ShardWriter } from '../sink/shard-writer.js';
+import { crashPoint } from '../util/crash-point.js';
 import { TEMP_SUFFIX } from '../util/durable-file.js';
 import { prefetchOne } from '../util/prefetch.js';
 import type { Committer } from './committer.js';
@@ -75,6 +76,7 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
         writers ??= await ctx.openShard(plan, seq);
         for (const writer of writers) await writer.append(page.items);
         ctx.onRows(page.items.length);
+        crashPoint('after-append');
       }
       const last = page.nextCursor === undefined;
       const full =
@@ -84,6 +86,7 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
         const rows = writers?.[0]?.rows ?? 0;
         const files = writers === undefined ? [] : await commitShard(ctx, plan, seq, writers);
         writers = undefined;
+        if (files.length > 0) crashPoint('after-shard-rename');
         await ctx.committer.commit(plan.stream, plan.m, files, { cursor: page.nextCursor, rows });
         if (files.length > 0) {
           log.debug({ seq, rows, cursor: last ? 'end' : 'next' }, 'shard committed');
