@@ -1,7 +1,10 @@
 import { BulkExtractError } from '../errors.js';
 import { AuthError, RequestError } from '../http/errors.js';
 import { runAuth } from './auth.js';
+import { runDemo } from './demo.js';
 import { runRun } from './run.js';
+import { runStatus } from './status.js';
+import { runVerify } from './verify.js';
 import { EXIT } from './exit-codes.js';
 import { runSimulate } from './simulate.js';
 import { VERSION } from '../version.js';
@@ -10,7 +13,10 @@ const USAGE = `Usage: bulk-extract <command> [options]
 
 Commands:
   run        Export the job's streams: bulk-extract run --config FILE [--fresh] [--dry-run].
+  status     Progress recorded in the checkpoint: bulk-extract status --config FILE.
+  verify     Check an output folder against its manifest: bulk-extract verify DIR.
   auth       auth status | auth logout --config FILE: check or end the configured credential.
+  demo       npm start: the simulator plus the demo export into ./out, then a DuckDB example.
   simulate   Run the platform simulator (a real HTTP server on loopback) until SIGINT/SIGTERM.
              bulk-extract simulate --help for its options.
 
@@ -20,7 +26,7 @@ Options:
 `;
 
 /** Errors that the user fixes by changing the command, the config or the output folder. */
-const USAGE_CODES = new Set(['E_CONFIG', 'E_USAGE', 'E_INSECURE_TRANSPORT', 'E_CHECKPOINT', 'E_LOCKED']);
+const USAGE_CODES = new Set(['E_CONFIG', 'E_USAGE', 'E_INSECURE_TRANSPORT', 'E_CHECKPOINT', 'E_LOCKED', 'E_NOT_OUTPUT']);
 
 /** Runs one CLI invocation and resolves to its exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -33,6 +39,12 @@ export async function main(argv: string[]): Promise<number> {
         return await runAuth(rest);
       case 'run':
         return await runRun(rest);
+      case 'status':
+        return await runStatus(rest);
+      case 'verify':
+        return await runVerify(rest);
+      case 'demo':
+        return await runDemo(rest);
       case '--version':
       case '-v':
         console.log(VERSION);

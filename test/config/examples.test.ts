@@ -13,19 +13,32 @@ const env = {
   API_KEY: 'example-api-key',
   ACCESS_TOKEN: 'example-access-token',
   COOKIE: 'session=example',
+  DEMO_BASE_URL: 'http://127.0.0.1:1234/api/v1/projects/demo',
+  DEMO_TOKEN_URL: 'http://127.0.0.1:1234/oauth2/token',
+  DEMO_CLIENT_SECRET: 'example-demo-secret',
 };
 
 describe('the example configs in config/', () => {
   const files = readdirSync(dir).filter((name) => name.endsWith('.yaml'));
+  const mechanisms = files.filter((name) => name !== 'demo.yaml');
 
   it('cover every auth mechanism', () => {
-    const types = files.map((name) => loadConfig(`${dir}${name}`, env).source.auth.type).sort();
+    const types = mechanisms.map((name) => loadConfig(`${dir}${name}`, env).source.auth.type).sort();
     expect(types).toEqual(['api-key', 'cookie', 'oauth-client-credentials', 'token']);
   });
 
-  it.each(files)('%s loads and takes its secret from the environment', (name) => {
+  it.each(mechanisms)('%s is a complete job that takes its secret from the environment', (name) => {
     const config = loadConfig(`${dir}${name}`, env);
     expect(config.source.baseUrl).toBe('https://westeurope-1.example.com/api/v1/projects/acme');
+    expect(config.streams.map((s) => s.resource)).toEqual(['events', 'assets']);
+    expect(config.streams[0]?.filter).toEqual({ minLastUpdatedTime: Date.UTC(2024, 0, 1) });
     expect(JSON.stringify(config)).not.toMatch(/example-(client-secret|api-key|access-token)|session=example/);
+  });
+
+  it('demo.yaml exports both resources in both formats through OAuth client credentials', () => {
+    const config = loadConfig(`${dir}demo.yaml`, env);
+    expect(config.source.auth.type).toBe('oauth-client-credentials');
+    expect(config.streams.map((s) => s.resource)).toEqual(['events', 'assets']);
+    expect(config.output.formats).toEqual(['parquet', 'ndjson']);
   });
 });

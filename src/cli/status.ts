@@ -1,0 +1,79 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config/load-config.js';
+import { UsageError } from '../errors.js';
+import { parseCheckpoint } from '../export/checkpoint.js';
+import { MANIFEST_FILE } from '../export/layout.js';
+import type { Manifest } from '../export/manifest.js';
+import { outputPaths } from '../export/run-job.js';
+import { EXIT } from './exit-codes.js';
+import { withUsage } from './parse-flags.js';
+import { duration } from './progress.js';
+
+export const STATUS_USAGE = `Usage: bulk-extract status --config FILE [--json]
+
+Shows the progress recorded in the job's checkpoint, without contacting the platform: per stream and
+partition, rows, shards, and whether it is done or how long ago its cursor was saved.
+`;
+
+const FLAGS = {
+  config: { type: 'string', short: 'c' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export interface PartStatus {
+  stream: string;
+  partition: string;
+  rows: number;
+  shards: number;
+  done: boolean;
+  /** Seconds since the partition's cursor was last saved. */
+  cursorAgeSeconds: number;
+}
+
+export async function runStatus(argv: string[]): Promise<number> {
+  const { values } = withUsage(STATUS_USAGE, () => parseArgs({ args: argv, strict: true, options: FLAGS }));
+  if (values.help) {
+    console.log(STATUS_USAGE);
+    return EXIT.OK;
+  }
+  if (values.config === undefined) throw new UsageError(`--config FILE is required.\n\n${STATUS_USAGE}`);
+  const config = loadConfig(values.config);
+  const { outDir, checkpointPath } = outputPaths(config);
+  let text: string;
+  try {
+    text = await readFile(checkpointPath, 'utf8');
+  } catch {
+    console.log(`No checkpoint at ${checkpointPath}: the job has not run yet (into ${outDir}).`);
+    return EXIT.OK;
+  }
+  const checkpoint = parseCheckpoint(text, checkpointPath);
+  const manifest = await readFile(join(outDir, MANIFEST_FILE), 'utf8')
+    .then((t) => JSON.parse(t) as Manifest)
+    .catch(() => undefined);
+  const now = Date.now();
+  const parts: PartStatus[] = Object.entries(checkpoint.streams).flatMap(([stream, state]) =>
+    Object.entries(state.parts).map(([m, part]) => ({
+      stream,
+      partition: `${m}/${state.partitions}`,
+      rows: part.rows,
+      shards: part.nextSeq,
+      done: part.done,
+      cursorAgeSeconds: Math.round((now - Date.parse(part.updatedAt)) / 1000),
+    })),
+  );
+  if (values.json) {
+    console.log(JSON.stringify({ outDir, state: manifest?.state ?? 'unknown', parts }));
+    return EXIT.OK;
+  }
+  console.log(`${outDir}: run ${manifest?.state ?? 'state unknown (no manifest)'}`);
+  for (const part of parts) {
+    const progress = part.done ? 'done' : `cursor saved ${duration(part.cursorAgeSeconds)} ago`;
+    console.log(
+      `  ${part.stream.padEnd(16)} ${part.partition.padStart(6)}  ${part.rows.toLocaleString('en-US').padStart(13)} rows  ${String(part.shards).padStart(5)} shards  ${progress}`,
+    );
+  }
+  return EXIT.OK;
+}

@@ -1,0 +1,38 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { UsageError } from '../errors.js';
+import { verifyOutput } from '../export/verify.js';
+import { EXIT } from './exit-codes.js';
+import { withUsage } from './parse-flags.js';
+
+export const VERIFY_USAGE = `Usage: bulk-extract verify DIR [--json]
+
+Reads back every shard listed in DIR/_manifest.json and checks that it is there, with the same size,
+sha256 and row count (Parquet footer, NDJSON lines); shard files the manifest does not list are
+reported too. Exit code 0 when everything matches, 1 on any difference, 2 when DIR is not an output.
+`;
+
+const FLAGS = { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } } as const;
+
+export async function runVerify(argv: string[]): Promise<number> {
+  const { values, positionals } = withUsage(VERIFY_USAGE, () =>
+    parseArgs({ args: argv, strict: true, allowPositionals: true, options: FLAGS }),
+  );
+  if (values.help) {
+    console.log(VERIFY_USAGE);
+    return EXIT.OK;
+  }
+  const [dir, ...extra] = positionals;
+  if (dir === undefined || extra.length > 0) throw new UsageError(`expected one output folder.\n\n${VERIFY_USAGE}`);
+  const report = await verifyOutput(resolve(dir));
+  if (values.json) {
+    console.log(JSON.stringify(report));
+  } else {
+    const formats = Object.entries(report.formats).map(
+      ([format, { files, rows }]) => `${format}: ${files} files, ${rows.toLocaleString('en-US')} rows`,
+    );
+    console.log(`run ${report.state}${report.success ? ', _SUCCESS present' : ''}; ${formats.join('; ') || 'no files'}`);
+    console.log(report.problems.length === 0 ? 'OK: every file matches the manifest' : report.problems.join('\n'));
+  }
+  return report.problems.length === 0 ? EXIT.OK : EXIT.FAILED;
+}

@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { openAsBlob } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import { ParquetFile } from 'parquet-wasm';
+import { BulkExtractError } from '../errors.js';
+import { MANIFEST_FILE, SUCCESS_FILE, shardSeq } from './layout.js';
+import type { Manifest, ManifestFile } from './manifest.js';
+
+/** The folder is not a bulk-extract output (no readable manifest). */
+export class NotAnOutputError extends BulkExtractError {
+  readonly code = 'E_NOT_OUTPUT';
+}
+
+export interface VerifyReport {
+  state: Manifest['state'];
+  success: boolean;
+  /** Files and rows per format (each format holds every row once). */
+  formats: Partial<Record<ManifestFile['format'], { files: number; rows: number }>>;
+  problems: string[];
+}
+
+/**
+ * Reads back every shard the manifest lists: present, same size, same sha256, same row count (from
+ * the Parquet footer, or NDJSON lines). Shard files the manifest does not list are problems too.
+ */
+export async function verifyOutput(outDir: string): Promise<VerifyReport> {
+  const manifest = await readManifest(outDir);
+  const problems: string[] = [];
+  for (const file of manifest.files) problems.push(...(await checkFile(outDir, file)));
+  const listed = new Set(manifest.files.map((file) => file.path));
+  for (const path of await shardFiles(outDir, Object.keys(manifest.streams))) {
+    if (!listed.has(path)) problems.push(`${path}: a shard file the manifest does not list`);
+  }
+  const success = await stat(join(outDir, SUCCESS_FILE)).then(
+    () => true,
+    () => false,
+  );
+  if (success && manifest.state !== 'complete') problems.push(`_SUCCESS exists but the manifest says '${manifest.state}'`);
+  const formats: VerifyReport['formats'] = {};
+  for (const file of manifest.files) {
+    const entry = (formats[file.format] ??= { files: 0, rows: 0 });
+    entry.files++;
+    entry.rows += file.rows;
+  }
+  return { state: manifest.state, success, formats, problems };
+}
+
+async function readManifest(outDir: string): Promise<Manifest> {
+  let text: string;
+  try {
+    text = await readFile(join(outDir, MANIFEST_FILE), 'utf8');
+  } catch {
+    throw new NotAnOutputError(`${outDir} has no ${MANIFEST_FILE}: it is not a bulk-extract output folder.`);
+  }
+  try {
+    const manifest = JSON.parse(text) as Manifest;
+    if (!Array.isArray(manifest.files)) throw new Error('no files list');
+    return manifest;
+  } catch (error) {
+    throw new NotAnOutputError(`${join(outDir, MANIFEST_FILE)} is damaged: ${(error as Error).message}.`, {
+      cause: error,
+    });
+  }
+}
+
+async function checkFile(outDir: string, file: ManifestFile): Promise<string[]> {
+  const path = join(outDir, file.path);
+  const size = await stat(path).then(
+    (s) => s.size,
+    () => undefined,
+  );
+  if (size === undefined) return [`${file.path}: missing`];
+  const problems: string[] = [];
+  if (size !== file.bytes) problems.push(`${file.path}: ${size} bytes on disk, ${file.bytes} in the manifest`);
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path), hash);
+  const sha256 = hash.digest('hex');
+  if (sha256 !== file.sha256) problems.push(`${file.path}: sha256 ${sha256} on disk, ${file.sha256} in the manifest`);
+  try {
+    const rows = file.format === 'parquet' ? await parquetRows(path) : await ndjsonRows(path);
+    if (rows !== file.rows) problems.push(`${file.path}: ${rows} rows in the file, ${file.rows} in the manifest`);
+  } catch (error) {
+    problems.push(`${file.path}: unreadable ${file.format} (${(error as Error).message})`);
+  }
+  return problems;
+}
+
+/** Row count from the Parquet footer; only the footer is read. */
+async function parquetRows(path: string): Promise<number> {
+  const file = await ParquetFile.fromFile(await openAsBlob(path));
+  try {
+    const metadata = file.metadata();
+    const fileMetadata = metadata.fileMetadata();
+    const rows = fileMetadata.numRows();
+    fileMetadata.free();
+    metadata.free();
+    return rows;
+  } finally {
+    file.free();
+  }
+}
+
+async function ndjsonRows(path: string): Promise<number> {
+  let lines = 0;
+  const source = createReadStream(path);
+  const stream = path.endsWith('.gz') ? source.pipe(createGunzip()) : source;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+  }
+  return lines;
+}
+
+/** Shard files under the streams' partition folders, as manifest paths. */
+async function shardFiles(outDir: string, streams: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const stream of streams) {
+    const parts = await readdir(join(outDir, stream)).catch(() => [] as string[]);
+    for (const part of parts.filter((name) => name.startsWith('part='))) {
+      const names = await readdir(join(outDir, stream, part)).catch(() => [] as string[]);
+      for (const name of names) if (shardSeq(name) !== undefined) found.push(`${stream}/${part}/${name}`);
+    }
+  }
+  return found;
+}
