@@ -68,6 +68,7 @@ export class Committer {
       this.manifest = {
         ...this.manifest,
         ...extra,
+        schema: { ...this.manifest.schema, ...extra.schema },
         state,
         finishedAt,
         durationMs: Date.parse(finishedAt) - Date.parse(this.manifest.startedAt),

@@ -1,7 +1,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { drainCursorChain } from '../http/cursor-chain.js';
-import { HttpStatusError } from '../http/errors.js';
+import { AbortedError, HttpStatusError } from '../http/errors.js';
 import type { JsonResponse } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
 import type { ShardWriter } from '../sink/shard-writer.js';
@@ -64,11 +64,25 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
       path: `/${plan.resource}`,
       params: plan.params,
       startCursor: start.cursor ?? undefined,
+      signal: ctx.signal,
     }),
   );
   let seq = start.nextSeq;
   let writers: ShardWriter[] | undefined;
+  /** The cursor after the last page held by the open writers: where a commit now would resume. */
+  let heldCursor: string | undefined;
   let pages = 0;
+  const commit = async (cursor: string | undefined) => {
+    const rows = writers?.[0]?.rows ?? 0;
+    const files = writers === undefined ? [] : await commitShard(ctx, plan, seq, writers);
+    writers = undefined;
+    if (files.length > 0) crashPoint('after-shard-rename');
+    await ctx.committer.commit(plan.stream, plan.m, files, { cursor, rows });
+    if (files.length > 0) {
+      log.debug({ seq, rows, cursor: cursor === undefined ? 'end' : 'next' }, 'shard committed');
+      seq++;
+    }
+  };
   try {
     for await (const page of chain) {
       pages++;
@@ -82,22 +96,18 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
       const full =
         writers !== undefined &&
         writers.some((w) => w.rows >= ctx.limits.maxRows || w.bytes >= ctx.limits.maxBytes);
-      if (last || full || (ctx.signal.aborted && writers !== undefined)) {
-        const rows = writers?.[0]?.rows ?? 0;
-        const files = writers === undefined ? [] : await commitShard(ctx, plan, seq, writers);
-        writers = undefined;
-        if (files.length > 0) crashPoint('after-shard-rename');
-        await ctx.committer.commit(plan.stream, plan.m, files, { cursor: page.nextCursor, rows });
-        if (files.length > 0) {
-          log.debug({ seq, rows, cursor: last ? 'end' : 'next' }, 'shard committed');
-          seq++;
-        }
-      }
+      if (last || full || (ctx.signal.aborted && writers !== undefined)) await commit(page.nextCursor);
+      else if (writers !== undefined) heldCursor = page.nextCursor;
       if (last) return 'done';
       if (ctx.signal.aborted) return 'interrupted';
     }
     return 'done';
   } catch (error) {
+    if (error instanceof AbortedError) {
+      // Stopped while waiting for a page: the pages held are complete; commit them and stop.
+      if (writers !== undefined && heldCursor !== undefined) await commit(heldCursor);
+      return 'interrupted';
+    }
     if (pages === 0 && start.cursor !== null && error instanceof HttpStatusError && error.status === 400) {
       throw new ResumeCursorRefused(error);
     }

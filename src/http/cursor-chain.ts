@@ -8,6 +8,8 @@ export interface ChainRequest {
   params: readonly (readonly [string, string])[];
   /** Resume from this cursor (from a checkpoint); undefined starts at the first page. */
   startCursor?: string | undefined;
+  /** Aborts the request in flight and ends the chain with an AbortedError. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface ChainPage {
@@ -33,7 +35,9 @@ const DEFAULT_LIMIT = 100;
  * `nextCursor` not a non-empty string, a cursor seen before, far more items than `limit`) throws.
  */
 export async function* drainCursorChain(
-  client: { get(path: string, params: Iterable<readonly [string, string]>): Promise<JsonResponse> },
+  client: {
+    get(path: string, params: Iterable<readonly [string, string]>, signal?: AbortSignal): Promise<JsonResponse>;
+  },
   request: ChainRequest,
 ): AsyncGenerator<ChainPage, void, undefined> {
   if (request.params.some(([key]) => key === 'cursor')) {
@@ -46,7 +50,7 @@ export async function* drainCursorChain(
   if (cursor !== undefined) seen.add(cursor);
   for (let pages = 1; ; pages++) {
     const params = cursor === undefined ? request.params : [...request.params, ['cursor', cursor] as const];
-    const response = await client.get(request.path, params);
+    const response = await client.get(request.path, params, request.signal);
     const ctx: RequestContext = {
       method: 'GET',
       path: response.path,

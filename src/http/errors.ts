@@ -116,6 +116,12 @@ export class CursorLoopError extends RequestError {
   readonly retryable = false;
 }
 
+/** The caller aborted the request (SIGINT/SIGTERM): not a failure of the platform, never retried. */
+export class AbortedError extends RequestError {
+  readonly code = 'E_ABORTED';
+  readonly retryable = false;
+}
+
 /** Credentials would travel in clear text to a host that is not this machine. */
 export class InsecureTransportError extends BulkExtractError {
   readonly code = 'E_INSECURE_TRANSPORT';

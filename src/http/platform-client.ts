@@ -2,7 +2,14 @@ import { type Logger, silentLogger } from '../log.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { USER_AGENT } from '../version.js';
 import type { Authenticator } from './auth/authenticator.js';
-import { AuthError, BadResponseError, HttpStatusError, InvalidJsonError, type RequestContext } from './errors.js';
+import {
+  AbortedError,
+  AuthError,
+  BadResponseError,
+  HttpStatusError,
+  InvalidJsonError,
+  type RequestContext,
+} from './errors.js';
 import { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
 import {
   assertSecureTransport,
@@ -95,11 +102,11 @@ export class PlatformClient {
   }
 
   /** GET `{baseUrl}{path}?{params}` and parse the JSON answer. */
-  get(path: string, params: Iterable<readonly [string, string]> = []): Promise<JsonResponse> {
+  get(path: string, params: Iterable<readonly [string, string]> = [], signal?: AbortSignal): Promise<JsonResponse> {
     const search = new URLSearchParams();
     for (const [key, value] of params) search.append(key, value);
     const query = search.toString();
-    return this.send(`${this.baseUrl.pathname}${path}${query === '' ? '' : `?${query}`}`);
+    return this.send(`${this.baseUrl.pathname}${path}${query === '' ? '' : `?${query}`}`, signal);
   }
 
   /** `GET /login/status` at the cluster root: who the credential belongs to (API keys, cookies). */
@@ -116,24 +123,32 @@ export class PlatformClient {
     await Promise.all([this.transport.close(), this.options.auth.close()]);
   }
 
-  private send(path: string): Promise<JsonResponse> {
+  private send(path: string, signal?: AbortSignal): Promise<JsonResponse> {
     const { auth } = this.options;
     return withRetries(async (attempts) => {
       const ctx: RequestContext = { method: 'GET', path, attempts };
       const credential = await auth.headers();
-      let raw = await this.exchange(path, credential, ctx);
+      let raw = await this.exchange(path, credential, ctx, signal);
       if (raw.status === 401 && (await auth.onUnauthorized(credential))) {
         this.logger.info({ path, requestId: raw.requestId }, 'credential refused (401); renewed it, sending again');
-        raw = await this.exchange(path, await auth.headers(), ctx);
+        raw = await this.exchange(path, await auth.headers(), ctx, signal);
       }
       return this.interpret(raw, { ...ctx, ...(raw.requestId === undefined ? {} : { requestId: raw.requestId }) });
-    }, this.runtime);
+    }, this.runtime, signal);
   }
 
-  private exchange(path: string, credential: Record<string, string>, ctx: RequestContext): Promise<RawResponse> {
+  private exchange(
+    path: string,
+    credential: Record<string, string>,
+    ctx: RequestContext,
+    signal?: AbortSignal,
+  ): Promise<RawResponse> {
     this.stats.requests++;
     const headers = { 'accept': 'application/json', 'user-agent': USER_AGENT, ...credential };
-    return this.limiter(() => this.transport.request('GET', path, headers, ctx));
+    return this.limiter(() => {
+      if (signal?.aborted === true) throw new AbortedError('Stopped before sending', ctx);
+      return this.transport.request('GET', path, headers, ctx, undefined, signal);
+    });
   }
 
   private interpret(raw: RawResponse, ctx: RequestContext): JsonResponse {

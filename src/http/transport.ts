@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { gunzip, inflate } from 'node:zlib';
 import { Pool } from 'undici';
 import {
+  AbortedError,
   BadResponseError,
   InsecureTransportError,
   NetworkError,
@@ -67,6 +68,7 @@ export class Transport {
     headers: Record<string, string>,
     ctx: RequestContext,
     body?: string,
+    signal?: AbortSignal,
   ): Promise<RawResponse> {
     try {
       const response = await this.pool.request({
@@ -75,6 +77,7 @@ export class Transport {
         path,
         headers: { ...headers, 'accept-encoding': 'gzip, deflate' },
         ...(body === undefined ? {} : { body }),
+        ...(signal === undefined ? {} : { signal }),
       });
       const bytes = await decode(Buffer.from(await response.body.arrayBuffer()), response.headers);
       return {
@@ -84,6 +87,7 @@ export class Transport {
         requestId: firstHeader(response.headers, 'x-request-id'),
       };
     } catch (error) {
+      if (signal?.aborted === true) throw new AbortedError('Stopped before the answer arrived', ctx, { cause: error });
       throw classifyTransportError(error, ctx);
     }
   }

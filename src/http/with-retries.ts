@@ -1,5 +1,5 @@
 import type { Clock } from '../util/clock.js';
-import { RequestError } from './errors.js';
+import { AbortedError, RequestError } from './errors.js';
 import { decideRetry, type RetryOptions } from './retry-policy.js';
 
 export interface RetryRuntime {
@@ -16,16 +16,42 @@ export interface RetryRuntime {
  * policy's delay between attempts. Only RequestErrors are retried; anything else is a bug and is
  * thrown at once.
  */
-export async function withRetries<T>(attempt: (n: number) => Promise<T>, runtime: RetryRuntime): Promise<T> {
+export async function withRetries<T>(
+  attempt: (n: number) => Promise<T>,
+  runtime: RetryRuntime,
+  signal?: AbortSignal,
+): Promise<T> {
   for (let n = 1; ; n++) {
     try {
       return await attempt(n);
     } catch (error) {
       if (!(error instanceof RequestError)) throw error;
       const decision = decideRetry(error, n, runtime.retry, { random: runtime.random, nowMs: runtime.clock.now() });
-      if (!decision.retry) throw error;
+      if (!decision.retry || signal?.aborted === true) throw error;
       runtime.onRetry(error, decision.delayMs, decision.reason);
-      await runtime.clock.sleep(decision.delayMs);
+      await sleepUnlessAborted(runtime.clock, decision.delayMs, signal, error);
     }
+  }
+}
+
+/** The backoff wait, cut short by an abort (which ends the retries with an AbortedError). */
+async function sleepUnlessAborted(clock: Clock, ms: number, signal: AbortSignal | undefined, last: RequestError) {
+  if (signal === undefined) return clock.sleep(ms);
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () =>
+      reject(
+        new AbortedError(`Stopped while waiting to retry after: ${last.message}`, {
+          method: last.method,
+          path: last.path,
+          ...(last.attempts === undefined ? {} : { attempts: last.attempts }),
+        }),
+      );
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    await Promise.race([clock.sleep(ms), aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
   }
 }
