@@ -6,14 +6,21 @@ export type Resource = (typeof RESOURCES)[number];
 export const FORMATS = ['parquet', 'ndjson'] as const;
 export type Format = (typeof FORMATS)[number];
 
-/** Epoch milliseconds, given as a number or an ISO 8601 date-time with a zone (`2024-01-01T00:00:00Z`). */
-const time = z.union([
-  z.number().int().min(0),
-  z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/, 'expected an ISO 8601 date-time with a zone')
-    .transform((text) => Date.parse(text)),
-]);
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+const TIME_EXPECTED = 'expected epoch milliseconds (an integer >= 0) or an ISO 8601 date-time with a zone, e.g. 2024-01-01T00:00:00Z';
+
+/** Epoch milliseconds, given as a number or an ISO 8601 date-time with a zone. */
+const time = z
+  .union([z.number().int().min(0), z.string()], { error: TIME_EXPECTED })
+  .transform((value, ctx) => {
+    if (typeof value === 'number') return value;
+    const ms = ISO_DATE_TIME.test(value) ? Date.parse(value) : Number.NaN;
+    if (Number.isNaN(ms) || ms < 0) {
+      ctx.addIssue({ code: 'custom', message: `${TIME_EXPECTED}; '${value}' is not one` });
+      return z.NEVER;
+    }
+    return ms;
+  });
 
 const assetFilter = z.strictObject({ minLastUpdatedTime: time.optional(), maxLastUpdatedTime: time.optional() });
 const eventFilter = assetFilter.extend({
