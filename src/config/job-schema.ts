@@ -14,13 +14,20 @@ const time = z
   .union([z.number().int().min(0), z.string()], { error: TIME_EXPECTED })
   .transform((value, ctx) => {
     if (typeof value === 'number') return value;
-    const ms = ISO_DATE_TIME.test(value) ? Date.parse(value) : Number.NaN;
+    const ms = ISO_DATE_TIME.test(value) && isCalendarDate(value) ? Date.parse(value) : Number.NaN;
     if (Number.isNaN(ms) || ms < 0) {
       ctx.addIssue({ code: 'custom', message: `${TIME_EXPECTED}; '${value}' is not one` });
       return z.NEVER;
     }
     return ms;
   });
+
+/** Date.parse rolls 2024-02-30 over into March; a date that does not exist is refused instead. */
+function isCalendarDate(value: string): boolean {
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
 
 const assetFilter = z.strictObject({ minLastUpdatedTime: time.optional(), maxLastUpdatedTime: time.optional() });
 const eventFilter = assetFilter.extend({

@@ -9,6 +9,11 @@ import { SCHEMAS } from './schemas.js';
 const CODECS = { zstd: wasm.Compression.ZSTD, snappy: wasm.Compression.SNAPPY, none: wasm.Compression.UNCOMPRESSED };
 const END = Symbol('end');
 
+/** Encoded bytes per row before any file of the resource was written: high, so a first shard errs small. */
+const FIRST_GUESS_BYTES_PER_ROW = 100;
+/** Encoded bytes per row seen in the last committed shard of each resource. */
+const learnedBytesPerRow = new Map<Resource, number>();
+
 /**
  * One Parquet file, row group by row group: rows gather in reusable Arrow columns; each full row
  * group goes through Arrow IPC into parquet-wasm's streaming writer, whose output is appended to
@@ -23,6 +28,8 @@ export class ParquetShardWriter implements ShardWriter {
   readonly format = 'parquet';
   private readonly builder: RowGroupBuilder;
   private count = 0;
+  /** Rows handed to the wasm writer; it encodes them in row groups of exactly rowGroupRows. */
+  private sent = 0;
   private writing: Promise<void> | undefined;
   /** The batch waiting to be pulled by the wasm writer, and who waits for it to be taken. */
   private slot: { value: wasm.RecordBatch | typeof END; taken: () => void } | undefined;
@@ -44,8 +51,19 @@ export class ParquetShardWriter implements ShardWriter {
     return this.count;
   }
 
+  /**
+   * The file's size so far, estimated: the bytes written plus the rows not yet encoded (in the
+   * builder or buffered in the writer) at the bytes per row seen so far. A Parquet file's size is
+   * known only row group by row group, and `shard.maxBytes` needs it page by page.
+   */
   get bytes(): number {
-    return this.file.bytes;
+    const written = this.file.bytes;
+    const encodedRows = Math.floor(this.sent / this.options.rowGroupRows) * this.options.rowGroupRows;
+    const perRow =
+      encodedRows > 0 && written > 0
+        ? written / encodedRows
+        : (learnedBytesPerRow.get(this.resource) ?? FIRST_GUESS_BYTES_PER_ROW);
+    return Math.round(written + (this.count - encodedRows) * perRow);
   }
 
   async append(items: readonly unknown[]): Promise<void> {
@@ -56,10 +74,13 @@ export class ParquetShardWriter implements ShardWriter {
   }
 
   async commit(): Promise<CommittedShard> {
+    // parquet-wasm cannot write a file without a row group; the worker never opens an empty shard.
+    if (this.count === 0) throw new Error('A Parquet shard needs at least one row; nothing was appended');
     if (this.builder.rows > 0) await this.flushRowGroup();
     await this.offer(END);
     await this.writing;
     const done = await this.file.commit();
+    learnedBytesPerRow.set(this.resource, done.bytes / this.count);
     return { ...done, format: 'parquet', rows: this.count };
   }
 
@@ -79,6 +100,7 @@ export class ParquetShardWriter implements ShardWriter {
     const [batch] = table.recordBatches();
     table.free();
     if (batch === undefined) throw new Error('parquet-wasm returned no record batch for a row group');
+    this.sent += batch.numRows;
     this.writing ??= this.startWriter();
     await Promise.race([this.offer(batch), this.writing]);
   }
@@ -128,7 +150,8 @@ export class ParquetShardWriter implements ShardWriter {
   private properties(): wasm.WriterProperties {
     let builder = new wasm.WriterPropertiesBuilder()
       .setCompression(CODECS[this.options.compression])
-      .setMaxRowGroupSize(this.options.rowGroupRows * 2)
+      // Exactly rowGroupRows: the writer cuts groups at this size whatever the batch boundaries.
+      .setMaxRowGroupSize(this.options.rowGroupRows)
       .setCreatedBy('bulk-extract');
     // Integers and times: delta encoding beats dictionaries on ids and timestamps (smaller, faster).
     for (const spec of SCHEMAS[this.resource]) {
