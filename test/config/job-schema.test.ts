@@ -1,0 +1,263 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { jobSchema } from '../../src/config/job-schema.js';
+import { type ConfigOverrides, loadConfig } from '../../src/config/load-config.js';
+import { Secret } from '../../src/config/secret.js';
+import { ConfigError } from '../../src/errors.js';
+import { removeTempDirs, tempDir } from '../support/export-harness.js';
+
+const ENV = { API_KEY: 'env-api-key-value-0001' };
+const SOURCE = {
+  baseUrl: 'https://acme.platform.example/api/v1/projects/acme',
+  auth: { type: 'api-key', apiKey: '${API_KEY}' },
+};
+
+afterEach(removeTempDirs);
+
+/** Writes `job` (with a valid source unless it has one) as block YAML and loads it. */
+function load(job: Record<string, unknown>, overrides: ConfigOverrides = {}) {
+  const file = join(tempDir('bulk-extract-job-'), 'job.yaml');
+  writeFileSync(file, stringify({ source: SOURCE, ...job }));
+  return loadConfig(file, ENV, overrides);
+}
+
+function configError(job: Record<string, unknown>, overrides: ConfigOverrides = {}): string {
+  try {
+    load(job, overrides);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error).toMatchObject({ code: 'E_CONFIG' });
+    return (error as ConfigError).message;
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(job)}`);
+}
+
+const withStream = (stream: Record<string, unknown>) => ({ streams: [{ resource: 'events', ...stream }] });
+
+describe('streams: valid files', () => {
+  it('fills in the defaults of a stream and of output', () => {
+    const config = load({ streams: [{ resource: 'events' }, { resource: 'assets', name: 'trees', partitions: 2 }] });
+    expect(config.streams).toEqual([
+      { resource: 'events', filter: {}, partitions: 10, limit: 1000 },
+      { resource: 'assets', name: 'trees', filter: {}, partitions: 2, limit: 1000 },
+    ]);
+    expect(config.output).toEqual({
+      dir: './out',
+      formats: ['parquet'],
+      parquet: { compression: 'zstd', rowGroupRows: 100_000 },
+      ndjson: { compression: 'none' },
+      shard: { maxRows: 1_000_000, maxBytes: 256 * 1024 * 1024 },
+    });
+    expect(config.checkpoint).toBeUndefined();
+  });
+
+  it('time filters take epoch ms or ISO 8601 with a zone, both as epoch ms', () => {
+    const config = load(
+      withStream({
+        filter: {
+          minLastUpdatedTime: '2024-01-01T00:00:00Z',
+          maxLastUpdatedTime: '2024-01-01T02:00:00.250+01:00',
+          minStartTime: 0,
+          maxStartTime: 1_700_000_000_000,
+        },
+      }),
+    );
+    expect(config.streams[0]?.filter).toEqual({
+      minLastUpdatedTime: Date.UTC(2024, 0, 1),
+      maxLastUpdatedTime: Date.UTC(2024, 0, 1, 1, 0, 0, 250),
+      minStartTime: 0,
+      maxStartTime: 1_700_000_000_000,
+    });
+  });
+
+  it('accepts the bounds: partitions 1 and 10, limit 1 and 1000', () => {
+    expect(load(withStream({ partitions: 1, limit: 1 })).streams[0]).toMatchObject({ partitions: 1, limit: 1 });
+    expect(load(withStream({ partitions: 10, limit: 1000 })).streams[0]).toMatchObject({ partitions: 10, limit: 1000 });
+  });
+
+  it('the same resource twice under different names is fine', () => {
+    const config = load({ streams: [{ resource: 'events' }, { resource: 'events', name: 'alarms', filter: { type: 'alarm' } }] });
+    expect(config.streams.map((s) => s.name ?? s.resource)).toEqual(['events', 'alarms']);
+  });
+});
+
+describe('streams: every wrong value is an error naming its key path', () => {
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['resource of the wrong type', { streams: [{ resource: 5 }] }, 'streams.0.resource'],
+    ['an unknown resource', { streams: [{ resource: 'timeseries' }] }, 'streams.0.resource'],
+    ['a missing resource', { streams: [{ limit: 5 }] }, 'streams.0.resource'],
+    ['name of the wrong type', withStream({ name: 5 }), 'streams.0.name'],
+    ['name with capitals and spaces', withStream({ name: 'My Stream' }), 'streams.0.name'],
+    ['name with a slash', withStream({ name: '../up' }), 'streams.0.name'],
+    ['partitions of the wrong type', withStream({ partitions: 'many' }), 'streams.0.partitions'],
+    ['partitions 0', withStream({ partitions: 0 }), 'streams.0.partitions'],
+    ['partitions 11', withStream({ partitions: 11 }), 'streams.0.partitions'],
+    ['partitions 2.5', withStream({ partitions: 2.5 }), 'streams.0.partitions'],
+    ['limit of the wrong type', withStream({ limit: '100' }), 'streams.0.limit'],
+    ['limit 0', withStream({ limit: 0 }), 'streams.0.limit'],
+    ['limit 5000', withStream({ limit: 5000 }), 'streams.0.limit'],
+    ['formats of the wrong type', withStream({ formats: 'parquet' }), 'streams.0.formats'],
+    ['formats []', withStream({ formats: [] }), 'streams.0.formats'],
+    ['formats [csv]', withStream({ formats: ['csv'] }), 'streams.0.formats.0'],
+    ['filter of the wrong type', withStream({ filter: 'type=alarm' }), 'streams.0.filter'],
+    ['filter.type of the wrong type', withStream({ filter: { type: 5 } }), 'streams.0.filter.type'],
+    ['filter.type empty', withStream({ filter: { type: '' } }), 'streams.0.filter.type'],
+    ['filter.subtype of the wrong type', withStream({ filter: { subtype: ['a'] } }), 'streams.0.filter.subtype'],
+    ['filter.source of the wrong type', withStream({ filter: { source: true } }), 'streams.0.filter.source'],
+    ['a time filter of the wrong type', withStream({ filter: { minStartTime: true } }), 'streams.0.filter.minStartTime'],
+    ['a negative time', withStream({ filter: { maxStartTime: -1 } }), 'streams.0.filter.maxStartTime'],
+    ['an ISO date without time', withStream({ filter: { minLastUpdatedTime: '2024-01-01' } }), 'streams.0.filter.minLastUpdatedTime'],
+    ['an ISO time without zone', withStream({ filter: { minLastUpdatedTime: '2024-01-01T00:00:00' } }), 'streams.0.filter.minLastUpdatedTime'],
+    ['a time that is not a date', withStream({ filter: { maxLastUpdatedTime: 'yesterday' } }), 'streams.0.filter.maxLastUpdatedTime'],
+    ['an unknown filter key', withStream({ filter: { color: 'red' } }), 'streams.0.filter'],
+    ['an event-only filter on assets', { streams: [{ resource: 'assets', filter: { type: 'alarm' } }] }, 'streams.0.filter'],
+    ['an unknown stream key', withStream({ partition: 3 }), 'streams.0'],
+    ['streams not a list', { streams: { resource: 'events' } }, 'streams'],
+  ];
+
+  it.each(cases)('%s', (_, job, path) => {
+    const message = configError(job);
+    expect(message).toContain(`${path}: `);
+    expect(message).toContain('job.yaml');
+  });
+
+  it('an unknown filter key is named', () => {
+    expect(configError(withStream({ filter: { color: 'red' } }))).toMatch(/streams\.0\.filter: .*color/);
+    expect(configError({ streams: [{ resource: 'assets', filter: { type: 'alarm' } }] })).toMatch(
+      /streams\.0\.filter: .*"type"/,
+    );
+  });
+
+  it('the error names the index of the bad stream, not the first one', () => {
+    expect(configError({ streams: [{ resource: 'events' }, { resource: 'assets', limit: 0 }] })).toContain('streams.1.limit: ');
+  });
+
+  it('a wrong value is echoed back', () => {
+    expect(configError(withStream({ partitions: 11 }))).toMatch(/streams\.0\.partitions: .*\(got 11\)/);
+    expect(configError(withStream({ limit: 5000 }))).toMatch(/streams\.0\.limit: .*\(got 5000\)/);
+  });
+
+  it('a bad time says what is expected (ISO 8601 with a zone, or epoch ms), not just "Invalid input"', () => {
+    const message = configError(withStream({ filter: { minLastUpdatedTime: '2024-01-01' } }));
+    expect(message).toContain('streams.0.filter.minLastUpdatedTime: ');
+    expect(message).toContain('(got "2024-01-01")');
+    expect(message).toMatch(/ISO 8601|epoch/);
+  });
+
+  it.each([
+    ['month 13', '2024-13-01T00:00:00Z'],
+    ['hour 25', '2024-01-01T25:00:00Z'],
+    ['February 30 (V8 would roll it over to March 1)', '2024-02-30T00:00:00Z'],
+    ['minute 61', '2024-01-01T00:61:00Z'],
+  ])('an ISO time with %s is refused (it is not a point in time)', (_, text) => {
+    expect(configError(withStream({ filter: { minStartTime: text } }))).toContain('streams.0.filter.minStartTime: ');
+  });
+
+  it('two streams with the same name (default names included) name the second one', () => {
+    const message = configError({ streams: [{ resource: 'events' }, { resource: 'events' }] });
+    expect(message).toContain('streams.1.name: ');
+    expect(message).toContain('\'events\' is used twice');
+    expect(configError({ streams: [{ resource: 'events', name: 'x' }, { resource: 'assets', name: 'x' }] })).toContain(
+      'streams.1.name: ',
+    );
+    expect(configError({ streams: [{ resource: 'assets' }, { resource: 'events', name: 'assets' }] })).toContain(
+      'streams.1.name: ',
+    );
+  });
+});
+
+describe('output: every wrong value is an error naming its key path', () => {
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['formats []', { formats: [] }, 'output.formats'],
+    ['formats [csv]', { formats: ['csv'] }, 'output.formats.0'],
+    ['formats not a list', { formats: 'parquet' }, 'output.formats'],
+    ['shard.maxBytes 10', { shard: { maxBytes: 10 } }, 'output.shard.maxBytes'],
+    ['shard.maxRows 0', { shard: { maxRows: 0 } }, 'output.shard.maxRows'],
+    ['an unknown output key', { color: 'red' }, 'output'],
+    ['an unknown shard key', { shard: { maxFiles: 3 } }, 'output.shard'],
+    ['dir empty', { dir: '' }, 'output.dir'],
+    ['dir of the wrong type', { dir: 5 }, 'output.dir'],
+    ['parquet.compression unknown', { parquet: { compression: 'lz4' } }, 'output.parquet.compression'],
+    ['parquet.rowGroupRows too small', { parquet: { rowGroupRows: 10 } }, 'output.parquet.rowGroupRows'],
+    ['ndjson.compression unknown', { ndjson: { compression: 'zstd' } }, 'output.ndjson.compression'],
+  ];
+
+  it.each(cases)('%s', (_, output, path) => {
+    expect(configError({ output })).toContain(`${path}: `);
+  });
+
+  it('an unknown output key is named', () => {
+    expect(configError({ output: { color: 'red' } })).toMatch(/output: .*"color"/);
+  });
+
+  it('checkpoint must be a non-empty path', () => {
+    expect(configError({ checkpoint: '' })).toContain('checkpoint: ');
+    expect(load({ checkpoint: 'state/cp.json' }).checkpoint).toBe('state/cp.json');
+  });
+
+  it('an unknown top-level key is named', () => {
+    expect(configError({ stream: [] })).toMatch(/\(root\): .*"stream"/);
+  });
+});
+
+describe('CLI overrides', () => {
+  const job = {
+    streams: [{ resource: 'events' }],
+    output: { dir: './from-file', formats: ['ndjson'] },
+  };
+
+  it('out, concurrency and formats replace the file\'s values', () => {
+    const file = load({ ...job, source: { ...SOURCE, concurrency: 3 } });
+    expect(file.output.dir).toBe('./from-file');
+    expect(file.output.formats).toEqual(['ndjson']);
+    expect(file.source.concurrency).toBe(3);
+    const config = load(
+      { ...job, source: { ...SOURCE, concurrency: 3 } },
+      { out: '/tmp/elsewhere', concurrency: 12, formats: ['parquet', 'ndjson'] },
+    );
+    expect(config.output.dir).toBe('/tmp/elsewhere');
+    expect(config.output.formats).toEqual(['parquet', 'ndjson']);
+    expect(config.source.concurrency).toBe(12);
+    expect(config.output.parquet.compression).toBe('zstd');
+  });
+
+  it('they apply when the file has no output section', () => {
+    const config = load({ streams: [{ resource: 'events' }] }, { out: 'x', formats: ['ndjson'] });
+    expect(config.output).toMatchObject({ dir: 'x', formats: ['ndjson'] });
+  });
+
+  it('undefined overrides leave the file alone', () => {
+    const config = load(job, { out: undefined, concurrency: undefined, formats: undefined });
+    expect(config.output.dir).toBe('./from-file');
+    expect(config.source.concurrency).toBe(8);
+  });
+
+  it('are validated like the file: concurrency 0, 65 and 1.5 are errors naming source.concurrency', () => {
+    for (const concurrency of [0, 65, 1.5]) {
+      expect(configError(job, { concurrency })).toContain('source.concurrency: ');
+    }
+  });
+
+  it('are validated like the file: formats [csv] and [], out ""', () => {
+    expect(configError(job, { formats: ['csv'] })).toContain('output.formats.0: ');
+    expect(configError(job, { formats: [] })).toContain('output.formats: ');
+    expect(configError(job, { out: '' })).toContain('output.dir: ');
+  });
+});
+
+describe('jobSchema', () => {
+  it('parses a config object directly with the same defaults as loadConfig', () => {
+    const source = { baseUrl: SOURCE.baseUrl, auth: { type: 'api-key', apiKey: new Secret('k-0123456789') } };
+    const job = jobSchema.parse({ source, streams: [{ resource: 'assets', limit: 10 }] });
+    expect(job.streams).toEqual([{ resource: 'assets', filter: {}, partitions: 10, limit: 10 }]);
+    expect(job.output).toEqual(load({}).output);
+  });
+
+  it('refuses a literal credential: only loadConfig turns ${ENV} into a Secret', () => {
+    const parsed = jobSchema.safeParse({ source: { baseUrl: SOURCE.baseUrl, auth: { type: 'token', token: 'x' } } });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues[0]?.path).toEqual(['source', 'auth', 'token']);
+  });
+});
