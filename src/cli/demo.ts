@@ -44,7 +44,7 @@ export async function runDemo(argv: string[]): Promise<number> {
       DEMO_CLIENT_SECRET: secret,
     });
     const result = await runJob({ config, fresh: true, logger });
-    console.error(summary(result.manifest));
+    console.error(summary(result.manifest, result.rows));
     const { outDir } = outputPaths(config);
     console.log(`\nOutput in ${outDir}. Query it with DuckDB, for example:`);
     console.log(

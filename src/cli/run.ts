@@ -86,7 +86,7 @@ export async function runRun(argv: string[]): Promise<number> {
       },
     });
     stopProgress();
-    console.error(summary(result.manifest));
+    console.error(summary(result.manifest, result.rows));
     return exitCode(result);
   } finally {
     stopProgress();
@@ -103,16 +103,15 @@ function exitCode(result: RunResult): number {
 }
 
 /** Per-stream rows, files, bytes, then the run's state, duration, rate and retries. */
-export function summary(manifest: Manifest): string {
+export function summary(manifest: Manifest, rowsThisRun: number): string {
   const lines = Object.entries(manifest.streams).map(([name, stream]) => {
     const files = manifest.files.filter((f) => f.stream === name);
     const bytes = files.reduce((sum, f) => sum + f.bytes, 0);
     return `  ${name.padEnd(16)} ${stream.rows.toLocaleString('en-US').padStart(13)} rows  ${String(files.length).padStart(5)} files  ${megabytes(bytes).padStart(10)}  ${stream.done ? 'done' : 'not done'}`;
   });
-  const rows = Object.values(manifest.streams).reduce((sum, s) => sum + s.rows, 0);
   const seconds = (manifest.durationMs ?? 0) / 1000;
   return [
-    `bulk-extract: ${manifest.state} in ${duration(Math.round(seconds))}, ${manifest.requests} requests, ${manifest.retries} retries, ${Math.round(rows / Math.max(seconds, 0.001)).toLocaleString('en-US')} rows/s this run`,
+    `bulk-extract: ${manifest.state} in ${duration(Math.round(seconds))}, ${manifest.requests} requests, ${manifest.retries} retries, ${Math.round(rowsThisRun / Math.max(seconds, 0.001)).toLocaleString('en-US')} rows/s this run`,
     ...lines,
   ].join('\n');
 }

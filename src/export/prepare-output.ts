@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckpointError, ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -11,12 +11,18 @@ export interface PreparedOutput {
   checkpoint: Checkpoint;
   manifest: Manifest;
   resumed: boolean;
+  /**
+   * Deletes the folders of streams that have no committed shard. Call it after the checkpoint and
+   * manifest above are saved, so that a crash in between leaves no listed file missing.
+   */
+  clearUncommitted(): Promise<void>;
 }
 
 /**
- * Readies the output folder for a run: with `fresh`, forgets earlier progress of the planned streams;
- * otherwise resumes from the checkpoint when there is one, refusing settings that drifted. The old
- * `_SUCCESS` goes either way: it comes back only when this run completes.
+ * Readies the output folder for a run. With `fresh`, the planned streams' progress is forgotten
+ * (other streams of the job keep theirs). Otherwise the run resumes from the checkpoint when there
+ * is one; it is refused when the settings drifted or when shards the checkpoint counts are not in
+ * the output folder. The old `_SUCCESS` goes either way: it comes back when this run completes.
  */
 export async function prepareOutput(options: {
   outDir: string;
@@ -30,42 +36,113 @@ export async function prepareOutput(options: {
   const { outDir, checkpointPath, baseUrl, streams, fresh, now, logger } = options;
   await ensureDir(outDir);
   await rm(join(outDir, SUCCESS_FILE), { force: true });
-  const text = fresh ? undefined : await readIfExists(checkpointPath);
-  if (text === undefined) {
-    if (fresh) {
-      logger.info({ outDir }, '--fresh: deleting earlier output of the planned streams');
-      for (const stream of streams) await rm(join(outDir, stream.name), { recursive: true, force: true });
-      await rm(checkpointPath, { force: true });
-      await rm(join(outDir, MANIFEST_FILE), { force: true });
-    }
-    return { checkpoint: newCheckpoint(baseUrl, streams, now), manifest: newManifest(baseUrl, now), resumed: false };
-  }
+  const text = await readIfExists(checkpointPath);
+  // With --fresh a damaged checkpoint is no obstacle; without, it is an error naming what is wrong.
+  const parse = fresh ? tryParse : parseCheckpoint;
+  const earlier = text === undefined ? undefined : parse(text, checkpointPath);
 
-  let checkpoint = parseCheckpoint(text, checkpointPath);
-  const drift = findDrift(checkpoint, baseUrl, streams);
-  if (drift.length > 0) {
-    throw new CheckpointError(
-      `The job's settings differ from the run recorded in ${checkpointPath}, so resuming would mix two different exports:\n  - ${drift.join('\n  - ')}\nRestore the settings to resume, or run with --fresh to start over.`,
-    );
+  let checkpoint = earlier ?? newCheckpoint(baseUrl, streams, now);
+  if (fresh && earlier !== undefined) {
+    logger.info({ outDir, streams: streams.map((s) => s.name) }, '--fresh: deleting earlier output of the planned streams');
+    // Another source's progress cannot be kept: start the whole checkpoint over.
+    checkpoint = earlier.baseUrl === baseUrl ? without(earlier, streams) : newCheckpoint(baseUrl, [], now);
+  }
+  if (!fresh && earlier !== undefined) {
+    const drift = findDrift(earlier, baseUrl, streams);
+    if (drift.length > 0) {
+      throw new CheckpointError(
+        `The job's settings differ from the run recorded in ${checkpointPath}, so resuming would mix two different exports:\n  - ${drift.join('\n  - ')}\nRestore the settings to resume, or run with --fresh to start over.`,
+      );
+    }
   }
   for (const stream of streams) {
     if (checkpoint.streams[stream.name] === undefined) {
       checkpoint = { ...checkpoint, streams: { ...checkpoint.streams, [stream.name]: newStreamState(stream, now) } };
     }
   }
-  const manifestText = await readIfExists(join(outDir, MANIFEST_FILE));
-  let manifest = newManifest(baseUrl, now);
-  if (manifestText !== undefined) {
+
+  const manifest = reconcile(await readManifest(outDir, baseUrl, now, logger), checkpoint);
+  if (!fresh && earlier !== undefined) await assertShardsPresent(outDir, checkpoint, manifest, streams);
+  const uncommitted = streams.filter((stream) =>
+    Object.values(checkpoint.streams[stream.name]?.parts ?? {}).every((part) => part.nextSeq === 0),
+  );
+  return {
+    checkpoint,
+    manifest,
+    resumed: !fresh && earlier !== undefined,
+    clearUncommitted: async () => {
+      for (const stream of uncommitted) await rm(join(outDir, stream.name), { recursive: true, force: true });
+    },
+  };
+}
+
+function tryParse(text: string, file: string): Checkpoint | undefined {
+  try {
+    return parseCheckpoint(text, file);
+  } catch {
+    return undefined;
+  }
+}
+
+function without(checkpoint: Checkpoint, streams: readonly StreamPlan[]): Checkpoint {
+  const names = new Set(streams.map((s) => s.name));
+  return {
+    ...checkpoint,
+    streams: Object.fromEntries(Object.entries(checkpoint.streams).filter(([name]) => !names.has(name))),
+  };
+}
+
+async function readManifest(outDir: string, baseUrl: string, now: string, logger: Logger): Promise<Manifest> {
+  const text = await readIfExists(join(outDir, MANIFEST_FILE));
+  if (text !== undefined) {
     try {
-      manifest = { ...(JSON.parse(manifestText) as Manifest), state: 'running', startedAt: now };
+      return { ...(JSON.parse(text) as Manifest), state: 'running', startedAt: now };
     } catch {
-      logger.warn(
-        { outDir },
-        '_manifest.json is damaged: its file list starts empty, so it will list only the shards this run writes',
-      );
+      logger.warn({ outDir }, '_manifest.json is damaged: its file list starts empty');
     }
   }
-  return { checkpoint, manifest: reconcile(manifest, checkpoint), resumed: true };
+  return newManifest(baseUrl, now);
+}
+
+/**
+ * Every shard the checkpoint counts for the planned streams must be listed in the manifest and be
+ * on disk at its recorded size; otherwise the folder is not the one the checkpoint describes
+ * (moved, cleaned, another output.dir), and resuming would report rows that are not there.
+ */
+async function assertShardsPresent(
+  outDir: string,
+  checkpoint: Checkpoint,
+  manifest: Manifest,
+  streams: readonly StreamPlan[],
+): Promise<void> {
+  const missing: string[] = [];
+  for (const stream of streams) {
+    const state = checkpoint.streams[stream.name];
+    if (state === undefined) continue;
+    for (const [m, part] of Object.entries(state.parts)) {
+      for (let seq = 0; seq < part.nextSeq; seq++) {
+        for (const format of state.formats) {
+          const file = manifest.files.find(
+            (f) => f.stream === stream.name && String(f.m) === m && f.seq === seq && f.format === format,
+          );
+          if (file === undefined) {
+            missing.push(`${stream.name} partition ${m}/${state.partitions} shard ${seq} (${format}): not in the manifest`);
+            continue;
+          }
+          const size = await stat(join(outDir, file.path)).then(
+            (s) => s.size,
+            () => -1,
+          );
+          if (size !== file.bytes) missing.push(`${file.path}: ${size === -1 ? 'missing' : `${size} bytes, not ${file.bytes}`}`);
+        }
+      }
+    }
+  }
+  if (missing.length > 0) {
+    throw new CheckpointError(
+      `${outDir} does not hold the shards the checkpoint counts (${missing.length} missing), so resuming would report rows that are not there:\n  - ${missing.slice(0, 5).join('\n  - ')}${missing.length > 5 ? '\n  - ...' : ''}\nWas the folder moved or cleaned, or is output.dir not the one of the run that wrote the checkpoint? Run with --fresh to start over.`,
+    );
+  }
 }
 
 /** Creates the output folder; a folder that cannot be created is a config error naming output.dir. */

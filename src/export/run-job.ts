@@ -43,6 +43,8 @@ export interface RunResult {
   /** Errors of the partitions that failed. */
   errors: { stream: string; m: number; error: unknown }[];
   resumed: boolean;
+  /** Rows written by this run (the manifest counts every run's). */
+  rows: number;
 }
 
 /** Output and checkpoint paths of a job, resolved against the working directory. */
@@ -82,6 +84,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     });
     const committer = new Committer(outDir, checkpointPath, prepared.checkpoint, prepared.manifest, clock);
     await committer.save();
+    await prepared.clearUncommitted();
     logger.info(
       { outDir, streams: streams.map((s) => s.name), partitions: plans.length, resumed: prepared.resumed },
       prepared.resumed ? 'resuming export' : 'starting export',
@@ -136,7 +139,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       ),
     });
     if (state === 'complete') await writeFile(join(outDir, SUCCESS_FILE), '');
-    return { state, manifest, errors, resumed: prepared.resumed };
+    return { state, manifest, errors, resumed: prepared.resumed, rows };
   } finally {
     await client.close();
     await releaseLock();

@@ -40,7 +40,8 @@ export class ParquetShardWriter implements ShardWriter {
     private readonly resource: Resource,
     private readonly options: OutputConfig['parquet'],
   ) {
-    this.builder = new RowGroupBuilder(resource, options.rowGroupRows + 1000);
+    // Buffers start small and grow: a shard may hold far fewer rows than a row group.
+    this.builder = new RowGroupBuilder(resource, Math.min(options.rowGroupRows + 1000, 4096));
   }
 
   static async create(path: string, resource: Resource, options: OutputConfig['parquet']): Promise<ParquetShardWriter> {
