@@ -6,6 +6,7 @@ import { createLogger } from '../log.js';
 import { startSimulator } from '../simulator/server.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
+import { startProgress } from './progress.js';
 import { summary } from './run.js';
 
 export const DEMO_USAGE = `Usage: bulk-extract demo [--config config/demo.yaml] [--assets N] [--events N]
@@ -43,7 +44,15 @@ export async function runDemo(argv: string[]): Promise<number> {
       DEMO_TOKEN_URL: simulator.tokenUrl,
       DEMO_CLIENT_SECRET: secret,
     });
-    const result = await runJob({ config, fresh: true, logger });
+    let stopProgress = () => {};
+    const result = await runJob({
+      config,
+      fresh: true,
+      logger,
+      onStart: (run) => {
+        stopProgress = startProgress(run, logger, process.stderr.isTTY);
+      },
+    }).finally(() => stopProgress());
     console.error(summary(result.manifest, result.rows));
     const { outDir } = outputPaths(config);
     console.log(`\nOutput in ${outDir}. Query it with DuckDB, for example:`);
