@@ -64,6 +64,7 @@ function extraOf(item) {
 const CANDIDATES = {
   'parse-only': { run: runParseOnly, ext: null },
   'ndjson': { run: runNdjson, ext: 'ndjson' },
+  'bulk-extract-sink': { run: runSink, ext: 'parquet' },
   'arrow-hand+parquet-wasm': { run: (pages, out) => runArrowParquetWasm(pages, out, 'hand', 'ZSTD'), ext: 'parquet' },
   'arrow-hand+parquet-wasm-snappy': {
     run: (pages, out) => runArrowParquetWasm(pages, out, 'hand', 'SNAPPY'), ext: 'parquet',
@@ -289,13 +290,15 @@ async function child(name) {
 const modules = {};
 /** Loads the writer's modules (and instantiates wasm) outside the timed window. */
 async function prepare(name) {
-  if (name.includes('parquet-wasm')) await loadArrowWasm();
+  if (name.includes('parquet-wasm') || name === 'bulk-extract-sink') await loadArrowWasm();
   if (name.startsWith('hyparquet')) modules.hyparquet = await import('hyparquet-writer');
 }
 async function loadArrowWasm() {
   modules.arrow = await import('apache-arrow');
   // The node build of parquet-wasm instantiates its wasm synchronously on import; no init call.
   modules.wasm = await import('parquet-wasm');
+  modules.sink = await import('../dist/sink/parquet/row-group.js');
+  modules.writer = await import('../dist/sink/parquet/parquet-writer.js');
 }
 
 // --- parse-only: the input floor ---------------------------------------------------------------
@@ -322,33 +325,15 @@ async function runNdjson(pages, out) {
 
 // --- Arrow (by hand or Builders) -> IPC -> parquet-wasm -> one file ------------------------------
 
-/** The Arrow schema of the events profile. Timestamps carry timezone 'UTC' (else readers see local time). */
+/** The Arrow schema of the events profile: the production one (src/sink/parquet/row-group.ts). */
 function arrowEventSchema() {
-  const a = modules.arrow;
-  const ts = () => new a.TimestampMillisecond('UTC');
-  const entries = new a.Struct([new a.Field('key', new a.Utf8(), false), new a.Field('value', new a.Utf8(), true)]);
-  return new a.Schema([
-    new a.Field('id', new a.Int64(), false),
-    new a.Field('externalId', new a.Utf8(), false),
-    new a.Field('type', new a.Utf8(), false),
-    new a.Field('subtype', new a.Utf8(), true),
-    new a.Field('description', new a.Utf8(), true),
-    new a.Field('startTime', ts(), false),
-    new a.Field('endTime', ts(), true),
-    new a.Field('assetIds', new a.List(new a.Field('item', new a.Int64(), false)), false),
-    new a.Field('source', new a.Utf8(), false),
-    new a.Field('dataSetId', new a.Int64(), true),
-    new a.Field('metadata', new a.Map_(new a.Field('entries', entries, false), false), true),
-    new a.Field('createdTime', ts(), false),
-    new a.Field('lastUpdatedTime', ts(), false),
-    new a.Field('extra', new a.Utf8(), true),
-  ]);
+  return modules.sink.arrowSchema('events');
 }
 
 async function runArrowParquetWasm(pages, out, fill, codec, delta = false) {
   const { arrow: a, wasm } = modules;
   const schema = arrowEventSchema();
-  const batches = fill === 'hand' ? handBatches(pages, schema) : builderBatches(pages, schema);
+  const batches = fill === 'hand' ? handBatches(pages) : builderBatches(pages, schema);
   let rowGroups = 0;
   // A pull source: the wasm writer asks for the next RecordBatch when it is ready for one, so the
   // producer never runs ahead of the writer (backpressure) and at most one row group is in flight.
@@ -435,265 +420,33 @@ function* builderBatches(pages, schema) {
   builder.finish();
 }
 
-/** Batches of ROW_GROUP rows from whole pages, Arrow buffers filled by hand and reused per batch. */
-function* handBatches(pages, schema) {
-  const a = modules.arrow;
-  const capacity = ROW_GROUP + PAGE;
-  const f = Object.fromEntries(schema.fields.map((field) => [field.name, field]));
-  const col = {
-    id: new Int64Column(capacity, false),
-    externalId: new Utf8Column(capacity, false),
-    type: new Utf8Column(capacity, false),
-    subtype: new Utf8Column(capacity, true),
-    description: new Utf8Column(capacity, true),
-    startTime: new Int64Column(capacity, false),
-    endTime: new Int64Column(capacity, true),
-    assetIds: new Int64ListColumn(capacity),
-    source: new Utf8Column(capacity, false),
-    dataSetId: new Int64Column(capacity, true),
-    metadata: new StringMapColumn(capacity),
-    createdTime: new Int64Column(capacity, false),
-    lastUpdatedTime: new Int64Column(capacity, false),
-    extra: new Utf8Column(capacity, true),
-  };
-  const columns = Object.entries(col);
-  // The batch views the reused buffers: it is valid until the generator resumes, i.e. the consumer
-  // must serialize it (tableToIPC) before asking for the next one. Only then are the buffers reset.
-  const batch = () => {
-    const children = columns.map(([name, column]) => column.toData(a, f[name].type));
-    return new a.RecordBatch(schema, a.makeData({
-      type: new a.Struct(schema.fields), length: col.id.length, nullCount: 0, children,
-    }));
-  };
-  const reset = () => {
-    for (const [, column] of columns) column.reset();
-  };
-  for (const items of pages) {
-    for (const item of items) {
-      col.id.push(item.id);
-      col.externalId.push(item.externalId);
-      col.type.push(item.type);
-      col.subtype.push(item.subtype);
-      col.description.push(item.description);
-      col.startTime.push(item.startTime);
-      col.endTime.push(item.endTime);
-      col.assetIds.push(item.assetIds);
-      col.source.push(item.source);
-      col.dataSetId.push(item.dataSetId);
-      col.metadata.push(item.metadata);
-      col.createdTime.push(item.createdTime);
-      col.lastUpdatedTime.push(item.lastUpdatedTime);
-      col.extra.push(extraOf(item));
-    }
-    // Row groups close at a page boundary, as shards do.
-    if (col.id.length >= ROW_GROUP) {
-      yield batch();
-      reset();
-    }
-  }
-  if (col.id.length > 0) yield batch();
-}
-
-const TWO_32 = 4294967296;
-
-/** Validity bitmap (LSB first) with a null count; `nullable: false` refuses nulls with a clear error. */
-class Validity {
-  constructor(capacity, nullable) {
-    this.bits = nullable ? new Uint8Array((capacity + 7) >> 3) : null;
-    this.nullCount = 0;
-  }
-
-  set(i, valid, what) {
-    if (this.bits === null) {
-      if (!valid) throw new TypeError(`${what}: null in a non-nullable column`);
-      return;
-    }
-    if (i >> 3 >= this.bits.length) this.bits = grow(this.bits, this.bits.length * 2);
-    if (valid) this.bits[i >> 3] |= 1 << (i & 7);
-    else this.nullCount++;
-  }
-
-  /** The bitmap for makeData, or undefined when there is no null (the reader then needs none). */
-  bitmap(length) {
-    return this.nullCount === 0 ? undefined : this.bits.subarray(0, (length + 7) >> 3);
-  }
-
-  reset() {
-    this.bits?.fill(0);
-    this.nullCount = 0;
-  }
-}
-
 /**
- * INT64 (ids, epoch-millisecond timestamps) without a BigInt per value: the safe integer is split
- * into two 32-bit words of a little-endian BigInt64Array (x86/ARM are little-endian).
+ * Batches of ROW_GROUP rows from whole pages, Arrow buffers filled by hand: the production
+ * RowGroupBuilder (src/sink/parquet/row-group.ts), so this measures the code that ships. A batch views
+ * the reused buffers, so the consumer serializes it (tableToIPC) before asking for the next one.
  */
-class Int64Column {
-  constructor(capacity, nullable) {
-    this.words = new Int32Array(capacity * 2);
-    this.validity = new Validity(capacity, nullable);
-    this.length = 0;
-  }
-
-  push(value) {
-    const i = this.length++;
-    if (value === undefined || value === null) {
-      this.validity.set(i, false, 'INT64');
-      this.words[2 * i] = 0;
-      this.words[2 * i + 1] = 0;
-      return;
+function* handBatches(pages) {
+  const builder = new modules.sink.RowGroupBuilder('events', ROW_GROUP + PAGE);
+  for (const items of pages) {
+    builder.add(items);
+    // Row groups close at a page boundary, as shards do.
+    if (builder.rows >= ROW_GROUP) {
+      yield builder.batch();
+      builder.reset();
     }
-    if (!Number.isSafeInteger(value)) throw new TypeError(`INT64: not a safe integer: ${value}`);
-    this.validity.set(i, true);
-    const high = Math.floor(value / TWO_32);
-    this.words[2 * i] = value - high * TWO_32;
-    this.words[2 * i + 1] = high;
   }
-
-  toData(a, type) {
-    const { length } = this;
-    return a.makeData({
-      type, length, nullCount: this.validity.nullCount, nullBitmap: this.validity.bitmap(length),
-      data: new BigInt64Array(this.words.buffer, 0, length),
-    });
-  }
-
-  reset() {
-    this.length = 0;
-    this.validity.reset();
-  }
+  if (builder.rows > 0) yield builder.batch();
 }
 
-const encoder = new TextEncoder();
-
-/** UTF-8 strings: Int32 offsets + one growing byte buffer written with TextEncoder.encodeInto. */
-class Utf8Column {
-  constructor(capacity, nullable) {
-    this.offsets = new Int32Array(capacity + 1);
-    this.bytes = new Uint8Array(capacity * 16);
-    this.end = 0;
-    this.validity = new Validity(capacity, nullable);
-    this.length = 0;
-  }
-
-  push(value) {
-    const i = this.length++;
-    if (i + 1 >= this.offsets.length) this.offsets = grow(this.offsets, this.offsets.length * 2);
-    if (value === undefined || value === null) {
-      this.validity.set(i, false, 'STRING');
-    } else {
-      if (typeof value !== 'string') throw new TypeError(`STRING: not a string: ${typeof value}`);
-      this.validity.set(i, true);
-      if (this.end + value.length * 3 > this.bytes.length) {
-        this.bytes = grow(this.bytes, Math.max(this.bytes.length * 2, this.end + value.length * 3));
-      }
-      this.end += encoder.encodeInto(value, this.bytes.subarray(this.end)).written;
-    }
-    this.offsets[i + 1] = this.end;
-  }
-
-  toData(a, type) {
-    const { length } = this;
-    return a.makeData({
-      type, length, nullCount: this.validity.nullCount, nullBitmap: this.validity.bitmap(length),
-      valueOffsets: this.offsets.subarray(0, length + 1), data: this.bytes.subarray(0, this.end),
-    });
-  }
-
-  reset() {
-    this.length = 0;
-    this.end = 0;
-    this.validity.reset();
-  }
-}
-
-/** LIST<INT64>, not null: a missing list is written as an empty one. */
-class Int64ListColumn {
-  constructor(capacity) {
-    this.offsets = new Int32Array(capacity + 1);
-    this.values = new Int64Column(capacity * 2, false);
-    this.length = 0;
-  }
-
-  push(list) {
-    const i = this.length++;
-    if (list !== undefined && list !== null) {
-      if (!Array.isArray(list)) throw new TypeError('LIST: not an array');
-      const values = this.values;
-      if (values.length + list.length > values.words.length / 2) {
-        values.words = grow(values.words, Math.max(values.words.length * 2, (values.length + list.length) * 2));
-      }
-      for (let k = 0; k < list.length; k++) values.push(list[k]);
-    }
-    this.offsets[i + 1] = this.values.length;
-  }
-
-  toData(a, type) {
-    const { length } = this;
-    return a.makeData({
-      type, length, nullCount: 0, valueOffsets: this.offsets.subarray(0, length + 1),
-      child: this.values.toData(a, type.children[0].type),
-    });
-  }
-
-  reset() {
-    this.length = 0;
-    this.values.reset();
-  }
-}
-
-/** MAP<STRING, STRING>, nullable: Map_ over List<Struct<key, value>> (keysSorted false). */
-class StringMapColumn {
-  constructor(capacity) {
-    this.offsets = new Int32Array(capacity + 1);
-    this.validity = new Validity(capacity, true);
-    this.keys = new Utf8Column(capacity * 4, false);
-    this.values = new Utf8Column(capacity * 4, true);
-    this.length = 0;
-  }
-
-  push(map) {
-    const i = this.length++;
-    if (map === undefined || map === null) {
-      this.validity.set(i, false, 'MAP');
-    } else {
-      if (typeof map !== 'object') throw new TypeError('MAP: not an object');
-      this.validity.set(i, true);
-      for (const key in map) {
-        this.keys.push(key);
-        this.values.push(map[key]);
-      }
-    }
-    this.offsets[i + 1] = this.keys.length;
-  }
-
-  toData(a, type) {
-    const { length } = this;
-    const entries = type.children[0].type;
-    const [keyField, valueField] = entries.children;
-    const child = a.makeData({
-      type: entries, length: this.keys.length, nullCount: 0,
-      children: [this.keys.toData(a, keyField.type), this.values.toData(a, valueField.type)],
-    });
-    return a.makeData({
-      type, length, nullCount: this.validity.nullCount, nullBitmap: this.validity.bitmap(length),
-      valueOffsets: this.offsets.subarray(0, length + 1), child,
-    });
-  }
-
-  reset() {
-    this.length = 0;
-    this.validity.reset();
-    this.keys.reset();
-    this.values.reset();
-  }
-}
-
-/** A typed array of the same kind, `size` long, holding the old contents. */
-function grow(array, size) {
-  const bigger = new array.constructor(size);
-  bigger.set(array);
-  return bigger;
+/** The production sink itself (src/sink/parquet/parquet-writer.ts): zstd, delta on integer columns. */
+async function runSink(pages, out) {
+  const writer = await modules.writer.ParquetShardWriter.create(out, 'events', {
+    compression: 'zstd',
+    rowGroupRows: ROW_GROUP,
+  });
+  for (const items of pages) await writer.append(items);
+  await writer.commit();
+  return { codec: 'zstd + DELTA_BINARY_PACKED on integer and time columns (bulk-extract sink)' };
 }
 
 // --- hyparquet-writer: ParquetWriter, one row group per write() ---------------------------------

@@ -19,7 +19,8 @@ import {
   spawnCli,
   type StreamSpec,
   tempDir,
-  writeJob,
+  type Job,
+  newJob as newHarnessJob,
 } from '../support/resume-harness.js';
 import { issueToken } from '../support/simulator-auth.js';
 
@@ -65,26 +66,8 @@ const BOTH: StreamSpec[] = [
 ];
 const EVENTS_ONLY: StreamSpec[] = [{ resource: 'events', partitions: 4, limit: 1000 }];
 
-interface Job {
-  sim: Simulator;
-  dir: string;
-  out: string;
-  file: string;
-  spec: JobSpec;
-}
-
 function newJob(sim: Simulator, streams: StreamSpec[] = BOTH, extra: Partial<JobSpec> = {}): Job {
-  const dir = tempDir('cli-run');
-  const out = join(dir, 'out');
-  const spec: JobSpec = {
-    baseUrl: sim.baseUrl,
-    outDir: out,
-    streams,
-    formats: ['parquet', 'ndjson'],
-    maxRows: 2000,
-    ...extra,
-  };
-  return { sim, dir, out, file: writeJob(join(dir, 'job.yaml'), spec), spec };
+  return newHarnessJob(sim, streams, extra, 'cli-run');
 }
 
 async function run(job: Job, args: string[] = [], env: Record<string, string> = { SIM_KEY: KEY }): Promise<Exit> {

@@ -24,6 +24,8 @@ import {
   type StreamSpec,
   tempDir,
   writeJob,
+  type Job,
+  newJob as newHarnessJob,
 } from '../support/resume-harness.js';
 
 /**
@@ -51,14 +53,6 @@ function simulator(options: Partial<SimulatorOptions> = {}): Promise<Simulator> 
   return newSimulator({ events: EVENTS, assets: ASSETS, seed: SEED, apiKeys: [KEY], recordRequests: true, ...options });
 }
 
-interface Job {
-  sim: Simulator;
-  dir: string;
-  out: string;
-  file: string;
-  spec: JobSpec;
-}
-
 const EVENTS_ONLY: StreamSpec[] = [{ resource: 'events', partitions: 4, limit: 1000 }];
 const BOTH: StreamSpec[] = [
   { resource: 'events', partitions: 4, limit: 1000 },
@@ -66,17 +60,7 @@ const BOTH: StreamSpec[] = [
 ];
 
 function newJob(sim: Simulator, streams: StreamSpec[] = EVENTS_ONLY, extra: Partial<JobSpec> = {}): Job {
-  const dir = tempDir('resume-rules');
-  const out = join(dir, 'out');
-  const spec: JobSpec = {
-    baseUrl: sim.baseUrl,
-    outDir: out,
-    streams,
-    formats: ['parquet', 'ndjson'],
-    maxRows: 2000,
-    ...extra,
-  };
-  return { sim, dir, out, file: writeJob(join(dir, 'job.yaml'), spec), spec };
+  return newHarnessJob(sim, streams, extra, 'resume-rules');
 }
 
 /** Rewrites the job file with changed settings (same output folder). */

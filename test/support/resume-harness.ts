@@ -565,3 +565,27 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** A job file in its own temp folder, against `sim`, writing to `<dir>/out`. */
+export interface Job {
+  sim: Simulator;
+  dir: string;
+  out: string;
+  file: string;
+  spec: JobSpec;
+}
+
+/** Writes a job (both formats, shards of 2000 rows unless `extra` says otherwise) into a new temp folder. */
+export function newJob(sim: Simulator, streams: StreamSpec[], extra: Partial<JobSpec>, prefix: string): Job {
+  const dir = tempDir(prefix);
+  const out = join(dir, 'out');
+  const spec: JobSpec = {
+    baseUrl: sim.baseUrl,
+    outDir: out,
+    streams,
+    formats: ['parquet', 'ndjson'],
+    maxRows: 2000,
+    ...extra,
+  };
+  return { sim, dir, out, file: writeJob(join(dir, 'job.yaml'), spec), spec };
+}

@@ -13,15 +13,8 @@ import {
 } from 'apache-arrow';
 import type { Resource } from '../../config/job-schema.js';
 import { BadItemError } from '../../errors.js';
-import {
-  type Column,
-  ColumnTypeError,
-  describe,
-  Int64Column,
-  Int64ListColumn,
-  StringMapColumn,
-  Utf8Column,
-} from './columns.js';
+import { type Column, ColumnTypeError, describe, Int64Column, Utf8Column } from './columns.js';
+import { Int64ListColumn, StringMapColumn } from './nested-columns.js';
 import { type ColumnKind, type ColumnSpec, EXTRA_COLUMN, SCHEMAS } from './schemas.js';
 
 function arrowType(kind: ColumnKind): DataType {
