@@ -45,8 +45,9 @@ export async function exportPartition(ctx: PartitionContext, plan: PartitionPlan
       { status: error.cause.status, requestId: error.cause.requestId, reason: error.cause.platformMessage },
       'the platform refused the checkpointed cursor (expired?); deleting this partition\'s shards and reading it again from its first page',
     );
-    await rm(join(ctx.outDir, partDir(plan.stream, plan.m, plan.n)), { recursive: true, force: true });
+    // Forget first, delete second: a crash in between leaves files the next run removes as leftovers.
     await ctx.committer.restart(plan.stream, plan.m);
+    await rm(join(ctx.outDir, partDir(plan.stream, plan.m, plan.n)), { recursive: true, force: true });
     return drain(ctx, plan, log);
   }
 }

@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import type { JobConfig } from '../config/load-config.js';
@@ -8,6 +7,7 @@ import type { Logger } from '../log.js';
 import { schemaColumns } from '../sink/parquet/schemas.js';
 import { shardOpener } from '../sink/open-shard.js';
 import { type Clock, systemClock } from '../util/clock.js';
+import { writeFileAtomic } from '../util/durable-file.js';
 import { Committer } from './committer.js';
 import { CHECKPOINT_FILE, SUCCESS_FILE } from './layout.js';
 import { acquireLock } from './lock.js';
@@ -64,15 +64,17 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   const plans = planPartitions(streams);
   const { outDir, checkpointPath } = outputPaths(config);
   const now = () => new Date(clock.now()).toISOString();
-  await ensureDir(outDir);
-  const releaseLock = await acquireLock(outDir, logger);
+  // The client first: a bad source setting fails here, before there is a lock to release.
   const client = createPlatformClient(config.source, {
     logger,
     clock,
     configFile: config.file,
     limiter: pLimit(config.source.concurrency),
   });
+  let releaseLock = async () => {};
   try {
+    await ensureDir(outDir);
+    releaseLock = await acquireLock(outDir, logger);
     const prepared = await prepareOutput({
       outDir,
       checkpointPath,
@@ -138,7 +140,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
         ]),
       ),
     });
-    if (state === 'complete') await writeFile(join(outDir, SUCCESS_FILE), '');
+    if (state === 'complete') await writeFileAtomic(join(outDir, SUCCESS_FILE), '');
     return { state, manifest, errors, resumed: prepared.resumed, rows };
   } finally {
     await client.close();
