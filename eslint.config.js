@@ -35,7 +35,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli/**', 'bench/**', 'bin/**', 'scripts/**'],
+    files: ['src/cli/**', 'bench/**', 'bin/**', 'scripts/**', 'test/torture/**'],
     rules: { 'no-console': 'off' },
   },
   {

@@ -8,8 +8,11 @@ import { type Manifest, type ManifestFile, type RunState, summarize } from './ma
 
 /**
  * Owns the checkpoint and the manifest during a run. Partition workers commit through it; it
- * serializes their writes so each commit lands whole and in order: shard files are already in
- * place, then the manifest is replaced, then the checkpoint.
+ * serializes their writes so each commit lands whole and in order.
+ *
+ * The invariant across a crash at any point: every shard the checkpoint counts is on disk and
+ * listed in the manifest. Adding shards writes the manifest first, then the checkpoint; forgetting
+ * them (a fresh start, a partition restarted) writes the checkpoint first, then the manifest.
  */
 export class Committer {
   private tail: Promise<void> = Promise.resolve();
@@ -45,7 +48,7 @@ export class Committer {
       const now = this.now();
       this.manifest = { ...this.manifest, files: [...this.manifest.files, ...files] };
       this.checkpoint = commitPart(this.checkpoint, stream, m, { ...update, shards: files.length > 0 ? 1 : 0 }, now);
-      await this.persist();
+      await this.persist('manifest-first');
     });
   }
 
@@ -57,7 +60,7 @@ export class Committer {
         files: this.manifest.files.filter((file) => file.stream !== stream || file.m !== m),
       };
       this.checkpoint = restartPart(this.checkpoint, stream, m, this.now());
-      await this.persist();
+      await this.persist('checkpoint-first');
     });
   }
 
@@ -73,22 +76,36 @@ export class Committer {
         finishedAt,
         durationMs: Date.parse(finishedAt) - Date.parse(this.manifest.startedAt),
       };
-      await this.persist();
+      await this.persist('manifest-first');
       return this.manifest;
     });
   }
 
-  /** Writes both files as they are now (at the start of a run). */
+  /**
+   * Writes both files as they are at the start of a run. Preparing a run only ever forgets shards
+   * (a fresh start, files past the checkpoint), so the checkpoint goes first.
+   */
   save(): Promise<void> {
-    return this.serially(() => this.persist());
+    return this.serially(() => this.persist('checkpoint-first'));
   }
 
-  private async persist(): Promise<void> {
+  private async persist(order: 'manifest-first' | 'checkpoint-first'): Promise<void> {
     this.manifest = { ...this.manifest, streams: summarize(this.checkpoint, this.manifest.files) };
-    await writeFileAtomic(join(this.outDir, MANIFEST_FILE), `${JSON.stringify(this.manifest, null, 2)}\n`);
-    crashPoint('after-manifest-write');
-    await writeFileAtomic(this.checkpointPath, `${JSON.stringify(this.checkpoint, null, 2)}\n`);
-    crashPoint('after-checkpoint-write');
+    const manifest = async () => {
+      await writeFileAtomic(join(this.outDir, MANIFEST_FILE), `${JSON.stringify(this.manifest, null, 2)}\n`);
+      crashPoint('after-manifest-write');
+    };
+    const checkpoint = async () => {
+      await writeFileAtomic(this.checkpointPath, `${JSON.stringify(this.checkpoint, null, 2)}\n`);
+      crashPoint('after-checkpoint-write');
+    };
+    if (order === 'manifest-first') {
+      await manifest();
+      await checkpoint();
+    } else {
+      await checkpoint();
+      await manifest();
+    }
   }
 
   private serially<T>(task: () => Promise<T>): Promise<T> {

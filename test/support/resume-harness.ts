@@ -161,6 +161,8 @@ export interface JobSpec {
    */
   rowGroupRows?: number;
   concurrency?: number;
+  /** output.ndjson.compression; default none. */
+  ndjsonCompression?: 'none' | 'gzip';
   /** The job's `checkpoint` key (default: none, so `<output.dir>/_checkpoint.json`). */
   checkpoint?: string;
   /** Replaces the default `auth` (api-key from ${SIM_KEY}). */
@@ -182,6 +184,7 @@ export function jobYaml(spec: JobSpec): string {
       formats: spec.formats ?? ['parquet', 'ndjson'],
       shard: { maxRows: spec.maxRows ?? 2000 },
       parquet: { rowGroupRows: spec.rowGroupRows ?? 1000 },
+      ...(spec.ndjsonCompression === undefined ? {} : { ndjson: { compression: spec.ndjsonCompression } }),
     },
     ...(spec.checkpoint === undefined ? {} : { checkpoint: spec.checkpoint }),
   };
@@ -274,6 +277,11 @@ export function readManifest(out: string): Manifest {
 }
 
 const EXTENSIONS: Record<Format, string> = { parquet: 'parquet', ndjson: 'ndjson' };
+
+/** A shard file of `format`: `.parquet`, or `.ndjson` plain or gzip. */
+function isShardOf(path: string, format: Format): boolean {
+  return format === 'parquet' ? path.endsWith('.parquet') : /\.ndjson(\.gz)?$/.test(path);
+}
 
 function sqlList(paths: readonly string[]): string {
   return `[${paths.map((p) => `'${p.replaceAll('\'', '\'\'')}'`).join(', ')}]`;
@@ -374,7 +382,7 @@ async function expectStream(
 
   for (const format of ['parquet', 'ndjson'] as const) {
     const paths = listed
-      .filter((f) => f.startsWith(`${stream.name}/`) && f.endsWith(`.${EXTENSIONS[format]}`))
+      .filter((f) => f.startsWith(`${stream.name}/`) && isShardOf(f, format))
       .map((f) => join(out, f));
     if (!stream.formats.includes(format)) {
       expect(paths, `${stream.name} has ${format} files`).toEqual([]);

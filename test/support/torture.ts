@@ -1,0 +1,165 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { expect } from 'vitest';
+import type { Format, Resource } from '../../src/config/job-schema.js';
+import type { FaultOptionsInput, Simulator } from '../../src/simulator/index.js';
+import { openDuck, parquetItems } from './export-duckdb.js';
+import {
+  describeExit,
+  type Exit,
+  expectedIds,
+  expectExactOutput,
+  newJob,
+  newSimulator,
+  runCliWith,
+  seededRandom,
+  spawnCli,
+  type StreamSpec,
+} from './resume-harness.js';
+
+const KEY = 'torture-test-key-0001';
+const FAILPOINTS = ['after-append', 'after-shard-rename', 'after-manifest-write', 'after-checkpoint-write'] as const;
+
+export interface TortureOptions {
+  /** SIGKILLs to land in all. */
+  kills: number;
+  seed: number;
+  events: number;
+  assets: number;
+  streams: StreamSpec[];
+  formats: Format[];
+  ndjsonGzip?: boolean;
+  faults: FaultOptionsInput;
+}
+
+export interface TortureReport {
+  kills: number;
+  /** Kills by where they landed: a failpoint, or `external` (a SIGKILL sent at the k-th log line). */
+  byPoint: Record<string, number>;
+  /** Exports driven to completion (each after its share of kills), all verified exact. */
+  rounds: number;
+  runs: number;
+  seconds: number;
+}
+
+/**
+ * Crash torture: runs the real CLI against the simulator (faults on) and kills it with SIGKILL at
+ * seeded moments, a failpoint at a random count or an outside kill at a random log line, then
+ * resumes, again and again. When an export completes it is checked row by row against the
+ * simulator's data, and a new round starts (`--fresh`) until `kills` kills have landed.
+ */
+export async function torture(options: TortureOptions): Promise<TortureReport> {
+  const started = performance.now();
+  const random = seededRandom(options.seed);
+  const sim = await newSimulator({
+    events: options.events,
+    assets: options.assets,
+    seed: options.seed,
+    apiKeys: [KEY],
+    faults: options.faults,
+  });
+  const job = newJob(
+    sim,
+    options.streams,
+    { formats: options.formats, ndjsonCompression: options.ndjsonGzip === true ? 'gzip' : 'none' },
+    'torture',
+  );
+  const report: TortureReport = { kills: 0, byPoint: {}, rounds: 0, runs: 0, seconds: 0 };
+  let fresh = false;
+  while (report.kills < options.kills) {
+    const args = ['run', '--config', job.file, ...(fresh ? ['--fresh'] : [])];
+    fresh = false;
+    let exit: Exit;
+    let point: string;
+    if (random() < 0.75) {
+      point = FAILPOINTS[Math.floor(random() * FAILPOINTS.length)] ?? 'after-append';
+      const at = `${point}:${1 + Math.floor(random() * 6)}`;
+      exit = await runCliWith([...args, '--log-level', 'warn'], {
+        cwd: job.dir,
+        env: { SIM_KEY: KEY, BULK_EXTRACT_CRASH_AT: at },
+      });
+    } else {
+      point = 'external';
+      const line = 1 + Math.floor(random() * 40);
+      const cli = spawnCli([...args, '--log-level', 'debug'], { cwd: job.dir, env: { SIM_KEY: KEY } });
+      cli.onStderrLine((_, index) => {
+        if (index === line) cli.child.kill('SIGKILL');
+      });
+      exit = await cli.done;
+    }
+    report.runs++;
+    if (exit.signal === 'SIGKILL') {
+      report.kills++;
+      report.byPoint[point] = (report.byPoint[point] ?? 0) + 1;
+      continue;
+    }
+    expect(exit.code, `a run that was not killed must complete; ${describeExit(exit)}`).toBe(0);
+    await expectEveryRow(sim, job.out, options);
+    report.rounds++;
+    fresh = true;
+  }
+  const last = await runCliWith(['run', '--config', job.file, '--log-level', 'warn'], {
+    cwd: job.dir,
+    env: { SIM_KEY: KEY },
+  });
+  report.runs++;
+  expect(last.code, describeExit(last)).toBe(0);
+  await expectEveryRow(sim, job.out, options);
+  report.rounds++;
+  report.seconds = Math.round((performance.now() - started) / 1000);
+  return report;
+}
+
+/** The output equals the simulator's data: the exact-output checks, then every row of every format. */
+async function expectEveryRow(sim: Simulator, out: string, options: TortureOptions): Promise<void> {
+  await expectExactOutput(
+    out,
+    options.streams.map((stream) => ({
+      name: stream.name ?? stream.resource,
+      resource: stream.resource,
+      partitions: stream.partitions ?? 10,
+      formats: options.formats,
+      ids: expectedIds(sim, stream.resource),
+    })),
+  );
+  const duck = await openDuck();
+  try {
+    for (const stream of options.streams) {
+      const name = stream.name ?? stream.resource;
+      const expected = (id: number) => sim.dataset[stream.resource].item(indexOf(sim, stream.resource, id));
+      if (options.formats.includes('ndjson')) {
+        const rows = ndjsonRows(join(out, name));
+        expect(rows.length).toBe(sim.dataset[stream.resource].count);
+        for (const row of rows) expect(row).toEqual(expected(row.id as number));
+      }
+      if (options.formats.includes('parquet')) {
+        const rows = await parquetItems(duck, stream.resource, `${join(out, name)}/*/*.parquet`);
+        expect(rows.length).toBe(sim.dataset[stream.resource].count);
+        for (const row of rows) expect(row).toEqual(expected(row.id as number));
+      }
+    }
+  } finally {
+    duck.close();
+  }
+}
+
+function indexOf(sim: Simulator, resource: Resource, id: number): number {
+  const set = sim.dataset[resource];
+  const index = (id - set.idOf(0)) / (set.idOf(1) - set.idOf(0));
+  expect(Number.isInteger(index) && index >= 0 && index < set.count, `id ${id} is not in the data`).toBe(true);
+  return index;
+}
+
+function ndjsonRows(streamDir: string): Record<string, unknown>[] {
+  const rows: Record<string, unknown>[] = [];
+  for (const part of readdirSync(streamDir)) {
+    for (const name of readdirSync(join(streamDir, part))) {
+      const bytes = readFileSync(join(streamDir, part, name));
+      if (!name.includes('.ndjson')) continue;
+      const text = (name.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
+      for (const line of text.split('\n')) if (line !== '') rows.push(JSON.parse(line) as Record<string, unknown>);
+    }
+  }
+  return rows;
+}
