@@ -26,6 +26,14 @@ export class CheckpointError extends BulkExtractError {
   readonly code = 'E_CHECKPOINT';
 }
 
+/**
+ * Writing the output failed (disk full, I/O error, permissions). What was committed before stays
+ * valid; the partition stops and the next run resumes it.
+ */
+export class OutputError extends BulkExtractError {
+  readonly code = 'E_OUTPUT';
+}
+
 /** An item's field does not have the type the platform documents (so it cannot go in its column). */
 export class BadItemError extends BulkExtractError {
   readonly code = 'E_BAD_ITEM';

@@ -21,7 +21,20 @@ export function crashPoint(point: CrashPoint): void {
   if (spec !== undefined && spec.point === point && ++hits === spec.count) process.kill(process.pid, 'SIGKILL');
 }
 
+const writeFault = parse(process.env.BULK_EXTRACT_FAIL_WRITE);
+let writes = 0;
+
+/**
+ * Disk-fault injection for tests: with `BULK_EXTRACT_FAIL_WRITE=<CODE>:<n>` (CODE such as ENOSPC
+ * or EIO), the n-th file write of the process fails with that error code, as a full disk would.
+ */
+export function injectedWriteError(path: string): NodeJS.ErrnoException | undefined {
+  if (writeFault === undefined || ++writes !== writeFault.count) return undefined;
+  const code = writeFault.point.toUpperCase();
+  return Object.assign(new Error(`${code}: injected write error, write '${path}'`), { code, syscall: 'write', path });
+}
+
 function parse(value: string | undefined): { point: string; count: number } | undefined {
-  const match = /^([a-z-]+):(\d+)$/.exec(value ?? '');
+  const match = /^([a-zA-Z-]+):(\d+)$/.exec(value ?? '');
   return match?.[1] === undefined ? undefined : { point: match[1], count: Number(match[2]) };
 }

@@ -1,6 +1,8 @@
 import { createHash, type Hash } from 'node:crypto';
 import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { OutputError } from '../errors.js';
+import { injectedWriteError } from './crash-point.js';
 
 /** Suffix of a file being written: never a committed file, removed on resume. */
 export const TEMP_SUFFIX = '.inprogress';
@@ -46,7 +48,11 @@ export class DurableFile {
   ) {}
 
   static async create(path: string): Promise<DurableFile> {
-    return new DurableFile(path, await open(`${path}${TEMP_SUFFIX}`, 'w'));
+    try {
+      return new DurableFile(path, await open(`${path}${TEMP_SUFFIX}`, 'w'));
+    } catch (error) {
+      throw outputError('Creating', path, error);
+    }
   }
 
   get bytes(): number {
@@ -56,18 +62,28 @@ export class DurableFile {
   async write(chunk: Uint8Array): Promise<void> {
     this.hash.update(chunk);
     this.written += chunk.length;
-    let offset = 0;
-    while (offset < chunk.length) {
-      const { bytesWritten } = await this.handle.write(chunk, offset, chunk.length - offset);
-      offset += bytesWritten;
+    try {
+      const injected = injectedWriteError(this.path);
+      if (injected !== undefined) throw injected;
+      let offset = 0;
+      while (offset < chunk.length) {
+        const { bytesWritten } = await this.handle.write(chunk, offset, chunk.length - offset);
+        offset += bytesWritten;
+      }
+    } catch (error) {
+      throw outputError('Writing', this.path, error);
     }
   }
 
   async commit(): Promise<{ path: string; bytes: number; sha256: string }> {
-    await this.handle.sync();
-    await this.handle.close();
-    await rename(`${this.path}${TEMP_SUFFIX}`, this.path);
-    await fsyncDir(dirname(this.path));
+    try {
+      await this.handle.sync();
+      await this.handle.close();
+      await rename(`${this.path}${TEMP_SUFFIX}`, this.path);
+      await fsyncDir(dirname(this.path));
+    } catch (error) {
+      throw outputError('Committing', this.path, error);
+    }
     return { path: this.path, bytes: this.written, sha256: this.hash.digest('hex') };
   }
 
@@ -76,4 +92,19 @@ export class DurableFile {
     await this.handle.close().catch(() => undefined);
     await unlink(`${this.path}${TEMP_SUFFIX}`).catch(() => undefined);
   }
+}
+
+/** A file-system failure as an OutputError that names the file and says what is safe. */
+function outputError(doing: string, path: string, error: unknown): OutputError {
+  const code = (error as NodeJS.ErrnoException).code ?? 'error';
+  const hint =
+    code === 'ENOSPC'
+      ? 'the disk is full'
+      : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
+        ? 'the output folder is not writable'
+        : (error as Error).message;
+  return new OutputError(
+    `${doing} ${path} failed (${code}: ${hint}). Shards committed before this and the checkpoint are intact; fix the cause and run again to resume.`,
+    { cause: error },
+  );
 }
