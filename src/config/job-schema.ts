@@ -102,6 +102,5 @@ export const jobSchema = z
     });
   });
 
-export type JobInput = z.input<typeof jobSchema>;
 export type StreamConfig = z.output<typeof streamSchema>;
 export type OutputConfig = z.output<typeof outputSchema>;

@@ -116,15 +116,14 @@ async function assertShardsPresent(
   streams: readonly StreamPlan[],
 ): Promise<void> {
   const missing: string[] = [];
+  const listed = new Map(manifest.files.map((f) => [`${f.stream}/${f.m}/${f.seq}/${f.format}`, f]));
   for (const stream of streams) {
     const state = checkpoint.streams[stream.name];
     if (state === undefined) continue;
     for (const [m, part] of Object.entries(state.parts)) {
       for (let seq = 0; seq < part.nextSeq; seq++) {
         for (const format of state.formats) {
-          const file = manifest.files.find(
-            (f) => f.stream === stream.name && String(f.m) === m && f.seq === seq && f.format === format,
-          );
+          const file = listed.get(`${stream.name}/${m}/${seq}/${format}`);
           if (file === undefined) {
             missing.push(`${stream.name} partition ${m}/${state.partitions} shard ${seq} (${format}): not in the manifest`);
             continue;
