@@ -40,9 +40,18 @@ export const sourceSchema = z.strictObject({
   /**
    * Most requests in flight at once, over all streams and partitions (the one shared limiter). The
    * platform serves about 23 list requests/s per identity; 8 concurrent requests of a few hundred
-   * ms each stay near that without piling up 429s.
+   * ms each stay near that without piling up 429s. The limiter adapts below this: a 429 about
+   * concurrent requests lowers it, and on any 429 it also paces request starts (see
+   * AdaptiveLimiter); both grow back while no 429 comes.
    */
   concurrency: z.number().int().min(1).max(64).default(8),
+  /**
+   * Most request starts per second, retries included: a static cap for the adaptive limiter, which
+   * otherwise starts at full speed and paces itself only once the platform answers 429. Set it to
+   * stay under a known quota (e.g. a share of the platform's ~23/s when other jobs use the same
+   * identity). Default: none.
+   */
+  maxRequestsPerSecond: z.number().positive().finite().optional(),
   /** Most connections to the platform at once. */
   maxConnections: z.number().int().min(1).max(256).default(DEFAULT_TRANSPORT.connections),
   timeouts: z

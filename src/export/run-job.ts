@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
-import pLimit from 'p-limit';
 import type { JobConfig } from '../config/load-config.js';
+import { AdaptiveLimiter } from '../http/adaptive-limiter.js';
 import { createPlatformClient } from '../http/create-client.js';
 import type { PlatformClient } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
@@ -69,7 +69,12 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     logger,
     clock,
     configFile: config.file,
-    limiter: pLimit(config.source.concurrency),
+    limiter: new AdaptiveLimiter({
+      maxConcurrency: config.source.concurrency,
+      maxRequestsPerSecond: config.source.maxRequestsPerSecond,
+      clock,
+      logger,
+    }),
   });
   let releaseLock = async () => {};
   try {

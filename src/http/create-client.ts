@@ -7,6 +7,7 @@ import { type Clock, systemClock } from '../util/clock.js';
 import { type Authenticator, warnDeprecatedOnce } from './auth/authenticator.js';
 import { ClientCredentialsAuth } from './auth/client-credentials.js';
 import { StaticAuth } from './auth/static-auth.js';
+import type { RequestLimiter } from './adaptive-limiter.js';
 import { type Limiter, PlatformClient } from './platform-client.js';
 import { assertSecureTransport, Transport, type TransportOptions } from './transport.js';
 
@@ -14,7 +15,7 @@ export interface ClientDeps {
   logger?: Logger;
   clock?: Clock;
   random?: () => number;
-  limiter?: Limiter;
+  limiter?: Limiter | RequestLimiter;
   /** The config file's path, to resolve a relative `source.caFile`. */
   configFile?: string;
 }

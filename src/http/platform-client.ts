@@ -10,6 +10,7 @@ import {
   InvalidJsonError,
   type RequestContext,
 } from './errors.js';
+import type { LimiterState, RequestLimiter } from './adaptive-limiter.js';
 import { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
 import {
   assertSecureTransport,
@@ -24,6 +25,11 @@ import { type RetryRuntime, withRetries } from './with-retries.js';
 /** Runs one request under the run's shared concurrency limit (a p-limit instance fits). */
 export type Limiter = <T>(task: () => Promise<T>) => Promise<T>;
 
+/** A plain limiter learns nothing from the answers. */
+function withoutFeedback(limiter: Limiter): RequestLimiter {
+  return { run: (task) => limiter(() => task({ epoch: 0, inFlight: 0, startedAtMs: 0 })), onResponse: () => {} };
+}
+
 export interface PlatformClientOptions {
   /** `https://{cluster}.host/api/v1/projects/{project}`; list paths are relative to it. */
   baseUrl: string;
@@ -35,8 +41,11 @@ export interface PlatformClientOptions {
   logger?: Logger;
   clock?: Clock;
   random?: () => number;
-  /** Default: no limit beyond the connection pool. */
-  limiter?: Limiter;
+  /**
+   * Default: no limit beyond the connection pool. An AdaptiveLimiter is told every answer's status,
+   * so that it slows down on 429s and speeds up again.
+   */
+  limiter?: Limiter | RequestLimiter;
 }
 
 export interface JsonResponse {
@@ -66,11 +75,11 @@ export class PlatformClient {
   readonly baseUrl: URL;
   /** Cluster root, where `/login/status` and `/logout` live (the base URL without `/api/...`). */
   readonly rootPath: string;
-  /** Requests sent (attempts, not calls) and retries made, for the run's summary. */
-  readonly stats = { requests: 0, retries: 0 };
+  /** Requests sent (attempts, not calls), retries made and 429 answers, for the run's summary. */
+  readonly stats = { requests: 0, retries: 0, throttled: 0 };
   private readonly transport: Transport;
   private readonly runtime: RetryRuntime;
-  private readonly limiter: Limiter;
+  private readonly limiter: RequestLimiter;
   private readonly logger: Logger;
 
   constructor(private readonly options: PlatformClientOptions) {
@@ -79,7 +88,8 @@ export class PlatformClient {
     this.rootPath = this.baseUrl.pathname.split('/api/')[0] ?? '';
     this.transport = new Transport(this.baseUrl.origin, { ...DEFAULT_TRANSPORT, ...options.transport });
     this.logger = options.logger ?? silentLogger;
-    this.limiter = options.limiter ?? ((task) => task());
+    const limiter = options.limiter ?? ((task) => task());
+    this.limiter = typeof limiter === 'function' ? withoutFeedback(limiter) : limiter;
     this.runtime = {
       retry: { ...DEFAULT_RETRY, ...options.retry },
       clock: options.clock ?? systemClock,
@@ -119,6 +129,11 @@ export class PlatformClient {
     return parseLoginStatus(await this.send(`${this.rootPath}/logout`));
   }
 
+  /** The adaptive limiter's pace and concurrency, when it has one. */
+  limiterState(): LimiterState | undefined {
+    return this.limiter.state?.();
+  }
+
   async close(): Promise<void> {
     await Promise.all([this.transport.close(), this.options.auth.close()]);
   }
@@ -145,10 +160,16 @@ export class PlatformClient {
   ): Promise<RawResponse> {
     this.stats.requests++;
     const headers = { 'accept': 'application/json', 'user-agent': USER_AGENT, ...credential };
-    return this.limiter(() => {
-      if (signal?.aborted === true) throw new AbortedError('Stopped before sending', ctx);
-      return this.transport.request('GET', path, headers, ctx, undefined, signal);
-    });
+    return this.limiter.run(
+      async (permit) => {
+        if (signal?.aborted === true) throw new AbortedError('Stopped before sending', ctx);
+        const raw = await this.transport.request('GET', path, headers, ctx, undefined, signal);
+        if (raw.status === 429) this.stats.throttled++;
+        this.limiter.onResponse(permit, raw.status, raw.status === 429 ? errorMessage(raw) : undefined);
+        return raw;
+      },
+      { signal, abortError: () => new AbortedError('Stopped while waiting for a request slot', ctx) },
+    );
   }
 
   private interpret(raw: RawResponse, ctx: RequestContext): JsonResponse {

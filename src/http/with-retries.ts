@@ -50,7 +50,7 @@ async function sleepUnlessAborted(clock: Clock, ms: number, signal: AbortSignal 
     signal.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    await Promise.race([clock.sleep(ms), aborted]);
+    await Promise.race([clock.sleep(ms, signal), aborted]);
   } finally {
     signal.removeEventListener('abort', onAbort);
   }

@@ -103,6 +103,7 @@ describe('loadConfig: a valid file', () => {
           baseUrl: BASE,
           auth: { type: 'api-key', apiKey: '${API_KEY}' },
           maxConnections: 8,
+          maxRequestsPerSecond: 2.5,
           retry: { maxAttempts: 3 },
         },
       }),
@@ -110,6 +111,7 @@ describe('loadConfig: a valid file', () => {
     );
     const config = loadConfig(file, ENV);
     expect(config.source.maxConnections).toBe(8);
+    expect(config.source.maxRequestsPerSecond).toBe(2.5);
     expect(config.source.retry).toEqual({ ...DEFAULT_RETRY, maxAttempts: 3 });
     expect(config.source.auth.type === 'api-key' && config.source.auth.apiKey.reveal()).toBe(ENV.API_KEY);
   });
@@ -279,6 +281,12 @@ describe('loadConfig: validation errors name the key, the expectation and the va
     expect(message).toContain('source.timeouts.connectMs');
     expect(message).toMatch(/>=\s*1/);
     expect(message).toContain('(got -1)');
+  });
+
+  it.each([0, -2, 'fast'])('maxRequestsPerSecond %s', (value) => {
+    const message = errorFor(yamlWith(API_KEY_AUTH, `  maxRequestsPerSecond: ${value}\n`));
+    expect(message).toContain('source.maxRequestsPerSecond');
+    expect(message).toMatch(typeof value === 'string' ? /expected number/ : />\s*0/);
   });
 
   it("maxConnections 'many'", () => {

@@ -6,7 +6,9 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
 import { StaticAuth } from '../../src/http/auth/static-auth.js';
+import { AdaptiveLimiter } from '../../src/http/adaptive-limiter.js';
 import {
+  AbortedError,
   AuthError,
   BadResponseError,
   HttpStatusError,
@@ -27,6 +29,7 @@ import { createFakeClock, type FakeClock } from '../support/fake-clock.js';
 import type { Page } from '../support/http.js';
 import { idOf, indexes } from '../support/items.js';
 import { type ScriptedResponse, type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
+import { EventClock } from './throttle-model.js';
 
 const API_KEY = 'client-test-api-key-7f3a9c2e51';
 const WRONG_KEY = 'client-wrong-api-key-0b8d4e6f22';
@@ -214,7 +217,7 @@ describe('retryable statuses are retried with backoff', () => {
     expect(response.attempts).toBe(3);
     expect(response.requestId).toBe('scripted-3');
     expect(server.requests).toHaveLength(3);
-    expect(client.stats).toEqual({ requests: 3, retries: 2 });
+    expect(client.stats).toEqual({ requests: 3, retries: 2, throttled: status === 429 ? 2 : 0 });
     expect(clock.sleeps).toEqual([halfBackoff(1), halfBackoff(2)]);
   });
 
@@ -254,7 +257,7 @@ describe('non-retryable statuses fail at once', () => {
     expect(error.message).toContain(`Nope: reason ${status}`);
     expect(server.requests).toHaveLength(1);
     expect(clock.sleeps).toEqual([]);
-    expect(client.stats).toEqual({ requests: 1, retries: 0 });
+    expect(client.stats).toEqual({ requests: 1, retries: 0, throttled: 0 });
   });
 
   it('a wrong api key against the simulator gives AuthError E_AUTH after exactly one request', async () => {
@@ -324,7 +327,7 @@ describe('attempts exhausted', () => {
     expect(served.requests).toBe(4);
     expect(served.byStatus['503']).toBe(4);
     expect(clock.sleeps).toEqual([halfBackoff(1), halfBackoff(2), halfBackoff(3)]);
-    expect(client.stats).toEqual({ requests: 4, retries: 3 });
+    expect(client.stats).toEqual({ requests: 4, retries: 3, throttled: 0 });
   });
 });
 
@@ -623,6 +626,47 @@ describe('shared limiter', () => {
     expect(gate.calls()).toBe(served.requests);
     expect(gate.peak()).toBeLessThanOrEqual(3);
     expect(served.maxInFlight).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('adaptive limiter', () => {
+  const RATE_429 = "Project exceeded maximum number='20' of requests per second. Please try again later.";
+
+  it('hears every answer: a 429 counts in stats.throttled and paces the next start (retry included)', async () => {
+    const server = await scripted((_req, i) => (i === 0 ? errorBody(429, RATE_429) : OK_PAGE));
+    const clock = createFakeClock();
+    const limiter = new AdaptiveLimiter({ maxConcurrency: 4, clock });
+    const { client } = connect(server.baseUrl, { clock, limiter });
+    await client.get('/events', LIMIT);
+    expect(client.stats).toEqual({ requests: 2, retries: 1, throttled: 1 });
+    // Nothing was granted in the last second: the pace falls to its floor of 0.5/s, so the retry
+    // waits the backoff (250 ms) and then the rest of the 2 s slot.
+    expect(client.limiterState()).toMatchObject({ concurrency: 4, throttled: 1, decreases: 1 });
+    // 0.5/s, then 2% more for the success of the retry.
+    expect(client.limiterState()?.ratePerSecond).toBeCloseTo(0.51, 5);
+    expect(clock.sleeps).toEqual([halfBackoff(1), 2000 - halfBackoff(1)]);
+  });
+
+  it('an abort while waiting for a pacing slot rejects with AbortedError and sends nothing', async () => {
+    const server = await scripted(() => OK_PAGE);
+    const clock = new EventClock();
+    const limiter = new AdaptiveLimiter({ maxConcurrency: 4, maxRequestsPerSecond: 1, clock });
+    const { client } = connect(server.baseUrl, { clock, limiter });
+    await client.get('/events', LIMIT);
+    const stop = new AbortController();
+    const waiting = client.get('/events', LIMIT, stop.signal);
+    await clock.run(0);
+    stop.abort();
+    const error = await failure(waiting, AbortedError);
+    expect(error).toMatchObject({ code: 'E_ABORTED', method: 'GET' });
+    expect(error.message).toContain('Stopped while waiting for a request slot');
+    expect(server.requests).toHaveLength(1);
+    expect(client.stats.requests).toBe(2);
+  });
+
+  it('a plain function limiter still works and learns nothing: no state to report', () => {
+    const { client } = connect('http://127.0.0.1:9/api/v1/projects/p', { limiter: (task) => task() });
+    expect(client.limiterState()).toBeUndefined();
   });
 });
 
