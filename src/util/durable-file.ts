@@ -95,7 +95,7 @@ export class DurableFile {
 }
 
 /** A file-system failure as an OutputError that names the file and says what is safe. */
-function outputError(doing: string, path: string, error: unknown): OutputError {
+export function outputError(doing: string, path: string, error: unknown): OutputError {
   const code = (error as NodeJS.ErrnoException).code ?? 'error';
   const hint =
     code === 'ENOSPC'

@@ -314,12 +314,13 @@ describe('ParquetShardWriter: abort', () => {
     const dir = tempDir('bulk-extract-parquet-');
     const writer = await ParquetShardWriter.create(join(dir, '000000.parquet'), 'events', ZSTD);
     await writer.append([event(1)]);
-    expect(readdirSync(dir)).toEqual(['000000.parquet.inprogress']);
+    // Rows wait in the spill file, a temp file that a resume removes; no .parquet before commit.
+    expect(readdirSync(dir)).toEqual(['000000.parquet.spill.inprogress']);
     await writer.abort();
     expect(readdirSync(dir)).toEqual([]);
   });
 
-  it('after row groups went to the wasm writer: no file, no .inprogress', async () => {
+  it('after batches went to the spill file: no file, no .inprogress', async () => {
     const dir = tempDir('bulk-extract-parquet-');
     const writer = await ParquetShardWriter.create(join(dir, '000000.parquet'), 'events', ZSTD);
     for (const page of pagesOf(Array.from({ length: 2500 }, (_, i) => event(i)), 250)) await writer.append(page);

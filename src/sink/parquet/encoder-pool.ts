@@ -1,0 +1,107 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { EncodeJob } from './encode.js';
+import type { FromEncoder, ToEncoder } from './encode-worker.js';
+
+interface Pending {
+  id: number;
+  job: EncodeJob;
+  onChunk: (chunk: Uint8Array) => Promise<void>;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+interface Running extends Pending {
+  /** The chunks written so far, in order; the job settles after the last one. */
+  writing: Promise<void>;
+  writeError?: unknown;
+}
+
+/**
+ * Encoder threads for Parquet shards. Each runs parquet-wasm in its own thread, one shard at a
+ * time, so the export's main thread keeps fetching and parsing pages while shards encode, and only
+ * as many wasm writers exist as there are threads (each open writer costs 10-20 MB of wasm memory,
+ * bench/RESULTS.md "Memory"). Threads start on first use and do not keep the process alive when idle.
+ */
+export class EncoderPool {
+  private readonly idle: Worker[] = [];
+  private readonly busy = new Map<Worker, Running>();
+  private readonly queue: Pending[] = [];
+  private nextId = 0;
+
+  constructor(private readonly size: number) {}
+
+  /** Encodes one spill file; `onChunk` receives the Parquet file's bytes in order. */
+  encode(job: EncodeJob, onChunk: (chunk: Uint8Array) => Promise<void>): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, job, onChunk, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0) {
+      const worker = this.idle.pop() ?? (this.busy.size < this.size ? this.spawn() : undefined);
+      if (worker === undefined) return;
+      const pending = this.queue.shift()!;
+      this.busy.set(worker, { ...pending, writing: Promise.resolve() });
+      worker.ref();
+      worker.postMessage({ id: pending.id, job: pending.job } satisfies ToEncoder);
+    }
+  }
+
+  private spawn(): Worker {
+    const worker = new Worker(workerUrl());
+    worker.on('message', (message: FromEncoder) => this.onMessage(worker, message));
+    worker.on('error', (error) => this.onExit(worker, error));
+    worker.on('exit', (code) => this.onExit(worker, new Error(`the Parquet encoder thread exited (code ${code})`)));
+    return worker;
+  }
+
+  private onMessage(worker: Worker, message: FromEncoder): void {
+    const running = this.busy.get(worker);
+    if (running === undefined || running.id !== message.id) return;
+    if ('chunk' in message) {
+      running.writing = running.writing.then(() =>
+        running.writeError === undefined
+          ? running.onChunk(message.chunk).catch((error: unknown) => {
+              running.writeError = error;
+            })
+          : undefined,
+      );
+      return;
+    }
+    this.busy.delete(worker);
+    worker.unref();
+    this.idle.push(worker);
+    void running.writing.then(() => {
+      if (running.writeError !== undefined) running.reject(running.writeError as Error);
+      else if ('error' in message) running.reject(new Error(`Encoding ${running.job.spillPath} failed: ${message.error}`));
+      else running.resolve();
+    });
+    this.dispatch();
+  }
+
+  private onExit(worker: Worker, error: Error): void {
+    const running = this.busy.get(worker);
+    this.busy.delete(worker);
+    const at = this.idle.indexOf(worker);
+    if (at >= 0) this.idle.splice(at, 1);
+    if (running !== undefined) void running.writing.then(() => running.reject(error));
+    this.dispatch();
+  }
+}
+
+/**
+ * The worker's script: the compiled encode-worker.js beside this module. Under vitest this module is
+ * the TypeScript source, which a worker thread cannot load, so the build's copy is used (`npm test`
+ * builds before it tests).
+ */
+function workerUrl(): URL {
+  return import.meta.url.endsWith('.ts')
+    ? new URL('../../../dist/sink/parquet/encode-worker.js', import.meta.url)
+    : new URL('./encode-worker.js', import.meta.url);
+}
+
+/** One thread on machines of up to 2 cores (the main thread needs the other), at most 4. */
+export const parquetEncoders = new EncoderPool(Math.min(4, Math.max(1, availableParallelism() - 1)));

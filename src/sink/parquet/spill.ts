@@ -1,0 +1,79 @@
+import { type FileHandle, open, rm } from 'node:fs/promises';
+import { outputError } from '../../util/durable-file.js';
+import { injectedWriteError } from '../../util/crash-point.js';
+
+/** Bytes of the length prefix in front of every record. */
+const PREFIX = 4;
+
+/**
+ * A temp file of Arrow IPC stream records, each prefixed with its length (uint32, little endian).
+ * Rows of an open Parquet shard wait here, on disk, instead of in memory: see ParquetShardWriter.
+ * It is a scratch file (removed after the shard is encoded, or as a leftover on resume), so it is
+ * never fsynced.
+ */
+export class SpillFile {
+  private bytesWritten = 0;
+  private constructor(
+    readonly path: string,
+    private handle: FileHandle | undefined,
+  ) {}
+
+  static async create(path: string): Promise<SpillFile> {
+    try {
+      return new SpillFile(path, await open(path, 'w'));
+    } catch (error) {
+      throw outputError('Creating', path, error);
+    }
+  }
+
+  get bytes(): number {
+    return this.bytesWritten;
+  }
+
+  async append(record: Uint8Array): Promise<void> {
+    const prefix = Buffer.alloc(PREFIX);
+    prefix.writeUInt32LE(record.length);
+    try {
+      const injected = injectedWriteError(this.path);
+      if (injected !== undefined) throw injected;
+      if (this.handle === undefined) throw new Error('the spill file is closed');
+      await this.handle.writev([prefix, record]);
+      this.bytesWritten += PREFIX + record.length;
+    } catch (error) {
+      throw outputError('Writing', this.path, error);
+    }
+  }
+
+  async close(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close();
+  }
+
+  async remove(): Promise<void> {
+    await this.close().catch(() => undefined);
+    await rm(this.path, { force: true });
+  }
+}
+
+/** Reads the records of a spill file in order, one record in memory at a time. */
+export async function* readSpill(path: string): AsyncGenerator<Uint8Array> {
+  const handle = await open(path, 'r');
+  try {
+    const prefix = Buffer.alloc(PREFIX);
+    let position = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(prefix, 0, PREFIX, position);
+      if (bytesRead === 0) return;
+      if (bytesRead < PREFIX) throw new Error(`${path}: truncated record header at byte ${position}`);
+      const length = prefix.readUInt32LE(0);
+      const record = new Uint8Array(length);
+      const read = await handle.read(record, 0, length, position + PREFIX);
+      if (read.bytesRead < length) throw new Error(`${path}: truncated record at byte ${position}`);
+      position += PREFIX + length;
+      yield record;
+    }
+  } finally {
+    await handle.close();
+  }
+}
