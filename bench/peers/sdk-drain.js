@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+// The peer of the benchmark suite: the platform's official JavaScript SDK (@cognite/sdk) draining
+// the same partitions into one NDJSON file, written the way a user of the SDK would write it. The
+// SDK's `client.events.list({ partition })` / `client.assets.list` POST to `/events/list` and
+// `/assets/list`, which the simulator does not serve, so this uses the generic
+// `client.get(path, { params })` on GET /events and /assets. That still goes through the SDK's own
+// HTTP stack: cross-fetch (node-fetch 2 on Node), its retry policy and its 401 re-authentication.
+// It runs in its own process so that a parent can measure its CPU time and peak RSS.
+//
+//   node bench/peers/sdk-drain.js --origin URL --project P --token-url URL --out FILE
+//     [--client-id demo] [--client-secret S | env SDK_CLIENT_SECRET] [--resource events|assets]
+//     [--partitions 10] [--limit 1000]
+//
+// The token comes from the client-credentials grant at --token-url; the SDK asks for it through
+// `oidcTokenProvider` (on `client.authenticate()` and after a 401), and a token close to expiry
+// is replaced. --partitions 1 sends no partition parameter. Partitions are drained concurrently,
+// each following nextCursor until it is absent; every page is written as one chunk of lines.
+// Prints one JSON line on stdout: {rows, pages, wallS}.
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { finished } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import { CogniteClient } from '@cognite/sdk';
+
+const REFRESH_LEEWAY_MS = 30_000;
+
+const { values } = parseArgs({
+  options: {
+    'origin': { type: 'string' },
+    'project': { type: 'string' },
+    'token-url': { type: 'string' },
+    'client-id': { type: 'string', default: 'demo' },
+    'client-secret': { type: 'string' },
+    'resource': { type: 'string', default: 'events' },
+    'partitions': { type: 'string', default: '10' },
+    'limit': { type: 'string', default: '1000' },
+    'out': { type: 'string' },
+  },
+});
+
+/** Ends the process with a message on stderr (stdout carries only the result line). */
+function fail(message) {
+  console.error(`sdk-drain: ${message}`);
+  process.exit(1);
+}
+
+for (const name of ['origin', 'project', 'token-url', 'out']) {
+  if (values[name] === undefined) fail(`--${name} is required`);
+}
+const clientSecret = values['client-secret'] ?? process.env.SDK_CLIENT_SECRET;
+if (clientSecret === undefined) fail('give --client-secret or set SDK_CLIENT_SECRET');
+const n = Number(values.partitions);
+
+let token;
+
+/** Client-credentials grant: a token, fetched again when it is within the leeway of expiry. */
+async function oidcTokenProvider() {
+  if (token !== undefined && Date.now() < token.expiresAt - REFRESH_LEEWAY_MS) return token.value;
+  const response = await fetch(values['token-url'], {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: values['client-id'],
+      client_secret: clientSecret,
+    }),
+  });
+  if (!response.ok) fail(`token endpoint answered ${response.status}`);
+  const body = await response.json();
+  token = { value: body.access_token, expiresAt: Date.now() + body.expires_in * 1000 };
+  return token.value;
+}
+
+const client = new CogniteClient({
+  appId: 'bulk-extract-bench',
+  project: values.project,
+  baseUrl: values.origin,
+  oidcTokenProvider,
+});
+const path = `/api/v1/projects/${encodeURIComponent(values.project)}/${values.resource}`;
+const out = createWriteStream(values.out);
+
+/** Writes one page as NDJSON lines, waiting for 'drain' when the stream's buffer is full. */
+async function writeItems(items) {
+  if (items.length === 0) return;
+  const lines = `${items.map((item) => JSON.stringify(item)).join('\n')}\n`;
+  if (!out.write(lines)) await once(out, 'drain');
+}
+
+/** Follows one partition's cursor chain with the SDK until the page without nextCursor. */
+async function drainPartition(m) {
+  const totals = { rows: 0, pages: 0 };
+  let cursor;
+  do {
+    const params = { limit: values.limit, partition: n > 1 ? `${m}/${n}` : undefined, cursor };
+    const { data } = await client.get(path, { params });
+    await writeItems(data.items);
+    totals.rows += data.items.length;
+    totals.pages++;
+    cursor = data.nextCursor;
+  } while (cursor !== undefined);
+  return totals;
+}
+
+/**
+ * node-fetch 2 never settles a response whose connection closes mid-body (node-fetch issue 1604),
+ * and the SDK does not time out: the event loop runs empty and Node would exit 13 without a word.
+ */
+function stalled() {
+  fail('a request never settled (connection closed mid-body?); the output is incomplete');
+}
+
+const started = performance.now();
+process.once('beforeExit', stalled);
+if ((await client.authenticate()) === undefined) fail('could not get a token from --token-url');
+const results = await Promise.all(Array.from({ length: n }, (_, i) => drainPartition(i + 1)));
+await finished(out.end());
+process.off('beforeExit', stalled);
+const wallS = (performance.now() - started) / 1000;
+
+const sum = (key) => results.reduce((total, r) => total + r[key], 0);
+console.log(JSON.stringify({ rows: sum('rows'), pages: sum('pages'), wallS: Number(wallS.toFixed(3)) }));
