@@ -111,7 +111,7 @@ export function summary(manifest: Manifest, rowsThisRun: number): string {
   });
   const seconds = (manifest.durationMs ?? 0) / 1000;
   return [
-    `bulk-extract: ${manifest.state} in ${duration(Math.round(seconds))}, ${manifest.requests} requests, ${manifest.retries} retries, ${Math.round(rowsThisRun / Math.max(seconds, 0.001)).toLocaleString('en-US')} rows/s this run`,
+    `bulk-extract: ${manifest.state} in ${duration(Math.round(seconds))}, ${manifest.requests} requests (${manifest.throttled} throttled), ${manifest.retries} retries, ${Math.round(rowsThisRun / Math.max(seconds, 0.001)).toLocaleString('en-US')} rows/s this run`,
     ...lines,
   ].join('\n');
 }

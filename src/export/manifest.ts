@@ -43,6 +43,8 @@ export interface Manifest {
   durationMs?: number;
   requests: number;
   retries: number;
+  /** Answers that were HTTP 429 (throttled), part of `requests`. */
+  throttled: number;
   /** Column names and types of the Parquet files, per resource. */
   schema: Partial<Record<Resource, { name: string; type: string }[]>>;
   streams: Record<string, ManifestStream>;
@@ -58,6 +60,7 @@ export function newManifest(baseUrl: string, startedAt: string): Manifest {
     startedAt,
     requests: 0,
     retries: 0,
+    throttled: 0,
     schema: {},
     streams: {},
     files: [],

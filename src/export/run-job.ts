@@ -138,6 +138,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     const manifest = await committer.finish(state, {
       requests: client.stats.requests,
       retries: client.stats.retries,
+      throttled: client.stats.throttled,
       schema: Object.fromEntries(
         [...new Set(streams.filter((s) => s.formats.includes('parquet')).map((s) => s.resource))].map((r) => [
           r,

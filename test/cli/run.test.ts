@@ -240,7 +240,7 @@ describe.concurrent('overrides, streams and the summary', () => {
     const again = await run(job);
     expect(again.code, describeExit(again)).toBe(0);
     expect(listRequests(job.sim, from)).toEqual([]);
-    expect(again.stderr).toMatch(/^bulk-extract: complete in \d+s, 0 requests, 0 retries, /m);
+    expect(again.stderr).toMatch(/^bulk-extract: complete in \d+s, 0 requests \(0 throttled\), 0 retries, /m);
     // Every stream line still shows the whole output...
     expect(again.stderr).toMatch(/^ {2}assets +600 rows +4 files .* done$/m);
     // ...but this run exported nothing.
