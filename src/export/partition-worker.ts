@@ -89,7 +89,7 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
       pages++;
       if (page.items.length > 0) {
         writers ??= await ctx.openShard(plan, seq);
-        for (const writer of writers) await writer.append(page.items);
+        for (const writer of writers) await writer.append(page.items, page.bytes);
         ctx.onRows(page.items.length);
         crashPoint('after-append');
       }

@@ -14,6 +14,8 @@ export interface ChainRequest {
 
 export interface ChainPage {
   items: unknown[];
+  /** The page's body as received; `items` was parsed from it. */
+  bytes: Buffer;
   /** The cursor this page was fetched with; undefined for the first page of a chain. */
   cursor: string | undefined;
   /** The cursor of the next page; undefined on the last page. */
@@ -64,7 +66,8 @@ export async function* drainCursorChain(
         ctx,
       );
     }
-    yield { items, cursor, nextCursor, requestId: response.requestId, attempts: response.attempts };
+    const { bytes, requestId, attempts } = response;
+    yield { items, bytes, cursor, nextCursor, requestId, attempts };
     if (nextCursor === undefined) return;
     seen.add(nextCursor);
     cursor = nextCursor;

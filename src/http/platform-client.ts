@@ -50,6 +50,8 @@ export interface PlatformClientOptions {
 
 export interface JsonResponse {
   body: unknown;
+  /** The body's bytes as received (after content decoding), for writers that keep items verbatim. */
+  bytes: Buffer;
   /** The path and query requested, e.g. `/api/v1/projects/acme/events?limit=1000`. */
   path: string;
   requestId: string | undefined;
@@ -185,7 +187,7 @@ export class PlatformClient {
           ctx,
         );
       }
-      return { body, path: ctx.path, requestId: raw.requestId, attempts: ctx.attempts ?? 1 };
+      return { body, bytes: raw.body, path: ctx.path, requestId: raw.requestId, attempts: ctx.attempts ?? 1 };
     }
     const message = errorMessage(raw);
     if (status === 401) {

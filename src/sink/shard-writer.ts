@@ -19,7 +19,8 @@ export interface ShardWriter {
   readonly rows: number;
   /** Bytes in the file so far (compressed); a shard is rotated past a byte limit by this. */
   readonly bytes: number;
-  append(items: readonly unknown[]): Promise<void>;
+  /** `body`, when given, is the page's bytes as received, holding exactly `items` in its `items` array. */
+  append(items: readonly unknown[], body?: Uint8Array): Promise<void>;
   commit(): Promise<CommittedShard>;
   /** Removes the unfinished file. */
   abort(): Promise<void>;
