@@ -53,11 +53,21 @@ export async function encodeSpill(job: EncodeJob, onChunk: (chunk: Uint8Array) =
     },
     { highWaterMark: 0 },
   );
-  const output = await wasm.transformParquetStream(input, properties(job));
-  for await (const chunk of output as AsyncIterable<Uint8Array>) onChunk(chunk);
+  try {
+    const output = await wasm.transformParquetStream(input, properties(job));
+    for await (const chunk of output as AsyncIterable<Uint8Array>) onChunk(chunk);
+  } catch (error) {
+    // A failed read or an empty file surfaces as parquet-wasm's own error: report the cause.
+    throw inputFailure(inputError, rows, job.rows) ?? error;
+  }
   // The wasm writer closes a valid, shorter file even when its input failed: check both.
-  if (inputError !== undefined) throw inputError instanceof Error ? inputError : new Error('reading the spill file failed');
-  if (rows !== job.rows) throw new Error(`the spill file held ${rows} rows, expected ${job.rows}`);
+  const failure = inputFailure(inputError, rows, job.rows);
+  if (failure !== undefined) throw failure;
+}
+
+function inputFailure(error: unknown, rows: number, expected: number): Error | undefined {
+  if (error !== undefined) return error instanceof Error ? error : new Error('reading the spill file failed');
+  return rows === expected ? undefined : new Error(`the spill file held ${rows} rows, expected ${expected}`);
 }
 
 function properties({ resource, options }: EncodeJob): wasm.WriterProperties {

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { OutputError } from '../../errors.js';
 import type { EncodeJob } from './encode.js';
 import type { FromEncoder, ToEncoder } from './encode-worker.js';
 
@@ -76,7 +77,7 @@ export class EncoderPool {
     this.idle.push(worker);
     void running.writing.then(() => {
       if (running.writeError !== undefined) running.reject(running.writeError as Error);
-      else if ('error' in message) running.reject(new Error(`Encoding ${running.job.spillPath} failed: ${message.error}`));
+      else if ('error' in message) running.reject(encodeError(running.job.spillPath, message.error));
       else running.resolve();
     });
     this.dispatch();
@@ -87,9 +88,18 @@ export class EncoderPool {
     this.busy.delete(worker);
     const at = this.idle.indexOf(worker);
     if (at >= 0) this.idle.splice(at, 1);
-    if (running !== undefined) void running.writing.then(() => running.reject(error));
+    if (running !== undefined) {
+      void running.writing.then(() => running.reject(encodeError(running.job.spillPath, error.message)));
+    }
     this.dispatch();
   }
+}
+
+function encodeError(spillPath: string, message: string): OutputError {
+  return new OutputError(
+    `Encoding ${spillPath} into Parquet failed: ${message}. Shards committed before this and the checkpoint are ` +
+    'intact; run again to resume.',
+  );
 }
 
 /**

@@ -6,8 +6,8 @@ import { parquetEncoders } from './encoder-pool.js';
 import { RowGroupBuilder } from './row-group.js';
 import { SpillFile } from './spill.js';
 
-/** Rows gathered in memory before they go to the spill file as one Arrow batch. */
-const SPILL_ROWS = 10_000;
+/** Rows gathered in memory before they go to the spill file as one Arrow batch (about 1.5 MB of events). */
+const SPILL_ROWS = 4096;
 /** Encoded bytes per row before any file of the resource was written: high, so a first shard errs small. */
 const FIRST_GUESS_BYTES_PER_ROW = 100;
 /** Encoded bytes per row seen in the last committed shard of each resource. */

@@ -37,8 +37,14 @@ export class SpillFile {
       const injected = injectedWriteError(this.path);
       if (injected !== undefined) throw injected;
       if (this.handle === undefined) throw new Error('the spill file is closed');
-      await this.handle.writev([prefix, record]);
-      this.bytesWritten += PREFIX + record.length;
+      // writev may write less than asked (a filling disk): finish the rest, as DurableFile does.
+      const { bytesWritten } = await this.handle.writev([prefix, record]);
+      const whole = Buffer.concat([prefix, record]);
+      let offset = bytesWritten;
+      while (offset < whole.length) {
+        offset += (await this.handle.write(whole, offset, whole.length - offset)).bytesWritten;
+      }
+      this.bytesWritten += whole.length;
     } catch (error) {
       throw outputError('Writing', this.path, error);
     }
