@@ -1,6 +1,7 @@
 import { AdaptiveLimiter, type AdaptiveLimiterOptions } from '../../src/http/adaptive-limiter.js';
 import { backoffDelay, DEFAULT_RETRY } from '../../src/http/retry-policy.js';
 import type { Clock } from '../../src/util/clock.js';
+import { seededRandom } from '../support/seeded-random.js';
 
 /** Lets every promise chain that can move, move: setImmediate runs after the microtask queue drains. */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -68,18 +69,6 @@ export interface Figures {
   limiter: ReturnType<AdaptiveLimiter['state']>;
 }
 
-/** A small deterministic PRNG (mulberry32) for the backoff jitter. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * `workers` cursor chains drain pages as fast as the limiter lets them for `seconds` of fake time
  * against a token-bucket server; a 429 is retried after the worker's full-jitter backoff, through
@@ -92,7 +81,7 @@ export async function simulateExport(
 ): Promise<Figures> {
   const clock = new EventClock();
   const limiter = new AdaptiveLimiter({ ...limiterOptions, clock });
-  const random = seeded(options.seed ?? 1);
+  const random = seededRandom(options.seed ?? 1);
   const start = clock.now();
   const end = start + options.seconds * 1000;
   let tokens = server.rate;
