@@ -123,12 +123,13 @@ export function writeJob(sim, { resource = 'events', partitions = 10, concurrenc
 
 /**
  * Runs one export through the real CLI under /usr/bin/time and checks that the manifest holds the
- * expected number of rows in every format. `nodeOptions` are flags for node itself.
+ * expected number of rows in every format. `nodeOptions` are flags for node itself; `cli` another
+ * build's bin/bulk-extract.js.
  */
-export async function runExport(sim, jobOptions, { expectRows, nodeOptions = [], env = {} } = {}) {
+export async function runExport(sim, jobOptions, { expectRows, nodeOptions = [], env = {}, cli = CLI } = {}) {
   const job = writeJob(sim, jobOptions);
   try {
-    const result = await timed([...nodeOptions, CLI, 'run', '--config', job.file, '--log-level', 'warn'], {
+    const result = await timed([...nodeOptions, cli, 'run', '--config', job.file, '--log-level', 'warn'], {
       env: { BENCH_SECRET: CLIENT_SECRET, ...env },
       sim,
     });

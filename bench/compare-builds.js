@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// Compares builds of bulk-extract lever by lever: each build's CLI exports the same simulator's
+// events to NDJSON and to Parquet, builds interleaved round after round so that every build sees
+// the same machine conditions. Reports the median over rounds of wall time, CPU (user + sys) per
+// million rows and peak RSS. A build is a checkout with dist/ built, e.g. a git worktree:
+//
+//   git worktree add /tmp/wt-abc abc && ln -s "$PWD/node_modules" /tmp/wt-abc/node_modules \
+//     && (cd /tmp/wt-abc && npx tsc -p tsconfig.build.json)
+//   node bench/compare-builds.js --build before=/tmp/wt-abc --build after=. [--events 1000000] [--rounds 2]
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fmt, machine, runExport, table, withSimulator } from './lib/harness.js';
+
+const { values } = parseArgs({
+  options: {
+    build: { type: 'string', multiple: true, default: [] },
+    events: { type: 'string', default: '1000000' },
+    rounds: { type: 'string', default: '2' },
+    partitions: { type: 'string', default: '10' },
+  },
+});
+const builds = values.build.map((spec) => {
+  const [name, dir] = spec.includes('=') ? spec.split('=') : [spec, spec];
+  return { name, cli: join(resolve(dir), 'bin', 'bulk-extract.js') };
+});
+if (builds.length === 0) {
+  console.error('Give at least one --build NAME=DIR.');
+  process.exit(2);
+}
+const events = Number(values.events);
+const partitions = Number(values.partitions);
+const formats = ['ndjson', 'parquet'];
+
+const samples = new Map();
+await withSimulator({ events }, async (sim) => {
+  for (let round = 0; round < Number(values.rounds); round++) {
+    for (const build of builds) {
+      for (const format of formats) {
+        const result = await runExport(sim, { partitions, formats: [format] }, { expectRows: events, cli: build.cli });
+        const key = `${build.name}/${format}`;
+        samples.set(key, [...(samples.get(key) ?? []), result]);
+        console.error(`${key}: ${result.wallS} s, ${result.cpuS.toFixed(2)} CPU s, ${Math.round(result.peakRssMB)} MB`);
+      }
+    }
+  }
+});
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const rows = [];
+for (const format of formats) {
+  for (const build of builds) {
+    const runs = samples.get(`${build.name}/${format}`);
+    rows.push([
+      format,
+      build.name,
+      fmt.n(median(runs.map((r) => r.wallS))),
+      fmt.n(median(runs.map((r) => (r.cpuS / events) * 1e6))),
+      fmt.int(median(runs.map((r) => r.peakRssMB))),
+    ]);
+  }
+}
+console.log(`${fmt.int(events)} events, n = ${partitions}, no added latency, ${values.rounds} rounds (medians); ${machine()}\n`);
+console.log(table(['Format', 'Build', 'Wall s', 'CPU s per 1M rows', 'Peak RSS MB'], rows));
