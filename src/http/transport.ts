@@ -45,7 +45,7 @@ const inflateAsync = promisify(inflate);
 /**
  * Output chunks of 512 KiB instead of zlib's 16 KiB: a page of 1000 items (about 400 KB) then
  * decodes in one pass on the thread pool instead of 25 round trips through the event loop, which
- * cut zlib's CPU per page by a third (bench/RESULTS.md, "CPU profile").
+ * cut zlib's CPU per page by a third (bench/RESULTS.md, "Levers kept").
  */
 const DECODE = { chunkSize: 512 * 1024 };
 

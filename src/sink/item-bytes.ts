@@ -16,7 +16,7 @@ const ITEMS = Buffer.from('items');
 /**
  * The bytes of each element of a page's top-level `items` array, exactly as the server sent them,
  * so that NDJSON shards hold the items as received without a JSON.stringify per item (it cost more
- * than the JSON.parse of the page: bench/RESULTS.md, "CPU profile").
+ * than the JSON.parse of the page: bench/RESULTS.md, "Levers kept").
  *
  * One pass over the bytes, tracking strings (with escapes) and nesting depth. The page was already
  * parsed by JSON.parse, so the body is valid JSON; this only finds boundaries. It answers undefined,

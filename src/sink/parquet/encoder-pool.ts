@@ -22,7 +22,7 @@ interface Running extends Pending {
  * Encoder threads for Parquet shards. Each runs parquet-wasm in its own thread, one shard at a
  * time, so the export's main thread keeps fetching and parsing pages while shards encode, and only
  * as many wasm writers exist as there are threads (each open writer costs 10-20 MB of wasm memory,
- * bench/RESULTS.md "Memory"). Threads start on first use and do not keep the process alive when idle.
+ * bench/RESULTS.md, "Levers kept"). Threads start on first use and do not keep the process alive when idle.
  */
 export class EncoderPool {
   private readonly idle: Worker[] = [];

@@ -22,7 +22,7 @@ const learnedBytesPerRow = new Map<Resource, number>();
  * Why a spill file: every open parquet-wasm writer holds 10-20 MB of wasm memory whatever its
  * rows, plus its row group in progress, so ten partitions writing at once cost 600+ MB. With the
  * spill file, memory holds one batch per open shard and one writer per encoder thread; the price
- * is temporary disk of about the shard's NDJSON size (bench/RESULTS.md "Memory").
+ * is temporary disk of about the shard's NDJSON size (bench/RESULTS.md, "Levers kept").
  */
 export class ParquetShardWriter implements ShardWriter {
   readonly format = 'parquet';
@@ -35,8 +35,8 @@ export class ParquetShardWriter implements ShardWriter {
     private readonly resource: Resource,
     private readonly options: OutputConfig['parquet'],
   ) {
-    // Buffers start small and grow: a shard may hold far fewer rows than a batch.
-    this.builder = new RowGroupBuilder(resource, 4096);
+    // Room for one batch; the buffers grow if a page carries it past SPILL_ROWS.
+    this.builder = new RowGroupBuilder(resource, SPILL_ROWS);
   }
 
   static async create(path: string, resource: Resource, options: OutputConfig['parquet']): Promise<ParquetShardWriter> {

@@ -38,13 +38,16 @@ export class SpillFile {
       if (injected !== undefined) throw injected;
       if (this.handle === undefined) throw new Error('the spill file is closed');
       // writev may write less than asked (a filling disk): finish the rest, as DurableFile does.
+      const total = PREFIX + record.length;
       const { bytesWritten } = await this.handle.writev([prefix, record]);
-      const whole = Buffer.concat([prefix, record]);
-      let offset = bytesWritten;
-      while (offset < whole.length) {
-        offset += (await this.handle.write(whole, offset, whole.length - offset)).bytesWritten;
+      if (bytesWritten < total) {
+        // Rare: only then is the record copied, to write its rest from one buffer.
+        const whole = Buffer.concat([prefix, record]);
+        for (let offset = bytesWritten; offset < total;) {
+          offset += (await this.handle.write(whole, offset, total - offset)).bytesWritten;
+        }
       }
-      this.bytesWritten += whole.length;
+      this.bytesWritten += total;
     } catch (error) {
       throw outputError('Writing', this.path, error);
     }
