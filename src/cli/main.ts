@@ -2,6 +2,7 @@ import { BulkExtractError } from '../errors.js';
 import { AuthError, RequestError } from '../http/errors.js';
 import { runAuth } from './auth.js';
 import { runDemo } from './demo.js';
+import { runFinalize } from './finalize.js';
 import { runRun } from './run.js';
 import { runStatus } from './status.js';
 import { runVerify } from './verify.js';
@@ -12,7 +13,8 @@ import { VERSION } from '../version.js';
 const USAGE = `Usage: bulk-extract <command> [options]
 
 Commands:
-  run        Export the job's streams: bulk-extract run --config FILE [--fresh] [--dry-run].
+  run        Export the job's streams: bulk-extract run --config FILE [--fresh] [--dry-run] [--shards K].
+  finalize   End a sharded run whose shards are complete: bulk-extract finalize --config FILE.
   status     Progress recorded in the checkpoint: bulk-extract status --config FILE.
   verify     Check an output folder against its manifest: bulk-extract verify DIR.
   auth       auth status | auth logout --config FILE: check or end the configured credential.
@@ -39,6 +41,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runAuth(rest);
       case 'run':
         return await runRun(rest);
+      case 'finalize':
+        return await runFinalize(rest);
       case 'status':
         return await runStatus(rest);
       case 'verify':

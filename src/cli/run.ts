@@ -6,7 +6,8 @@ import { createPlatformClient } from '../http/create-client.js';
 import type { Manifest } from '../export/manifest.js';
 import { newCheckpoint, streamOf } from '../export/checkpoint.js';
 import { chainParams, planPartitions, planStreams } from '../export/plan.js';
-import { outputPaths, type RunResult, runJob } from '../export/run-job.js';
+import { type FinalizeResult, outputPaths, type RunResult, runJob } from '../export/run-job.js';
+import { newPlan, pairKey, pairsOfShard, resolveShard, type ShardSpec } from '../export/shard.js';
 import { createLogger } from '../log.js';
 import { authStatus } from './auth.js';
 import { EXIT } from './exit-codes.js';
@@ -23,6 +24,9 @@ Options:
   --fresh                Forget earlier progress of the planned streams and start over.
   --dry-run              Validate the config, check the credential, print the plan; fetch nothing.
   --stream NAME          Run only this stream.
+  --shards K             Be one of K workers sharing the job (a Kubernetes Indexed Job): this one's
+                         index is JOB_COMPLETION_INDEX (0 to K-1). The last to finish ends the run.
+  --shard I/K            The same with the index given: shard I (0 to K-1) of K.
   --out DIR              Override output.dir.
   --concurrency N        Override source.concurrency (requests in flight at once).
   --formats LIST         Override output.formats, e.g. parquet,ndjson.
@@ -37,6 +41,8 @@ const FLAGS = {
   'fresh': { type: 'boolean', default: false },
   'dry-run': { type: 'boolean', default: false },
   'stream': { type: 'string' },
+  'shards': { type: 'string' },
+  'shard': { type: 'string' },
   'out': { type: 'string' },
   'concurrency': { type: 'string' },
   'formats': { type: 'string' },
@@ -60,8 +66,9 @@ export async function runRun(argv: string[]): Promise<number> {
     concurrency,
     formats: values.formats?.split(',').map((f) => f.trim()),
   });
+  const shard = resolveShard({ shard: values.shard, shards: values.shards }, process.env);
   const logger = createLogger(values['log-level']);
-  if (values['dry-run']) return dryRun(config, values.stream);
+  if (values['dry-run']) return dryRun(config, values.stream, shard);
 
   const controller = new AbortController();
   const stop = (signal: NodeJS.Signals) => {
@@ -80,6 +87,7 @@ export async function runRun(argv: string[]): Promise<number> {
       config,
       fresh: values.fresh,
       stream: values.stream,
+      shard,
       logger,
       signal: controller.signal,
       onStart: (run) => {
@@ -88,6 +96,7 @@ export async function runRun(argv: string[]): Promise<number> {
     });
     stopProgress();
     console.error(summary(result.manifest, result.rows));
+    if (shard !== undefined && result.finalize !== undefined) console.error(shardSummary(shard, result.finalize));
     return exitCode(result);
   } finally {
     stopProgress();
@@ -117,11 +126,22 @@ export function summary(manifest: Manifest, rowsThisRun: number): string {
   ].join('\n');
 }
 
+function shardSummary(shard: ShardSpec, finalize: FinalizeResult): string {
+  const me = `shard ${shard.index}/${shard.count}`;
+  return finalize.finalized
+    ? `${me}: complete, and the sharded run is finalized (every shard is complete; _SUCCESS written).`
+    : `${me}: complete; shards ${finalize.waitingFor.join(', ')} are not, and the last of them to finish ends the run.`;
+}
+
 function megabytes(bytes: number): string {
   return `${(bytes / 1_048_576).toFixed(1)} MiB`;
 }
 
-async function dryRun(config: ReturnType<typeof loadConfig>, only: string | undefined): Promise<number> {
+async function dryRun(
+  config: ReturnType<typeof loadConfig>,
+  only: string | undefined,
+  shard: ShardSpec | undefined,
+): Promise<number> {
   const streams = planStreams(config.streams, config.output.formats, only);
   // The window a new run would read; a resumed run keeps the one in its checkpoint.
   const now = new Date().toISOString();
@@ -141,7 +161,22 @@ async function dryRun(config: ReturnType<typeof loadConfig>, only: string | unde
         `stream ${stream.name}: GET /${stream.resource}?${params} in ${stream.partitions} partition(s) -> ${stream.formats.join(' + ')}, ${mode}`,
       );
     }
-    console.log(`${plans.length} cursor chains; at most ${config.source.concurrency} requests in flight.`);
+    if (shard === undefined) {
+      console.log(`${plans.length} cursor chains; at most ${config.source.concurrency} requests in flight.`);
+    } else {
+      // A new sharded run's split; one in progress keeps the split of its plan (the same for equal settings).
+      const plan = newPlan(shard.count, streams.map((s) => s.name), checkpoint, now);
+      const mine = pairsOfShard(plan, shard.index);
+      const chains = streams
+        .map((s) => {
+          const ms = plans.filter((p) => p.stream === s.name && mine.has(pairKey(p.stream, p.m))).map((p) => p.m);
+          return ms.length === 0 ? undefined : `${s.name} ${ms.join(',')}`;
+        })
+        .filter((text) => text !== undefined);
+      console.log(
+        `shard ${shard.index}/${shard.count}: ${mine.size} of ${plans.length} cursor chains (${chains.join('; ') || 'none: more shards than chains'}); at most ${config.source.concurrency} requests in flight in this worker.`,
+      );
+    }
     return status.works ? EXIT.OK : EXIT.AUTH;
   } finally {
     await client.close();

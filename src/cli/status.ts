@@ -6,7 +6,9 @@ import { UsageError } from '../errors.js';
 import { parseCheckpoint } from '../export/checkpoint.js';
 import { MANIFEST_FILE } from '../export/layout.js';
 import type { Manifest } from '../export/manifest.js';
+import { readShardedRun } from '../export/finalize.js';
 import { outputPaths } from '../export/run-job.js';
+import { silentLogger } from '../log.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 import { duration } from './progress.js';
@@ -49,7 +51,9 @@ export async function runStatus(argv: string[]): Promise<number> {
     console.log(`No checkpoint at ${checkpointPath}: the job has not run yet (into ${outDir}).`);
     return EXIT.OK;
   }
-  const checkpoint = parseCheckpoint(text, checkpointPath);
+  // During a sharded run the folder's checkpoint is where it started: the shards have the progress.
+  const sharded = await readShardedRun(outDir, silentLogger, new Date().toISOString());
+  const checkpoint = sharded?.checkpoint ?? parseCheckpoint(text, checkpointPath);
   const manifest = await readFile(join(outDir, MANIFEST_FILE), 'utf8')
     .then((t) => JSON.parse(t) as Manifest)
     .catch(() => undefined);
@@ -73,10 +77,20 @@ export async function runStatus(argv: string[]): Promise<number> {
     watermark: state.watermark,
   }));
   if (values.json) {
-    console.log(JSON.stringify({ outDir, state: manifest?.state ?? 'unknown', streams, parts }));
+    const state = sharded === undefined ? (manifest?.state ?? 'unknown') : 'running';
+    const shards = sharded === undefined ? {} : { shards: sharded.shards };
+    console.log(JSON.stringify({ outDir, state, streams, parts, ...shards }));
     return EXIT.OK;
   }
-  console.log(`${outDir}: run ${manifest?.state ?? 'state unknown (no manifest)'}`);
+  if (sharded === undefined) {
+    console.log(`${outDir}: run ${manifest?.state ?? 'state unknown (no manifest)'}`);
+  } else {
+    const describe = (s: { index: number; started: boolean; complete: boolean }) =>
+      `${s.index} ${s.complete ? 'complete' : s.started ? 'not complete' : 'not started'}`;
+    console.log(
+      `${outDir}: sharded run in ${sharded.plan.count} shards since ${sharded.plan.createdAt}: ${sharded.shards.map(describe).join(', ')}`,
+    );
+  }
   for (const s of streams) {
     const iso = (ms: number | null) => (ms === null ? 'the beginning' : new Date(ms).toISOString());
     const window = s.window === null ? 'no window' : `lastUpdatedTime from ${iso(s.window.from)} to before ${iso(s.window.until)}`;

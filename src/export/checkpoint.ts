@@ -225,6 +225,11 @@ export function parseCheckpoint(text: string, file: string): Checkpoint {
       { cause: error },
     );
   }
+  return checkpointFromValue(value, file);
+}
+
+/** A checkpoint already parsed from JSON (e.g. embedded in a shard plan), checked the same way. */
+export function checkpointFromValue(value: unknown, file: string): Checkpoint {
   const version = (value as { version?: unknown } | null)?.version;
   if (typeof version === 'number' && version > CHECKPOINT_VERSION) {
     throw new CheckpointError(

@@ -18,11 +18,13 @@ export class Committer {
   private tail: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly outDir: string,
+    outDir: string,
     private readonly checkpointPath: string,
     private checkpoint: Checkpoint,
     private manifest: Manifest,
     private readonly clock: Clock,
+    /** The output folder's `_manifest.json`, or a shard's own manifest. */
+    private readonly manifestPath = join(outDir, MANIFEST_FILE),
   ) {}
 
   get state(): Checkpoint {
@@ -92,7 +94,7 @@ export class Committer {
   private async persist(order: 'manifest-first' | 'checkpoint-first'): Promise<void> {
     this.manifest = { ...this.manifest, streams: summarize(this.checkpoint, this.manifest.files) };
     const manifest = async () => {
-      await writeFileAtomic(join(this.outDir, MANIFEST_FILE), `${JSON.stringify(this.manifest, null, 2)}\n`);
+      await writeFileAtomic(this.manifestPath, `${JSON.stringify(this.manifest, null, 2)}\n`);
       crashPoint('after-manifest-write');
     };
     const checkpoint = async () => {

@@ -1,11 +1,11 @@
-import { readFile, unlink, writeFile } from 'node:fs/promises';
+import { readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { resolve } from 'node:path';
+import { setTimeout as sleepFor } from 'node:timers/promises';
 import { BulkExtractError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { LOCK_FILE } from './layout.js';
 
-/** Another live run holds the output folder. */
+/** Another live run holds the output folder (or the shard). */
 export class LockedError extends BulkExtractError {
   readonly code = 'E_LOCKED';
 }
@@ -16,32 +16,120 @@ interface LockOwner {
   startedAt: string;
 }
 
+export interface LockOptions {
+  /** How long to wait for a live owner to let go (0: fail at once). */
+  patienceMs?: number;
+  /** The owner touches the lock this often, so that runs on other hosts can see it is alive. */
+  heartbeatMs?: number;
+  /** An owner on another host whose lock was not touched for this long is gone. */
+  staleAfterMs?: number;
+  /** Tests replace the waiting. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Tests replace the clock that times the waiting (durations only, never times of two hosts). */
+  now?: () => number;
+}
+
+/** Locks this process holds (absolute paths). */
+const held = new Set<string>();
+
+export const HEARTBEAT_MS = 10_000;
+export const STALE_AFTER_MS = 60_000;
+
 /**
- * Keeps two runs off one output folder: `<out>/.lock` is created exclusively and holds the owner's
- * pid and host. A lock whose process is gone (same host, pid not running) is stale and taken over.
+ * Keeps two runs off one output folder (or shard): the lock file is created exclusively and holds
+ * the owner's pid and host; the owner touches it every `heartbeatMs`.
+ *
+ * An owner on this host is gone when its pid is not running. An owner on another host (a pod of
+ * a Kubernetes Job that was killed and is retried on another node, sharing the volume) cannot be
+ * asked: its lock is gone once its modification time stays unchanged for `staleAfterMs` of this
+ * host's clock, so the hosts' clocks need not agree. A lock seen alive is waited for up to
+ * `patienceMs`, then refused with LockedError.
  */
-export async function acquireLock(outDir: string, logger: Logger): Promise<() => Promise<void>> {
-  const path = join(outDir, LOCK_FILE);
+export async function acquireLock(
+  path: string,
+  what: string,
+  logger: Logger,
+  options: LockOptions = {},
+): Promise<() => Promise<void>> {
+  const {
+    patienceMs = 0,
+    heartbeatMs = HEARTBEAT_MS,
+    staleAfterMs = STALE_AFTER_MS,
+    sleep = (ms: number) => sleepFor(ms),
+    now = Date.now,
+  } = options;
   const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString() };
-  for (let attempt = 0; attempt < 2; attempt++) {
+  const deadline = now() + patienceMs;
+  /** A lock of another host being watched: its mtime, and since when (local clock) it is unchanged. */
+  let watched: { mtimeMs: number; since: number } | undefined;
+  let seenAlive = false;
+  for (;;) {
     try {
       await writeFile(path, JSON.stringify(me), { flag: 'wx' });
-      return async () => {
-        await unlink(path).catch(() => undefined);
-      };
+      return holdLock(resolve(path), heartbeatMs);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const owner = await readOwner(path);
-    if (owner !== undefined && (owner.host !== me.host || isAlive(owner.pid))) {
+    const [owner, mtimeMs] = await Promise.all([readOwner(path), mtimeOf(path)]);
+    if (mtimeMs === undefined) continue; // released in between
+    let stale: boolean;
+    if (owner !== undefined && owner.host === me.host) {
+      // This host's clock wrote the mtime, so its age can be read directly. A retried pod of an
+      // Indexed Job has the host name, and often the pid, of the pod that died: a lock not held
+      // in this process yet carrying its pid, or whose heartbeat stopped, is that pod's.
+      const heldHere = held.has(resolve(path));
+      stale =
+        !heldHere &&
+        (!isAlive(owner.pid) || owner.pid === process.pid || Date.now() - mtimeMs >= staleAfterMs);
+      seenAlive = !stale;
+    } else if (watched === undefined) {
+      watched = { mtimeMs, since: now() };
+      logger.info(
+        { path, owner, staleAfterMs },
+        `${what} is locked by a run on another host: waiting up to ${Math.round(staleAfterMs / 1000)} s to see whether it is alive`,
+      );
+      await sleep(Math.min(heartbeatMs, staleAfterMs));
+      continue;
+    } else if (watched.mtimeMs !== mtimeMs) {
+      // Touched since the last look: its owner is alive.
+      watched = { mtimeMs, since: now() };
+      seenAlive = true;
+      stale = false;
+    } else {
+      stale = now() - watched.since >= staleAfterMs;
+    }
+    if (stale) {
+      logger.warn({ path, owner }, `removing a stale lock on ${what} left by a run that is no longer alive`);
+      await unlink(path).catch(() => undefined);
+      watched = undefined;
+      continue;
+    }
+    if (seenAlive && now() >= deadline) {
+      const who =
+        owner === undefined
+          ? 'another bulk-extract run'
+          : `another bulk-extract run (pid ${owner.pid} on ${owner.host}, since ${owner.startedAt})`;
       throw new LockedError(
-        `${outDir} is in use by another bulk-extract run (pid ${owner.pid} on ${owner.host}, since ${owner.startedAt}). Wait for it to finish, or give this run another output.dir. If that run is gone, delete ${path}.`,
+        `${what} is in use by ${who}. Wait for it to finish, or give this run another output.dir. If that run is gone, delete ${path}.`,
       );
     }
-    logger.warn({ path, owner }, 'removing a stale lock left by a run that is no longer alive');
-    await unlink(path).catch(() => undefined);
+    await sleep(seenAlive ? Math.min(250, deadline - now()) : Math.min(heartbeatMs, staleAfterMs));
   }
-  throw new LockedError(`Could not take the lock ${path}: another run took it at the same moment.`);
+}
+
+/** Touches the lock every `heartbeatMs` until released; the release deletes it. */
+function holdLock(path: string, heartbeatMs: number): () => Promise<void> {
+  held.add(path);
+  const timer = setInterval(() => {
+    const at = new Date();
+    utimes(path, at, at).catch(() => undefined);
+  }, heartbeatMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    held.delete(path);
+    await unlink(path).catch(() => undefined);
+  };
 }
 
 async function readOwner(path: string): Promise<LockOwner | undefined> {
@@ -50,6 +138,14 @@ async function readOwner(path: string): Promise<LockOwner | undefined> {
     return typeof owner.pid === 'number' && typeof owner.host === 'string'
       ? { pid: owner.pid, host: owner.host, startedAt: String(owner.startedAt) }
       : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function mtimeOf(path: string): Promise<number | undefined> {
+  try {
+    return (await stat(path)).mtimeMs;
   } catch {
     return undefined;
   }

@@ -95,7 +95,12 @@ export async function prepareOutput(options: {
   }
 
   const manifest = reconcile(recorded, checkpoint);
-  if (!fresh && earlier !== undefined) await assertShardsPresent(outDir, checkpoint, manifest, streams);
+  if (!fresh && earlier !== undefined) await assertShardsPresent(
+    outDir,
+    checkpoint,
+    manifest,
+    streams.map((s) => s.name),
+  );
   return {
     checkpoint,
     manifest,
@@ -126,7 +131,7 @@ function without(checkpoint: Checkpoint, streams: readonly StreamPlan[]): Checkp
   };
 }
 
-async function readManifest(outDir: string, baseUrl: string, now: string, logger: Logger): Promise<Manifest> {
+export async function readManifest(outDir: string, baseUrl: string, now: string, logger: Logger): Promise<Manifest> {
   const text = await readIfExists(join(outDir, MANIFEST_FILE));
   if (text !== undefined) {
     try {
@@ -143,23 +148,23 @@ async function readManifest(outDir: string, baseUrl: string, now: string, logger
  * on disk at its recorded size; otherwise the folder is not the one the checkpoint describes
  * (moved, cleaned, another output.dir), and resuming would report rows that are not there.
  */
-async function assertShardsPresent(
+export async function assertShardsPresent(
   outDir: string,
   checkpoint: Checkpoint,
   manifest: Manifest,
-  streams: readonly StreamPlan[],
+  streams: readonly string[],
 ): Promise<void> {
   const missing: string[] = [];
   const listed = new Map(manifest.files.map((f) => [`${f.stream}/${f.run ?? ''}/${f.m}/${f.seq}/${f.format}`, f]));
-  for (const stream of streams) {
-    const state = checkpoint.streams[stream.name];
+  for (const name of streams) {
+    const state = checkpoint.streams[name];
     if (state === undefined) continue;
     for (const [m, part] of Object.entries(state.parts)) {
       for (let seq = 0; seq < part.nextSeq; seq++) {
         for (const format of state.formats) {
-          const file = listed.get(`${stream.name}/${state.run ?? ''}/${m}/${seq}/${format}`);
+          const file = listed.get(`${name}/${state.run ?? ''}/${m}/${seq}/${format}`);
           if (file === undefined) {
-            missing.push(`${stream.name} partition ${m}/${state.partitions} shard ${seq} (${format}): not in the manifest`);
+            missing.push(`${name} partition ${m}/${state.partitions} shard ${seq} (${format}): not in the manifest`);
             continue;
           }
           const size = await stat(join(outDir, file.path)).then(
@@ -189,7 +194,7 @@ export async function ensureDir(outDir: string): Promise<void> {
   }
 }
 
-async function readIfExists(path: string): Promise<string | undefined> {
+export async function readIfExists(path: string): Promise<string | undefined> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {

@@ -291,21 +291,7 @@ describe.concurrent('the output folder lock', () => {
     expect(exit.stderr).toContain('removing a stale lock');
     await expectExactOutput(job.out, expectedOf(job));
   });
-
-  it('a lock held by another host is not taken over', async () => {
-    const job = newJob(await simulator());
-    mkdirSync(job.out);
-    writeFileSync(
-      join(job.out, '.lock'),
-      JSON.stringify({ pid: 424_242, host: 'other-host.example', startedAt: '2026-01-01T00:00:00.000Z' }),
-    );
-    const before = snapshot(job.out);
-    const exit = await run(job);
-    expect(exit.code, describeExit(exit)).toBe(2);
-    expect(exit.stderr).toContain('pid 424242 on other-host.example');
-    expect(snapshot(job.out)).toEqual(before);
-    expect(job.sim.requests()).toEqual([]);
-  });
+  // A lock of another host: test/export/lock.test.ts (it takes a minute of unchanged heartbeat).
 });
 
 describe.concurrent('expired cursors', () => {

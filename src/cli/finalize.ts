@@ -1,0 +1,58 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config/load-config.js';
+import { UsageError } from '../errors.js';
+import { finalizeJob, outputPaths } from '../export/run-job.js';
+import { createLogger } from '../log.js';
+import { EXIT } from './exit-codes.js';
+import { withUsage } from './parse-flags.js';
+
+export const FINALIZE_USAGE = `Usage: bulk-extract finalize --config FILE [--out DIR]
+
+Ends a sharded run (run --shards K) whose shards are all complete: merges the shards' checkpoints
+and manifests into the output folder's, seals incremental run folders and writes _SUCCESS. The last
+shard to finish does this itself; run it by hand when that worker stopped before it could.
+
+Exit codes: 0 finalized (or no sharded run in the folder), 1 shards are not complete or still
+running (run them: they resume), 2 usage/config error.
+`;
+
+const FLAGS = {
+  'config': { type: 'string', short: 'c' },
+  'out': { type: 'string' },
+  'log-level': { type: 'string', default: 'info' },
+  'help': { type: 'boolean', short: 'h' },
+} as const;
+
+export async function runFinalize(argv: string[]): Promise<number> {
+  const { values } = withUsage(FINALIZE_USAGE, () => parseArgs({ args: argv, strict: true, options: FLAGS }));
+  if (values.help) {
+    console.log(FINALIZE_USAGE);
+    return EXIT.OK;
+  }
+  if (values.config === undefined) throw new UsageError(`--config FILE is required.\n\n${FINALIZE_USAGE}`);
+  const config = loadConfig(values.config, process.env, { out: values.out });
+  const { outDir } = outputPaths(config);
+  const outcome = await finalizeJob(config, createLogger(values['log-level']));
+  switch (outcome.state) {
+    case 'none':
+      console.error(`bulk-extract finalize: ${outDir} has no sharded run in progress; nothing to do.`);
+      return EXIT.OK;
+    case 'merged':
+      console.error(
+        `bulk-extract finalize: merged ${outcome.plan.count} shards into ${outDir}: ${Object.values(outcome.manifest.streams)
+          .reduce((sum, s) => sum + s.rows, 0)
+          .toLocaleString('en-US')} rows, complete.`,
+      );
+      return EXIT.OK;
+    case 'busy':
+      console.error(
+        `bulk-extract finalize: shards ${outcome.running.join(', ')} of ${outcome.plan.count} are running in ${outDir}; the last to finish ends the run itself.`,
+      );
+      return EXIT.FAILED;
+    case 'incomplete':
+      console.error(
+        `bulk-extract finalize: shards ${outcome.incomplete.join(', ')} of ${outcome.plan.count} are not complete in ${outDir}: run them (run --shard I/${outcome.plan.count} resumes shard I), or run without --shard to finish their partitions in one process.`,
+      );
+      return EXIT.FAILED;
+  }
+}

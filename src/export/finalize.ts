@@ -1,0 +1,207 @@
+import { rm, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CheckpointError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { writeFileAtomic } from '../util/durable-file.js';
+import { type Checkpoint, isComplete, parseCheckpoint } from './checkpoint.js';
+import { MANIFEST_FILE, SUCCESS_FILE } from './layout.js';
+import { acquireLock, LockedError } from './lock.js';
+import { type Manifest, reconcile } from './manifest.js';
+import { assertShardsPresent, readIfExists, readManifest } from './prepare-output.js';
+import { sealRun } from './seal-run.js';
+import {
+  pairKey,
+  pairsOf,
+  planPath,
+  readPlan,
+  SHARDS_DIR,
+  shardCheckpoint,
+  shardComplete,
+  shardLockPath,
+  shardManifest,
+  type ShardPlan,
+  shardPaths,
+} from './shard.js';
+
+export type AbsorbOutcome =
+  /** No sharded run in the folder. */
+  | { state: 'none' } |
+  /** Shards that hold their lock: a worker is running them. Nothing was changed. */
+  { state: 'busy'; plan: ShardPlan; running: number[] } |
+  /** `requireComplete` and these shards have partitions left. Nothing was changed. */
+  { state: 'incomplete'; plan: ShardPlan; incomplete: number[] } |
+  /** Merged into the folder's checkpoint and manifest; `complete`: sealed, with `_SUCCESS`. */
+  { state: 'merged'; plan: ShardPlan; manifest: Manifest; complete: boolean };
+
+/**
+ * Ends a sharded run: the shards' checkpoints and manifests are merged into the output folder's
+ * own, then the plan and the shard files are deleted. When every shard is complete, incremental
+ * run folders are sealed and `_SUCCESS` is written, as a run without shards would have. Without
+ * `requireComplete` unfinished shards are merged too, with their progress (a run without --shard
+ * takes over from there).
+ *
+ * The caller holds the output folder's lock; this takes every shard's lock, so nothing is merged
+ * while a worker runs. Idempotent up to the deletion of the plan: a crash before it is finalized
+ * again the same way.
+ */
+export async function absorbShards(options: {
+  outDir: string;
+  checkpointPath: string;
+  logger: Logger;
+  now: string;
+  requireComplete: boolean;
+}): Promise<AbsorbOutcome> {
+  const { outDir, checkpointPath, logger, now, requireComplete } = options;
+  const plan = await readPlan(outDir);
+  if (plan === undefined) return { state: 'none' };
+
+  const releases: (() => Promise<void>)[] = [];
+  const running: number[] = [];
+  try {
+    for (let index = 0; index < plan.count; index++) {
+      const spec = { index, count: plan.count };
+      try {
+        releases.push(await acquireLock(shardLockPath(outDir, spec), `shard ${index}/${plan.count} of ${outDir}`, logger));
+      } catch (error) {
+        if (!(error instanceof LockedError)) throw error;
+        running.push(index);
+      }
+    }
+    if (running.length > 0) return { state: 'busy', plan, running };
+
+    const root = await readManifest(outDir, plan.checkpoint.baseUrl, plan.createdAt, logger);
+    const shards = [];
+    for (let index = 0; index < plan.count; index++) shards.push(await readShard(outDir, plan, index, root, now));
+    const incomplete = shards.flatMap((shard, index) => (shardComplete(shard.checkpoint) ? [] : [index]));
+    if (requireComplete && incomplete.length > 0) return { state: 'incomplete', plan, incomplete };
+
+    const checkpoint = mergeCheckpoints(plan, shards.map((s) => s.checkpoint), now);
+    const complete = plan.streams.every((name) => {
+      const state = checkpoint.streams[name];
+      return state !== undefined && isComplete(state);
+    });
+    const manifest = mergeManifests(plan, root, shards, checkpoint, complete, now);
+    await assertShardsPresent(outDir, checkpoint, manifest, plan.streams);
+
+    // Adding the shards' files to the folder's records: manifest first, checkpoint second.
+    await writeFileAtomic(join(outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+    await writeFileAtomic(checkpointPath, `${JSON.stringify(checkpoint, null, 2)}\n`);
+    if (complete) {
+      for (const name of plan.streams) {
+        const state = checkpoint.streams[name];
+        if (state !== undefined) await sealRun(outDir, checkpoint.baseUrl, name, state, manifest.files);
+      }
+      await writeFileAtomic(join(outDir, SUCCESS_FILE), '');
+    }
+    // The plan goes first: without it, leftover shard files are never read again.
+    await rm(planPath(outDir), { force: true });
+    await rm(join(outDir, SHARDS_DIR, plan.id), { recursive: true, force: true });
+    logger.info(
+      { shards: plan.count, complete, rows: Object.values(manifest.streams).reduce((sum, s) => sum + s.rows, 0) },
+      complete ? 'sharded run finalized' : 'merged the unfinished shards into the output folder\'s checkpoint',
+    );
+    return { state: 'merged', plan, manifest, complete };
+  } finally {
+    for (const release of releases) await release();
+    // Empty once the run is finalized and its locks are gone; a new shard recreates it.
+    if (!(await readPlan(outDir).catch(() => undefined))) await rmdir(join(outDir, SHARDS_DIR)).catch(() => undefined);
+  }
+}
+
+/** A sharded run as its shards are now, merged (read only: for `status`). */
+export interface ShardedRun {
+  plan: ShardPlan;
+  checkpoint: Checkpoint;
+  shards: { index: number; started: boolean; complete: boolean }[];
+}
+
+export async function readShardedRun(outDir: string, logger: Logger, now: string): Promise<ShardedRun | undefined> {
+  const plan = await readPlan(outDir);
+  if (plan === undefined) return undefined;
+  const root = await readManifest(outDir, plan.checkpoint.baseUrl, plan.createdAt, logger);
+  const shards = [];
+  for (let index = 0; index < plan.count; index++) shards.push(await readShard(outDir, plan, index, root, now));
+  return {
+    plan,
+    checkpoint: mergeCheckpoints(plan, shards.map((s) => s.checkpoint), now),
+    shards: shards.map((shard, index) => ({
+      index,
+      started: shard.started,
+      complete: shardComplete(shard.checkpoint),
+    })),
+  };
+}
+
+interface ShardRecords {
+  /** Whether its worker has written its checkpoint. */
+  started: boolean;
+  checkpoint: Checkpoint;
+  manifest: Manifest;
+}
+
+/** A shard as its worker left it; a shard never started is its part of the plan, untouched. */
+async function readShard(
+  outDir: string,
+  plan: ShardPlan,
+  index: number,
+  root: Manifest,
+  now: string,
+): Promise<ShardRecords> {
+  const paths = shardPaths(outDir, plan, index);
+  const checkpointText = await readIfExists(paths.checkpoint);
+  const checkpoint =
+    checkpointText === undefined ? shardCheckpoint(plan, index) : parseCheckpoint(checkpointText, paths.checkpoint);
+  for (const [name, state] of Object.entries(checkpoint.streams)) {
+    const planned = plan.checkpoint.streams[name];
+    const sameRun = planned?.run === state.run && JSON.stringify(planned.window) === JSON.stringify(state.window);
+    if (!sameRun) {
+      throw new CheckpointError(
+        `${paths.checkpoint}: stream '${name}' is not at the run of ${planPath(outDir)}; the shard files were not written for this plan. Move the ${SHARDS_DIR} folder away to start the sharded run over.`,
+      );
+    }
+  }
+  const manifestText = await readIfExists(paths.manifest);
+  const manifest =
+    manifestText === undefined ? shardManifest(root, plan, index, now) : (JSON.parse(manifestText) as Manifest);
+  return { started: checkpointText !== undefined, checkpoint, manifest: reconcile(manifest, checkpoint) };
+}
+
+function mergeCheckpoints(plan: ShardPlan, shards: readonly Checkpoint[], now: string): Checkpoint {
+  const streams = structuredClone(plan.checkpoint.streams);
+  for (const shard of shards) {
+    for (const [name, state] of Object.entries(shard.streams)) {
+      const merged = streams[name];
+      if (merged !== undefined) Object.assign(merged.parts, state.parts);
+    }
+  }
+  return { ...plan.checkpoint, updatedAt: now, streams };
+}
+
+function mergeManifests(
+  plan: ShardPlan,
+  root: Manifest,
+  shards: readonly ShardRecords[],
+  checkpoint: Checkpoint,
+  complete: boolean,
+  now: string,
+): Manifest {
+  const shared = new Set(pairsOf(plan).map((pair) => pairKey(pair.stream, pair.m)));
+  const files = [
+    ...root.files.filter((file) => !shared.has(pairKey(file.stream, file.m))),
+    ...shards.flatMap((shard) => shard.manifest.files),
+  ];
+  const sum = (key: 'requests' | 'retries' | 'throttled') => shards.reduce((total, s) => total + (s.manifest[key] ?? 0), 0);
+  const merged: Manifest = {
+    ...root,
+    state: complete ? 'complete' : 'interrupted',
+    startedAt: plan.createdAt,
+    finishedAt: now,
+    durationMs: Date.parse(now) - Date.parse(plan.createdAt),
+    requests: sum('requests'),
+    retries: sum('retries'),
+    throttled: sum('throttled'),
+    schema: Object.assign({}, root.schema, ...shards.map((s) => s.manifest.schema)) as Manifest['schema'],
+    files,
+  };
+  return reconcile(merged, checkpoint);
+}

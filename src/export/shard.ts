@@ -1,0 +1,203 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { CheckpointError, UsageError } from '../errors.js';
+import { writeFileAtomic } from '../util/durable-file.js';
+import { type Checkpoint, checkpointFromValue, isComplete } from './checkpoint.js';
+import type { Manifest } from './manifest.js';
+
+/**
+ * Scale-out: k workers share one export. The (stream, partition) pairs of the job are dealt
+ * round-robin to shards 0..k-1; each shard drains its pairs with its own checkpoint and manifest
+ * and under its own lock, in one output folder:
+ *
+ *   <out>/_shards/plan.json                               the run being shared, and k
+ *   <out>/_shards/shard-<i>-of-<k>.lock
+ *   <out>/_shards/<plan id>/shard-<i>-of-<k>.checkpoint.json   .../shard-<i>-of-<k>.manifest.json
+ *
+ * The plan is the output folder's checkpoint at the moment the sharded run started (any progress it
+ * had included), written by the first worker under the folder's lock. Merging the shards back into
+ * the folder's checkpoint and manifest ends the sharded run: see finalize.ts.
+ */
+export const SHARDS_DIR = '_shards';
+export const PLAN_FILE = 'plan.json';
+
+/** This worker: shard `index` (0-based, as Kubernetes' JOB_COMPLETION_INDEX) of `count`. */
+export interface ShardSpec {
+  index: number;
+  count: number;
+}
+
+export const MAX_SHARDS = 1000;
+
+/** `I/K`, I from 0 to K-1. */
+export function parseShard(value: string, flag = '--shard'): ShardSpec {
+  const match = /^(\d+)\/(\d+)$/.exec(value.trim());
+  const index = Number(match?.[1]);
+  const count = Number(match?.[2]);
+  if (match === null || count < 1 || count > MAX_SHARDS || index >= count) {
+    throw new UsageError(
+      `${flag} '${value}': expected I/K with K from 1 to ${MAX_SHARDS} and I from 0 to K-1 (shard I of K, 0-based like JOB_COMPLETION_INDEX), e.g. 0/4.`,
+    );
+  }
+  return { index, count };
+}
+
+/**
+ * The shard of this worker from `--shard I/K`, or `--shards K` and the JOB_COMPLETION_INDEX that
+ * Kubernetes sets in each pod of an Indexed Job. Undefined when neither flag is given.
+ */
+export function resolveShard(
+  flags: { shard?: string | undefined; shards?: string | undefined },
+  env: NodeJS.ProcessEnv,
+): ShardSpec | undefined {
+  const fromEnv = env.JOB_COMPLETION_INDEX;
+  if (flags.shard !== undefined && flags.shards !== undefined) {
+    throw new UsageError('--shard I/K and --shards K are two ways to say the same thing: give one.');
+  }
+  if (flags.shard !== undefined) {
+    const spec = parseShard(flags.shard);
+    if (fromEnv !== undefined && fromEnv !== '' && Number(fromEnv) !== spec.index) {
+      throw new UsageError(
+        `--shard ${flags.shard} says shard ${spec.index}, but JOB_COMPLETION_INDEX is ${fromEnv}: in an Indexed Job, pass --shards ${spec.count} and let the index come from the pod.`,
+      );
+    }
+    return spec;
+  }
+  if (flags.shards === undefined) return undefined;
+  if (fromEnv === undefined || fromEnv === '') {
+    throw new UsageError(
+      `--shards ${flags.shards} takes this worker's index from JOB_COMPLETION_INDEX (set by Kubernetes in an Indexed Job), which is not set: outside Kubernetes, pass --shard I/${flags.shards}.`,
+    );
+  }
+  if (!/^\d+$/.test(flags.shards)) throw new UsageError(`--shards expects a whole number of shards, got '${flags.shards}'.`);
+  return parseShard(`${fromEnv}/${flags.shards}`, `JOB_COMPLETION_INDEX=${fromEnv} with --shards`);
+}
+
+export function shardName(spec: ShardSpec): string {
+  return `shard-${spec.index}-of-${spec.count}`;
+}
+
+const planSchema = z.strictObject({
+  version: z.literal(1),
+  /** Names the folder of this run's shard files, so files of an earlier sharded run never mix in. */
+  id: z.string().regex(/^[0-9a-f]{16}$/),
+  count: z.number().int().min(1).max(MAX_SHARDS),
+  createdAt: z.string(),
+  /** The streams split among the shards, in order. */
+  streams: z.array(z.string()).min(1),
+  /** The output folder's checkpoint when the sharded run started. */
+  checkpoint: z.unknown(),
+});
+
+export interface ShardPlan extends Omit<z.output<typeof planSchema>, 'checkpoint'> {
+  checkpoint: Checkpoint;
+}
+
+export function newPlan(count: number, streams: readonly string[], checkpoint: Checkpoint, now: string): ShardPlan {
+  return { version: 1, id: randomBytes(8).toString('hex'), count, createdAt: now, streams: [...streams], checkpoint };
+}
+
+export function planPath(outDir: string): string {
+  return join(outDir, SHARDS_DIR, PLAN_FILE);
+}
+
+/** The files of one shard of a plan. */
+export function shardPaths(outDir: string, plan: Pick<ShardPlan, 'id' | 'count'>, index: number) {
+  const base = join(outDir, SHARDS_DIR, plan.id, shardName({ index, count: plan.count }));
+  return { checkpoint: `${base}.checkpoint.json`, manifest: `${base}.manifest.json` };
+}
+
+export function shardLockPath(outDir: string, spec: ShardSpec): string {
+  return join(outDir, SHARDS_DIR, `${shardName(spec)}.lock`);
+}
+
+export async function readPlan(outDir: string): Promise<ShardPlan | undefined> {
+  const path = planPath(outDir);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new CheckpointError(`Cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, { cause: error });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CheckpointError(`${path} is not valid JSON: it was not written by bulk-extract. Move it away to start over.`, {
+      cause: error,
+    });
+  }
+  const result = planSchema.safeParse(value);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new CheckpointError(
+      `${path} is not a bulk-extract shard plan (${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}). Move it away to start over.`,
+    );
+  }
+  return { ...result.data, checkpoint: checkpointFromValue(result.data.checkpoint, path) };
+}
+
+export async function writePlan(outDir: string, plan: ShardPlan): Promise<void> {
+  await writeFileAtomic(planPath(outDir), `${JSON.stringify(plan, null, 2)}\n`);
+}
+
+/** The (stream, partition) pairs of a plan in order: pair j belongs to shard j mod k. */
+export function pairsOf(plan: Pick<ShardPlan, 'streams' | 'checkpoint'>): { stream: string; m: number }[] {
+  return plan.streams.flatMap((stream) => {
+    const partitions = plan.checkpoint.streams[stream]?.partitions ?? 0;
+    return Array.from({ length: partitions }, (_, i) => ({ stream, m: i + 1 }));
+  });
+}
+
+/** `stream/m` keys of the pairs of shard `index`. */
+export function pairsOfShard(plan: Pick<ShardPlan, 'streams' | 'checkpoint' | 'count'>, index: number): Set<string> {
+  return new Set(
+    pairsOf(plan)
+      .filter((_, j) => j % plan.count === index)
+      .map((pair) => pairKey(pair.stream, pair.m)),
+  );
+}
+
+export function pairKey(stream: string, m: number): string {
+  return `${stream}/${m}`;
+}
+
+/** A shard's starting checkpoint: the plan's streams with only the shard's partitions. */
+export function shardCheckpoint(plan: ShardPlan, index: number): Checkpoint {
+  const mine = pairsOfShard(plan, index);
+  return {
+    ...plan.checkpoint,
+    streams: Object.fromEntries(
+      plan.streams.flatMap((name) => {
+        const state = plan.checkpoint.streams[name];
+        if (state === undefined) return [];
+        const parts = Object.fromEntries(
+          Object.entries(state.parts).filter(([m]) => mine.has(pairKey(name, Number(m)))),
+        );
+        return [[name, { ...state, parts }]];
+      }),
+    ),
+  };
+}
+
+/** A shard's starting manifest: the folder's, with only the files of the shard's partitions. */
+export function shardManifest(manifest: Manifest, plan: ShardPlan, index: number, now: string): Manifest {
+  const mine = pairsOfShard(plan, index);
+  return {
+    ...manifest,
+    state: 'running',
+    startedAt: now,
+    requests: 0,
+    retries: 0,
+    throttled: 0,
+    files: manifest.files.filter((file) => mine.has(pairKey(file.stream, file.m))),
+  };
+}
+
+/** Whether every partition of the shard's checkpoint is drained. */
+export function shardComplete(checkpoint: Checkpoint): boolean {
+  return Object.values(checkpoint.streams).every(isComplete);
+}
