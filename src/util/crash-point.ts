@@ -15,7 +15,9 @@ export type CrashPoint =
   /** The manifest was replaced; the checkpoint was not. */
   'after-manifest-write' |
   /** The checkpoint was replaced. */
-  'after-checkpoint-write';
+  'after-checkpoint-write' |
+  /** A part of a multipart upload to object storage was sent; the upload is not complete. */
+  'after-upload-part';
 
 export function crashPoint(point: CrashPoint): void {
   if (spec !== undefined && spec.point === point && ++hits === spec.count) process.kill(process.pid, 'SIGKILL');

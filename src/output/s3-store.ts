@@ -1,0 +1,379 @@
+import { createReadStream } from 'node:fs';
+import { stat, unlink } from 'node:fs/promises';
+import { STATUS_CODES } from 'node:http';
+import { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { ConfigError, OutputError } from '../errors.js';
+import { crashPoint } from '../util/crash-point.js';
+import type { Logger } from '../log.js';
+import type { OutputStore } from './store.js';
+
+const MiB = 1024 * 1024;
+/** S3's limits: parts of 5 MiB to 5 GiB (but the last), at most 10,000 parts, 1,000 keys per delete or list page. */
+const MIN_PART_BYTES = 5 * MiB;
+const MAX_PART_BYTES = 5 * 1024 * MiB;
+const MAX_PARTS = 10_000;
+const MAX_BATCH = 1000;
+
+export interface S3StoreOptions {
+  /** `output.dir`: `s3://bucket` or `s3://bucket/prefix`. */
+  url: string;
+  /** An S3-compatible endpoint (MinIO, Ceph, s3rver), e.g. `http://127.0.0.1:9000`. Default: AWS S3. */
+  endpoint?: string | undefined;
+  /** Default: env `AWS_REGION`, else 'us-east-1' when an endpoint is given, else the SDK's lookup (profile). */
+  region?: string | undefined;
+  /** Addresses `endpoint/bucket/key` instead of `bucket.endpoint/key`. Default: true when an endpoint is given. */
+  forcePathStyle?: boolean | undefined;
+  /** Bytes per multipart part. Default 16 MiB, at least 5 MiB; raised for files that would need > 10,000 parts. */
+  partSizeBytes?: number | undefined;
+  /** Parts in flight per publish; each buffers one part in memory. Default 4. */
+  queueSize?: number | undefined;
+  /** Attempts per request, the first included (the SDK's standard retry mode). Default 3. */
+  maxAttempts?: number | undefined;
+  /** Time to open a connection. Default 10,000 ms. */
+  connectionTimeoutMs?: number | undefined;
+  /** Time a connection may stay silent before the request fails (and is retried). Default 120,000 ms. */
+  socketIdleTimeoutMs?: number | undefined;
+  /** Keys per list request (1 to 1000). Default 1000; tests lower it to exercise pagination. */
+  listPageSize?: number | undefined;
+  logger: Logger;
+}
+
+/** A failed S3 request, with the fields logs and callers need (never credentials). */
+export class S3OutputError extends OutputError {
+  constructor(
+    message: string,
+    readonly operation: string,
+    readonly target: string,
+    readonly s3Code: string,
+    readonly httpStatus: number | undefined,
+    options: { cause: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Splits `s3://bucket/some/prefix` (the prefix may be empty; no leading or trailing '/'). */
+export function parseS3Url(url: string): { bucket: string; prefix: string } {
+  // An '@' may be the start of credentials pasted into the URL: never repeat such a value.
+  const shown = url.includes('@') ? 'a value with "@"' : JSON.stringify(url);
+  const fail = (why: string) =>
+    new ConfigError(`output.dir must be s3://bucket or s3://bucket/prefix (${why}); got ${shown}.`);
+  const match = /^s3:\/\/([^/]*)(.*)$/.exec(url);
+  if (match === null) throw fail('it must start with s3://');
+  const [, bucket = '', rest = ''] = match;
+  if (/[?#]/.test(url)) throw fail('no query string or fragment');
+  if (bucket === '') throw fail('the bucket name is empty');
+  const badBucket = bucketNameProblem(bucket);
+  if (badBucket !== undefined) throw fail(`bucket name: ${badBucket}`);
+  const prefix = rest.replace(/^\/+|\/+$/g, '');
+  const segments = prefix === '' ? [] : prefix.split('/');
+  if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) {
+    throw fail('the prefix has an empty, "." or ".." segment');
+  }
+  return { bucket, prefix };
+}
+
+/** What breaks the S3 bucket naming rules, or undefined. */
+function bucketNameProblem(name: string): string | undefined {
+  if (name.length < 3 || name.length > 63) return '3 to 63 characters';
+  if (!/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/.test(name)) {
+    return 'lowercase letters, digits, "." and "-", starting and ending with a letter or digit';
+  }
+  if (name.includes('..')) return 'no two adjacent periods';
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(name)) return 'not an IP address';
+  if (/^(xn--|sthree-|amzn-s3-demo-)/.test(name) || /(-s3alias|--ol-s3|\.mrap|--x-s3|--table-s3)$/.test(name)) {
+    return 'a prefix or suffix reserved by S3';
+  }
+  return undefined;
+}
+
+function integerOption(name: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`S3 option ${name} must be an integer from ${min} to ${max}; got ${value}.`);
+  }
+  return value;
+}
+
+/** An OutputStore on S3 or an S3-compatible server. Credentials come from the SDK's default provider chain. */
+export function createS3Store(options: S3StoreOptions): OutputStore {
+  const { bucket, prefix } = parseS3Url(options.url);
+  const partSize = integerOption('partSizeBytes', options.partSizeBytes ?? 16 * MiB, MIN_PART_BYTES, MAX_PART_BYTES);
+  const queueSize = integerOption('queueSize', options.queueSize ?? 4, 1, 64);
+  const pageSize = integerOption('listPageSize', options.listPageSize ?? MAX_BATCH, 1, MAX_BATCH);
+  const endpointUrl = options.endpoint;
+  const endpoint = endpointUrl === undefined ? undefined : endpointOrigin(endpointUrl);
+  const region = options.region ?? (endpoint === undefined ? process.env.AWS_REGION : process.env.AWS_REGION ?? 'us-east-1');
+  const client = new S3Client({
+    ...(endpointUrl === undefined ? {} : { endpoint: endpointUrl }),
+    ...(region === undefined ? {} : { region }),
+    forcePathStyle: options.forcePathStyle ?? endpoint !== undefined,
+    maxAttempts: integerOption('maxAttempts', options.maxAttempts ?? 3, 1, 20),
+    // The SDK's default adds CRC32 checksums to every upload (aws-chunked bodies with trailers) and insists on
+    // them in downloads; many S3-compatible servers (s3rver, older MinIO and Ceph) reject or omit those.
+    // 'WHEN_REQUIRED' sends checksums only where S3 demands one (DeleteObjects) and works everywhere.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    requestHandler: {
+      connectionTimeout: options.connectionTimeoutMs ?? 10_000,
+      socketTimeout: options.socketIdleTimeoutMs ?? 120_000,
+    },
+  });
+  const root = prefix === '' ? '' : `${prefix}/`;
+  const location = `s3://${bucket}${prefix === '' ? '' : `/${prefix}`}`;
+  const log = options.logger.child({ output: location });
+  const url = (key: string) => `s3://${bucket}/${root}${key}`;
+  const fail = (operation: string, key: string, error: unknown) =>
+    s3Error(operation, url(key), bucket, endpoint, error);
+  /** Runs one request; its failure becomes an S3OutputError naming the operation and the object. */
+  async function request<T>(operation: string, key: string, send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (error) {
+      throw fail(operation, key, error);
+    }
+  }
+
+  async function abortUpload(uploadId: string | undefined, key: string): Promise<void> {
+    if (uploadId === undefined) return;
+    try {
+      await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: root + key, UploadId: uploadId }));
+    } catch (error) {
+      // Best effort: the parts stay (invisible, but stored) until an AbortIncompleteMultipartUpload rule
+      // of the bucket's lifecycle removes them. The publish failed either way and reports its own error.
+      log.warn({ key, uploadId, s3Code: errorCode(error) }, 'could not abort the multipart upload');
+    }
+  }
+
+  return {
+    location,
+
+    async publishFile(localPath, key) {
+      const started = performance.now();
+      let bytes: number;
+      try {
+        bytes = (await stat(localPath)).size;
+      } catch (error) {
+        throw new OutputError(`Publishing ${localPath} to ${url(key)} failed: cannot read the local file (${errorCode(error)}).`, {
+          cause: error,
+        });
+      }
+      const body = createReadStream(localPath);
+      const upload = new Upload({
+        client,
+        params: { Bucket: bucket, Key: root + key, Body: body, ContentLength: bytes },
+        partSize: Math.max(partSize, Math.ceil(bytes / MAX_PARTS)),
+        queueSize,
+        // We abort ourselves: lib-storage's own abort would replace the cause with the abort's error.
+        leavePartsOnError: true,
+      });
+      // Fires as each part is received: the upload is not complete yet (crash tests stop here).
+      upload.on('httpUploadProgress', () => crashPoint('after-upload-part'));
+      try {
+        await upload.done();
+      } catch (error) {
+        await abortUpload(upload.uploadId, key);
+        throw fail('upload', key, error);
+      } finally {
+        body.destroy();
+      }
+      try {
+        await unlink(localPath);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+          throw new OutputError(`Published ${url(key)} but could not delete ${localPath} (${errorCode(error)}).`, {
+            cause: error,
+          });
+        }
+      }
+      const ms = Math.round(performance.now() - started);
+      log.debug({ key, bytes, multipart: upload.uploadId !== undefined, ms }, 'file published');
+    },
+
+    async putText(key, text) {
+      const body = Buffer.from(text, 'utf8');
+      const type = key.endsWith('.json') ? 'application/json' : 'text/plain; charset=utf-8';
+      await request('PutObject', key, () => client.send(new PutObjectCommand({
+        Bucket: bucket, Key: root + key, Body: body, ContentLength: body.length, ContentType: type,
+      })));
+    },
+
+    async getText(key) {
+      try {
+        const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: root + key }));
+        return (await object.Body?.transformToString('utf-8')) ?? '';
+      } catch (error) {
+        if (isAbsent(error)) return undefined;
+        throw fail('GetObject', key, error);
+      }
+    },
+
+    async size(key) {
+      try {
+        const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: root + key }));
+        return head.ContentLength ?? 0;
+      } catch (error) {
+        // A HEAD response has no body, so a missing bucket reads as a missing key here; every other
+        // operation names it.
+        if (isAbsent(error)) return undefined;
+        throw fail('HeadObject', key, error);
+      }
+    },
+
+    async list(folder) {
+      const keys: string[] = [];
+      let token: string | undefined;
+      do {
+        const page = await request('ListObjectsV2', folder, () =>
+          client.send(new ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: root + folder,
+            MaxKeys: pageSize,
+            ...(token === undefined ? {} : { ContinuationToken: token }),
+          })));
+        for (const { Key } of page.Contents ?? []) if (Key !== undefined) keys.push(Key.slice(root.length));
+        token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
+        if (page.IsTruncated === true && token === undefined) {
+          throw new OutputError(`Listing ${url(folder)} failed: the server said there is more but sent no continuation token.`);
+        }
+      } while (token !== undefined);
+      return keys.sort();
+    },
+
+    async remove(keys) {
+      for (let start = 0; start < keys.length; start += MAX_BATCH) {
+        const batch = keys.slice(start, start + MAX_BATCH);
+        const objects = batch.map((key) => ({ Key: root + key }));
+        const result = await request('DeleteObjects', batch[0] ?? '', () =>
+          client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } })));
+        const [first] = result.Errors ?? [];
+        if (first !== undefined) {
+          const key = (first.Key ?? '').slice(root.length);
+          const count = result.Errors?.length ?? 1;
+          throw new S3OutputError(
+            `DeleteObjects failed for ${count} key(s), first ${url(key)}: ${first.Code ?? 'error'}: ${first.Message ?? ''}`,
+            'DeleteObjects', url(key), first.Code ?? 'error', undefined, { cause: result.Errors },
+          );
+        }
+      }
+    },
+
+    async read(key) {
+      let body: unknown;
+      try {
+        body = (await client.send(new GetObjectCommand({ Bucket: bucket, Key: root + key }))).Body;
+      } catch (error) {
+        if (isAbsent(error)) throw new OutputError(`${url(key)} does not exist.`, { cause: safeCause(error) });
+        throw fail('GetObject', key, error);
+      }
+      if (!(body instanceof Readable)) throw new OutputError(`GetObject of ${url(key)} returned no readable body.`);
+      return body;
+    },
+
+    close() {
+      client.destroy();
+      return Promise.resolve();
+    },
+  };
+}
+
+/** The endpoint's origin (scheme, host, port), which is safe to show: no user info, path or query. */
+function endpointOrigin(endpoint: string): string {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(endpoint);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || !['http:', 'https:'].includes(parsed.protocol) || parsed.username !== '') {
+    throw new ConfigError('output.s3.endpoint must be an http:// or https:// address without credentials.');
+  }
+  return parsed.origin;
+}
+
+interface SdkError {
+  name?: string;
+  Code?: string;
+  code?: string;
+  message?: string;
+  $metadata?: { httpStatusCode?: number };
+}
+
+/** The S3 error code, else the Node error code (ECONNREFUSED), else the HTTP status as a word (HEAD has no body). */
+function errorCode(error: unknown): string {
+  const e = (error ?? {}) as SdkError;
+  const named = e.Code ?? (e.name === undefined || e.name === 'Error' ? undefined : e.name);
+  const status = e.$metadata?.httpStatusCode;
+  if ((named === undefined || named.startsWith('Unknown')) && status !== undefined) {
+    return STATUS_CODES[status]?.replace(/ /g, '') ?? `HTTP${status}`;
+  }
+  return named ?? e.code ?? 'error';
+}
+
+/** NoSuchKey, or a 404 without a code (HEAD); NoSuchBucket is an error. */
+function isAbsent(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'NoSuchKey' || code === 'NotFound';
+}
+
+/** Fields of an SDK error that hold no credentials (a SignatureDoesNotMatch's CanonicalRequest may hold the token). */
+const SAFE_FIELDS = ['Code', 'code', 'errno', 'syscall', 'BucketName', 'Key', 'RequestId', 'HostId', 'Region', 'Endpoint'];
+
+/**
+ * The SDK's error reduced to safe fields: its `$response` holds the signed request and with it the session
+ * token, and anything that serializes a cause (pino's err serializer, util.inspect) would print it.
+ */
+function safeCause(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const copy = Object.assign(new Error(error.message), { name: error.name, stack: error.stack ?? '' });
+  for (const name of SAFE_FIELDS) {
+    const value = (error as unknown as Record<string, unknown>)[name];
+    if (typeof value === 'string' || typeof value === 'number') Object.assign(copy, { [name]: value });
+  }
+  const metadata = (error as SdkError).$metadata;
+  return metadata === undefined ? copy : Object.assign(copy, { $metadata: { ...metadata } });
+}
+
+const CREDENTIAL_CODES = new Set([
+  'AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken',
+  'TokenRefreshRequired', 'CredentialsProviderError', 'AllAccessDisabled',
+]);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE',
+  'TimeoutError', 'RequestTimeout',
+]);
+
+function hintFor(code: string, status: number | undefined, detail: string, bucket: string, endpoint?: string): string {
+  if (detail.startsWith('Region is missing')) return 'Set AWS_REGION or output.s3.region.';
+  if (code === 'NoSuchBucket') return `The bucket "${bucket}" does not exist: create it or fix output.dir.`;
+  if (CREDENTIAL_CODES.has(code) || status === 403) {
+    return 'Check the credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_PROFILE or the web identity of the pod) and that they may use the bucket.';
+  }
+  if (NETWORK_CODES.has(code)) {
+    return `${endpoint ?? 'S3'} is unreachable: check output.s3.endpoint and the network.`;
+  }
+  if (['PermanentRedirect', 'MovedPermanently', 'AuthorizationHeaderMalformed'].includes(code)) {
+    return 'The bucket is in another region: set AWS_REGION or output.s3.region.';
+  }
+  return 'What was committed before stays valid; fix the cause and run again to resume.';
+}
+
+function s3Error(operation: string, target: string, bucket: string, endpoint: string | undefined, error: unknown) {
+  const code = errorCode(error);
+  const status = (error as SdkError | undefined)?.$metadata?.httpStatusCode;
+  const detail = ((error as SdkError | undefined)?.message ?? '').replace(/\.$/, '');
+  const http = status === undefined ? '' : ` (HTTP ${status})`;
+  const said = detail === '' || detail === code || detail === 'UnknownError' ? '' : `: ${detail}`;
+  const hint = hintFor(code, status, detail, bucket, endpoint);
+  const message = `S3 ${operation} of ${target} failed: ${code}${http}${said}. ${hint}`;
+  return new S3OutputError(message, operation, target, code, status, { cause: safeCause(error) });
+}
