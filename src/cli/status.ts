@@ -4,10 +4,10 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { parseCheckpoint } from '../export/checkpoint.js';
-import { MANIFEST_FILE } from '../export/layout.js';
+import { CHECKPOINT_FILE, MANIFEST_FILE } from '../export/layout.js';
 import type { Manifest } from '../export/manifest.js';
 import { readShardedRun } from '../export/finalize.js';
-import { outputPaths } from '../export/run-job.js';
+import { openStore, outputPaths } from '../export/run-job.js';
 import { silentLogger } from '../log.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
@@ -35,6 +35,8 @@ export interface PartStatus {
   cursorAgeSeconds: number;
 }
 
+const nowIso = () => new Date().toISOString();
+
 export async function runStatus(argv: string[]): Promise<number> {
   const { values } = withUsage(STATUS_USAGE, () => parseArgs({ args: argv, strict: true, options: FLAGS }));
   if (values.help) {
@@ -43,20 +45,35 @@ export async function runStatus(argv: string[]): Promise<number> {
   }
   if (values.config === undefined) throw new UsageError(`--config FILE is required.\n\n${STATUS_USAGE}`);
   const config = loadConfig(values.config);
-  const { outDir, checkpointPath } = outputPaths(config);
-  let text: string;
+  const paths = outputPaths(config);
+  const { checkpointPath } = paths;
+  // An s3:// output: the store has the checkpoint and manifest (the staging folder may be stale).
+  const store = paths.s3 ? await openStore(config, silentLogger) : undefined;
+  const outDir = store?.location ?? paths.outDir;
+  const readText = (name: string, path: string) =>
+    store === undefined ? readFile(path, 'utf8').catch(() => undefined) : store.getText(name);
+  let text: string | undefined;
+  let manifestText: string | undefined;
   try {
-    text = await readFile(checkpointPath, 'utf8');
-  } catch {
-    console.log(`No checkpoint at ${checkpointPath}: the job has not run yet (into ${outDir}).`);
+    text = await readText(CHECKPOINT_FILE, checkpointPath);
+    manifestText = await readText(MANIFEST_FILE, join(paths.outDir, MANIFEST_FILE));
+  } finally {
+    await store?.close();
+  }
+  if (text === undefined) {
+    const where = store === undefined ? checkpointPath : `${outDir}/${CHECKPOINT_FILE}`;
+    console.log(`No checkpoint at ${where}: the job has not run yet (into ${outDir}).`);
     return EXIT.OK;
   }
   // During a sharded run the folder's checkpoint is where it started: the shards have the progress.
-  const sharded = await readShardedRun(outDir, silentLogger, new Date().toISOString());
+  const sharded = store === undefined ? await readShardedRun(outDir, silentLogger, nowIso()) : undefined;
   const checkpoint = sharded?.checkpoint ?? parseCheckpoint(text, checkpointPath);
-  const manifest = await readFile(join(outDir, MANIFEST_FILE), 'utf8')
-    .then((t) => JSON.parse(t) as Manifest)
-    .catch(() => undefined);
+  let manifest: Manifest | undefined;
+  try {
+    manifest = manifestText === undefined ? undefined : (JSON.parse(manifestText) as Manifest);
+  } catch {
+    manifest = undefined;
+  }
   const now = Date.now();
   const parts: PartStatus[] = Object.entries(checkpoint.streams).flatMap(([stream, state]) =>
     Object.entries(state.parts).map(([m, part]) => ({

@@ -1,18 +1,45 @@
-import { resolve } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type JobConfig, loadConfig } from '../config/load-config.js';
+import { openStore, outputPaths } from '../export/run-job.js';
+import { silentLogger } from '../log.js';
+import { downloadAll } from '../output/download.js';
 import { parseArgs } from 'node:util';
 import { UsageError } from '../errors.js';
-import { verifyOutput } from '../export/verify.js';
+import { type VerifyReport, verifyOutput } from '../export/verify.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 
 export const VERIFY_USAGE = `Usage: bulk-extract verify DIR [--json]
+       bulk-extract verify --config FILE [--json]
 
 Reads back every shard listed in DIR/_manifest.json and checks that it is there, with the same size,
 sha256 and row count (Parquet footer, NDJSON lines); shard files the manifest does not list are
-reported too. Exit code 0 when everything matches, 1 on any difference, 2 when DIR is not an output.
+reported too. With --config, the job's output.dir is checked; an s3:// one is downloaded into a
+temporary folder first (it needs that much free space). Exit code 0 when everything matches, 1 on
+any difference, 2 when DIR is not an output.
 `;
 
-const FLAGS = { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } } as const;
+const FLAGS = {
+  config: { type: 'string', short: 'c' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** The output of a job: its folder, or a downloaded copy of its bucket prefix. */
+async function verifyJob(config: JobConfig): Promise<VerifyReport> {
+  const paths = outputPaths(config);
+  if (!paths.s3) return verifyOutput(paths.outDir);
+  const store = await openStore(config, silentLogger);
+  const copy = await mkdtemp(join(tmpdir(), 'bulk-extract-verify-'));
+  try {
+    return await verifyOutput(await downloadAll(store, copy));
+  } finally {
+    await store.close();
+    await rm(copy, { recursive: true, force: true });
+  }
+}
 
 export async function runVerify(argv: string[]): Promise<number> {
   const { values, positionals } = withUsage(VERIFY_USAGE, () =>
@@ -23,8 +50,10 @@ export async function runVerify(argv: string[]): Promise<number> {
     return EXIT.OK;
   }
   const [dir, ...extra] = positionals;
-  if (dir === undefined || extra.length > 0) throw new UsageError(`expected one output folder.\n\n${VERIFY_USAGE}`);
-  const report = await verifyOutput(resolve(dir));
+  if ((dir === undefined) === (values.config === undefined) || extra.length > 0) {
+    throw new UsageError(`expected one output folder, or --config FILE.\n\n${VERIFY_USAGE}`);
+  }
+  const report = dir === undefined ? await verifyJob(loadConfig(values.config!)) : await verifyOutput(resolve(dir));
   if (values.json) {
     console.log(JSON.stringify(report));
   } else {

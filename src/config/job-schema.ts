@@ -88,8 +88,23 @@ export const streamSchema = z.discriminatedUnion('resource', [
 ]);
 
 export const outputSchema = z.strictObject({
-  /** Output folder, relative to the working directory. */
+  /** Output folder, relative to the working directory; or `s3://bucket/prefix`. */
   dir: z.string().min(1).default('./out'),
+  /** Settings of an `s3://` output.dir; credentials come from the environment (the AWS SDK's chain). */
+  s3: z
+    .strictObject({
+      /** An S3-compatible endpoint (MinIO, Ceph, ...); default: AWS for the region. */
+      endpoint: z.url({ protocol: /^https?$/ }).optional(),
+      /** Default AWS_REGION, else us-east-1. */
+      region: z.string().min(1).optional(),
+      /** Path-style URLs (endpoint/bucket/key); default: true with an endpoint (most S3-compatible servers need it). */
+      forcePathStyle: z.boolean().optional(),
+      /** Multipart part size in MiB (S3: at least 5). */
+      partSizeMiB: z.number().int().min(5).max(5120).default(8),
+      /** Local folder where shards are written before their upload; default under the OS temp folder. */
+      staging: z.string().min(1).optional(),
+    })
+    .optional(),
   formats: z.array(z.enum(FORMATS)).min(1).default(['parquet']),
   parquet: z
     .strictObject({
@@ -118,6 +133,21 @@ export const jobSchema = z
     checkpoint: z.string().min(1).optional(),
   })
   .superRefine((job, ctx) => {
+    const s3 = job.output.dir.startsWith('s3://');
+    if (!s3 && job.output.s3 !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['output', 's3'],
+        message: 'S3 settings, but output.dir is not an s3:// URL; remove them or set output.dir: s3://bucket/prefix',
+      });
+    }
+    if (s3 && job.checkpoint !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['checkpoint'],
+        message: 'with an s3:// output.dir the checkpoint is kept next to the output (<prefix>/_checkpoint.json); remove this key',
+      });
+    }
     const seen = new Set<string>();
     job.streams.forEach((stream, i) => {
       const name = stream.name ?? stream.resource;

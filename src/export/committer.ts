@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Clock } from '../util/clock.js';
 import { crashPoint } from '../util/crash-point.js';
-import { writeFileAtomic } from '../util/durable-file.js';
+import { type Mirror, writeOutputText } from './mirror.js';
 import { type Checkpoint, commitPart, type PartState, partOf, restartPart } from './checkpoint.js';
 import { MANIFEST_FILE } from './layout.js';
 import { type Manifest, type ManifestFile, type RunState, summarize } from './manifest.js';
@@ -25,6 +25,8 @@ export class Committer {
     private readonly clock: Clock,
     /** The output folder's `_manifest.json`, or a shard's own manifest. */
     private readonly manifestPath = join(outDir, MANIFEST_FILE),
+    /** An export to object storage: each file written is put there too, right after. */
+    private readonly mirror?: Mirror,
   ) {}
 
   get state(): Checkpoint {
@@ -94,11 +96,11 @@ export class Committer {
   private async persist(order: 'manifest-first' | 'checkpoint-first'): Promise<void> {
     this.manifest = { ...this.manifest, streams: summarize(this.checkpoint, this.manifest.files) };
     const manifest = async () => {
-      await writeFileAtomic(this.manifestPath, `${JSON.stringify(this.manifest, null, 2)}\n`);
+      await writeOutputText(this.manifestPath, `${JSON.stringify(this.manifest, null, 2)}\n`, this.mirror);
       crashPoint('after-manifest-write');
     };
     const checkpoint = async () => {
-      await writeFileAtomic(this.checkpointPath, `${JSON.stringify(this.checkpoint, null, 2)}\n`);
+      await writeOutputText(this.checkpointPath, `${JSON.stringify(this.checkpoint, null, 2)}\n`, this.mirror);
       crashPoint('after-checkpoint-write');
     };
     if (order === 'manifest-first') {

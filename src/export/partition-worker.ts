@@ -9,6 +9,7 @@ import { crashPoint } from '../util/crash-point.js';
 import { TEMP_SUFFIX } from '../util/durable-file.js';
 import { prefetchOne } from '../util/prefetch.js';
 import type { Committer } from './committer.js';
+import type { Mirror } from './mirror.js';
 import { shardSeq } from './layout.js';
 import type { ManifestFile } from './manifest.js';
 import type { PartitionPlan } from './plan.js';
@@ -20,6 +21,8 @@ export interface PartitionContext {
   /** Opens the shard `seq` of a partition, one writer per format. */
   openShard(plan: PartitionPlan, seq: number): Promise<ShardWriter[]>;
   limits: { maxRows: number; maxBytes: number };
+  /** An export to object storage: committed shards are uploaded (and deleted locally) there. */
+  mirror?: Mirror | undefined;
   /** Aborted on SIGINT/SIGTERM: the worker commits what it holds and stops. */
   signal: AbortSignal;
   logger: Logger;
@@ -48,6 +51,7 @@ export async function exportPartition(ctx: PartitionContext, plan: PartitionPlan
     // Forget first, delete second: a crash in between leaves files the next run removes as leftovers.
     await ctx.committer.restart(plan.stream, plan.m);
     await rm(join(ctx.outDir, plan.dir), { recursive: true, force: true });
+    await ctx.mirror?.removeTree(join(ctx.outDir, plan.dir));
     return drain(ctx, plan, log);
   }
 }
@@ -125,6 +129,7 @@ async function commitShard(
   writers: readonly ShardWriter[],
 ): Promise<ManifestFile[]> {
   const committed = await Promise.all(writers.map((writer) => writer.commit()));
+  if (ctx.mirror !== undefined) for (const shard of committed) await ctx.mirror.publish(shard.path);
   return committed.map((shard) => ({
     path: relative(ctx.outDir, shard.path).split(sep).join('/'),
     stream: plan.stream,
@@ -146,6 +151,11 @@ async function commitShard(
 async function removeLeftovers(ctx: PartitionContext, plan: PartitionPlan): Promise<void> {
   const dir = join(ctx.outDir, plan.dir);
   const { nextSeq } = ctx.committer.part(plan.stream, plan.m);
+  if (ctx.mirror !== undefined) {
+    const uploaded = (await ctx.mirror.list(dir)).filter((name) => (shardSeq(name) ?? -1) >= nextSeq);
+    for (const name of uploaded) ctx.logger.info({ file: name, dir: plan.dir }, 'removing an object uploaded after the last checkpoint');
+    await ctx.mirror.store.remove(uploaded.map((name) => ctx.mirror!.key(join(dir, name))));
+  }
   let names: string[];
   try {
     names = await readdir(dir);

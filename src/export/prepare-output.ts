@@ -15,6 +15,7 @@ import {
 import { MANIFEST_FILE, runDir, SUCCESS_FILE } from './layout.js';
 import { type Manifest, newManifest, reconcile } from './manifest.js';
 import type { StreamPlan } from './plan.js';
+import type { Mirror } from './mirror.js';
 import { sealRun } from './seal-run.js';
 
 export interface PreparedOutput {
@@ -46,10 +47,13 @@ export async function prepareOutput(options: {
   fresh: boolean;
   now: string;
   logger: Logger;
+  /** An export to object storage: what is deleted here is deleted there too. */
+  mirror?: Mirror | undefined;
 }): Promise<PreparedOutput> {
-  const { outDir, checkpointPath, baseUrl, streams, fresh, now, logger } = options;
+  const { outDir, checkpointPath, baseUrl, streams, fresh, now, logger, mirror } = options;
   await ensureDir(outDir);
   await rm(join(outDir, SUCCESS_FILE), { force: true });
+  await mirror?.removeFile(join(outDir, SUCCESS_FILE));
   const text = await readIfExists(checkpointPath);
   // With --fresh a damaged checkpoint is no obstacle; without, it is an error naming what is wrong.
   const parse = fresh ? tryParse : parseCheckpoint;
@@ -81,7 +85,7 @@ export async function prepareOutput(options: {
     } else if (stream.mode === 'incremental' && isComplete(state)) {
       // The last run read its whole window: seal its folder (the run itself may have stopped
       // before it could), then the watermark moves to its end and a new window opens.
-      await sealRun(outDir, baseUrl, stream.name, state, recorded.files);
+      await sealRun(outDir, baseUrl, stream.name, state, recorded.files, mirror);
       const next = nextRun(state, stream, now);
       if (next === undefined) {
         logger.info({ stream: stream.name, watermark: state.window?.until }, 'the last run ended less than safetyLag ago: nothing new to read yet');
@@ -95,18 +99,18 @@ export async function prepareOutput(options: {
   }
 
   const manifest = reconcile(recorded, checkpoint);
-  if (!fresh && earlier !== undefined) await assertShardsPresent(
-    outDir,
-    checkpoint,
-    manifest,
-    streams.map((s) => s.name),
-  );
+  if (!fresh && earlier !== undefined) {
+    await assertShardsPresent(outDir, checkpoint, manifest, streams.map((s) => s.name), mirror);
+  }
   return {
     checkpoint,
     manifest,
     resumed: !fresh && earlier !== undefined,
     clearUncommitted: async () => {
-      for (const dir of uncommitted) await rm(join(outDir, dir), { recursive: true, force: true });
+      for (const dir of uncommitted) {
+        await rm(join(outDir, dir), { recursive: true, force: true });
+        await mirror?.removeTree(join(outDir, dir));
+      }
     },
   };
 }
@@ -153,6 +157,7 @@ export async function assertShardsPresent(
   checkpoint: Checkpoint,
   manifest: Manifest,
   streams: readonly string[],
+  mirror?: Mirror,
 ): Promise<void> {
   const missing: string[] = [];
   const listed = new Map(manifest.files.map((f) => [`${f.stream}/${f.run ?? ''}/${f.m}/${f.seq}/${f.format}`, f]));
@@ -167,10 +172,14 @@ export async function assertShardsPresent(
             missing.push(`${name} partition ${m}/${state.partitions} shard ${seq} (${format}): not in the manifest`);
             continue;
           }
-          const size = await stat(join(outDir, file.path)).then(
-            (s) => s.size,
-            () => -1,
-          );
+          const path = join(outDir, file.path);
+          const size =
+            mirror === undefined
+              ? await stat(path).then(
+                  (s) => s.size,
+                  () => -1,
+                )
+              : ((await mirror.size(path)) ?? -1);
           if (size !== file.bytes) missing.push(`${file.path}: ${size === -1 ? 'missing' : `${size} bytes, not ${file.bytes}`}`);
         }
       }

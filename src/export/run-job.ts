@@ -1,4 +1,6 @@
 import { mkdir, readdir, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { JobConfig } from '../config/load-config.js';
 import { CheckpointError, UsageError } from '../errors.js';
@@ -13,7 +15,9 @@ import { writeFileAtomic } from '../util/durable-file.js';
 import { type Checkpoint, findDrift, isComplete, parseCheckpoint, sentBounds, streamOf } from './checkpoint.js';
 import { Committer } from './committer.js';
 import { type AbsorbOutcome, absorbShards } from './finalize.js';
-import { CHECKPOINT_FILE, LOCK_FILE, SUCCESS_FILE } from './layout.js';
+import { CHECKPOINT_FILE, LOCK_FILE, MANIFEST_FILE, SUCCESS_FILE } from './layout.js';
+import { Mirror, writeOutputText } from './mirror.js';
+import type { OutputStore } from '../output/store.js';
 import { acquireLock, LockedError } from './lock.js';
 import { type Manifest, reconcile, type RunState } from './manifest.js';
 import { exportPartition, type PartitionOutcome } from './partition-worker.js';
@@ -90,9 +94,49 @@ function windowOf(checkpoint: Checkpoint, name: string): Record<string, unknown>
 }
 
 /** Output and checkpoint paths of a job, resolved against the working directory. */
-export function outputPaths(config: JobConfig): { outDir: string; checkpointPath: string } {
-  const outDir = resolve(config.output.dir);
-  return { outDir, checkpointPath: resolve(config.checkpoint ?? join(outDir, CHECKPOINT_FILE)) };
+export function outputPaths(config: JobConfig): { outDir: string; checkpointPath: string; s3: boolean } {
+  const s3 = isS3Url(config.output.dir);
+  // An s3:// output is written through a local staging folder, which holds what the store does.
+  const staging = () =>
+    config.output.s3?.staging ??
+    join(tmpdir(), 'bulk-extract', createHash('sha256').update(config.output.dir).digest('hex').slice(0, 16));
+  const outDir = resolve(s3 ? staging() : config.output.dir);
+  return { outDir, checkpointPath: resolve(config.checkpoint ?? join(outDir, CHECKPOINT_FILE)), s3 };
+}
+
+export function isS3Url(dir: string): boolean {
+  return dir.startsWith('s3://');
+}
+
+/** The object store of an s3:// output.dir; the AWS SDK is loaded only then. */
+export async function openStore(config: JobConfig, logger: Logger): Promise<OutputStore> {
+  // The SDK version is pinned (the last for Node 20): its warning that later ones need Node 22 is noise here.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const { createS3Store } = await import('../output/s3-store.js');
+  const s3 = config.output.s3;
+  return createS3Store({
+    url: config.output.dir,
+    endpoint: s3?.endpoint,
+    region: s3?.region,
+    forcePathStyle: s3?.forcePathStyle,
+    partSizeBytes: (s3?.partSizeMiB ?? 8) * 1024 * 1024,
+    logger,
+  });
+}
+
+/**
+ * The staging folder of an s3:// export starts each run as a copy of the store's checkpoint and
+ * manifest only: the store is the output, and what the folder held before (shards not uploaded
+ * when a run stopped) was never committed.
+ */
+async function stage(outDir: string, mirror: Mirror): Promise<void> {
+  for (const entry of await readdir(outDir)) {
+    if (entry !== LOCK_FILE) await rm(join(outDir, entry), { recursive: true, force: true });
+  }
+  for (const name of [CHECKPOINT_FILE, MANIFEST_FILE]) {
+    const text = await mirror.store.getText(name);
+    if (text !== undefined) await writeFileAtomic(join(outDir, name), text);
+  }
 }
 
 /**
@@ -103,8 +147,13 @@ export function outputPaths(config: JobConfig): { outDir: string; checkpointPath
 export async function runJob(options: RunOptions): Promise<RunResult> {
   const { config, logger, signal = new AbortController().signal, clock = systemClock, shard } = options;
   const streams = planStreams(config.streams, config.output.formats, options.stream);
-  const { outDir, checkpointPath } = outputPaths(config);
+  const { outDir, checkpointPath, s3 } = outputPaths(config);
   const now = () => new Date(clock.now()).toISOString();
+  if (shard !== undefined && s3) {
+    throw new UsageError(
+      '--shard needs an output folder that every worker shares (a ReadWriteMany volume); with an s3:// output.dir, run one worker.',
+    );
+  }
   if (shard !== undefined && (options.fresh === true || options.stream !== undefined)) {
     throw new UsageError(
       `--shard splits all of the job's streams among ${shard.count} workers; ${options.fresh === true ? '--fresh' : '--stream'} cannot be combined with it. Start over by running once without --shard (with --fresh), or give the shards another output.dir.`,
@@ -122,9 +171,11 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       logger,
     }),
   });
-  const setup = { outDir, checkpointPath, baseUrl: config.source.baseUrl, streams, logger, clock, now };
   let release = async () => {};
+  let mirror: Mirror | undefined;
   try {
+    if (s3) mirror = new Mirror(outDir, await openStore(config, logger));
+    const setup = { outDir, checkpointPath, baseUrl: config.source.baseUrl, streams, logger, clock, now, mirror };
     await ensureDir(outDir);
     const start =
       shard === undefined ? await startWhole(setup, options.fresh ?? false) : await startShard(setup, shard);
@@ -150,6 +201,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       committer,
       openShard: shardOpener(outDir, config.output),
       limits: config.output.shard,
+      mirror,
       signal,
       logger,
       onRows: (count: number) => {
@@ -195,9 +247,9 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     if (shard === undefined) {
       for (const stream of streams) {
         const streamState = streamOf(committer.state, stream.name);
-        await sealRun(outDir, config.source.baseUrl, stream.name, streamState, manifest.files);
+        await sealRun(outDir, config.source.baseUrl, stream.name, streamState, manifest.files, mirror);
       }
-      if (state === 'complete') await writeFileAtomic(join(outDir, SUCCESS_FILE), '');
+      if (state === 'complete') await writeOutputText(join(outDir, SUCCESS_FILE), '', mirror);
     } else if (state === 'complete') {
       // The shard's lock goes first: the merge takes every shard's lock.
       await release();
@@ -208,6 +260,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   } finally {
     await client.close();
     await release();
+    await mirror?.store.close();
   }
 }
 
@@ -219,6 +272,7 @@ interface Setup {
   logger: Logger;
   clock: Clock;
   now: () => string;
+  mirror?: Mirror | undefined;
 }
 
 interface Started {
@@ -241,9 +295,10 @@ function folderLock(setup: Setup, patienceMs = 0): Promise<() => Promise<void>> 
  * the folder is merged in first when none of its shards is running: this run takes over from there.
  */
 async function startWhole(setup: Setup, fresh: boolean): Promise<Started> {
-  const { outDir, checkpointPath, baseUrl, streams, logger, clock, now } = setup;
+  const { outDir, checkpointPath, baseUrl, streams, logger, clock, now, mirror } = setup;
   const release = await folderLock(setup);
   try {
+    if (mirror !== undefined) await stage(outDir, mirror);
     const absorbed = await absorbShards({ outDir, checkpointPath, logger, now: now(), requireComplete: false });
     if (absorbed.state === 'busy') {
       throw new LockedError(
@@ -253,8 +308,25 @@ async function startWhole(setup: Setup, fresh: boolean): Promise<Started> {
     if (absorbed.state === 'merged') {
       logger.warn({ shards: absorbed.plan.count, complete: absorbed.complete }, 'took over the progress of a sharded run that no worker was running');
     }
-    const prepared = await prepareOutput({ outDir, checkpointPath, baseUrl, streams, fresh, now: now(), logger });
-    const committer = new Committer(outDir, checkpointPath, prepared.checkpoint, prepared.manifest, clock);
+    const prepared = await prepareOutput({
+      outDir,
+      checkpointPath,
+      baseUrl,
+      streams,
+      fresh,
+      now: now(),
+      logger,
+      mirror,
+    });
+    const committer = new Committer(
+      outDir,
+      checkpointPath,
+      prepared.checkpoint,
+      prepared.manifest,
+      clock,
+      join(outDir, MANIFEST_FILE),
+      mirror,
+    );
     await committer.save();
     await prepared.clearUncommitted();
     const plans = planPartitions(streams, (name) => streamOf(committer.state, name));

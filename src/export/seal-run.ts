@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Resource } from '../config/job-schema.js';
-import { writeFileAtomic } from '../util/durable-file.js';
+import { type Mirror, writeOutputText } from './mirror.js';
 import { VERSION } from '../version.js';
 import { isComplete, sentBounds, type StreamState } from './checkpoint.js';
 import { MANIFEST_FILE, runDir, SUCCESS_FILE } from './layout.js';
@@ -36,6 +36,7 @@ export async function sealRun(
   stream: string,
   state: StreamState,
   files: readonly ManifestFile[],
+  mirror?: Mirror,
 ): Promise<void> {
   if (state.run === null || state.window === null || !isComplete(state)) return;
   const run = state.run;
@@ -53,6 +54,6 @@ export async function sealRun(
   };
   const dir = join(outDir, runDir(stream, run));
   await mkdir(dir, { recursive: true });
-  await writeFileAtomic(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
-  await writeFileAtomic(join(dir, SUCCESS_FILE), '');
+  await writeOutputText(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, mirror);
+  await writeOutputText(join(dir, SUCCESS_FILE), '', mirror);
 }
