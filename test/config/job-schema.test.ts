@@ -218,6 +218,10 @@ describe('output: every wrong value is an error naming its key path', () => {
     ['parquet.compression unknown', { parquet: { compression: 'lz4' } }, 'output.parquet.compression'],
     ['parquet.rowGroupRows too small', { parquet: { rowGroupRows: 10 } }, 'output.parquet.rowGroupRows'],
     ['ndjson.compression unknown', { ndjson: { compression: 'zstd' } }, 'output.ndjson.compression'],
+    ['s3 settings without an s3:// dir', { dir: './out', s3: { region: 'eu-west-1' } }, 'output.s3'],
+    ['s3.partSizeMiB below S3\'s 5', { dir: 's3://b/p', s3: { partSizeMiB: 4 } }, 'output.s3.partSizeMiB'],
+    ['s3.endpoint not http(s)', { dir: 's3://b/p', s3: { endpoint: 'ftp://x' } }, 'output.s3.endpoint'],
+    ['an unknown s3 key', { dir: 's3://b/p', s3: { bucket: 'b' } }, 'output.s3'],
   ];
 
   it.each(cases)('%s', (_, output, path) => {
@@ -235,6 +239,12 @@ describe('output: every wrong value is an error naming its key path', () => {
 
   it('an unknown top-level key is named', () => {
     expect(configError({ stream: [] })).toMatch(/\(root\): .*"stream"/);
+  });
+
+  it('an s3:// dir keeps its checkpoint in the bucket: a checkpoint key is refused, naming it', () => {
+    expect(configError({ output: { dir: 's3://lake/x' }, checkpoint: 'cp.json' })).toContain('checkpoint: with an s3:// output.dir');
+    const job = load({ output: { dir: 's3://lake/x', s3: { endpoint: 'http://127.0.0.1:9000' } } });
+    expect(job.output.s3).toEqual({ endpoint: 'http://127.0.0.1:9000', partSizeMiB: 8 });
   });
 });
 

@@ -149,6 +149,18 @@ describe.concurrent('output.dir: s3://', () => {
     }
   });
 
+  it('--shard is refused with an s3:// output (shards need a shared folder), before anything is written', async () => {
+    const { cli, store } = await setup(25, 'exports/shard');
+    try {
+      const exit = await cli(['run', '--shard', '0/2']);
+      expect(exit.code, describeExit(exit)).toBe(2);
+      expect(exit.stderr).toContain('with an s3:// output.dir, run one worker');
+      expect(await store.list('')).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a bucket that does not exist: exit 1 naming the bucket, nothing written locally but staging', async () => {
     const { cli, dir } = await setup(24, 'x');
     const yaml = join(dir, 'job.yaml');
