@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
-import { outputPaths, runJob } from '../export/run-job.js';
+import { outputPaths } from '../export/output-target.js';
+import { runJob } from '../export/run-job.js';
 import { createLogger } from '../log.js';
 import { startSimulator } from '../simulator/server.js';
 import { EXIT } from './exit-codes.js';

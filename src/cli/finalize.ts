@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
-import { finalizeJob, outputPaths } from '../export/run-job.js';
+import { outputPaths } from '../export/output-target.js';
+import { finalizeJob } from '../export/start-run.js';
 import { createLogger } from '../log.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';

@@ -7,7 +7,7 @@ import { parseCheckpoint } from '../export/checkpoint.js';
 import { CHECKPOINT_FILE, MANIFEST_FILE } from '../export/layout.js';
 import type { Manifest } from '../export/manifest.js';
 import { readShardedRun } from '../export/finalize.js';
-import { openStore, outputPaths } from '../export/run-job.js';
+import { openStore, outputPaths } from '../export/output-target.js';
 import { silentLogger } from '../log.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';

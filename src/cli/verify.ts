@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type JobConfig, loadConfig } from '../config/load-config.js';
-import { openStore, outputPaths } from '../export/run-job.js';
+import { openStore, outputPaths } from '../export/output-target.js';
 import { silentLogger } from '../log.js';
 import { downloadAll } from '../output/download.js';
 import { parseArgs } from 'node:util';

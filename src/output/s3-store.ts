@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs';
 import { stat, unlink } from 'node:fs/promises';
-import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
@@ -15,7 +14,12 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { ConfigError, OutputError } from '../errors.js';
 import { crashPoint } from '../util/crash-point.js';
 import type { Logger } from '../log.js';
+import { errorCode, isAbsent, s3Error, S3OutputError, safeCause } from './s3-errors.js';
+import { parseS3Url } from './s3-url.js';
 import type { OutputStore } from './store.js';
+
+export { S3OutputError };
+export { parseS3Url } from './s3-url.js';
 
 const MiB = 1024 * 1024;
 /** S3's limits: parts of 5 MiB to 5 GiB (but the last), at most 10,000 parts, 1,000 keys per delete or list page. */
@@ -46,55 +50,6 @@ export interface S3StoreOptions {
   /** Keys per list request (1 to 1000). Default 1000; tests lower it to exercise pagination. */
   listPageSize?: number | undefined;
   logger: Logger;
-}
-
-/** A failed S3 request, with the fields logs and callers need (never credentials). */
-export class S3OutputError extends OutputError {
-  constructor(
-    message: string,
-    readonly operation: string,
-    readonly target: string,
-    readonly s3Code: string,
-    readonly httpStatus: number | undefined,
-    options: { cause: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
-/** Splits `s3://bucket/some/prefix` (the prefix may be empty; no leading or trailing '/'). */
-export function parseS3Url(url: string): { bucket: string; prefix: string } {
-  // An '@' may be the start of credentials pasted into the URL: never repeat such a value.
-  const shown = url.includes('@') ? 'a value with "@"' : JSON.stringify(url);
-  const fail = (why: string) =>
-    new ConfigError(`output.dir must be s3://bucket or s3://bucket/prefix (${why}); got ${shown}.`);
-  const match = /^s3:\/\/([^/]*)(.*)$/.exec(url);
-  if (match === null) throw fail('it must start with s3://');
-  const [, bucket = '', rest = ''] = match;
-  if (/[?#]/.test(url)) throw fail('no query string or fragment');
-  if (bucket === '') throw fail('the bucket name is empty');
-  const badBucket = bucketNameProblem(bucket);
-  if (badBucket !== undefined) throw fail(`bucket name: ${badBucket}`);
-  const prefix = rest.replace(/^\/+|\/+$/g, '');
-  const segments = prefix === '' ? [] : prefix.split('/');
-  if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) {
-    throw fail('the prefix has an empty, "." or ".." segment');
-  }
-  return { bucket, prefix };
-}
-
-/** What breaks the S3 bucket naming rules, or undefined. */
-function bucketNameProblem(name: string): string | undefined {
-  if (name.length < 3 || name.length > 63) return '3 to 63 characters';
-  if (!/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/.test(name)) {
-    return 'lowercase letters, digits, "." and "-", starting and ending with a letter or digit';
-  }
-  if (name.includes('..')) return 'no two adjacent periods';
-  if (/^\d+\.\d+\.\d+\.\d+$/.test(name)) return 'not an IP address';
-  if (/^(xn--|sthree-|amzn-s3-demo-)/.test(name) || /(-s3alias|--ol-s3|\.mrap|--x-s3|--table-s3)$/.test(name)) {
-    return 'a prefix or suffix reserved by S3';
-  }
-  return undefined;
 }
 
 function integerOption(name: string, value: number, min: number, max: number): number {
@@ -298,82 +253,4 @@ function endpointOrigin(endpoint: string): string {
     throw new ConfigError('output.s3.endpoint must be an http:// or https:// address without credentials.');
   }
   return parsed.origin;
-}
-
-interface SdkError {
-  name?: string;
-  Code?: string;
-  code?: string;
-  message?: string;
-  $metadata?: { httpStatusCode?: number };
-}
-
-/** The S3 error code, else the Node error code (ECONNREFUSED), else the HTTP status as a word (HEAD has no body). */
-function errorCode(error: unknown): string {
-  const e = (error ?? {}) as SdkError;
-  const named = e.Code ?? (e.name === undefined || e.name === 'Error' ? undefined : e.name);
-  const status = e.$metadata?.httpStatusCode;
-  if ((named === undefined || named.startsWith('Unknown')) && status !== undefined) {
-    return STATUS_CODES[status]?.replace(/ /g, '') ?? `HTTP${status}`;
-  }
-  return named ?? e.code ?? 'error';
-}
-
-/** NoSuchKey, or a 404 without a code (HEAD); NoSuchBucket is an error. */
-function isAbsent(error: unknown): boolean {
-  const code = errorCode(error);
-  return code === 'NoSuchKey' || code === 'NotFound';
-}
-
-/** Fields of an SDK error that hold no credentials (a SignatureDoesNotMatch's CanonicalRequest may hold the token). */
-const SAFE_FIELDS = ['Code', 'code', 'errno', 'syscall', 'BucketName', 'Key', 'RequestId', 'HostId', 'Region', 'Endpoint'];
-
-/**
- * The SDK's error reduced to safe fields: its `$response` holds the signed request and with it the session
- * token, and anything that serializes a cause (pino's err serializer, util.inspect) would print it.
- */
-function safeCause(error: unknown): unknown {
-  if (!(error instanceof Error)) return error;
-  const copy = Object.assign(new Error(error.message), { name: error.name, stack: error.stack ?? '' });
-  for (const name of SAFE_FIELDS) {
-    const value = (error as unknown as Record<string, unknown>)[name];
-    if (typeof value === 'string' || typeof value === 'number') Object.assign(copy, { [name]: value });
-  }
-  const metadata = (error as SdkError).$metadata;
-  return metadata === undefined ? copy : Object.assign(copy, { $metadata: { ...metadata } });
-}
-
-const CREDENTIAL_CODES = new Set([
-  'AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken',
-  'TokenRefreshRequired', 'CredentialsProviderError', 'AllAccessDisabled',
-]);
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE',
-  'TimeoutError', 'RequestTimeout',
-]);
-
-function hintFor(code: string, status: number | undefined, detail: string, bucket: string, endpoint?: string): string {
-  if (detail.startsWith('Region is missing')) return 'Set AWS_REGION or output.s3.region.';
-  if (code === 'NoSuchBucket') return `The bucket "${bucket}" does not exist: create it or fix output.dir.`;
-  if (CREDENTIAL_CODES.has(code) || status === 403) {
-    return 'Check the credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_PROFILE or the web identity of the pod) and that they may use the bucket.';
-  }
-  if (NETWORK_CODES.has(code)) {
-    return `${endpoint ?? 'S3'} is unreachable: check output.s3.endpoint and the network.`;
-  }
-  if (['PermanentRedirect', 'MovedPermanently', 'AuthorizationHeaderMalformed'].includes(code)) {
-    return 'The bucket is in another region: set AWS_REGION or output.s3.region.';
-  }
-  return 'What was committed before stays valid; fix the cause and run again to resume.';
-}
-
-function s3Error(operation: string, target: string, bucket: string, endpoint: string | undefined, error: unknown) {
-  const code = errorCode(error);
-  const status = (error as SdkError | undefined)?.$metadata?.httpStatusCode;
-  const detail = ((error as SdkError | undefined)?.message ?? '').replace(/\.$/, '');
-  const http = status === undefined ? '' : ` (HTTP ${status})`;
-  const said = detail === '' || detail === code || detail === 'UnknownError' ? '' : `: ${detail}`;
-  const hint = hintFor(code, status, detail, bucket, endpoint);
-  const message = `S3 ${operation} of ${target} failed: ${code}${http}${said}. ${hint}`;
-  return new S3OutputError(message, operation, target, code, status, { cause: safeCause(error) });
 }
