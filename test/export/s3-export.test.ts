@@ -1,9 +1,11 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createS3Store } from '../../src/output/s3-store.js';
 import { downloadAll } from '../../src/output/download.js';
 import { silentLogger } from '../../src/log.js';
+import { EVENT_ID_BASE, EVENT_ID_STRIDE } from '../../src/simulator/index.js';
 import {
   describeExit,
   type Exit,
@@ -13,6 +15,7 @@ import {
   listFiles,
   newSimulator,
   runCliWith,
+  type StreamSpec,
   tempDir,
 } from '../support/resume-harness.js';
 import { startS3Server } from '../support/s3-server.js';
@@ -48,7 +51,7 @@ afterAll(async () => {
   await server.close();
 });
 
-async function setup(seed: number, prefix: string) {
+async function setup(seed: number, prefix: string, stream: StreamSpec = { resource: 'events', partitions: 2, limit: 1000 }) {
   const sim = await newSimulator({ events: EVENTS, assets: 10, seed, apiKeys: [KEY] });
   const dir = tempDir('s3-export');
   const url = `s3://${server.bucket}/${prefix}`;
@@ -56,7 +59,7 @@ async function setup(seed: number, prefix: string) {
   const job = jobYaml({
     baseUrl: sim.baseUrl,
     outDir: url,
-    streams: [{ resource: 'events', partitions: 2, limit: 1000 }],
+    streams: [stream],
     formats: ['ndjson'],
     maxRows: 20_000,
   });
@@ -144,6 +147,38 @@ describe.concurrent('output.dir: s3://', () => {
       const resumed = await cli(['run']);
       expect(resumed.code, describeExit(resumed)).toBe(0);
       await expectExactOutput(await downloadAll(store, tempDir('s3-copy')), expected);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('mode: incremental: each run\'s folder is sealed in the bucket, and the second run holds exactly what changed', async () => {
+    const stream: StreamSpec = { resource: 'events', mode: 'incremental', safetyLag: 0, partitions: 2, limit: 1000 };
+    const { sim, cli, store } = await setup(26, 'exports/incremental', stream);
+    try {
+      const first = await cli(['run']);
+      expect(first.code, describeExit(first)).toBe(0);
+      const changed = [7, 20_000, 39_999];
+      sim.update('events', changed, Date.now());
+      const second = await cli(['run']);
+      expect(second.code, describeExit(second)).toBe(0);
+
+      const keys = await store.list('events/');
+      const runs = [...new Set(keys.map((key) => key.split('/')[1]))].sort();
+      expect(runs).toHaveLength(2);
+      for (const run of runs) {
+        expect(keys).toEqual(expect.arrayContaining([`events/${run}/_SUCCESS`, `events/${run}/_manifest.json`]));
+      }
+      const sealed = JSON.parse((await store.getText(`events/${runs[1]}/_manifest.json`)) ?? '{}') as { rows: number };
+      expect(sealed.rows).toBe(3);
+      const lines = [];
+      for (const key of keys.filter((k) => k.startsWith(`events/${runs[1]}/`) && k.endsWith('.ndjson'))) {
+        lines.push(...(await text(await store.read(key))).split('\n').filter(Boolean));
+      }
+      const ids = lines.map((line) => (JSON.parse(line) as { id: number }).id).sort((a, b) => a - b);
+      expect(ids).toEqual(changed.map((i) => EVENT_ID_BASE + i * EVENT_ID_STRIDE));
+      const verify = await cli(['verify']);
+      expect(verify.code, describeExit(verify)).toBe(0);
     } finally {
       await store.close();
     }
