@@ -168,7 +168,9 @@ async function shardLock(outDir: string, spec: ShardSpec, logger: Logger): Promi
   for (let attempt = 0; ; attempt++) {
     await mkdir(join(outDir, SHARDS_DIR), { recursive: true });
     try {
-      return await acquireLock(shardLockPath(outDir, spec), `shard ${spec.index}/${spec.count} of ${outDir}`, logger);
+      // A finalize holds every shard's lock for a moment: wait that out rather than fail.
+      const what = `shard ${spec.index}/${spec.count} of ${outDir}`;
+      return await acquireLock(shardLockPath(outDir, spec), what, logger, { patienceMs: 60_000 });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 2) throw error;
     }
