@@ -18,7 +18,7 @@ import {
   shardCheckpoint,
   shardComplete,
   shardLockPath,
-  shardManifest,
+  readShardManifest,
   type ShardPlan,
   shardPaths,
 } from './shard.js';
@@ -71,7 +71,9 @@ export async function absorbShards(options: {
 
     const root = await readManifest(outDir, plan.checkpoint.baseUrl, plan.createdAt, logger);
     const shards = [];
-    for (let index = 0; index < plan.count; index++) shards.push(await readShard(outDir, plan, index, root, now));
+    for (let index = 0; index < plan.count; index++) {
+      shards.push(await readShard(outDir, plan, index, root, now, logger));
+    }
     const incomplete = shards.flatMap((shard, index) => (shardComplete(shard.checkpoint) ? [] : [index]));
     if (requireComplete && incomplete.length > 0) return { state: 'incomplete', plan, incomplete };
 
@@ -120,7 +122,7 @@ export async function readShardedRun(outDir: string, logger: Logger, now: string
   if (plan === undefined) return undefined;
   const root = await readManifest(outDir, plan.checkpoint.baseUrl, plan.createdAt, logger);
   const shards = [];
-  for (let index = 0; index < plan.count; index++) shards.push(await readShard(outDir, plan, index, root, now));
+  for (let index = 0; index < plan.count; index++) shards.push(await readShard(outDir, plan, index, root, now, logger));
   return {
     plan,
     checkpoint: mergeCheckpoints(plan, shards.map((s) => s.checkpoint), now),
@@ -146,6 +148,7 @@ async function readShard(
   index: number,
   root: Manifest,
   now: string,
+  logger: Logger,
 ): Promise<ShardRecords> {
   const paths = shardPaths(outDir, plan, index);
   const checkpointText = await readIfExists(paths.checkpoint);
@@ -160,9 +163,7 @@ async function readShard(
       );
     }
   }
-  const manifestText = await readIfExists(paths.manifest);
-  const manifest =
-    manifestText === undefined ? shardManifest(root, plan, index, now) : (JSON.parse(manifestText) as Manifest);
+  const manifest = await readShardManifest(paths.manifest, root, plan, index, now, logger);
   return { started: checkpointText !== undefined, checkpoint, manifest: reconcile(manifest, checkpoint) };
 }
 

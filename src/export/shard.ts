@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { CheckpointError, UsageError } from '../errors.js';
 import { writeFileAtomic } from '../util/durable-file.js';
 import { type Checkpoint, checkpointFromValue, isComplete } from './checkpoint.js';
+import type { Logger } from '../log.js';
 import type { Manifest } from './manifest.js';
 
 /**
@@ -195,6 +196,30 @@ export function shardManifest(manifest: Manifest, plan: ShardPlan, index: number
     throttled: 0,
     files: manifest.files.filter((file) => mine.has(pairKey(file.stream, file.m))),
   };
+}
+
+/**
+ * A shard's manifest as its worker left it; absent (never started) or damaged, its share of the
+ * folder's manifest. A damaged one loses the list of the shard's new files, which the resume then
+ * reports as missing against its checkpoint, rather than going on without them.
+ */
+export async function readShardManifest(
+  path: string,
+  root: Manifest,
+  plan: ShardPlan,
+  index: number,
+  now: string,
+  logger: Logger,
+): Promise<Manifest> {
+  const text = await readFile(path, 'utf8').catch(() => undefined);
+  if (text !== undefined) {
+    try {
+      return { ...(JSON.parse(text) as Manifest), state: 'running', startedAt: now };
+    } catch {
+      logger.warn({ path }, 'a shard manifest is damaged: its file list starts from the folder\'s manifest');
+    }
+  }
+  return shardManifest(root, plan, index, now);
 }
 
 /** Whether every partition of the shard's checkpoint is drained. */

@@ -9,7 +9,7 @@ import { Committer } from './committer.js';
 import { type AbsorbOutcome, absorbShards } from './finalize.js';
 import { LOCK_FILE, MANIFEST_FILE } from './layout.js';
 import { acquireLock, LockedError } from './lock.js';
-import { type Manifest, reconcile } from './manifest.js';
+import { reconcile } from './manifest.js';
 import type { Mirror } from './mirror.js';
 import { outputPaths, stage } from './output-target.js';
 import { type PartitionPlan, planPartitions, type StreamPlan } from './plan.js';
@@ -24,7 +24,7 @@ import {
   SHARDS_DIR,
   shardCheckpoint,
   shardLockPath,
-  shardManifest,
+  readShardManifest,
   type ShardPlan,
   shardPaths,
   type ShardSpec,
@@ -142,12 +142,9 @@ export async function startShard(setup: Setup, spec: ShardSpec): Promise<Started
     const paths = shardPaths(outDir, plan, spec.index);
     const text = await readIfExists(paths.checkpoint);
     const checkpoint = text === undefined ? shardCheckpoint(plan, spec.index) : parseCheckpoint(text, paths.checkpoint);
-    const own = await readIfExists(paths.manifest);
     const root = await readManifest(outDir, baseUrl, now(), logger);
-    const manifest = reconcile(
-      own === undefined ? shardManifest(root, plan, spec.index, now()) : { ...(JSON.parse(own) as Manifest), state: 'running', startedAt: now() },
-      checkpoint,
-    );
+    const own = await readShardManifest(paths.manifest, root, plan, spec.index, now(), logger);
+    const manifest = reconcile(own, checkpoint);
     await assertShardsPresent(outDir, checkpoint, manifest, names);
     await mkdir(join(outDir, SHARDS_DIR, plan.id), { recursive: true });
     const committer = new Committer(outDir, paths.checkpoint, checkpoint, manifest, clock, paths.manifest);
