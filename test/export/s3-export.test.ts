@@ -184,6 +184,28 @@ describe.concurrent('output.dir: s3://', () => {
     }
   });
 
+  it('the bucket refuses a checkpoint write: exit 1 naming the key and the S3 code, and the next run completes exactly', async () => {
+    const { cli, store, expected } = await setup(27, 'exports/refused');
+    try {
+      // The second checkpoint put (the first commit's) is refused as a credential problem would be.
+      let puts = 0;
+      server.failNext(
+        (r) => r.operation === 'PutObject' && r.key === 'exports/refused/_checkpoint.json' && ++puts === 2,
+        { status: 403, code: 'AccessDenied' },
+      );
+      const failed = await cli(['run']);
+      expect(failed.code, describeExit(failed)).toBe(1);
+      expect(failed.stderr).toContain('s3://lake/exports/refused/_checkpoint.json failed: AccessDenied (HTTP 403)');
+      expect(failed.stderr).not.toContain('S3RVER');
+
+      const resumed = await cli(['run']);
+      expect(resumed.code, describeExit(resumed)).toBe(0);
+      await expectExactOutput(await downloadAll(store, tempDir('s3-copy')), expected);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('--shard is refused with an s3:// output (shards need a shared folder), before anything is written', async () => {
     const { cli, store } = await setup(25, 'exports/shard');
     try {
