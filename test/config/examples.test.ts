@@ -16,11 +16,14 @@ const env = {
   DEMO_BASE_URL: 'http://127.0.0.1:1234/api/v1/projects/demo',
   DEMO_TOKEN_URL: 'http://127.0.0.1:1234/oauth2/token',
   DEMO_CLIENT_SECRET: 'example-demo-secret',
+  BUCKET: 'acme-lake',
+  AWS_REGION: 'eu-west-1',
 };
 
 describe('the example configs in config/', () => {
   const files = readdirSync(dir).filter((name) => name.endsWith('.yaml'));
-  const mechanisms = files.filter((name) => name !== 'demo.yaml');
+  /** One example per auth mechanism; the others show other features. */
+  const mechanisms = files.filter((name) => !['demo.yaml', 'incremental-s3.yaml'].includes(name));
 
   it('cover every auth mechanism', () => {
     const types = mechanisms.map((name) => loadConfig(`${dir}${name}`, env).source.auth.type).sort();
@@ -33,6 +36,17 @@ describe('the example configs in config/', () => {
     expect(config.streams.map((s) => s.resource)).toEqual(['events', 'assets']);
     expect(config.streams[0]?.filter).toEqual({ minLastUpdatedTime: Date.UTC(2024, 0, 1) });
     expect(JSON.stringify(config)).not.toMatch(/example-(client-secret|api-key|access-token)|session=example/);
+  });
+
+  it('incremental-s3.yaml is a scheduled incremental export into a bucket prefix', () => {
+    const config = loadConfig(`${dir}incremental-s3.yaml`, env);
+    expect(config.streams.map((s) => [s.resource, s.mode, s.safetyLag])).toEqual([
+      ['events', 'incremental', 300_000],
+      ['assets', 'incremental', 300_000],
+    ]);
+    expect(config.output.dir).toBe('s3://acme-lake/bulk-extract/acme');
+    expect(config.output.s3).toEqual({ region: 'eu-west-1', partSizeMiB: 8 });
+    expect(JSON.stringify(config)).not.toContain('example-client-secret');
   });
 
   it('demo.yaml exports both resources in both formats through OAuth client credentials', () => {
