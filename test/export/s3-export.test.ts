@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createS3Store } from '../../src/output/s3-store.js';
 import { downloadAll } from '../../src/output/download.js';
 import { silentLogger } from '../../src/log.js';
-import { EVENT_ID_BASE, EVENT_ID_STRIDE } from '../../src/simulator/index.js';
+import { EVENT_ID_BASE, EVENT_ID_STRIDE, type SimulatorOptions } from '../../src/simulator/index.js';
+import { createFakeClock } from '../support/fake-clock.js';
 import {
   describeExit,
   type Exit,
@@ -51,8 +52,22 @@ afterAll(async () => {
   await server.close();
 });
 
-async function setup(seed: number, prefix: string, stream: StreamSpec = { resource: 'events', partitions: 2, limit: 1000 }) {
-  const sim = await newSimulator({ events: EVENTS, assets: 10, seed, apiKeys: [KEY] });
+interface SetupOptions {
+  stream?: StreamSpec;
+  maxRows?: number;
+  simulator?: Partial<SimulatorOptions>;
+}
+
+async function setup(seed: number, prefix: string, options: SetupOptions = {}) {
+  const { stream = { resource: 'events', partitions: 2, limit: 1000 }, maxRows = 20_000 } = options;
+  const sim = await newSimulator({
+    events: EVENTS,
+    assets: 10,
+    seed,
+    apiKeys: [KEY],
+    recordRequests: true,
+    ...options.simulator,
+  });
   const dir = tempDir('s3-export');
   const url = `s3://${server.bucket}/${prefix}`;
   const file = join(dir, 'job.yaml');
@@ -61,7 +76,7 @@ async function setup(seed: number, prefix: string, stream: StreamSpec = { resour
     outDir: url,
     streams: [stream],
     formats: ['ndjson'],
-    maxRows: 20_000,
+    maxRows,
   });
   // The harness knows no s3 settings: add them.
   const s3 = `  s3:\n    endpoint: ${server.endpoint}\n    forcePathStyle: true\n    partSizeMiB: 5\n    staging: ${join(dir, 'staging')}\n`;
@@ -154,7 +169,7 @@ describe.concurrent('output.dir: s3://', () => {
 
   it('mode: incremental: each run\'s folder is sealed in the bucket, and the second run holds exactly what changed', async () => {
     const stream: StreamSpec = { resource: 'events', mode: 'incremental', safetyLag: 0, partitions: 2, limit: 1000 };
-    const { sim, cli, store } = await setup(26, 'exports/incremental', stream);
+    const { sim, cli, store } = await setup(26, 'exports/incremental', { stream });
     try {
       const first = await cli(['run']);
       expect(first.code, describeExit(first)).toBe(0);
@@ -200,6 +215,41 @@ describe.concurrent('output.dir: s3://', () => {
 
       const resumed = await cli(['run']);
       expect(resumed.code, describeExit(resumed)).toBe(0);
+      await expectExactOutput(await downloadAll(store, tempDir('s3-copy')), expected);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a checkpointed cursor refused on resume: the partition\'s objects are deleted in the bucket and it is read again, exactly', async () => {
+    const clock = createFakeClock();
+    // Shards of 5000 rows: 4 per partition (single PutObjects), so a kill leaves a partition mid-way.
+    const { sim, cli, store, expected } = await setup(28, 'exports/expired', {
+      maxRows: 5000,
+      simulator: { faults: { cursorTtlMs: 60_000 }, clock },
+    });
+    try {
+      const killed = await cli(['run'], { BULK_EXTRACT_CRASH_AT: 'after-checkpoint-write:4' });
+      expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
+      const saved = JSON.parse((await store.getText('_checkpoint.json')) ?? '{}') as {
+        streams: Record<string, { parts: Record<string, { cursor: string | null; done: boolean }> }>;
+      };
+      const refused = Object.entries(saved.streams.events?.parts ?? {}).filter(([, p]) => p.cursor !== null && !p.done);
+      expect(refused.length, 'a partition resumes from a cursor').toBeGreaterThan(0);
+
+      // A file in every partition folder that no resume step but the restart's deletes.
+      for (const m of ['1', '2']) await store.putText(`events/part=${m}-of-2/marker.txt`, m);
+
+      clock.advance(120_000);
+      const resumed = await cli(['run']);
+      expect(resumed.code, describeExit(resumed)).toBe(0);
+      expect(resumed.stderr.split('\n').filter((l) => l.includes('refused the checkpointed cursor'))).toHaveLength(refused.length);
+      expect(sim.requests().filter((r) => r.status === 400)).toHaveLength(refused.length);
+      // The refused partitions' folders were emptied in the bucket before they were read again.
+      for (const m of ['1', '2']) {
+        const marker = await store.getText(`events/part=${m}-of-2/marker.txt`);
+        expect(marker, `partition ${m}`).toBe(refused.some(([r]) => r === m) ? undefined : m);
+      }
       await expectExactOutput(await downloadAll(store, tempDir('s3-copy')), expected);
     } finally {
       await store.close();
