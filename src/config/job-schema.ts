@@ -87,6 +87,9 @@ export const streamSchema = z.discriminatedUnion('resource', [
   z.strictObject({ resource: z.literal('events'), filter: eventFilter.default({}), ...common }),
 ]);
 
+/** Multipart part size of an s3:// output, when output.s3 does not say. */
+export const DEFAULT_PART_SIZE_MIB = 8;
+
 export const outputSchema = z.strictObject({
   /** Output folder, relative to the working directory; or `s3://bucket/prefix`. */
   dir: z.string().min(1).default('./out'),
@@ -100,7 +103,7 @@ export const outputSchema = z.strictObject({
       /** Path-style URLs (endpoint/bucket/key); default: true with an endpoint (most S3-compatible servers need it). */
       forcePathStyle: z.boolean().optional(),
       /** Multipart part size in MiB (S3: at least 5). */
-      partSizeMiB: z.number().int().min(5).max(5120).default(8),
+      partSizeMiB: z.number().int().min(5).max(5120).default(DEFAULT_PART_SIZE_MIB),
       /** Local folder where shards are written before their upload; default under the OS temp folder. */
       staging: z.string().min(1).optional(),
     })

@@ -40,8 +40,8 @@ export class Mirror {
     return this.store.size(this.key(path));
   }
 
-  async removeFile(path: string): Promise<void> {
-    await this.store.remove([this.key(path)]);
+  async remove(paths: readonly string[]): Promise<void> {
+    await this.store.remove(paths.map((path) => this.key(path)));
   }
 
   /** Everything under a folder of the output. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { DEFAULT_PART_SIZE_MIB } from '../config/job-schema.js';
 import type { JobConfig } from '../config/load-config.js';
 import type { Logger } from '../log.js';
 import type { OutputStore } from '../output/store.js';
@@ -20,7 +21,7 @@ export function outputPaths(config: JobConfig): { outDir: string; checkpointPath
   return { outDir, checkpointPath: resolve(config.checkpoint ?? join(outDir, CHECKPOINT_FILE)), s3 };
 }
 
-export function isS3Url(dir: string): boolean {
+function isS3Url(dir: string): boolean {
   return dir.startsWith('s3://');
 }
 
@@ -35,7 +36,7 @@ export async function openStore(config: JobConfig, logger: Logger): Promise<Outp
     endpoint: s3?.endpoint,
     region: s3?.region,
     forcePathStyle: s3?.forcePathStyle,
-    partSizeBytes: (s3?.partSizeMiB ?? 8) * 1024 * 1024,
+    partSizeBytes: (s3?.partSizeMiB ?? DEFAULT_PART_SIZE_MIB) * 1024 * 1024,
     logger,
   });
 }

@@ -154,7 +154,7 @@ async function removeLeftovers(ctx: PartitionContext, plan: PartitionPlan): Prom
   if (ctx.mirror !== undefined) {
     const uploaded = (await ctx.mirror.list(dir)).filter((name) => (shardSeq(name) ?? -1) >= nextSeq);
     for (const name of uploaded) ctx.logger.info({ file: name, dir: plan.dir }, 'removing an object uploaded after the last checkpoint');
-    await ctx.mirror.store.remove(uploaded.map((name) => ctx.mirror!.key(join(dir, name))));
+    await ctx.mirror.remove(uploaded.map((name) => join(dir, name)));
   }
   let names: string[];
   try {

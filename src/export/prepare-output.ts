@@ -53,7 +53,7 @@ export async function prepareOutput(options: {
   const { outDir, checkpointPath, baseUrl, streams, fresh, now, logger, mirror } = options;
   await ensureDir(outDir);
   await rm(join(outDir, SUCCESS_FILE), { force: true });
-  await mirror?.removeFile(join(outDir, SUCCESS_FILE));
+  await mirror?.remove([join(outDir, SUCCESS_FILE)]);
   const text = await readIfExists(checkpointPath);
   // With --fresh a damaged checkpoint is no obstacle; without, it is an error naming what is wrong.
   const parse = fresh ? tryParse : parseCheckpoint;
