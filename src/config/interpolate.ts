@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
+import type { ConfigProblem } from './config-problems.js';
 import { Secret } from './secret.js';
 
 /** Keys whose values are credentials: they come from `${ENV_VAR}` or from `<key>File`, never literally. */
@@ -15,67 +15,103 @@ export interface InterpolationContext {
   baseDir: string;
 }
 
+export interface Interpolated {
+  /** The config with every reference that could be resolved substituted; unset ones stay `${VAR}`. */
+  value: unknown;
+  /** Every reference that could not be resolved and every credential that could not be read. */
+  problems: ConfigProblem[];
+}
+
+type Path = readonly PropertyKey[];
+
+interface Walk extends InterpolationContext {
+  problems: ConfigProblem[];
+}
+
 /**
  * Replaces `${VAR}` in every string of a parsed config with the environment's value (`$${` stays a
  * literal `${`), and turns credentials into Secrets: `apiKey: ${VAR}` or `apiKeyFile: path` (same
- * for token, clientSecret, cookie). A literal credential in the file is refused.
+ * for token, clientSecret, cookie). A literal credential in the file is refused. Goes on past a
+ * problem, so that one error can name them all.
  */
-export function interpolate(value: unknown, ctx: InterpolationContext, path = ''): unknown {
-  if (typeof value === 'string') return substitute(value, ctx, path);
-  if (Array.isArray(value)) return value.map((item, i) => interpolate(item, ctx, `${path}[${i}]`));
+export function interpolate(value: unknown, ctx: InterpolationContext): Interpolated {
+  const walk: Walk = { ...ctx, problems: [] };
+  return { value: visit(value, [], walk), problems: walk.problems };
+}
+
+function visit(value: unknown, path: Path, walk: Walk): unknown {
+  if (typeof value === 'string') return substitute(value, path, walk);
+  if (Array.isArray(value)) return value.map((item, i) => visit(item, [...path, i], walk));
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
+  const given = new Set<string>();
   for (const [key, raw] of Object.entries(value)) {
-    const at = path === '' ? key : `${path}.${key}`;
+    const at = [...path, key];
     const secretKey = key.endsWith('File') ? key.slice(0, -4) : key;
-    if (SECRET_KEYS.has(secretKey)) {
-      if (secretKey in out) throw new ConfigError(`${at}: give ${secretKey} or ${secretKey}File, not both.`);
-      out[secretKey] = key === secretKey ? secretFromEnv(raw, ctx, at) : secretFromFile(raw, ctx, at);
-    } else {
-      out[key] = interpolate(raw, ctx, at);
+    if (!SECRET_KEYS.has(secretKey)) {
+      out[key] = visit(raw, at, walk);
+      continue;
     }
+    const covers = [...path, secretKey];
+    if (given.has(secretKey)) {
+      walk.problems.push({ path: at, covers, message: `give ${secretKey} or ${secretKey}File, not both` });
+      continue;
+    }
+    given.add(secretKey);
+    const secret = key === secretKey ? secretFromEnv(raw, at, walk) : secretFromFile(raw, at, covers, walk);
+    if (secret !== undefined) out[secretKey] = secret;
   }
   return out;
 }
 
-function substitute(text: string, ctx: InterpolationContext, path: string): string {
+function substitute(text: string, path: Path, walk: Walk, covers: Path = path): string {
   return text
     .split('$${')
     .map((part) =>
-      part.replace(REFERENCE, (_, name: string) => {
-        const value = ctx.env[name];
-        if (value === undefined) throw new ConfigError(`${path}: environment variable ${name} is not set.`);
-        return value;
+      part.replace(REFERENCE, (reference, name: string) => {
+        const value = walk.env[name];
+        if (value !== undefined) return value;
+        walk.problems.push({ path, covers, message: `environment variable ${name} is not set` });
+        return reference;
       }),
     )
     .join('${');
 }
 
-function secretFromEnv(raw: unknown, ctx: InterpolationContext, path: string): Secret {
+function secretFromEnv(raw: unknown, path: Path, walk: Walk): Secret | undefined {
+  const key = String(path.at(-1));
   const name = typeof raw === 'string' ? ONLY_REFERENCE.exec(raw.trim())?.[1] : undefined;
   if (name === undefined) {
-    throw new ConfigError(
-      `${path}: credentials are not written in the config file. Use an environment variable (${path.split('.').pop()}: \${MY_VARIABLE}) or a file (${path.split('.').pop()}File: /run/secrets/name).`,
-    );
+    walk.problems.push({
+      path,
+      message: `credentials are not written in the config file. Use an environment variable (${key}: \${MY_VARIABLE}) or a file (${key}File: /run/secrets/name)`,
+    });
+    return undefined;
   }
-  const value = ctx.env[name];
+  const value = walk.env[name];
   if (value === undefined || value === '') {
-    throw new ConfigError(`${path}: environment variable ${name} is not set or empty.`);
+    walk.problems.push({ path, message: `environment variable ${name} is not set or empty` });
+    return undefined;
   }
   return new Secret(value);
 }
 
-function secretFromFile(raw: unknown, ctx: InterpolationContext, path: string): Secret {
-  if (typeof raw !== 'string' || raw === '') throw new ConfigError(`${path}: expected a file path.`);
-  const file = resolve(ctx.baseDir, substitute(raw, ctx, path));
+function secretFromFile(raw: unknown, path: Path, covers: Path, walk: Walk): Secret | undefined {
+  const problem = (message: string, cause?: unknown): undefined => {
+    walk.problems.push({ path, covers, message, ...(cause === undefined ? {} : { cause }) });
+    return undefined;
+  };
+  if (typeof raw !== 'string' || raw === '') return problem('expected a file path');
+  const before = walk.problems.length;
+  const name = substitute(raw, path, walk, covers);
+  if (walk.problems.length > before) return undefined;
+  const file = resolve(walk.baseDir, name);
   let value: string;
   try {
     value = readFileSync(file, 'utf8').trim();
   } catch (error) {
-    throw new ConfigError(`${path}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, {
-      cause: error,
-    });
+    return problem(`cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, error);
   }
-  if (value === '') throw new ConfigError(`${path}: ${file} is empty.`);
+  if (value === '') return problem(`${file} is empty`);
   return new Secret(value);
 }

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../errors.js';
-import { formatZodIssues } from '../util/zod-issues.js';
+import { describeZodIssues } from '../util/zod-issues.js';
+import { configProblemsError, withoutConsequences } from './config-problems.js';
 import { interpolate } from './interpolate.js';
 import { jobSchema } from './job-schema.js';
 import type { z } from 'zod';
@@ -24,8 +25,10 @@ export type JobConfig = z.output<typeof jobSchema> & {
 
 /**
  * Reads a job file (YAML, or JSON which is YAML too), substitutes `${ENV}` references, resolves
- * credentials into Secrets and validates it once. Every problem is a ConfigError naming the file,
- * the key, what was expected and what was found.
+ * credentials into Secrets and validates it once. Problems are a ConfigError naming the file, and
+ * for each problem the key, what was expected and what was found: every unset variable, unreadable
+ * credential and schema issue of the file at once (schema issues under a key whose value could not
+ * be resolved are left out: they would only repeat it).
  */
 export function loadConfig(
   path: string,
@@ -50,17 +53,12 @@ export function loadConfig(
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ConfigError(`${file}: expected a mapping with a 'source' key at the top.`);
   }
-  let resolved: unknown;
-  try {
-    resolved = interpolate(parsed, { env, baseDir: dirname(file) });
-  } catch (error) {
-    if (error instanceof ConfigError) throw new ConfigError(`${file}: ${error.message}`, { cause: error });
-    throw error;
-  }
+  const { value: resolved, problems } = interpolate(parsed, { env, baseDir: dirname(file) });
   applyOverrides(resolved as Record<string, unknown>, overrides);
   const result = jobSchema.safeParse(resolved);
-  if (!result.success) throw new ConfigError(`${file}: ${formatZodIssues(result.error, resolved)}`);
-  return { ...result.data, file };
+  if (result.success && problems.length === 0) return { ...result.data, file };
+  const issues = result.success ? [] : describeZodIssues(result.error, resolved);
+  throw configProblemsError(file, [...problems, ...withoutConsequences(issues, problems)]);
 }
 
 function applyOverrides(job: Record<string, unknown>, overrides: ConfigOverrides): void {

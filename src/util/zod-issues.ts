@@ -3,20 +3,37 @@ import type { z } from 'zod';
 /** Key names whose values are never echoed back in an error. */
 const SECRET_KEY = /secret|password|api-?keys?|token|cookie/i;
 
+/** One zod issue, ready to show: the key path it is at and what is wrong there. */
+export interface IssueLine {
+  path: readonly PropertyKey[];
+  message: string;
+}
+
+/** `streams.0.partitions`; `(root)` for the top. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? '(root)' : path.map(String).join('.');
+}
+
 /**
- * Renders zod issues as one line each naming the key path, what was expected and what was got,
- * e.g. `faults.rate429: Too big: expected number to be <=1 (got 2)`.
+ * Describes zod issues one line each, naming what was expected and what was got, e.g.
+ * `{ path: ['faults', 'rate429'], message: 'Too big: expected number to be <=1 (got 2)' }`. An issue
+ * about several unknown keys becomes one line per key.
  *
  * Only a scalar found at the issue's own key is echoed, and never under a secret-looking key: an
- * object is described by its type alone, and an unknown key by its name alone, so a credential
- * under a misspelled key (`apikey:`, `client_secret:`) cannot reach the message.
+ * object is described by its type alone, an unknown key by its name alone (so a credential under a
+ * misspelled key, `apikey:` or `client_secret:`, cannot reach the message).
  */
+export function describeZodIssues(error: z.ZodError, input?: unknown): IssueLine[] {
+  return error.issues.flatMap((issue): IssueLine[] => {
+    if (issue.code !== 'unrecognized_keys') return [{ path: issue.path, message: `${issue.message}${got(input, issue.path)}` }];
+    return issue.keys.map((key) => ({ path: issue.path, message: `Unrecognized key: ${JSON.stringify(key)}` }));
+  });
+}
+
+/** The issues on one line, `path: message; path: message`. */
 export function formatZodIssues(error: z.ZodError, input?: unknown): string {
-  return error.issues
-    .map((issue) => {
-      const path = issue.path.length === 0 ? '(root)' : issue.path.map(String).join('.');
-      return `${path}: ${issue.message}${issue.code === 'unrecognized_keys' ? '' : got(input, issue.path)}`;
-    })
+  return describeZodIssues(error, input)
+    .map((line) => `${formatPath(line.path)}: ${line.message}`)
     .join('; ');
 }
 

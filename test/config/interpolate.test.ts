@@ -1,0 +1,90 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { interpolate } from '../../src/config/interpolate.js';
+import { Secret } from '../../src/config/secret.js';
+import { removeTempDirs, tempDir } from '../support/export-harness.js';
+
+afterEach(removeTempDirs);
+
+type Row = [name: string, input: unknown, problems: { path: PropertyKey[]; covers?: PropertyKey[]; message: string }[]];
+
+describe('interpolate: every problem of the file, not only the first', () => {
+  const rows: Row[] = [
+    ['nothing to do', { a: [1, 'x'], b: null }, []],
+    [
+      'two unset variables in one string, one in a list',
+      { source: { baseUrl: 'https://${CLUSTER}.x/${PROJECT}' }, scopes: ['${SCOPE}'] },
+      [
+        { path: ['source', 'baseUrl'], covers: ['source', 'baseUrl'], message: 'environment variable CLUSTER is not set' },
+        { path: ['source', 'baseUrl'], covers: ['source', 'baseUrl'], message: 'environment variable PROJECT is not set' },
+        { path: ['scopes', 0], covers: ['scopes', 0], message: 'environment variable SCOPE is not set' },
+      ],
+    ],
+    [
+      'an unset and an empty credential variable',
+      { a: { clientSecret: '${CLIENT_SECRET}' }, b: { token: '${EMPTY}' } },
+      [
+        { path: ['a', 'clientSecret'], message: 'environment variable CLIENT_SECRET is not set or empty' },
+        { path: ['b', 'token'], message: 'environment variable EMPTY is not set or empty' },
+      ],
+    ],
+    [
+      'a literal credential, and the same credential twice',
+      { auth: { apiKey: 'literal-0001', apiKeyFile: 'elsewhere' } },
+      [
+        {
+          path: ['auth', 'apiKey'],
+          message:
+            'credentials are not written in the config file. Use an environment variable (apiKey: ${MY_VARIABLE}) or a file (apiKeyFile: /run/secrets/name)',
+        },
+        { path: ['auth', 'apiKeyFile'], covers: ['auth', 'apiKey'], message: 'give apiKey or apiKeyFile, not both' },
+      ],
+    ],
+    [
+      '*File: not a path, an unset variable in the path (the file is then not tried)',
+      { a: { tokenFile: 5 }, b: { cookieFile: '${SECRETS}/cookie' } },
+      [
+        { path: ['a', 'tokenFile'], covers: ['a', 'token'], message: 'expected a file path' },
+        { path: ['b', 'cookieFile'], covers: ['b', 'cookie'], message: 'environment variable SECRETS is not set' },
+      ],
+    ],
+  ];
+
+  it.each(rows)('%s', (_, input, problems) => {
+    const result = interpolate(input, { env: { EMPTY: '' }, baseDir: tempDir('bulk-extract-interpolate-') });
+    expect(result.problems).toEqual(problems.map((problem) => expect.objectContaining(problem)));
+  });
+
+  it('an unset variable stays as written; what resolves is substituted', () => {
+    const { value } = interpolate({ a: '${SET}-${UNSET}', b: '$${SET}' }, { env: { SET: 'v' }, baseDir: '/' });
+    expect(value).toEqual({ a: 'v-${UNSET}', b: '${SET}' });
+  });
+
+  it('*File: an unreadable and an empty file are both reported, with the read error as cause', () => {
+    const dir = tempDir('bulk-extract-interpolate-');
+    writeFileSync(join(dir, 'empty'), ' \n');
+    const { value, problems } = interpolate(
+      { a: { apiKeyFile: 'missing' }, b: { tokenFile: 'empty' }, c: { cookieFile: 'empty' } },
+      { env: {}, baseDir: dir },
+    );
+    expect(problems.map((p) => [p.path.join('.'), p.message])).toEqual([
+      ['a.apiKeyFile', `cannot read ${join(dir, 'missing')} (ENOENT)`],
+      ['b.tokenFile', `${join(dir, 'empty')} is empty`],
+      ['c.cookieFile', `${join(dir, 'empty')} is empty`],
+    ]);
+    expect(problems[0]?.cause).toMatchObject({ code: 'ENOENT' });
+    expect(value).toEqual({ a: {}, b: {}, c: {} });
+  });
+
+  it('the credentials that resolve are Secrets even when others fail', () => {
+    const { value, problems } = interpolate(
+      { a: { apiKey: '${KEY}' }, b: { token: '${UNSET}' } },
+      { env: { KEY: 'key-0001' }, baseDir: '/' },
+    );
+    expect(problems).toHaveLength(1);
+    const a = (value as { a: { apiKey: unknown } }).a.apiKey;
+    expect(a).toBeInstanceOf(Secret);
+    expect((a as Secret).reveal()).toBe('key-0001');
+  });
+});

@@ -1,0 +1,106 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load-config.js';
+import { ConfigError } from '../../src/errors.js';
+import { removeTempDirs, tempDir } from '../support/export-harness.js';
+
+afterEach(removeTempDirs);
+
+function write(lines: string[], dir = tempDir('bulk-extract-problems-')): string {
+  const file = join(dir, 'job.yaml');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+function messageOf(load: () => unknown): string {
+  try {
+    load();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error).toMatchObject({ code: 'E_CONFIG' });
+    return (error as ConfigError).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const OAUTH_JOB = [
+  'source:',
+  '  baseUrl: https://${CLUSTER}.example.com/api/v1/projects/${PROJECT}',
+  '  auth:',
+  '    type: oauth-client-credentials',
+  '    tokenUrl: https://login.example.com/${TENANT_ID}/oauth2/v2.0/token',
+  '    clientId: worker',
+  '    clientSecret: ${CLIENT_SECRET}',
+  'streams:',
+  '  - resource: events',
+  '    partitions: 11',
+];
+
+describe('loadConfig: every problem of a file in one error', () => {
+  it('names every unset variable with its key, and the schema errors elsewhere, in one message', () => {
+    const file = write(OAUTH_JOB);
+    expect(messageOf(() => loadConfig(file, {}))).toBe(
+      [
+        `${file}: 5 problems:`,
+        '  - source.baseUrl: environment variable CLUSTER is not set',
+        '  - source.baseUrl: environment variable PROJECT is not set',
+        '  - source.auth.tokenUrl: environment variable TENANT_ID is not set',
+        '  - source.auth.clientSecret: environment variable CLIENT_SECRET is not set or empty',
+        '  - streams.0.partitions: Too big: expected number to be <=10 (got 11)',
+      ].join('\n'),
+    );
+  });
+
+  it('a single unset variable is still one line', () => {
+    const file = write(OAUTH_JOB.slice(0, -1));
+    const env = { PROJECT: 'acme', TENANT_ID: 't', CLIENT_SECRET: 'env-secret-0001' };
+    expect(messageOf(() => loadConfig(file, env))).toBe(`${file}: source.baseUrl: environment variable CLUSTER is not set`);
+  });
+
+  it('a variable unset in a key that is otherwise valid (output.dir) is reported too', () => {
+    const file = write(['source:', '  baseUrl: https://a.example.com/api/v1/projects/p', '  auth:', '    type: token', '    token: ${T}', 'output:', '  dir: ${OUT_DIR}']);
+    expect(messageOf(() => loadConfig(file, { T: 'env-token-0001' }))).toBe(`${file}: output.dir: environment variable OUT_DIR is not set`);
+  });
+
+  it('*File problems join the list, without a second line for the credential they did not give', () => {
+    const dir = tempDir('bulk-extract-problems-');
+    const file = write(
+      ['source:', '  baseUrl: https://a.example.com/api/v1/projects/${PROJECT}', '  auth:', '    type: api-key', '    apiKeyFile: no-such-file', '  retry:', '    maxAttempts: 0'],
+      dir,
+    );
+    let caught: unknown;
+    try {
+      loadConfig(file, {});
+    } catch (error) {
+      caught = error;
+    }
+    expect((caught as Error).message).toBe(
+      [
+        `${file}: 3 problems:`,
+        '  - source.baseUrl: environment variable PROJECT is not set',
+        `  - source.auth.apiKeyFile: cannot read ${join(dir, 'no-such-file')} (ENOENT)`,
+        '  - source.retry.maxAttempts: Too small: expected number to be >=1 (got 0)',
+      ].join('\n'),
+    );
+    expect((caught as Error).cause).toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('a literal credential and an unknown key are listed without echoing either value', () => {
+    const file = write([
+      'source:',
+      '  baseUrl: https://a.example.com/api/v1/projects/${PROJECT}',
+      '  auth:',
+      '    type: oauth-client-credentials',
+      '    tokenUrl: https://login.example.com/token',
+      '    clientId: worker',
+      '    clientSecret: literal-secret-0001',
+      '    client_secret: literal-secret-0002',
+    ]);
+    const message = messageOf(() => loadConfig(file, {}));
+    expect(message).toMatch(/^.*job\.yaml: 3 problems:\n/);
+    expect(message).toContain('  - source.auth.clientSecret: credentials are not written in the config file.');
+    expect(message).toContain('  - source.auth: Unrecognized key: "client_secret"');
+    expect(message).not.toContain('literal-secret-000');
+  });
+});
