@@ -4,8 +4,10 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../errors.js';
 import { describeZodIssues } from '../util/zod-issues.js';
 import { configProblemsError, withoutConsequences } from './config-problems.js';
-import { interpolate } from './interpolate.js';
+import { interpolate, SECRET_KEYS } from './interpolate.js';
 import { jobSchema } from './job-schema.js';
+import { knownKeysAt } from './known-keys.js';
+import { suggestKey } from './suggest-key.js';
 import type { z } from 'zod';
 
 /** Command-line flags that override keys of the file, applied before validation. */
@@ -57,8 +59,16 @@ export function loadConfig(
   applyOverrides(resolved as Record<string, unknown>, overrides);
   const result = jobSchema.safeParse(resolved);
   if (result.success && problems.length === 0) return { ...result.data, file };
-  const issues = result.success ? [] : describeZodIssues(result.error, resolved);
+  const issues = result.success ? [] : describeZodIssues(result.error, resolved, closestKnownKey(resolved));
   throw configProblemsError(file, [...problems, ...withoutConsequences(issues, problems)]);
+}
+
+/** Unknown keys get the closest key the schema knows at their place (credentials' `*File` forms included). */
+function closestKnownKey(resolved: unknown) {
+  return (path: readonly PropertyKey[], key: string): string | undefined => {
+    const known = knownKeysAt(jobSchema, resolved, path);
+    return suggestKey(key, [...known, ...known.filter((k) => SECRET_KEYS.has(k)).map((k) => `${k}File`)]);
+  };
 }
 
 function applyOverrides(job: Record<string, unknown>, overrides: ConfigOverrides): void {

@@ -9,6 +9,9 @@ export interface IssueLine {
   message: string;
 }
 
+/** Proposes a known key for an unknown one at `path`, or undefined when none is close. */
+export type SuggestKey = (path: readonly PropertyKey[], key: string) => string | undefined;
+
 /** `streams.0.partitions`; `(root)` for the top. */
 export function formatPath(path: readonly PropertyKey[]): string {
   return path.length === 0 ? '(root)' : path.map(String).join('.');
@@ -17,16 +20,21 @@ export function formatPath(path: readonly PropertyKey[]): string {
 /**
  * Describes zod issues one line each, naming what was expected and what was got, e.g.
  * `{ path: ['faults', 'rate429'], message: 'Too big: expected number to be <=1 (got 2)' }`. An issue
- * about several unknown keys becomes one line per key.
+ * about several unknown keys becomes one line per key, with `suggest`'s proposal if it has one:
+ * `Unrecognized key: "partitons" (did you mean "partitions"?)`.
  *
  * Only a scalar found at the issue's own key is echoed, and never under a secret-looking key: an
  * object is described by its type alone, an unknown key by its name alone (so a credential under a
  * misspelled key, `apikey:` or `client_secret:`, cannot reach the message).
  */
-export function describeZodIssues(error: z.ZodError, input?: unknown): IssueLine[] {
+export function describeZodIssues(error: z.ZodError, input?: unknown, suggest?: SuggestKey): IssueLine[] {
   return error.issues.flatMap((issue): IssueLine[] => {
     if (issue.code !== 'unrecognized_keys') return [{ path: issue.path, message: `${issue.message}${got(input, issue.path)}` }];
-    return issue.keys.map((key) => ({ path: issue.path, message: `Unrecognized key: ${JSON.stringify(key)}` }));
+    return issue.keys.map((key) => {
+      const proposal = suggest?.(issue.path, key);
+      const hint = proposal === undefined ? '' : ` (did you mean ${JSON.stringify(proposal)}?)`;
+      return { path: issue.path, message: `Unrecognized key: ${JSON.stringify(key)}${hint}` };
+    });
   });
 }
 

@@ -104,3 +104,44 @@ describe('loadConfig: every problem of a file in one error', () => {
     expect(message).not.toContain('literal-secret-000');
   });
 });
+
+describe('loadConfig: an unknown key gets the closest known key at its place', () => {
+  const SOURCE = ['source:', '  baseUrl: https://a.example.com/api/v1/projects/p', '  auth:', '    type: api-key', '    apiKey: ${K}'];
+  const ENV = { K: 'env-api-key-0001' };
+
+  it.each([
+    ['a stream key', ['streams:', '  - resource: events', '    partitons: 4'], 'streams.0: Unrecognized key: "partitons" (did you mean "partitions"?)'],
+    ['a top-level key', ['stream:', '  - resource: events'], '(root): Unrecognized key: "stream" (did you mean "streams"?)'],
+    ['an event filter key', ['streams:', '  - resource: events', '    filter:', '      subtyp: x'], 'streams.0.filter: Unrecognized key: "subtyp" (did you mean "subtype"?)'],
+    ['an event-only filter key on assets: nothing to suggest', ['streams:', '  - resource: assets', '    filter:', '      type: x'], 'streams.0.filter: Unrecognized key: "type"'],
+    ['a key of the second stream', ['streams:', '  - resource: assets', '  - resource: events', '    Limt: 5'], 'streams.1: Unrecognized key: "Limt" (did you mean "limit"?)'],
+    ['nothing close', ['output:', '  colour: red'], 'output: Unrecognized key: "colour"'],
+    ['an output.s3 key', ['output:', '  dir: s3://b/p', '  s3:', '    regoin: eu-west-1'], 'output.s3: Unrecognized key: "regoin" (did you mean "region"?)'],
+  ])('%s', (_, lines, line) => {
+    const file = write([...SOURCE, ...lines]);
+    expect(messageOf(() => loadConfig(file, ENV))).toBe(`${file}: ${line}`);
+  });
+
+  it('under auth, the keys of the type it names, *File forms included; a value under the key is never echoed', () => {
+    const file = write([...SOURCE.slice(0, 4), '    apiKeyFlie: literal-api-key-0001', '    clientsecret: literal-secret-0003']);
+    const message = messageOf(() => loadConfig(file, {}));
+    expect(message).toContain('  - source.auth: Unrecognized key: "apiKeyFlie" (did you mean "apiKeyFile"?)');
+    expect(message).toMatch(/^ {2}- source\.auth: Unrecognized key: "clientsecret"$/m);
+    expect(message).not.toContain('literal-');
+  });
+
+  it('a misspelled secret key gets the right spelling, without its value', () => {
+    const file = write([
+      'source:',
+      '  baseUrl: https://a.example.com/api/v1/projects/p',
+      '  auth:',
+      '    type: oauth-client-credentials',
+      '    tokenUrl: https://login.example.com/token',
+      '    clientId: worker',
+      '    clientSecret: ${S}',
+      '    client_secret: literal-secret-0004',
+    ]);
+    const message = messageOf(() => loadConfig(file, { S: 'env-secret-0005' }));
+    expect(message).toBe(`${file}: source.auth: Unrecognized key: "client_secret" (did you mean "clientSecret"?)`);
+  });
+});
