@@ -6,9 +6,30 @@ import { Secret } from './secret.js';
 const secret = (key: string) =>
   z.instanceof(Secret, { message: `expected \${ENV_VARIABLE} in ${key}, or a file path in ${key}File` });
 
-const httpUrl = z
-  .string()
-  .refine((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'expected an http(s):// URL');
+const isHttpUrl = (text: string): boolean => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol);
+
+const httpUrl = z.string().refine(isHttpUrl, 'expected an http(s):// URL');
+
+const PROJECT_ROOT = /^\/api\/v1\/projects\/[^/]+\/?$/;
+
+/**
+ * `http(s)://host[:port]/api/v1/projects/<project>`, optionally with a trailing slash: the requests
+ * go to paths below it, so a host alone or another path would only fail later, with a 404.
+ */
+const projectRootUrl = z.string().superRefine((text, ctx) => {
+  if (!isHttpUrl(text)) {
+    ctx.addIssue({ code: 'custom', message: 'expected an http(s):// URL' });
+    return;
+  }
+  const url = new URL(text);
+  const extra = url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '';
+  if (extra || !PROJECT_ROOT.test(url.pathname)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: "expected https://{cluster}.{host}/api/v1/projects/{project}, the project's API root",
+    });
+  }
+});
 
 /** How requests are authenticated; `type` picks the mechanism. */
 export const authSchema = z.discriminatedUnion('type', [
@@ -31,7 +52,7 @@ export type AuthConfig = z.output<typeof authSchema>;
 /** Where to read from and how to talk to it. */
 export const sourceSchema = z.strictObject({
   /** `https://{cluster}.host/api/v1/projects/{project}`. */
-  baseUrl: httpUrl,
+  baseUrl: projectRootUrl,
   auth: authSchema,
   /** Credentials over plain http:// to a non-loopback host are refused unless this is true. */
   allowInsecureHttp: z.boolean().default(false),

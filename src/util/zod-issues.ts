@@ -25,7 +25,8 @@ export function formatPath(path: readonly PropertyKey[]): string {
  *
  * Only a scalar found at the issue's own key is echoed, and never under a secret-looking key: an
  * object is described by its type alone, an unknown key by its name alone (so a credential under a
- * misspelled key, `apikey:` or `client_secret:`, cannot reach the message).
+ * misspelled key, `apikey:` or `client_secret:`, cannot reach the message), and a URL without the
+ * user and password it may hold.
  */
 export function describeZodIssues(error: z.ZodError, input?: unknown, suggest?: SuggestKey): IssueLine[] {
   return error.issues.flatMap((issue): IssueLine[] => {
@@ -50,8 +51,14 @@ function got(input: unknown, path: readonly PropertyKey[]): string {
   const value = valueAt(input, path);
   if (value === undefined) return '';
   if (path.some((key) => SECRET_KEY.test(String(key)))) return ' (got [redacted])';
+  if (typeof value === 'string') return ` (got ${JSON.stringify(withoutUserInfo(value))})`;
   if (value === null || typeof value !== 'object') return ` (got ${JSON.stringify(value)})`;
   return ` (got ${Array.isArray(value) ? 'a list' : 'a mapping'})`;
+}
+
+/** `https://user:password@host/` shows as `https://[redacted]@host/`. */
+function withoutUserInfo(text: string): string {
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1[redacted]@');
 }
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {

@@ -139,7 +139,9 @@ describe('loadConfig: ${VAR} substitution', () => {
   });
 
   it('an unset variable is a ConfigError naming the key path and the variable', () => {
-    const file = configFile(`source:\n  baseUrl: https://\${CLUSTER}.platform.example/x\n  auth:\n${API_KEY_AUTH}`);
+    const file = configFile(
+      `source:\n  baseUrl: https://\${CLUSTER}.platform.example/api/v1/projects/acme\n  auth:\n${API_KEY_AUTH}`,
+    );
     const error = configError(() => loadConfig(file, ENV));
     expect(error.message).toContain('source.baseUrl');
     expect(error.message).toContain('CLUSTER');

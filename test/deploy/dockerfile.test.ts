@@ -48,7 +48,7 @@ const entrypoint = argsOf(runtime, 'ENTRYPOINT');
 const script = entrypoint.find((word) => word.endsWith('/bin/bulk-extract.js'));
 const appDir = posix.dirname(posix.dirname(script ?? '/'));
 const dataDir = workdirAt(runtime);
-const demo = loadConfig(join(ROOT, 'config/demo.yaml'), { DEMO_BASE_URL: 'http://127.0.0.1:1/p', DEMO_TOKEN_URL: 'http://127.0.0.1:1/t', DEMO_CLIENT_SECRET: 'x' });
+const demo = loadConfig(join(ROOT, 'config/demo.yaml'), { DEMO_BASE_URL: 'http://127.0.0.1:1/api/v1/projects/demo', DEMO_TOKEN_URL: 'http://127.0.0.1:1/t', DEMO_CLIENT_SECRET: 'x' });
 const outputVolume = posix.resolve(dataDir, demo.output.dir);
 
 describe('Dockerfile', () => {

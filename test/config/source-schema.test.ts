@@ -1,0 +1,74 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load-config.js';
+import { Secret } from '../../src/config/secret.js';
+import { sourceSchema } from '../../src/config/source-schema.js';
+import { removeTempDirs, tempDir } from '../support/export-harness.js';
+
+afterEach(removeTempDirs);
+
+const AUTH = { type: 'api-key', apiKey: new Secret('key-0001') };
+const EXPECTED = "expected https://{cluster}.{host}/api/v1/projects/{project}, the project's API root";
+
+function baseUrlIssues(baseUrl: unknown): string[] {
+  const result = sourceSchema.safeParse({ baseUrl, auth: AUTH });
+  return result.success ? [] : result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+}
+
+describe('source.baseUrl is the project\'s API root', () => {
+  it.each([
+    'https://westeurope-1.example.com/api/v1/projects/acme',
+    'https://westeurope-1.example.com/api/v1/projects/acme/',
+    'http://127.0.0.1:40123/api/v1/projects/demo',
+    'https://[::1]:8443/api/v1/projects/my-project_2',
+  ])('%s is accepted', (url) => {
+    expect(baseUrlIssues(url)).toEqual([]);
+  });
+
+  it.each([
+    ['a host alone', 'https://api.example.com'],
+    ['a host and a slash', 'https://api.example.com/'],
+    ['the API without a project', 'https://api.example.com/api/v1/projects/'],
+    ['a path that is not the API', 'https://api.example.com/x'],
+    ['a resource below the project', 'https://api.example.com/api/v1/projects/acme/events'],
+    ['another API version', 'https://api.example.com/api/v2/projects/acme'],
+    ['a prefix before the API', 'https://api.example.com/proxy/api/v1/projects/acme'],
+    ['two trailing slashes', 'https://api.example.com/api/v1/projects/acme//'],
+    ['a query', 'https://api.example.com/api/v1/projects/acme?x=1'],
+    ['a fragment', 'https://api.example.com/api/v1/projects/acme#top'],
+    ['a user and password', 'https://u:p@api.example.com/api/v1/projects/acme'],
+  ])('%s is refused, saying what is expected', (_, url) => {
+    expect(baseUrlIssues(url)).toEqual([`baseUrl: ${EXPECTED}`]);
+  });
+
+  it.each([
+    ['not a URL', 'api.example.com/api/v1/projects/acme'],
+    ['an ftp:// URL', 'ftp://api.example.com/api/v1/projects/acme'],
+  ])('%s is refused as not an http(s) URL', (_, url) => {
+    expect(baseUrlIssues(url)).toEqual(['baseUrl: expected an http(s):// URL']);
+  });
+});
+
+describe('loadConfig: a baseUrl without the project path', () => {
+  function messageFor(baseUrl: string): string {
+    const file = join(tempDir('bulk-extract-source-'), 'job.yaml');
+    writeFileSync(file, `source:\n  baseUrl: ${baseUrl}\n  auth:\n    type: api-key\n    apiKey: \${K}\n`);
+    try {
+      loadConfig(file, { K: 'env-api-key-0001' });
+    } catch (error) {
+      return `${(error as Error).message.slice(file.length + 2)}`;
+    }
+    throw new Error('expected a ConfigError');
+  }
+
+  it('names the key, what is expected and what was got', () => {
+    expect(messageFor('https://api.example.com/')).toBe(`source.baseUrl: ${EXPECTED} (got "https://api.example.com/")`);
+  });
+
+  it('shows what was got without a user and password in it', () => {
+    const message = messageFor('https://someone:pass@word-0001@api.example.com/x');
+    expect(message).toBe(`source.baseUrl: ${EXPECTED} (got "https://[redacted]@api.example.com/x")`);
+    expect(message).not.toMatch(/someone|pass|word-0001/);
+  });
+});
