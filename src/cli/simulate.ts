@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { parseFaultSpec } from '../simulator/options.js';
-import { startSimulator } from '../simulator/server.js';
+import { type Simulator, startSimulator } from '../simulator/server.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 
@@ -63,21 +63,7 @@ export async function runSimulate(argv: string[]): Promise<number> {
     clients: demo ? [DEMO_CREDENTIALS.client] : clients.map(([id, secret]) => ({ id, secret })),
     users: demo ? [DEMO_CREDENTIALS.user] : users.map(([user, password]) => ({ user, password })),
   });
-  const { config } = simulator;
-  console.log(
-    JSON.stringify({
-      baseUrl: simulator.baseUrl,
-      origin: simulator.origin,
-      tokenUrl: simulator.tokenUrl,
-      project: simulator.project,
-      projectId: simulator.projectId,
-      assets: config.assets,
-      events: config.events,
-      seed: config.seed,
-      credentials: demo ? 'demo' : 'given',
-      pid: process.pid,
-    }),
-  );
+  console.log(JSON.stringify(startupLine(simulator, demo ? 'demo' : 'given')));
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
@@ -86,6 +72,23 @@ export async function runSimulate(argv: string[]): Promise<number> {
   await simulator.close();
   logger.info({ signal, stats: simulator.stats() }, 'simulator stopped');
   return EXIT.OK;
+}
+
+/** What `simulate` prints on stdout once listening (README's "The simulator" shows it). */
+export function startupLine(simulator: Simulator, credentials: 'demo' | 'given'): Record<string, string | number> {
+  const { config } = simulator;
+  return {
+    baseUrl: simulator.baseUrl,
+    origin: simulator.origin,
+    tokenUrl: simulator.tokenUrl,
+    project: simulator.project,
+    projectId: simulator.projectId,
+    assets: config.assets,
+    events: config.events,
+    seed: config.seed,
+    credentials,
+    pid: process.pid,
+  };
 }
 
 const FLAGS = {
