@@ -9,6 +9,7 @@ import { ClientCredentialsAuth } from './auth/client-credentials.js';
 import { StaticAuth } from './auth/static-auth.js';
 import type { RequestLimiter } from './adaptive-limiter.js';
 import { type Limiter, PlatformClient } from './platform-client.js';
+import { logRetry } from './retry-warning.js';
 import { assertSecureTransport, Transport, type TransportOptions } from './transport.js';
 
 export interface ClientDeps {
@@ -79,7 +80,10 @@ function createAuthenticator(
             clock: deps.clock,
             random: deps.random,
             onRetry: (error, delayMs, reason) =>
-              deps.logger.warn({ path: error.path, delayMs, reason }, `token request failed, retrying: ${error.message}`),
+              logRetry(deps.logger, error, delayMs, reason, {
+                maxAttempts: source.retry.maxAttempts,
+                origin: tokenUrl.origin,
+              }),
           },
           clock: deps.clock,
           logger: deps.logger,

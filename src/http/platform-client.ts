@@ -8,6 +8,7 @@ import type { LimiterState, RequestLimiter } from './adaptive-limiter.js';
 import { errorMessage, interpretResponse, type JsonResponse } from './interpret-response.js';
 import { type LoginStatus, parseLoginStatus } from './login-status.js';
 import { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
+import { logRetry } from './retry-warning.js';
 import {
   assertSecureTransport,
   DEFAULT_TRANSPORT,
@@ -76,23 +77,15 @@ export class PlatformClient {
     this.logger = options.logger ?? silentLogger;
     const limiter = options.limiter ?? ((task) => task());
     this.limiter = typeof limiter === 'function' ? withoutFeedback(limiter) : limiter;
+    const retry = { ...DEFAULT_RETRY, ...options.retry };
     this.runtime = {
-      retry: { ...DEFAULT_RETRY, ...options.retry },
+      retry,
       clock: options.clock ?? systemClock,
       random: options.random ?? Math.random,
       onRetry: (error, delayMs, reason) => {
         this.stats.retries++;
-        this.logger.warn(
-          {
-            method: error.method,
-            path: error.path,
-            requestId: error.requestId,
-            attempt: error.attempts,
-            delayMs,
-            reason,
-          },
-          `request failed, retrying in ${delayMs} ms: ${error.message}`,
-        );
+        const target = { maxAttempts: retry.maxAttempts, basePath: this.baseUrl.pathname };
+        logRetry(this.logger, error, delayMs, reason, target);
       },
     };
   }
