@@ -36,6 +36,7 @@ export function createPlatformClient(source: SourceConfig, deps: ClientDeps = {}
   const auth = createAuthenticator(source, transport, { logger, clock, random });
   return new PlatformClient({
     baseUrl: source.baseUrl,
+    setting: 'source.baseUrl',
     auth,
     transport,
     retry: source.retry,
@@ -74,7 +75,11 @@ function createAuthenticator(
           audience: auth.audience,
         },
         {
-          transport: new Transport(tokenUrl.origin, { ...transport, connections: 2 }),
+          transport: new Transport(
+            tokenUrl.origin,
+            { ...transport, connections: 2 },
+            { setting: 'source.auth.tokenUrl', clock: deps.clock },
+          ),
           retry: {
             retry: source.retry,
             clock: deps.clock,

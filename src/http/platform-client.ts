@@ -36,6 +36,8 @@ export interface PlatformClientOptions {
   retry?: Partial<RetryOptions>;
   /** Allow credentials over plain http:// to a host other than this machine. Default false. */
   allowInsecureHttp?: boolean;
+  /** The config key `baseUrl` came from, named in errors about reaching it. Default `source.baseUrl`. */
+  setting?: string;
   logger?: Logger;
   clock?: Clock;
   random?: () => number;
@@ -71,16 +73,19 @@ export class PlatformClient {
 
   constructor(private readonly options: PlatformClientOptions) {
     this.baseUrl = new URL(options.baseUrl.replace(/\/+$/, ''));
-    assertSecureTransport(this.baseUrl, options.allowInsecureHttp ?? false, 'source.baseUrl');
+    const setting = options.setting ?? 'source.baseUrl';
+    assertSecureTransport(this.baseUrl, options.allowInsecureHttp ?? false, setting);
     this.rootPath = this.baseUrl.pathname.split('/api/')[0] ?? '';
-    this.transport = new Transport(this.baseUrl.origin, { ...DEFAULT_TRANSPORT, ...options.transport });
+    const clock = options.clock ?? systemClock;
+    const transport = { ...DEFAULT_TRANSPORT, ...options.transport };
+    this.transport = new Transport(this.baseUrl.origin, transport, { setting, clock });
     this.logger = options.logger ?? silentLogger;
     const limiter = options.limiter ?? ((task) => task());
     this.limiter = typeof limiter === 'function' ? withoutFeedback(limiter) : limiter;
     const retry = { ...DEFAULT_RETRY, ...options.retry };
     this.runtime = {
       retry,
-      clock: options.clock ?? systemClock,
+      clock,
       random: options.random ?? Math.random,
       onRetry: (error, delayMs, reason) => {
         this.stats.retries++;

@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import { HttpStatusError, InvalidJsonError, NetworkError, type RequestError, TimeoutError } from './errors.js';
+import { UNREACHABLE } from './first-contact.js';
 
 /** Where a retried request went, as a person reads it in one line. */
 export interface RetryTarget {
@@ -61,7 +62,10 @@ export function failureSummary(error: RequestError): string {
   const code = causeCode(error);
   if (error instanceof TimeoutError) return `timed out (${code ?? error.code})`;
   if (error instanceof InvalidJsonError) return `body not JSON (${error.code})`;
-  if (error instanceof NetworkError) return `connection failed (${code ?? error.code})`;
+  if (error instanceof NetworkError) {
+    const unreachable = code === undefined ? undefined : UNREACHABLE[code];
+    return `${unreachable?.what ?? 'connection failed'} (${code ?? error.code})`;
+  }
   return error.code;
 }
 
