@@ -49,11 +49,12 @@ export async function runSimulate(argv: string[]): Promise<number> {
   const users = (values.user ?? []).map((pair) => splitPair(pair, '--user', 'NAME:PASSWORD'));
   const demo = apiKeys.length + clients.length + users.length === 0;
   const logger = createLogger(values['log-level']);
+  const port = values.port === undefined ? undefined : integer(values.port, '--port');
   const simulator = await startSimulator({
     logger,
     ...(values.host === undefined ? {} : { host: values.host }),
     ...(values.project === undefined ? {} : { project: values.project }),
-    ...(values.port === undefined ? {} : { port: integer(values.port, '--port') }),
+    ...(port === undefined ? {} : { port }),
     ...(values.assets === undefined ? {} : { assets: integer(values.assets, '--assets') }),
     ...(values.events === undefined ? {} : { events: integer(values.events, '--events') }),
     ...(values.seed === undefined ? {} : { seed: integer(values.seed, '--seed') }),
@@ -62,6 +63,8 @@ export async function runSimulate(argv: string[]): Promise<number> {
     apiKeys: demo ? [DEMO_CREDENTIALS.apiKey] : apiKeys,
     clients: demo ? [DEMO_CREDENTIALS.client] : clients.map(([id, secret]) => ({ id, secret })),
     users: demo ? [DEMO_CREDENTIALS.user] : users.map(([user, password]) => ({ user, password })),
+  }).catch((error: unknown) => {
+    throw listenError(error, values.host ?? '127.0.0.1', port ?? 0) ?? error;
   });
   console.log(JSON.stringify(startupLine(simulator, demo ? 'demo' : 'given')));
 
@@ -124,6 +127,21 @@ function readFlagFile(file: string, flag: string): string {
   } catch (error) {
     throw new ConfigError(`${flag} ${file}: cannot read the file (${(error as Error).message}).`, { cause: error });
   }
+}
+
+/** Why the server cannot listen, as one line saying what to change; undefined for other errors. */
+function listenError(error: unknown, host: string, port: number): UsageError | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  const where = `cannot listen on ${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const otherPort = 'Choose another with --port PORT, or --port 0 to pick a free one.';
+  const reason: Record<string, string> = {
+    EADDRINUSE: `${where}: the port is in use (EADDRINUSE). ${otherPort}`,
+    EACCES: `${where}: permission denied (EACCES; ports below 1024 need privileges). ${otherPort}`,
+    EADDRNOTAVAIL: `${where}: no such address on this machine (EADDRNOTAVAIL). Check --host (default 127.0.0.1).`,
+    ENOTFOUND: `${where}: the host name does not resolve (ENOTFOUND). Check --host (default 127.0.0.1).`,
+  };
+  const message = typeof code === 'string' ? reason[code] : undefined;
+  return message === undefined ? undefined : new UsageError(message, { cause: error });
 }
 
 function integer(text: string, flag: string): number {

@@ -9,6 +9,7 @@ import { ClientCredentialsAuth } from './auth/client-credentials.js';
 import { StaticAuth } from './auth/static-auth.js';
 import type { RequestLimiter } from './adaptive-limiter.js';
 import { type Limiter, PlatformClient } from './platform-client.js';
+import { logRetry } from './retry-warning.js';
 import { assertSecureTransport, Transport, type TransportOptions } from './transport.js';
 
 export interface ClientDeps {
@@ -35,6 +36,7 @@ export function createPlatformClient(source: SourceConfig, deps: ClientDeps = {}
   const auth = createAuthenticator(source, transport, { logger, clock, random });
   return new PlatformClient({
     baseUrl: source.baseUrl,
+    setting: 'source.baseUrl',
     auth,
     transport,
     retry: source.retry,
@@ -73,13 +75,20 @@ function createAuthenticator(
           audience: auth.audience,
         },
         {
-          transport: new Transport(tokenUrl.origin, { ...transport, connections: 2 }),
+          transport: new Transport(
+            tokenUrl.origin,
+            { ...transport, connections: 2 },
+            { setting: 'source.auth.tokenUrl', clock: deps.clock },
+          ),
           retry: {
             retry: source.retry,
             clock: deps.clock,
             random: deps.random,
             onRetry: (error, delayMs, reason) =>
-              deps.logger.warn({ path: error.path, delayMs, reason }, `token request failed, retrying: ${error.message}`),
+              logRetry(deps.logger, error, delayMs, reason, {
+                maxAttempts: source.retry.maxAttempts,
+                origin: tokenUrl.origin,
+              }),
           },
           clock: deps.clock,
           logger: deps.logger,

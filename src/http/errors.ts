@@ -71,15 +71,23 @@ export class AuthError extends RequestError {
 
 /**
  * The connection failed or broke: reset, refused, closed mid-body, body shorter than announced.
- * Retryable, except a host name that does not resolve.
+ * Retryable, except a host name that does not resolve, and an origin never reached once its
+ * first-contact budget is spent (first-contact.ts).
  */
 export class NetworkError extends RequestError {
   readonly code = 'E_NETWORK';
   readonly retryable: boolean;
+  /** Set for an origin not reached yet: retry only if the next attempt starts within this many ms. */
+  readonly retryWithinMs: number | undefined;
 
-  constructor(what: string, ctx: RequestContext, options: { cause?: unknown; retryable?: boolean } = {}) {
+  constructor(
+    what: string,
+    ctx: RequestContext,
+    options: { cause?: unknown; retryable?: boolean; retryWithinMs?: number } = {},
+  ) {
     super(what, ctx, { cause: options.cause });
     this.retryable = options.retryable ?? true;
+    this.retryWithinMs = options.retryWithinMs;
   }
 }
 

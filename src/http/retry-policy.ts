@@ -1,4 +1,4 @@
-import { HttpStatusError, type RequestError } from './errors.js';
+import { HttpStatusError, NetworkError, type RequestError } from './errors.js';
 
 export interface RetryOptions {
   /** Attempts in all, the first one included. Default 10. */
@@ -24,7 +24,8 @@ export type RetryDecision = { retry: false } | { retry: true; delayMs: number; r
  * Whether to try a failed request again, and after how long. Retries what may pass on its own
  * (429, 500, 502, 503, 504, timeouts, network errors, bodies cut short), never another 4xx, and
  * at most `maxAttempts` attempts in all. The delay is the server's `Retry-After` when it sent one
- * (capped), otherwise full-jitter exponential backoff: uniform in [0, min(cap, base * 2^(attempt-1))).
+ * (capped), otherwise full-jitter exponential backoff: uniform in [0, min(cap, base * 2^(attempt-1))),
+ * cut to what is left of the first-contact budget of an origin never reached (`retryWithinMs`).
  */
 export function decideRetry(
   error: RequestError,
@@ -41,7 +42,9 @@ export function decideRetry(
   if (retryAfterMs !== undefined) {
     return { retry: true, delayMs: Math.min(retryAfterMs, options.maxRetryAfterMs), reason: `${reason}, Retry-After` };
   }
-  return { retry: true, delayMs: backoffDelay(attempt, options, env.random), reason };
+  const delayMs = backoffDelay(attempt, options, env.random);
+  const within = error instanceof NetworkError ? error.retryWithinMs : undefined;
+  return { retry: true, delayMs: within === undefined ? delayMs : Math.min(delayMs, within), reason };
 }
 
 /** Full jitter (AWS architecture blog, "Exponential Backoff and Jitter"). */

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { promisify } from 'node:util';
 import { gunzip, inflate } from 'node:zlib';
 import { Pool } from 'undici';
+import { type Clock, systemClock } from '../util/clock.js';
 import {
   AbortedError,
   BadResponseError,
@@ -11,6 +12,7 @@ import {
   TimeoutError,
   TlsError,
 } from './errors.js';
+import { type ContactDecision, type ContactState, decideFirstContact, UNREACHABLE } from './first-contact.js';
 
 export interface TransportOptions {
   /** Most connections open to the origin at once. Default 32. */
@@ -49,16 +51,26 @@ const inflateAsync = promisify(inflate);
  */
 const DECODE = { chunkSize: 512 * 1024 };
 
+/** Where an origin came from, for errors that tell what to check; and the clock of its first-contact budget. */
+export interface TransportTarget {
+  /** The config key that holds the origin's URL: `source.baseUrl`, `source.auth.tokenUrl`. */
+  setting: string;
+  clock: Clock;
+}
+
 /**
  * Keep-alive connections to one origin. gzip and deflate bodies are decoded on zlib's thread pool;
- * failures come out as typed errors: a body cut short fails to decode and is a NetworkError.
+ * failures come out as typed errors: a body cut short fails to decode and is a NetworkError. Until
+ * the origin has answered once, failing to reach it is retried only within the first-contact budget.
  */
 export class Transport {
   private readonly pool: Pool;
+  private contact: ContactState | undefined;
 
   constructor(
     readonly origin: string,
     options: TransportOptions,
+    private readonly target: TransportTarget = { setting: 'source.baseUrl', clock: systemClock },
   ) {
     this.pool = new Pool(origin, {
       connections: options.connections,
@@ -76,6 +88,7 @@ export class Transport {
     body?: string,
     signal?: AbortSignal,
   ): Promise<RawResponse> {
+    const contact = (this.contact ??= { answered: false, firstAttemptAtMs: this.target.clock.now() });
     try {
       const response = await this.pool.request({
         origin: this.origin,
@@ -85,6 +98,7 @@ export class Transport {
         ...(body === undefined ? {} : { body }),
         ...(signal === undefined ? {} : { signal }),
       });
+      contact.answered = true;
       const bytes = await decode(Buffer.from(await response.body.arrayBuffer()), response.headers);
       return {
         status: response.statusCode,
@@ -94,7 +108,9 @@ export class Transport {
       };
     } catch (error) {
       if (signal?.aborted === true) throw new AbortedError('Stopped before the answer arrived', ctx, { cause: error });
-      throw classifyTransportError(error, ctx);
+      const code = (error as { code?: unknown } | null)?.code;
+      const decision = decideFirstContact(typeof code === 'string' ? code : undefined, contact, this.target.clock.now());
+      throw classifyTransportError(error, ctx, { url: `${this.origin}${path}`, setting: this.target.setting, decision });
     }
   }
 
@@ -114,10 +130,34 @@ async function decode(body: Buffer, headers: IncomingHttpHeaders): Promise<Buffe
 const TLS_CODE = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ERR_TLS|ERR_SSL/;
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-/** Maps what undici, the socket or zlib threw onto the typed errors the retry policy knows. */
-export function classifyTransportError(error: unknown, ctx: RequestContext): unknown {
+/** The request that failed: its full URL, the setting it came from, and the first-contact decision. */
+export interface FailedTarget {
+  url: string;
+  setting: string;
+  decision: ContactDecision;
+}
+
+/**
+ * Maps what undici, the socket or zlib threw onto the typed errors the retry policy knows. An origin
+ * not reached yet gets a message naming the URL and the setting to check, retryable while its
+ * first-contact budget lasts.
+ */
+export function classifyTransportError(
+  error: unknown,
+  ctx: RequestContext,
+  target: FailedTarget = { url: ctx.path, setting: 'source.baseUrl', decision: { firstContact: false } },
+): unknown {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return error;
+  const unreachable = UNREACHABLE[code];
+  if (unreachable !== undefined && target.decision.firstContact) {
+    const { retryWithinMs } = target.decision;
+    return new NetworkError(
+      `Cannot reach ${target.url}: ${unreachable.what} (${code}), ${unreachable.hint}. Check ${target.setting}`,
+      ctx,
+      { cause: error, retryable: retryWithinMs > 0, retryWithinMs },
+    );
+  }
   const detail = `${(error as Error).message} [${code}]`;
   if (TIMEOUT_CODES.has(code)) return new TimeoutError(`Timed out: ${detail}`, ctx, { cause: error });
   if (TLS_CODE.test(code)) {
@@ -129,7 +169,7 @@ export function classifyTransportError(error: unknown, ctx: RequestContext): unk
   }
   if (code === 'E_UNSUPPORTED_ENCODING') return new BadResponseError(detail, ctx, { cause: error });
   if (code === 'ENOTFOUND') {
-    return new NetworkError(`Host not found: ${detail}. Check source.baseUrl`, ctx, { cause: error, retryable: false });
+    return new NetworkError(`Host not found: ${detail}. Check ${target.setting}`, ctx, { cause: error, retryable: false });
   }
   if (code.startsWith('UND_ERR_') || code.startsWith('Z_') || /^E[A-Z]+$/.test(code)) {
     return new NetworkError(`Connection failed: ${detail}`, ctx, { cause: error });

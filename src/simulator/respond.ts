@@ -63,8 +63,8 @@ export async function sendText(
   res.end(bytes);
 }
 
-/** Reads a small request body (form or JSON) into key/value pairs; undefined when unreadable. */
-export async function readForm(req: IncomingMessage): Promise<Map<string, string> | undefined> {
+/** Reads a small request body as text; undefined when it is larger than 64 KiB. */
+async function readText(req: IncomingMessage): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -72,7 +72,26 @@ export async function readForm(req: IncomingMessage): Promise<Map<string, string
     if (size > MAX_REQUEST_BODY) return undefined;
     chunks.push(chunk as Buffer);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export type JsonBody = { ok: true; value: unknown } | { ok: false; message: string };
+
+/** A JSON request body, or why it cannot be read (for a 400). */
+export async function readJsonBody(req: IncomingMessage): Promise<JsonBody> {
+  const text = await readText(req);
+  if (text === undefined) return { ok: false, message: `The request body is larger than ${MAX_REQUEST_BODY / 1024} KiB.` };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { ok: false, message: `The request body is not valid JSON (${(error as Error).message}).` };
+  }
+}
+
+/** Reads a small request body (form or JSON) into key/value pairs; undefined when unreadable. */
+export async function readForm(req: IncomingMessage): Promise<Map<string, string> | undefined> {
+  const text = await readText(req);
+  if (text === undefined) return undefined;
   const type = req.headers['content-type'] ?? '';
   if (type.startsWith('application/x-www-form-urlencoded')) return new Map(new URLSearchParams(text));
   if (type.startsWith('application/json')) {

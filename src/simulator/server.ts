@@ -12,6 +12,7 @@ import {
   handleLogout,
   handleToken,
 } from './auth-handlers.js';
+import { handleAggregate } from './aggregate-handler.js';
 import { CursorCodec } from './cursor.js';
 import { createDataset, type Dataset, type ResourceName } from './dataset/dataset.js';
 import { FaultPlanner, RateGate } from './faults.js';
@@ -19,7 +20,8 @@ import { handleList, type ListContext } from './list-handler.js';
 import { parseSimulatorOptions, type SimulatorConfig, type SimulatorConfigInput } from './options.js';
 import { hashString } from './random.js';
 import { type Exchange, sendError } from './respond.js';
-import { emptyStats, increment, type RecordedRequest, type SimulatorStats } from './stats.js';
+import { matchResourceRoute, routeName } from './routes.js';
+import { emptyStats, increment, type RecordedRequest, type RequestNotes, type SimulatorStats } from './stats.js';
 
 export interface SimulatorOptions extends SimulatorConfigInput {
   /** Defaults to a silent logger. */
@@ -53,8 +55,6 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-const LIST_ROUTE = /^\/api\/v1\/projects\/([^/]+)\/(assets|events)$/;
-
 /** Starts the platform simulator on loopback (by default) and resolves once it is listening. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const { logger = silentLogger, clock = systemClock, tls, ...rest } = options;
@@ -87,8 +87,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const idPrefix = randomBytes(4).toString('hex');
   let requestSeq = 0;
 
-  /** Serves one request; `seen.mechanism` is set as soon as the caller is authenticated. */
-  async function route(ex: Exchange, seen: { mechanism?: string }): Promise<void> {
+  /** Serves one request; `notes.mechanism` is set as soon as the caller is authenticated. */
+  async function route(ex: Exchange, notes: RequestNotes): Promise<void> {
     const { req, url } = ex;
     const path = url.pathname;
     const method = req.method ?? 'GET';
@@ -99,8 +99,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       '/oauth2/token': ['POST', () => handleToken(auth, ex)],
     };
     const known = fixed[path];
-    const match = LIST_ROUTE.exec(path);
-    const allowed = known?.[0] ?? (match ? 'GET' : undefined);
+    const match = matchResourceRoute(path);
+    const allowed = known?.[0] ?? match?.method;
     if (allowed === undefined) return sendError(ex, 404, `Not found: ${method} ${path}`);
     if (method !== allowed) {
       return sendError(ex, 405, `Method ${method} not allowed on ${path}; use ${allowed}.`, {
@@ -110,15 +110,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (known) return known[1]();
     const principal = store.authenticate(req.headers);
     if (principal === undefined) return sendError(ex, 401, 'Unauthorized');
-    seen.mechanism = principal.mechanism;
-    if (match?.[1] !== config.project) {
-      return sendError(
-        ex,
-        403,
-        `Project '${match?.[1]}' does not exist or these credentials have no access to it.`,
-      );
+    notes.mechanism = principal.mechanism;
+    if (match?.project !== config.project) {
+      return sendError(ex, 403, `Project '${match?.project}' does not exist or these credentials have no access to it.`);
     }
-    return handleList(list, ex, match[2] === 'assets' ? 'assets' : 'events');
+    if (match.action === 'aggregate') return handleAggregate(dataset, ex, match.resource, notes);
+    return handleList(list, ex, match.resource);
   }
 
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
@@ -126,28 +123,29 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const startedAt = performance.now();
     res.setHeader('x-request-id', requestId);
     const url = new URL(req.url ?? '/', 'http://simulator');
-    const routeName = `${req.method} ${url.pathname.replace(LIST_ROUTE, '/$2')}`;
+    const name = routeName(req.method, url.pathname);
     stats.requests++;
-    increment(stats.byRoute, routeName);
-    const seen: { mechanism?: string } = {};
+    increment(stats.byRoute, name);
+    const notes: RequestNotes = {};
     res.once('close', () => {
       increment(stats.byStatus, String(res.statusCode));
       if (config.recordRequests) {
         recorded.push({
           requestId,
           method: req.method ?? 'GET',
-          route: routeName,
+          route: name,
           params: [...url.searchParams],
           status: res.statusCode,
-          mechanism: seen.mechanism,
+          mechanism: notes.mechanism,
+          ...(notes.body === undefined ? {} : { body: notes.body }),
         });
       }
       logger.debug(
-        { requestId, route: routeName, status: res.statusCode, ms: performance.now() - startedAt },
+        { requestId, route: name, status: res.statusCode, ms: performance.now() - startedAt },
         'request',
       );
     });
-    route({ req, res, requestId, url, gzipLevel: config.gzipLevel }, seen).catch((error: unknown) => {
+    route({ req, res, requestId, url, gzipLevel: config.gzipLevel }, notes).catch((error: unknown) => {
       logger.error({ err: error, requestId }, 'simulator handler failed');
       if (!res.headersSent)
         void sendError({ req, res, requestId, url, gzipLevel: 1 }, 500, 'Internal server error');

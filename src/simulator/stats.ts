@@ -48,4 +48,12 @@ export interface RecordedRequest {
   params: [string, string][];
   status: number;
   mechanism: string | undefined;
+  /** The JSON body of a POST to a resource route, e.g. `{"filter":{"type":"alarm"}}` (when it parsed). */
+  body?: unknown;
+}
+
+/** What serving a request learned about it, for the record: who sent it and what body it carried. */
+export interface RequestNotes {
+  mechanism?: string;
+  body?: unknown;
 }

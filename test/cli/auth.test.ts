@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { type Finished, runCli } from '../support/cli.js';
+import { closedPort } from '../support/closed-port.js';
 import { issueToken as issueTokenFrom, loginCookie } from '../support/simulator-auth.js';
 
 const API_KEY = 'cli-auth-api-key-0001';
@@ -179,6 +180,32 @@ describe('bulk-extract auth status', () => {
     expect(done.stderr).toContain('Refusing to send credentials over plain http://');
     expect(done.stderr).toContain('platform.example.com');
     expect(done.stderr).toContain('allowInsecureHttp');
+  });
+
+  it('nothing listening at source.baseUrl: exit 1 within 5 s, naming the URL and source.baseUrl', async () => {
+    const port = await closedPort();
+    const file = writeConfig("    type: api-key\n    apiKey: '${BE_API_KEY}'\n", `http://127.0.0.1:${port}/api/v1/projects/demo`);
+    const started = performance.now();
+    const done = await cli(['auth', 'status', '--config', file], { BE_API_KEY: API_KEY });
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(done.code).toBe(1);
+    expect(done.stderr).toContain(
+      `bulk-extract auth: Cannot reach http://127.0.0.1:${port}/login/status: connection refused (ECONNREFUSED), nothing listens there. Check source.baseUrl (`,
+    );
+  });
+
+  it('nothing listening at source.auth.tokenUrl: exit 1 within 5 s, naming the token URL and its key', async () => {
+    const port = await closedPort();
+    const file = writeConfig(
+      `    type: oauth-client-credentials\n    tokenUrl: http://127.0.0.1:${port}/oauth2/token\n    clientId: ${CLIENT.id}\n    clientSecret: '\${BE_CLIENT_SECRET}'\n`,
+    );
+    const started = performance.now();
+    const done = await cli(['auth', 'status', '--config', file], { BE_CLIENT_SECRET: CLIENT.secret });
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(done.code).toBe(1);
+    expect(done.stderr).toContain(
+      `bulk-extract auth: Cannot reach http://127.0.0.1:${port}/oauth2/token: connection refused (ECONNREFUSED), nothing listens there. Check source.auth.tokenUrl (`,
+    );
   });
 
   it('an unknown action: exit 2', async () => {

@@ -22,6 +22,7 @@ import {
   type Job,
   newJob as newHarnessJob,
 } from '../support/resume-harness.js';
+import { closedPort } from '../support/closed-port.js';
 import { issueToken } from '../support/simulator-auth.js';
 
 /**
@@ -151,6 +152,45 @@ describe.concurrent('--dry-run', () => {
     expect(exit.code, describeExit(exit)).toBe(3);
     expect(exit.stdout).toContain('REFUSED');
     expect(listRequests(job.sim)).toEqual([]);
+  });
+});
+
+describe('--dry-run with nothing listening, default retry policy (one at a time: they time themselves)', () => {
+  it('at source.baseUrl: exit 1 within 5 s, naming the URL and source.baseUrl', async () => {
+    const sim = await simulator();
+    // After the simulator: a port just closed may be the next one handed out.
+    const port = await closedPort();
+    const job = newJob(sim, BOTH, { baseUrl: `http://127.0.0.1:${port}/api/v1/projects/demo`, defaultRetry: true });
+    const started = performance.now();
+    const exit = await run(job, ['--dry-run']);
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(exit.code, describeExit(exit)).toBe(1);
+    expect(exit.stderr).toContain(
+      `bulk-extract run: Cannot reach http://127.0.0.1:${port}/login/status: connection refused (ECONNREFUSED), nothing listens there. Check source.baseUrl (`,
+    );
+    expect(existsSync(job.out)).toBe(false);
+  });
+
+  it('at source.auth.tokenUrl: exit 1 within 5 s, naming the token URL and its key; the platform hears nothing', async () => {
+    const sim = await simulator();
+    const port = await closedPort();
+    const job = newJob(sim, BOTH, {
+      auth: {
+        type: 'oauth-client-credentials',
+        tokenUrl: `http://127.0.0.1:${port}/oauth2/token`,
+        clientId: CLIENT.id,
+        clientSecret: '${SIM_SECRET}',
+      },
+      defaultRetry: true,
+    });
+    const started = performance.now();
+    const exit = await run(job, ['--dry-run'], { SIM_SECRET: CLIENT.secret });
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(exit.code, describeExit(exit)).toBe(1);
+    expect(exit.stderr).toContain(
+      `bulk-extract run: Cannot reach http://127.0.0.1:${port}/oauth2/token: connection refused (ECONNREFUSED), nothing listens there. Check source.auth.tokenUrl (`,
+    );
+    expect(sim.requests()).toEqual([]);
   });
 });
 

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { finish, runCli, startCli } from '../support/cli.js';
 import { send } from '../support/http.js';
@@ -95,6 +96,24 @@ describe('bulk-extract simulate', () => {
     const done = await runCli(args);
     expect(done.code).toBe(2);
     expect(done.stderr).toMatch(message);
+  });
+
+  it('on a port in use: one line naming host and port and how to choose another, exit code 2', async () => {
+    const occupied = createServer();
+    await new Promise<void>((resolve) => occupied.listen(0, '127.0.0.1', resolve));
+    const address = occupied.address();
+    const port = address !== null && typeof address === 'object' ? address.port : -1;
+    try {
+      const done = await runCli(['simulate', '--port', String(port)]);
+      expect(done.code).toBe(2);
+      expect(done.stdout).toBe('');
+      expect(done.stderr).toBe(
+        `bulk-extract simulate: cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE). ` +
+        'Choose another with --port PORT, or --port 0 to pick a free one.\n',
+      );
+    } finally {
+      await new Promise<void>((resolve) => occupied.close(() => resolve()));
+    }
   });
 
   it('prints help and version', async () => {

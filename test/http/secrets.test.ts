@@ -424,8 +424,10 @@ describe('no secret in logs or errors (invariant 7)', () => {
     const records = logs.records();
     expect(records.length).toBeGreaterThan(50);
     expect(records.some((r) => r.msg === 'access token acquired')).toBe(true);
-    expect(records.some((r) => String(r.msg).startsWith('request failed, retrying'))).toBe(true);
-    expect(records.some((r) => String(r.msg).startsWith('token request failed, retrying'))).toBe(true);
+    // Retry warnings are one line: `GET /events: HTTP 503 ...; attempt 2/10 in 0.3 s (request id ...)`.
+    const retries = records.map((r) => String(r.msg)).filter((msg) => /; attempt \d+\/\d+ in \d+\.\d+ s/.test(msg));
+    expect(retries.some((msg) => msg.startsWith('GET /events: '))).toBe(true);
+    expect(retries.some((msg) => /^POST http:\/\/\S+\/token: /.test(msg))).toBe(true);
     expect(records.some((r) => String(r.msg).includes('credential refused (401)'))).toBe(true);
     expect(records.some((r) => String(r.msg).includes('deprecated'))).toBe(true);
     expect(errors.length).toBe(Object.values(outcomes).filter((outcome) => outcome !== 'ok').length);

@@ -169,6 +169,8 @@ export interface JobSpec {
   checkpoint?: string;
   /** Replaces the default `auth` (api-key from ${SIM_KEY}). */
   auth?: Record<string, string>;
+  /** Keep the default retry policy instead of the fast one (backoff of 1 to 5 ms). */
+  defaultRetry?: boolean;
 }
 
 /** The job as YAML, credential as `apiKey: ${SIM_KEY}`. */
@@ -178,7 +180,7 @@ export function jobYaml(spec: JobSpec): string {
       baseUrl: spec.baseUrl,
       auth: spec.auth ?? { type: 'api-key', apiKey: '${SIM_KEY}' },
       ...(spec.concurrency === undefined ? {} : { concurrency: spec.concurrency }),
-      retry: { baseDelayMs: 1, maxDelayMs: 5 },
+      ...(spec.defaultRetry === true ? {} : { retry: { baseDelayMs: 1, maxDelayMs: 5 } }),
     },
     streams: spec.streams,
     output: {

@@ -1,0 +1,28 @@
+import { parseAggregateBody } from './aggregate-query.js';
+import { type Countable, countMatching } from './count.js';
+import type { AssetFilter, Dataset, EventFilter, ResourceName } from './dataset/dataset.js';
+import { type Exchange, readJsonBody, sendError, sendJson } from './respond.js';
+import type { RequestNotes } from './stats.js';
+
+/**
+ * `POST {base}/assets/aggregate` and `POST {base}/events/aggregate` for an authenticated principal:
+ * `{"aggregate":"count","filter":{...}}` answered `{"items":[{"count":N}]}`, N approximate as
+ * `countMatching` says. No fault, latency or cap applies: fault rates are shares of list requests.
+ */
+export async function handleAggregate(
+  dataset: Dataset,
+  ex: Exchange,
+  resource: ResourceName,
+  notes: RequestNotes,
+): Promise<void> {
+  if (!(ex.req.headers['content-type'] ?? '').startsWith('application/json')) {
+    return sendError(ex, 415, 'Expected a JSON body (content-type: application/json).');
+  }
+  const body = await readJsonBody(ex.req);
+  if (!body.ok) return sendError(ex, 400, body.message);
+  notes.body = body.value;
+  const parsed = parseAggregateBody(resource, body.value);
+  if (!parsed.ok) return sendError(ex, 400, parsed.message);
+  const set: Countable<EventFilter & AssetFilter> = dataset[resource];
+  return sendJson(ex, 200, { items: [{ count: countMatching(set, parsed.query.filter) }] });
+}

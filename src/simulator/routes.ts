@@ -1,0 +1,29 @@
+import type { ResourceName } from './dataset/dataset.js';
+
+/** A route under `/api/v1/projects/{project}`: a resource's list, or its aggregate. */
+export interface ResourceRoute {
+  project: string;
+  resource: ResourceName;
+  action: 'list' | 'aggregate';
+  /** The one method the route answers. */
+  method: 'GET' | 'POST';
+}
+
+const RESOURCE_ROUTE = /^\/api\/v1\/projects\/([^/]+)\/(assets|events)(\/aggregate)?$/;
+
+export function matchResourceRoute(path: string): ResourceRoute | undefined {
+  const match = RESOURCE_ROUTE.exec(path);
+  if (match === null) return undefined;
+  const aggregate = match[3] !== undefined;
+  return {
+    project: match[1] ?? '',
+    resource: match[2] === 'assets' ? 'assets' : 'events',
+    action: aggregate ? 'aggregate' : 'list',
+    method: aggregate ? 'POST' : 'GET',
+  };
+}
+
+/** `METHOD /route` for stats: resource routes without their project prefix, e.g. `POST /events/aggregate`. */
+export function routeName(method: string | undefined, path: string): string {
+  return `${method} ${path.replace(RESOURCE_ROUTE, '/$2$3')}`;
+}
