@@ -37,18 +37,20 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 # `npm test` is never skipped, since dist/ comes from it.
 COPY --from=build /src/bin ./bin
 COPY --from=build /src/dist ./dist
+# `demo` reads its job from beside the program, wherever it runs.
+COPY --from=build /src/config ./config
 
 # The working directory is where runs write: output.dir and the checkpoint are relative to it, so
-# the examples' `output.dir: ./out` lands in /data/out, the output volume. config/ here holds the
-# example jobs, so `demo` finds config/demo.yaml as it does in a checkout. /config is for the
-# user's own job files, mounted read-only. The program in /app stays owned by root.
+# the examples' `output.dir: ./out` lands in /data/out, the output volume, and the demo's
+# ./demo-out in /data/demo-out, a volume of its own. config/ here holds the example jobs. /config
+# is for the user's own job files, mounted read-only. The program in /app stays owned by root.
 WORKDIR /data
 COPY --from=build /src/config ./config
 # Owned by the runtime user before VOLUME: a new named volume takes this ownership, and changes to
 # a path after it is declared a volume would be discarded.
-RUN mkdir /config /data/out \
-  && chown node:node /data /data/out
-VOLUME ["/config", "/data/out"]
+RUN mkdir /config /data/out /data/demo-out \
+  && chown node:node /data /data/out /data/demo-out
+VOLUME ["/config", "/data/out", "/data/demo-out"]
 # `node` (uid 1000, gid 1000) comes with the official Node images.
 USER node
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/bin/bulk-extract.js"]

@@ -1,5 +1,5 @@
 import { type Logger, pino } from 'pino';
-import pretty from 'pino-pretty';
+import { prettyFactory } from 'pino-pretty';
 
 export type { Logger };
 
@@ -20,15 +20,36 @@ export const REDACTED_PATHS = [
   '*.password',
 ];
 
+/** Where human-readable log lines go; a terminal's live status line clears itself around them. */
+export interface LineSink {
+  /** `text` is one or more complete lines, each ending in a newline. */
+  writeLine(text: string): void;
+}
+
+const stderrSink: LineSink = { writeLine: (text) => process.stderr.write(text) };
+
 /**
  * A logger on stderr (stdout is for machine-readable output): JSON lines, or human-readable lines
- * when `pretty` (default: stderr is a terminal).
+ * when `pretty` (default: stderr is a terminal). Human-readable lines are one line a record: the
+ * record's fields (and an error's stack) are shown only at debug level, so every message says
+ * what a reader needs by itself.
  */
-export function createLogger(level = 'info', prettyPrint = process.stderr.isTTY): Logger {
+export function createLogger(level = 'info', prettyPrint = process.stderr.isTTY, sink: LineSink = stderrSink): Logger {
   const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { pid: process.pid } };
   if (!prettyPrint) return pino(options, pino.destination(2));
-  return pino(options, pretty({ destination: 2, sync: true, ignore: 'pid,hostname', translateTime: 'HH:MM:ss' }));
+  const verbose = level === 'debug' || level === 'trace';
+  const format = prettyFactory({ ignore: 'pid,hostname', translateTime: 'HH:MM:ss', hideObject: !verbose });
+  return pino(options, { write: (record: string) => sink.writeLine(format(record)) });
 }
 
 /** A logger that writes nothing, for library use when the caller passes none. */
 export const silentLogger: Logger = pino({ level: 'silent' });
+
+/**
+ * The fields that describe an error in a log record: its stable code always, the error itself
+ * (with its stack) only at debug level, where it helps; the message says the rest.
+ */
+export function errorFields(error: unknown, logger: Logger): Record<string, unknown> {
+  const code = (error as { code?: unknown } | null)?.code;
+  return { ...(typeof code === 'string' ? { code } : {}), ...(logger.isLevelEnabled('debug') ? { err: error } : {}) };
+}

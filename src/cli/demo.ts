@@ -1,23 +1,36 @@
 import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
-import { outputPaths } from '../export/output-target.js';
+import { UsageError } from '../errors.js';
 import { runJob } from '../export/run-job.js';
 import { createLogger } from '../log.js';
 import { startSimulator } from '../simulator/server.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 import { startProgress } from './progress.js';
-import { summary } from './run.js';
+import { summary } from './run-report.js';
+import { StatusLine } from './status-line.js';
 
-export const DEMO_USAGE = `Usage: bulk-extract demo [--config config/demo.yaml] [--assets N] [--events N]
+/** The demo job, found beside the program whatever the working directory. */
+const DEMO_CONFIG = fileURLToPath(new URL('../../config/demo.yaml', import.meta.url));
 
-Starts the built-in simulator on 127.0.0.1, exports the demo job into ./out from scratch (Parquet
-and NDJSON), prints the summary and how to query the result with DuckDB. This is \`npm start\`.
+/** Marks a folder as the demo's own output, which the next demo may replace. */
+export const DEMO_MARKER = '_DEMO';
+
+export const DEMO_USAGE = `Usage: bulk-extract demo [--out DIR] [--assets N] [--events N] [--config FILE]
+
+Starts the built-in simulator on 127.0.0.1, exports the demo job into ./demo-out (or --out DIR)
+from scratch (Parquet and NDJSON), prints the summary and how to query the result with DuckDB.
+This is \`npm start\`. The folder must be empty, new, or the output of an earlier demo (marked
+by a ${DEMO_MARKER} file); any other folder is refused, so the demo never deletes data of yours.
 `;
 
 const FLAGS = {
-  'config': { type: 'string', default: 'config/demo.yaml' },
+  'config': { type: 'string', default: DEMO_CONFIG },
+  'out': { type: 'string' },
   'assets': { type: 'string', default: '20000' },
   'events': { type: 'string', default: '200000' },
   'log-level': { type: 'string', default: 'info' },
@@ -30,7 +43,8 @@ export async function runDemo(argv: string[]): Promise<number> {
     console.log(DEMO_USAGE);
     return EXIT.OK;
   }
-  const logger = createLogger(values['log-level']);
+  const line = process.stderr.isTTY ? new StatusLine(process.stderr) : undefined;
+  const logger = createLogger(values['log-level'], line !== undefined, line);
   const secret = randomBytes(18).toString('base64url');
   const simulator = await startSimulator({
     assets: Number(values.assets),
@@ -38,30 +52,54 @@ export async function runDemo(argv: string[]): Promise<number> {
     clients: [{ id: 'demo', secret }],
   });
   try {
-    logger.info({ baseUrl: simulator.baseUrl }, 'simulator started');
-    const config = loadConfig(values.config, {
+    logger.info({ baseUrl: simulator.baseUrl }, `simulator started at ${simulator.baseUrl}`);
+    const env = {
       ...process.env,
       DEMO_BASE_URL: simulator.baseUrl,
       DEMO_TOKEN_URL: simulator.tokenUrl,
       DEMO_CLIENT_SECRET: secret,
-    });
+    };
+    const config = loadConfig(values.config, env, { out: values.out });
+    const outDir = resolve(config.output.dir);
+    await claimFolder(outDir);
     let stopProgress = () => {};
     const result = await runJob({
       config,
       fresh: true,
       logger,
       onStart: (run) => {
-        stopProgress = startProgress(run, logger, process.stderr.isTTY);
+        stopProgress = startProgress(run, logger, line);
       },
     }).finally(() => stopProgress());
     console.error(summary(result.manifest, result.rows));
-    const { outDir } = outputPaths(config);
+    const shown = relative(process.cwd(), outDir) || '.';
+    const glob = `${shown.startsWith('..') || shown.startsWith('/') ? outDir : `./${shown}`}/events/*/*.parquet`;
     console.log(`\nOutput in ${outDir}. Query it with DuckDB, for example:`);
     console.log(
-      `  duckdb -c "SELECT type, count(*) AS events, min(startTime), max(startTime) FROM read_parquet('${config.output.dir.replace(/\/$/, '')}/events/*/*.parquet') GROUP BY type ORDER BY events DESC"`,
+      `  duckdb -c "SELECT type, count(*) AS events, min(startTime), max(startTime) FROM read_parquet('${glob}') GROUP BY type ORDER BY events DESC"`,
     );
     return result.state === 'complete' ? EXIT.OK : EXIT.FAILED;
   } finally {
     await simulator.close();
   }
+}
+
+/**
+ * The demo starts over in its folder, so it takes only a folder that holds nothing of the user's:
+ * a new or empty one, which it marks as its own, or one it marked before.
+ */
+async function claimFolder(outDir: string): Promise<void> {
+  const info = await stat(outDir).catch(() => undefined);
+  if (info !== undefined && !info.isDirectory()) {
+    throw new UsageError(`demo: ${outDir} is a file. Give the demo a folder of its own with --out DIR (npm start -- --out DIR).`);
+  }
+  const names = info === undefined ? [] : await readdir(outDir);
+  if (names.length > 0 && !names.includes(DEMO_MARKER)) {
+    const shown = names.slice(0, 3).join(', ') + (names.length > 3 ? ', ...' : '');
+    throw new UsageError(
+      `demo: ${outDir} holds files the demo did not write (${shown}); it starts over in its folder, so it only takes an empty folder or its own earlier output. Choose another folder: bulk-extract demo --out DIR (npm start -- --out DIR).`,
+    );
+  }
+  await mkdir(outDir, { recursive: true });
+  await writeFile(join(outDir, DEMO_MARKER), 'The output of `bulk-extract demo` (npm start), which the next demo replaces.\n');
 }

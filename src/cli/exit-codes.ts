@@ -1,12 +1,21 @@
 /** Process exit codes of the CLI; documented in the README. */
 export const EXIT = {
   OK: 0,
-  /** The work failed (network, platform errors); nothing committed is lost. */
+  /** The work failed (network, platform errors, a write that failed); nothing committed is lost. */
   FAILED: 1,
-  /** Unknown command or flag, or an invalid option or config value. */
+  /** Unknown command or flag, an invalid option or config value, or a run refused as it stands. */
   USAGE: 2,
   /** The platform or the identity provider refused the credential. */
   AUTH: 3,
   /** Stopped by SIGINT/SIGTERM after committing what was complete; the next run resumes. */
   INTERRUPTED: 130,
 } as const;
+
+/** Errors that the user fixes by changing the command, the config or the output folder. */
+const USAGE_CODES = new Set(['E_CONFIG', 'E_USAGE', 'E_INSECURE_TRANSPORT', 'E_CHECKPOINT', 'E_LOCKED', 'E_NOT_OUTPUT']);
+
+/** The exit code of a command that stopped with this error (a BulkExtractError's stable code). */
+export function exitCodeOf(error: { code: string }): number {
+  if (error.code === 'E_AUTH') return EXIT.AUTH;
+  return USAGE_CODES.has(error.code) ? EXIT.USAGE : EXIT.FAILED;
+}

@@ -1,12 +1,11 @@
 import { BulkExtractError } from '../errors.js';
-import { AuthError, RequestError } from '../http/errors.js';
 import { runAuth } from './auth.js';
 import { runDemo } from './demo.js';
 import { runFinalize } from './finalize.js';
 import { runRun } from './run.js';
 import { runStatus } from './status.js';
 import { runVerify } from './verify.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, exitCodeOf } from './exit-codes.js';
 import { runSimulate } from './simulate.js';
 import { VERSION } from '../version.js';
 
@@ -14,11 +13,12 @@ const USAGE = `Usage: bulk-extract <command> [options]
 
 Commands:
   run        Export the job's streams: bulk-extract run --config FILE [--fresh] [--dry-run] [--shards K].
+  repair     Read back the shards; read only the damaged partitions again: bulk-extract repair --config FILE.
   finalize   End a sharded run whose shards are complete: bulk-extract finalize --config FILE.
-  status     Progress recorded in the checkpoint: bulk-extract status --config FILE.
+  status     Progress recorded in the checkpoint: bulk-extract status --config FILE (or --out DIR).
   verify     Check an output folder against its manifest: bulk-extract verify DIR.
   auth       auth status | auth logout --config FILE: check or end the configured credential.
-  demo       npm start: the simulator plus the demo export into ./out, then a DuckDB example.
+  demo       npm start: the simulator plus the demo export into ./demo-out, then a DuckDB example.
   simulate   Run the platform simulator (a real HTTP server on loopback) until SIGINT/SIGTERM.
              bulk-extract simulate --help for its options.
 
@@ -26,9 +26,6 @@ Options:
   --help, -h     Show this help.
   --version, -v  Show the version.
 `;
-
-/** Errors that the user fixes by changing the command, the config or the output folder. */
-const USAGE_CODES = new Set(['E_CONFIG', 'E_USAGE', 'E_INSECURE_TRANSPORT', 'E_CHECKPOINT', 'E_LOCKED', 'E_NOT_OUTPUT']);
 
 /** Runs one CLI invocation and resolves to its exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -41,6 +38,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runAuth(rest);
       case 'run':
         return await runRun(rest);
+      case 'repair':
+        return await runRun(['--repair', ...rest]);
       case 'finalize':
         return await runFinalize(rest);
       case 'status':
@@ -66,8 +65,6 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     if (!(error instanceof BulkExtractError)) throw error;
     console.error(`bulk-extract ${command}: ${error.message}`);
-    if (error instanceof AuthError) return EXIT.AUTH;
-    if (error instanceof RequestError) return EXIT.FAILED;
-    return USAGE_CODES.has(error.code) ? EXIT.USAGE : EXIT.FAILED;
+    return exitCodeOf(error);
   }
 }

@@ -45,7 +45,7 @@ const duration = z
     return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
   });
 
-export const MODES = ['full', 'incremental'] as const;
+export const MODES = ['full', 'incremental', 'snapshot'] as const;
 export type Mode = (typeof MODES)[number];
 
 const assetFilter = z.strictObject({ minLastUpdatedTime: time.optional(), maxLastUpdatedTime: time.optional() });
@@ -71,10 +71,13 @@ const common = {
   formats: z.array(z.enum(FORMATS)).min(1).optional(),
   /**
    * full: the whole collection, as it was when the first run started (resumed runs read the same
-   * snapshot). incremental: each run reads what changed since the last successful run, into a run
-   * folder of its own.
+   * snapshot); later runs have nothing to do. incremental: each run reads what changed since the
+   * last successful run, into a run folder of its own. snapshot: each run after a completed one
+   * reads the whole collection again, into a run folder of its own.
    */
   mode: z.enum(MODES).default('full'),
+  /** snapshot: completed snapshots to keep; older ones are deleted once a newer one is sealed. Default: all. */
+  keep: z.number().int().min(1).optional(),
   /**
    * incremental: a run reads items updated before its start minus this lag, so that updates still
    * being written when it starts are left to the next run. Default 5 minutes.
@@ -162,6 +165,13 @@ export const jobSchema = z
         });
       }
       seen.add(name);
+      if (stream.keep !== undefined && stream.mode !== 'snapshot') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['streams', i, 'keep'],
+          message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
+        });
+      }
       if (stream.mode === 'incremental' && stream.filter.maxLastUpdatedTime !== undefined) {
         ctx.addIssue({
           code: 'custom',

@@ -3,8 +3,11 @@ import { FORMATS, MODES, RESOURCES } from '../config/job-schema.js';
 import { CheckpointError } from '../errors.js';
 import type { StreamPlan } from './plan.js';
 
-/** 2 added mode, window, run and watermark; a version 1 checkpoint reads as a full export without a window. */
-export const CHECKPOINT_VERSION = 2;
+/**
+ * 2 added mode, window, run and watermark (a version 1 checkpoint reads as a full export without a
+ * window); 3 added mode snapshot, which older versions cannot resume.
+ */
+export const CHECKPOINT_VERSION = 3;
 
 const partSchema = z.strictObject({
   /** Cursor of the first page not yet committed; null: start at the first page. */
@@ -31,7 +34,7 @@ const streamSchema = z.strictObject({
   params: z.array(z.tuple([z.string(), z.string()])),
   /** null only in checkpoints of version 1, which pinned no window. */
   window: windowSchema.nullable().default(null),
-  /** incremental: the current run's folder under the stream's (`run=<run>`). */
+  /** incremental and snapshot: the current run's folder under the stream's (`run=<run>`). */
   run: z.string().regex(/^\d{8}T\d{6}\.\d{3}Z$/).nullable().default(null),
   /** incremental: `until` of the last run that completed; the next run starts there. */
   watermark: z.number().int().min(0).nullable().default(null),
@@ -42,7 +45,7 @@ const streamSchema = z.strictObject({
 });
 
 const checkpointSchema = z.strictObject({
-  version: z.union([z.literal(1), z.literal(CHECKPOINT_VERSION)]).transform(() => CHECKPOINT_VERSION),
+  version: z.union([z.literal(1), z.literal(2), z.literal(CHECKPOINT_VERSION)]).transform(() => CHECKPOINT_VERSION),
   baseUrl: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -61,15 +64,12 @@ export type UpdatedWindow = z.output<typeof windowSchema>;
  */
 export function newStreamState(stream: StreamPlan, now: string): StreamState {
   const startedAtMs = Date.parse(now);
-  const { min, max } = stream.updatedBetween;
-  const until =
-    stream.mode === 'incremental' ? startedAtMs - stream.safetyLagMs : Math.min(startedAtMs, max === undefined ? Infinity : max + 1);
   return {
     resource: stream.resource,
     mode: stream.mode,
     params: stream.params,
-    window: { from: min ?? null, until: Math.max(until, 0) },
-    run: stream.mode === 'incremental' ? runId(startedAtMs) : null,
+    window: { from: stream.updatedBetween.min ?? null, until: windowEnd(stream, startedAtMs) },
+    run: stream.mode === 'full' ? null : runId(startedAtMs),
     watermark: null,
     partitions: stream.partitions,
     formats: stream.formats,
@@ -77,22 +77,34 @@ export function newStreamState(stream: StreamPlan, now: string): StreamState {
   };
 }
 
+/** Where a run started at `startedAtMs` stops reading: its start (minus the lag, incremental), or the filter's end. */
+function windowEnd(stream: StreamPlan, startedAtMs: number): number {
+  const { max } = stream.updatedBetween;
+  const until =
+    stream.mode === 'incremental' ? startedAtMs - stream.safetyLagMs : Math.min(startedAtMs, max === undefined ? Infinity : max + 1);
+  return Math.max(until, 0);
+}
+
 /**
- * The next run of an incremental stream whose last run completed: the watermark moves to that
+ * The next run of a stream whose last run completed. Incremental: the watermark moves to that
  * run's `until` and the new window runs from there to this run's start minus the safety lag.
- * Undefined when that window would be empty (runs closer together than the lag allows).
+ * Snapshot: the whole collection again, pinned at this run's start. Undefined when there is
+ * nothing new to read (an empty window: runs closer together than the lag; a full export).
  */
 export function nextRun(state: StreamState, stream: StreamPlan, now: string): StreamState | undefined {
-  if (state.window === null) return undefined;
+  if (state.window === null || stream.mode === 'full') return undefined;
   const startedAtMs = Date.parse(now);
-  const from = state.window.until;
-  const until = startedAtMs - stream.safetyLagMs;
-  if (until <= from) return undefined;
+  const run = runId(startedAtMs);
+  const window =
+    stream.mode === 'incremental'
+      ? { from: state.window.until, until: windowEnd(stream, startedAtMs) }
+      : { from: stream.updatedBetween.min ?? null, until: windowEnd(stream, startedAtMs) };
+  if (window.until <= (window.from ?? -1) || run <= (state.run ?? '')) return undefined;
   return {
     ...state,
-    window: { from, until },
-    run: runId(startedAtMs),
-    watermark: from,
+    window,
+    run,
+    watermark: stream.mode === 'incremental' ? state.window.until : null,
     parts: freshParts(state.partitions, now),
   };
 }

@@ -33,50 +33,64 @@ export type AbsorbOutcome =
   /** Merged into the folder's checkpoint and manifest; `complete`: sealed, with `_SUCCESS`. */
   { state: 'merged'; plan: ShardPlan; manifest: Manifest; complete: boolean };
 
-/**
- * Ends a sharded run: the shards' checkpoints and manifests are merged into the output folder's
- * own, then the plan and the shard files are deleted. When every shard is complete, incremental
- * run folders are sealed and `_SUCCESS` is written, as a run without shards would have. Without
- * `requireComplete` unfinished shards are merged too, with their progress (a run without --shard
- * takes over from there).
- *
- * The caller holds the output folder's lock; this takes every shard's lock, so nothing is merged
- * while a worker runs. Idempotent up to the deletion of the plan: a crash before it is finalized
- * again the same way.
- */
-export async function absorbShards(options: {
+export interface ShardsOptions {
   outDir: string;
   checkpointPath: string;
+  baseUrl: string;
   logger: Logger;
   now: string;
-  requireComplete: boolean;
-}): Promise<AbsorbOutcome> {
-  const { outDir, checkpointPath, logger, now, requireComplete } = options;
+  /** snapshot streams: completed snapshots to keep, when the merge seals a run. */
+  keepOf: (stream: string) => number | undefined;
+}
+
+/** A sharded run whose shards' locks this process holds, merged in memory: nothing is written yet. */
+export interface HeldShards {
+  state: 'held';
+  plan: ShardPlan;
+  checkpoint: Checkpoint;
+  manifest: Manifest;
+  complete: boolean;
+  /** Shards with partitions left. */
+  incomplete: number[];
+  /** Writes the merge into the folder and ends the sharded run (see absorbShards). */
+  absorb(): Promise<void>;
+  release(): Promise<void>;
+}
+
+/**
+ * Takes every shard's lock of the folder's sharded run, so that nothing is merged while a worker
+ * runs, and merges the shards' checkpoints and manifests in memory. Refuses (throws) when a shard
+ * counts files that are not there. The caller holds the output folder's lock.
+ */
+export async function holdShards(options: ShardsOptions): Promise<{ state: 'none' } | { state: 'busy'; plan: ShardPlan; running: number[] } | HeldShards> {
+  const { outDir, logger, now } = options;
   const plan = await readPlan(outDir);
   if (plan === undefined) return { state: 'none' };
-
   const releases: (() => Promise<void>)[] = [];
-  const running: number[] = [];
+  const release = async () => {
+    for (const done of releases.splice(0)) await done();
+    // Empty once the run is finalized and its locks are gone; a new shard recreates it.
+    if (!(await readPlan(outDir).catch(() => undefined))) await rmdir(join(outDir, SHARDS_DIR)).catch(() => undefined);
+  };
   try {
+    const running: number[] = [];
     for (let index = 0; index < plan.count; index++) {
-      const spec = { index, count: plan.count };
       try {
-        releases.push(await acquireLock(shardLockPath(outDir, spec), `shard ${index}/${plan.count} of ${outDir}`, logger));
+        releases.push(await acquireLock(shardLockPath(outDir, { index, count: plan.count }), `shard ${index}/${plan.count} of ${outDir}`, logger));
       } catch (error) {
         if (!(error instanceof LockedError)) throw error;
         running.push(index);
       }
     }
-    if (running.length > 0) return { state: 'busy', plan, running };
-
-    const root = await readManifest(outDir, plan.checkpoint.baseUrl, plan.createdAt, logger);
+    if (running.length > 0) {
+      await release();
+      return { state: 'busy', plan, running };
+    }
+    const root = await readManifest(outDir, plan.checkpoint.baseUrl, logger);
     const shards = [];
     for (let index = 0; index < plan.count; index++) {
       shards.push(await readShard(outDir, plan, index, root, now, logger));
     }
-    const incomplete = shards.flatMap((shard, index) => (shardComplete(shard.checkpoint) ? [] : [index]));
-    if (requireComplete && incomplete.length > 0) return { state: 'incomplete', plan, incomplete };
-
     const checkpoint = mergeCheckpoints(plan, shards.map((s) => s.checkpoint), now);
     const complete = plan.streams.every((name) => {
       const state = checkpoint.streams[name];
@@ -84,54 +98,94 @@ export async function absorbShards(options: {
     });
     const manifest = mergeManifests(plan, root, shards, checkpoint, complete, now);
     await assertShardsPresent(outDir, checkpoint, manifest, plan.streams);
-
-    // Adding the shards' files to the folder's records: manifest first, checkpoint second.
-    await writeFileAtomic(join(outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
-    await writeFileAtomic(checkpointPath, `${JSON.stringify(checkpoint, null, 2)}\n`);
-    if (complete) {
-      for (const name of plan.streams) {
-        const state = checkpoint.streams[name];
-        if (state !== undefined) await sealRun(outDir, checkpoint.baseUrl, name, state, manifest.files);
-      }
-      await writeFileAtomic(join(outDir, SUCCESS_FILE), '');
-    }
-    // The plan goes first: without it, leftover shard files are never read again.
-    await rm(planPath(outDir), { force: true });
-    await rm(join(outDir, SHARDS_DIR, plan.id), { recursive: true, force: true });
-    logger.info(
-      { shards: plan.count, complete, rows: Object.values(manifest.streams).reduce((sum, s) => sum + s.rows, 0) },
-      complete ? 'sharded run finalized' : 'merged the unfinished shards into the output folder\'s checkpoint',
-    );
-    return { state: 'merged', plan, manifest, complete };
-  } finally {
-    for (const release of releases) await release();
-    // Empty once the run is finalized and its locks are gone; a new shard recreates it.
-    if (!(await readPlan(outDir).catch(() => undefined))) await rmdir(join(outDir, SHARDS_DIR)).catch(() => undefined);
+    return {
+      state: 'held',
+      plan,
+      checkpoint,
+      manifest,
+      complete,
+      incomplete: shards.flatMap((shard, index) => (shardComplete(shard.checkpoint) ? [] : [index])),
+      absorb: () => absorb(options, plan, checkpoint, manifest, complete),
+      release,
+    };
+  } catch (error) {
+    await release();
+    throw error;
   }
+}
+
+/**
+ * Ends a sharded run: the shards' checkpoints and manifests are merged into the output folder's
+ * own, then the plan and the shard files are deleted. When every shard is complete, incremental
+ * and snapshot run folders are sealed and `_SUCCESS` is written, as a run without shards would
+ * have. Without `requireComplete` unfinished shards are merged too, with their progress (a run
+ * without --shard takes over from there). Idempotent up to the deletion of the plan: a crash
+ * before it is finalized again the same way.
+ */
+export async function absorbShards(options: ShardsOptions & { requireComplete: boolean }): Promise<AbsorbOutcome> {
+  const held = await holdShards(options);
+  if (held.state !== 'held') return held;
+  try {
+    if (options.requireComplete && held.incomplete.length > 0) return { state: 'incomplete', plan: held.plan, incomplete: held.incomplete };
+    await held.absorb();
+    return { state: 'merged', plan: held.plan, manifest: held.manifest, complete: held.complete };
+  } finally {
+    await held.release();
+  }
+}
+
+async function absorb(
+  options: ShardsOptions,
+  plan: ShardPlan,
+  checkpoint: Checkpoint,
+  manifest: Manifest,
+  complete: boolean,
+): Promise<void> {
+  const { outDir, checkpointPath, logger, keepOf } = options;
+  // Adding the shards' files to the folder's records: manifest first, checkpoint second.
+  await writeFileAtomic(join(outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+  await writeFileAtomic(checkpointPath, `${JSON.stringify(checkpoint, null, 2)}\n`);
+  if (complete) {
+    for (const name of plan.streams) {
+      const state = checkpoint.streams[name];
+      if (state !== undefined) {
+        const run = { stream: name, state, files: manifest.files, keep: keepOf(name) };
+        await sealRun({ outDir, baseUrl: checkpoint.baseUrl, logger }, run);
+      }
+    }
+    await writeFileAtomic(join(outDir, SUCCESS_FILE), '');
+  }
+  // The plan goes first: without it, leftover shard files are never read again.
+  await rm(planPath(outDir), { force: true });
+  await rm(join(outDir, SHARDS_DIR, plan.id), { recursive: true, force: true });
+  logger.info(
+    { shards: plan.count, complete, rows: Object.values(manifest.streams).reduce((sum, s) => sum + s.rows, 0) },
+    complete ? `sharded run finalized: ${plan.count} shards merged, _SUCCESS written` : 'merged the unfinished shards into the output folder\'s checkpoint',
+  );
 }
 
 /** A sharded run as its shards are now, merged (read only: for `status`). */
 export interface ShardedRun {
   plan: ShardPlan;
   checkpoint: Checkpoint;
+  manifest: Manifest;
   shards: { index: number; started: boolean; complete: boolean }[];
 }
 
 export async function readShardedRun(outDir: string, logger: Logger, now: string): Promise<ShardedRun | undefined> {
   const plan = await readPlan(outDir);
   if (plan === undefined) return undefined;
-  const root = await readManifest(outDir, plan.checkpoint.baseUrl, plan.createdAt, logger);
+  const root = await readManifest(outDir, plan.checkpoint.baseUrl, logger);
   const shards = [];
   for (let index = 0; index < plan.count; index++) shards.push(await readShard(outDir, plan, index, root, now, logger));
-  return {
-    plan,
-    checkpoint: mergeCheckpoints(plan, shards.map((s) => s.checkpoint), now),
-    shards: shards.map((shard, index) => ({
-      index,
-      started: shard.started,
-      complete: shardComplete(shard.checkpoint),
-    })),
-  };
+  const checkpoint = mergeCheckpoints(plan, shards.map((s) => s.checkpoint), now);
+  const states = shards.map((shard, index) => ({
+    index,
+    started: shard.started,
+    complete: shardComplete(shard.checkpoint),
+  }));
+  const manifest = mergeManifests(plan, root, shards, checkpoint, states.every((shard) => shard.complete), now);
+  return { plan, checkpoint, manifest, shards: states };
 }
 
 interface ShardRecords {

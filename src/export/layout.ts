@@ -6,18 +6,22 @@ import type { Format } from '../config/job-schema.js';
  * run, m-of-n, sequence number), so a resumed run writes the same names again:
  *
  *   <out>/<stream>/part=<m>-of-<n>/<seq:06>.<ext>                  mode: full
- *   <out>/<stream>/run=<run>/part=<m>-of-<n>/<seq:06>.<ext>        mode: incremental
- *   <out>/<stream>/run=<run>/_manifest.json  .../_SUCCESS          a completed incremental run
+ *   <out>/<stream>/run=<run>/part=<m>-of-<n>/<seq:06>.<ext>        mode: incremental, snapshot
+ *   <out>/<stream>/run=<run>/_manifest.json  .../_SUCCESS          a completed run
+ *   <out>/<stream>/_LATEST                                         snapshot: the newest completed run
  *   <out>/_checkpoint.json  <out>/_manifest.json  <out>/_SUCCESS  <out>/.lock
  */
 export const CHECKPOINT_FILE = '_checkpoint.json';
 export const MANIFEST_FILE = '_manifest.json';
 export const SUCCESS_FILE = '_SUCCESS';
 export const LOCK_FILE = '.lock';
+/** snapshot: names the newest sealed run folder (`run=<run>`), for readers that want one copy. */
+export const LATEST_FILE = '_LATEST';
+export const RUN_PREFIX = 'run=';
 
 /** The folder of a stream's current run: the stream's own for a full export. */
 export function runDir(stream: string, run: string | null): string {
-  return run === null ? stream : join(stream, `run=${run}`);
+  return run === null ? stream : join(stream, `${RUN_PREFIX}${run}`);
 }
 
 export function partDir(stream: string, m: number, n: number, run: string | null = null): string {

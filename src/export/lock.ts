@@ -4,13 +4,14 @@ import { resolve } from 'node:path';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { BulkExtractError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { cannotWrite } from './output-access.js';
 
 /** Another live run holds the output folder (or the shard). */
 export class LockedError extends BulkExtractError {
   readonly code = 'E_LOCKED';
 }
 
-interface LockOwner {
+export interface LockOwner {
   pid: number;
   host: string;
   startedAt: string;
@@ -68,7 +69,9 @@ export async function acquireLock(
       await writeFile(path, JSON.stringify(me), { flag: 'wx' });
       return holdLock(resolve(path), heartbeatMs);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') throw cannotWrite(path, error);
+      if (code !== 'EEXIST') throw error;
     }
     const [owner, mtimeMs] = await Promise.all([readOwner(path), mtimeOf(path)]);
     if (mtimeMs === undefined) continue; // released in between
@@ -115,6 +118,29 @@ export async function acquireLock(
     }
     await sleep(seenAlive ? Math.min(250, deadline - now()) : Math.min(heartbeatMs, staleAfterMs));
   }
+}
+
+/** What a lock file says, without taking it (for --dry-run and status). */
+export type LockState =
+  | { state: 'free' } |
+  {
+    state: 'held';
+    owner: LockOwner | undefined;
+    /** Since the owner last touched it (this host's clock). */
+    ageMs: number;
+    /** Same host: whether its process runs and touches it; another host: whether it was touched lately. */
+    alive: boolean;
+    sameHost: boolean;
+  };
+
+export async function inspectLock(path: string, staleAfterMs = STALE_AFTER_MS): Promise<LockState> {
+  const [owner, mtimeMs] = await Promise.all([readOwner(path), mtimeOf(path)]);
+  if (mtimeMs === undefined) return { state: 'free' };
+  const ageMs = Math.max(0, Date.now() - mtimeMs);
+  const sameHost = owner?.host === hostname();
+  const running = owner !== undefined && isAlive(owner.pid) && owner.pid !== process.pid;
+  const alive = ageMs < staleAfterMs && (!sameHost || running);
+  return { state: 'held', owner, ageMs, alive, sameHost };
 }
 
 /** Touches the lock every `heartbeatMs` until released; the release deletes it. */

@@ -8,7 +8,7 @@ export const MANIFEST_VERSION = 1;
 export interface ManifestFile {
   path: string;
   stream: string;
-  /** incremental: the run that wrote it (absent for a full export). */
+  /** incremental and snapshot: the run that wrote it (absent for a full export). */
   run?: string;
   m: number;
   n: number;
@@ -24,7 +24,7 @@ export interface ManifestStream {
   mode: Mode;
   /** The lastUpdatedTime range of the current run, as sent: min inclusive, max inclusive (null: none). */
   window: { minLastUpdatedTime: number | null; maxLastUpdatedTime: number } | null;
-  /** incremental: the current run, and where it started (the last completed run's end). */
+  /** incremental and snapshot: the current run; incremental: where it started (the last completed run's end). */
   run: string | null;
   watermark: number | null;
   partitions: number;
@@ -38,7 +38,8 @@ export interface ManifestStream {
   cursors: Record<string, string | null>;
 }
 
-export type RunState = 'running' | 'complete' | 'failed' | 'interrupted';
+/** incomplete: the run ended without a failure, but the job has streams it did not read (--stream). */
+export type RunState = 'running' | 'complete' | 'incomplete' | 'failed' | 'interrupted';
 
 /** `_manifest.json`: what the output folder holds, updated with every committed shard. */
 export interface Manifest {

@@ -1,7 +1,8 @@
+import { rm } from 'node:fs/promises';
 import { relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import type { OutputStore } from '../output/store.js';
-import { writeFileAtomic } from '../util/durable-file.js';
+import { outputError, writeFileAtomic } from '../util/durable-file.js';
 
 /**
  * An export to object storage runs on a local staging folder, exactly as an export to a folder
@@ -60,4 +61,15 @@ export class Mirror {
 export async function writeOutputText(path: string, text: string, mirror: Mirror | undefined): Promise<void> {
   await writeFileAtomic(path, text);
   await mirror?.text(path, text);
+}
+
+/** Deletes a file or folder of the output (missing is fine), then its copy in the store (if any). */
+export async function removeOutput(path: string, mirror: Mirror | undefined, tree = false): Promise<void> {
+  try {
+    await rm(path, { recursive: tree, force: true });
+  } catch (error) {
+    throw outputError('Removing', path, error);
+  }
+  if (tree) await mirror?.removeTree(path);
+  else await mirror?.remove([path]);
 }

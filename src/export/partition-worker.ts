@@ -26,7 +26,7 @@ export interface PartitionContext {
   /** Aborted on SIGINT/SIGTERM: the worker commits what it holds and stops. */
   signal: AbortSignal;
   logger: Logger;
-  onRows(rows: number): void;
+  onRows(rows: number, stream: string): void;
 }
 
 export type PartitionOutcome = 'done' | 'skipped' | 'interrupted';
@@ -94,7 +94,7 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
       if (page.items.length > 0) {
         writers ??= await ctx.openShard(plan, seq);
         for (const writer of writers) await writer.append(page.items, page.bytes);
-        ctx.onRows(page.items.length);
+        ctx.onRows(page.items.length, plan.stream);
         crashPoint('after-append');
       }
       const last = page.nextCursor === undefined;

@@ -12,7 +12,7 @@ export interface PartitionPlan {
   /** Every request parameter of the chain but `cursor`, in the order sent; includes `partition` when n > 1. */
   params: [string, string][];
   formats: Format[];
-  /** incremental: the run the chain belongs to (its folder `run=<run>`); null for a full export. */
+  /** incremental and snapshot: the run the chain belongs to (its folder `run=<run>`); null for a full export. */
   run: string | null;
   /** The partition's folder, relative to the output folder. */
   dir: string;
@@ -28,6 +28,8 @@ export interface StreamPlan {
   formats: Format[];
   mode: Mode;
   safetyLagMs: number;
+  /** snapshot: completed snapshots to keep (undefined: all). */
+  keep?: number | undefined;
   /** The config's own lastUpdatedTime bounds (inclusive), which the run's window stays within. */
   updatedBetween: { min: number | undefined; max: number | undefined };
 }
@@ -76,6 +78,7 @@ export function planStreams(
       formats: [...new Set(stream.formats ?? defaultFormats)],
       mode: stream.mode,
       safetyLagMs: stream.safetyLag,
+      keep: stream.keep,
       updatedBetween: { min: stream.filter.minLastUpdatedTime, max: stream.filter.maxLastUpdatedTime },
     };
   });

@@ -1,5 +1,5 @@
-import { mkdir, readFile, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { CheckpointError, ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import {
@@ -10,58 +10,73 @@ import {
   newStreamState,
   nextRun,
   parseCheckpoint,
+  restartPart,
   type StreamState,
 } from './checkpoint.js';
-import { MANIFEST_FILE, runDir, SUCCESS_FILE } from './layout.js';
+import { countedShards, findDamage, sizeProblem } from './find-damage.js';
+import { LOCK_FILE, MANIFEST_FILE, partDir, runDir, SUCCESS_FILE } from './layout.js';
 import { type Manifest, newManifest, reconcile } from './manifest.js';
+import { type Mirror, removeOutput } from './mirror.js';
+import { assertWritable } from './output-access.js';
 import type { StreamPlan } from './plan.js';
-import type { Mirror } from './mirror.js';
-import { sealRun } from './seal-run.js';
+import { type RunToSeal, sealRun } from './seal-run.js';
+
+/** A planned stream that has nothing to read in this run, and why. */
+export interface IdleStream {
+  stream: string;
+  /** complete: a full export that is done. waiting: an incremental stream's next window is still empty. */
+  reason: 'complete' | 'waiting';
+  /** When its last partition was committed. */
+  since: string;
+}
 
 export interface PreparedOutput {
   checkpoint: Checkpoint;
   manifest: Manifest;
   resumed: boolean;
+  idle: IdleStream[];
+  /** With `repair`: the damaged partitions (`stream/m`), each with what is wrong; they are read again. */
+  damaged: Map<string, string[]>;
   /**
-   * Deletes the folders of streams that have no committed shard. Call it after the checkpoint and
-   * manifest above are saved, so that a crash in between leaves no listed file missing.
+   * Makes the decided changes to the output folder: the old `_SUCCESS` goes, completed runs are
+   * sealed, `save` writes the checkpoint and manifest above, then folders that hold nothing
+   * committed are emptied (after the save, so that a crash in between leaves no listed file missing).
    */
-  clearUncommitted(): Promise<void>;
+  apply(save: () => Promise<void>): Promise<void>;
 }
 
-/**
- * Readies the output folder for a run. With `fresh`, the planned streams' progress is forgotten
- * (other streams of the job keep theirs). Otherwise the run resumes from the checkpoint when there
- * is one; it is refused when the settings drifted or when shards the checkpoint counts are not in
- * the output folder. The old `_SUCCESS` goes either way: it comes back when this run completes.
- *
- * An incremental stream whose last run completed gets its next run here: the completed run's
- * folder is sealed, its watermark advances to the end of its window, and a new window opens from
- * there to now minus the safety lag. A run that did not complete is resumed, window and all.
- */
-export async function prepareOutput(options: {
+export interface PrepareOptions {
   outDir: string;
   checkpointPath: string;
   baseUrl: string;
   streams: readonly StreamPlan[];
   fresh: boolean;
+  /** Read back the current runs' shards and read damaged partitions again from their first page. */
+  repair?: boolean;
   now: string;
   logger: Logger;
   /** An export to object storage: what is deleted here is deleted there too. */
   mirror?: Mirror | undefined;
-}): Promise<PreparedOutput> {
-  const { outDir, checkpointPath, baseUrl, streams, fresh, now, logger, mirror } = options;
-  await ensureDir(outDir);
-  await rm(join(outDir, SUCCESS_FILE), { force: true });
-  await mirror?.remove([join(outDir, SUCCESS_FILE)]);
-  const text = await readIfExists(checkpointPath);
-  // With --fresh a damaged checkpoint is no obstacle; without, it is an error naming what is wrong.
-  const parse = fresh ? tryParse : parseCheckpoint;
-  const earlier = text === undefined ? undefined : parse(text, checkpointPath);
+  /** The folder's records with a sharded run merged in; default: its checkpoint and manifest files. */
+  recorded?: { checkpoint: Checkpoint; manifest: Manifest } | undefined;
+}
 
+/**
+ * Decides how a run takes up the output folder, and refuses (throws) before anything in it is
+ * changed: drift from the recorded run, a damaged checkpoint, shards it counts that are gone, a
+ * folder this process cannot write. With `fresh`, the planned streams' progress is forgotten
+ * (other streams of the job keep theirs). Otherwise the run resumes from the checkpoint.
+ *
+ * A stream whose last run completed gets its next run here (incremental: the next window from
+ * the watermark; snapshot: a new pinned copy), after that run is sealed; a full export that is
+ * complete, or an incremental one whose next window is still empty, is idle.
+ */
+export async function prepareOutput(options: PrepareOptions): Promise<PreparedOutput> {
+  const { outDir, checkpointPath, baseUrl, streams, fresh, repair = false, now, logger, mirror } = options;
+  const earlier = options.recorded?.checkpoint ?? (await readCheckpoint(checkpointPath, fresh));
   let checkpoint = earlier ?? newCheckpoint(baseUrl, [], now);
   if (fresh && earlier !== undefined) {
-    logger.info({ outDir, streams: streams.map((s) => s.name) }, '--fresh: deleting earlier output of the planned streams');
+    logger.info({ outDir, streams: streams.map((s) => s.name) }, `--fresh: deleting earlier output of ${streams.map((s) => s.name).join(', ')}`);
     // Another source's progress cannot be kept: start the whole checkpoint over.
     checkpoint = earlier.baseUrl === baseUrl ? without(earlier, streams) : newCheckpoint(baseUrl, [], now);
   }
@@ -74,21 +89,23 @@ export async function prepareOutput(options: {
     }
   }
 
-  const recorded = reconcile(await readManifest(outDir, baseUrl, now, logger), checkpoint);
-  /** Folders to empty once the checkpoint above is saved: nothing in them is committed. */
+  const written = options.recorded?.manifest ?? restarted(await readManifest(outDir, baseUrl, logger), now);
+  const recorded = reconcile(written, checkpoint);
+  const toSeal: RunToSeal[] = [];
+  const idle: IdleStream[] = [];
+  /** Folders to empty once the checkpoint is saved: nothing in them is committed. */
   const uncommitted: string[] = [];
   for (const stream of streams) {
     const state = checkpoint.streams[stream.name];
     if (state === undefined) {
       checkpoint = withStream(checkpoint, stream.name, newStreamState(stream, now));
       uncommitted.push(stream.name);
-    } else if (stream.mode === 'incremental' && isComplete(state)) {
-      // The last run read its whole window: seal its folder (the run itself may have stopped
-      // before it could), then the watermark moves to its end and a new window opens.
-      await sealRun(outDir, baseUrl, stream.name, state, recorded.files, mirror);
+    } else if (isComplete(state) && !repair) {
+      // A completed run is sealed again (the run itself may have stopped before it could).
+      toSeal.push({ stream: stream.name, state, files: recorded.files, keep: stream.keep });
       const next = nextRun(state, stream, now);
       if (next === undefined) {
-        logger.info({ stream: stream.name, watermark: state.window?.until }, 'the last run ended less than safetyLag ago: nothing new to read yet');
+        idle.push({ stream: stream.name, reason: stream.mode === 'incremental' ? 'waiting' : 'complete', since: lastCommit(state) });
         continue;
       }
       checkpoint = withStream(checkpoint, stream.name, next);
@@ -98,33 +115,71 @@ export async function prepareOutput(options: {
     }
   }
 
+  const names = streams.map((s) => s.name);
+  let damaged = new Map<string, string[]>();
+  /** A repaired run's own seal: it goes before its files change, and comes back when it completes again. */
+  const unsealed: string[] = [];
+  if (repair) {
+    damaged = await findDamage(outDir, checkpoint, recorded, names);
+    for (const key of damaged.keys()) {
+      const [name = '', m = ''] = key.split('/');
+      const state = checkpoint.streams[name];
+      if (state === undefined) continue;
+      checkpoint = restartPart(checkpoint, name, Number(m), now);
+      uncommitted.push(partDir(name, Number(m), state.partitions, state.run));
+      const dir = runDir(name, state.run);
+      if (state.run !== null) unsealed.push(join(dir, SUCCESS_FILE), join(dir, MANIFEST_FILE));
+    }
+  }
   const manifest = reconcile(recorded, checkpoint);
-  if (!fresh && earlier !== undefined) {
-    await assertShardsPresent(outDir, checkpoint, manifest, streams.map((s) => s.name), mirror);
+  if (!fresh && !repair && earlier !== undefined) {
+    await assertShardsPresent(outDir, checkpoint, manifest, names, mirror);
+  }
+  const writtenDirs = names.flatMap((name) => {
+    const state = checkpoint.streams[name];
+    if (state === undefined) return [];
+    const open = Object.entries(state.parts).filter(([, part]) => !part.done);
+    return [name, runDir(name, state.run), ...open.map(([m]) => partDir(name, Number(m), state.partitions, state.run))];
+  });
+  // A run with nothing to do writes nothing: it needs no write access.
+  const writes = repair ? damaged.size > 0 : idle.length < streams.length;
+  const touched = [...writtenDirs, ...uncommitted].map((dir) => join(outDir, dir));
+  if (writes) {
+    await assertWritable(
+      [outDir, dirname(checkpointPath), ...touched, ...touched.map((dir) => dirname(dir))],
+      [join(outDir, SUCCESS_FILE), join(outDir, MANIFEST_FILE), join(outDir, LOCK_FILE), checkpointPath],
+    );
   }
   return {
     checkpoint,
     manifest,
     resumed: !fresh && earlier !== undefined,
-    clearUncommitted: async () => {
-      for (const dir of uncommitted) {
-        await rm(join(outDir, dir), { recursive: true, force: true });
-        await mirror?.removeTree(join(outDir, dir));
-      }
+    idle,
+    damaged,
+    apply: async (save) => {
+      await removeOutput(join(outDir, SUCCESS_FILE), mirror);
+      for (const path of unsealed) await removeOutput(join(outDir, path), mirror);
+      for (const run of toSeal) await sealRun({ outDir, baseUrl, logger, mirror }, run);
+      await save();
+      for (const dir of uncommitted) await removeOutput(join(outDir, dir), mirror, true);
     },
   };
 }
 
-function withStream(checkpoint: Checkpoint, name: string, state: StreamState): Checkpoint {
-  return { ...checkpoint, streams: { ...checkpoint.streams, [name]: state } };
+/** The checkpoint file, if there is one; with `fresh` a damaged one is no obstacle (it is replaced). */
+async function readCheckpoint(path: string, fresh: boolean): Promise<Checkpoint | undefined> {
+  const text = await readIfExists(path);
+  if (text === undefined) return undefined;
+  try {
+    return parseCheckpoint(text, path);
+  } catch (error) {
+    if (fresh) return undefined;
+    throw error;
+  }
 }
 
-function tryParse(text: string, file: string): Checkpoint | undefined {
-  try {
-    return parseCheckpoint(text, file);
-  } catch {
-    return undefined;
-  }
+function withStream(checkpoint: Checkpoint, name: string, state: StreamState): Checkpoint {
+  return { ...checkpoint, streams: { ...checkpoint.streams, [name]: state } };
 }
 
 function without(checkpoint: Checkpoint, streams: readonly StreamPlan[]): Checkpoint {
@@ -135,16 +190,27 @@ function without(checkpoint: Checkpoint, streams: readonly StreamPlan[]): Checkp
   };
 }
 
-export async function readManifest(outDir: string, baseUrl: string, now: string, logger: Logger): Promise<Manifest> {
+/** When the stream's last partition was committed (ISO 8601). */
+export function lastCommit(state: StreamState): string {
+  return Object.values(state.parts).reduce((latest, part) => (part.updatedAt > latest ? part.updatedAt : latest), '');
+}
+
+/** The folder's `_manifest.json` as it was written (a damaged one is replaced by an empty list, with a warning). */
+export async function readManifest(outDir: string, baseUrl: string, logger: Logger): Promise<Manifest> {
   const text = await readIfExists(join(outDir, MANIFEST_FILE));
   if (text !== undefined) {
     try {
-      return { ...(JSON.parse(text) as Manifest), state: 'running', startedAt: now };
+      return JSON.parse(text) as Manifest;
     } catch {
       logger.warn({ outDir }, '_manifest.json is damaged: its file list starts empty');
     }
   }
-  return newManifest(baseUrl, now);
+  return newManifest(baseUrl, new Date(0).toISOString());
+}
+
+/** A manifest as a new run starts it: running since `now`. */
+export function restarted(manifest: Manifest, now: string): Manifest {
+  return { ...manifest, state: 'running', startedAt: now };
 }
 
 /**
@@ -160,34 +226,13 @@ export async function assertShardsPresent(
   mirror?: Mirror,
 ): Promise<void> {
   const missing: string[] = [];
-  const listed = new Map(manifest.files.map((f) => [`${f.stream}/${f.run ?? ''}/${f.m}/${f.seq}/${f.format}`, f]));
-  for (const name of streams) {
-    const state = checkpoint.streams[name];
-    if (state === undefined) continue;
-    for (const [m, part] of Object.entries(state.parts)) {
-      for (let seq = 0; seq < part.nextSeq; seq++) {
-        for (const format of state.formats) {
-          const file = listed.get(`${name}/${state.run ?? ''}/${m}/${seq}/${format}`);
-          if (file === undefined) {
-            missing.push(`${name} partition ${m}/${state.partitions} shard ${seq} (${format}): not in the manifest`);
-            continue;
-          }
-          const path = join(outDir, file.path);
-          const size =
-            mirror === undefined
-              ? await stat(path).then(
-                  (s) => s.size,
-                  () => -1,
-                )
-              : ((await mirror.size(path)) ?? -1);
-          if (size !== file.bytes) missing.push(`${file.path}: ${size === -1 ? 'missing' : `${size} bytes, not ${file.bytes}`}`);
-        }
-      }
-    }
+  for (const shard of countedShards(checkpoint, manifest, streams)) {
+    const problem = await sizeProblem(outDir, shard, mirror);
+    if (problem !== undefined) missing.push(problem);
   }
   if (missing.length > 0) {
     throw new CheckpointError(
-      `${outDir} does not hold the shards the checkpoint counts (${missing.length} missing), so resuming would report rows that are not there:\n  - ${missing.slice(0, 5).join('\n  - ')}${missing.length > 5 ? '\n  - ...' : ''}\nWas the folder moved or cleaned, or is output.dir not the one of the run that wrote the checkpoint? Run with --fresh to start over.`,
+      `${outDir} does not hold the shards the checkpoint counts (${missing.length} missing), so resuming would report rows that are not there:\n  - ${missing.slice(0, 5).join('\n  - ')}${missing.length > 5 ? '\n  - ...' : ''}\nWas the folder moved or cleaned, or is output.dir not the one of the run that wrote the checkpoint? Nothing was changed. Run \`bulk-extract repair\` to read only the damaged partitions again, or run with --fresh to start over.`,
     );
   }
 }

@@ -1,29 +1,31 @@
-import { join } from 'node:path';
 import type { JobConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { AdaptiveLimiter } from '../http/adaptive-limiter.js';
 import { createPlatformClient } from '../http/create-client.js';
+import { AuthError } from '../http/errors.js';
 import type { PlatformClient } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
-import { schemaColumns } from '../sink/parquet/schemas.js';
 import { shardOpener } from '../sink/open-shard.js';
 import { type Clock, systemClock } from '../util/clock.js';
-import { type Checkpoint, isComplete, sentBounds, streamOf } from './checkpoint.js';
-import { SUCCESS_FILE } from './layout.js';
+import { type Checkpoint, sentBounds, streamOf } from './checkpoint.js';
+import { countStreams } from './count-streams.js';
+import { finishRun } from './finish-run.js';
 import type { Manifest, RunState } from './manifest.js';
-import { Mirror, writeOutputText } from './mirror.js';
+import { Mirror } from './mirror.js';
 import { openStore, outputPaths } from './output-target.js';
 import { exportPartition, type PartitionOutcome } from './partition-worker.js';
 import { type PartitionPlan, planStreams } from './plan.js';
-import { ensureDir } from './prepare-output.js';
-import { sealRun } from './seal-run.js';
+import { ensureDir, type IdleStream } from './prepare-output.js';
 import type { ShardSpec } from './shard.js';
-import { type FinalizeResult, finalizeIfLast, startShard, startWhole } from './start-run.js';
+import { startShard } from './start-shard.js';
+import { type FinalizeResult, startWhole } from './start-run.js';
 
 export interface RunOptions {
   config: JobConfig;
   /** Forget earlier progress of the planned streams. */
   fresh?: boolean;
+  /** Read back the current runs' shards; read damaged partitions again from their first page. */
+  repair?: boolean;
   /** Run only this stream. */
   stream?: string | undefined;
   logger: Logger;
@@ -32,8 +34,19 @@ export interface RunOptions {
   clock?: Clock;
   /** This worker's shard of a job split among several (--shard I/K). */
   shard?: ShardSpec | undefined;
-  /** Called with the client once it exists, for progress reporting. */
+  /** Called once the run starts draining, for progress reporting. */
   onStart?: (run: RunHandle) => void;
+}
+
+/** A stream's progress as the run sees it. */
+export interface StreamProgress {
+  name: string;
+  /** Rows committed by earlier runs of its current run, plus rows read by this one. */
+  rows: number;
+  /** The platform's (approximate) count of what this run reads in all, when it answered one. */
+  total: number | undefined;
+  partitions: number;
+  done: number;
 }
 
 export interface RunHandle {
@@ -41,6 +54,7 @@ export interface RunHandle {
   plans: readonly PartitionPlan[];
   rows(): number;
   partitionsDone(): number;
+  streams(): StreamProgress[];
 }
 
 export interface RunResult {
@@ -51,6 +65,12 @@ export interface RunResult {
   resumed: boolean;
   /** Rows written by this run (the manifest counts every run's). */
   rows: number;
+  /** Planned streams that had nothing to read. */
+  idle: IdleStream[];
+  /** Whether the run changed the output folder; false when it was already complete (or had nothing to repair). */
+  wrote: boolean;
+  /** repair: the partitions found damaged and read again, with what was wrong. */
+  damaged: Map<string, string[]>;
   /** A shard that completed: whether it ended the sharded run, or which shards it waits for. */
   finalize?: FinalizeResult;
 }
@@ -70,23 +90,17 @@ function windowOf(checkpoint: Checkpoint, name: string): Record<string, unknown>
 /**
  * Runs an export: every planned partition drains into shards under one shared request limiter;
  * progress survives interruption in the checkpoint; `_SUCCESS` is written only when every stream
- * of the job is complete.
+ * of the job is complete. A run that is refused (drift, damage, a lock, a refused credential)
+ * throws before it changes anything in the output folder.
  */
 export async function runJob(options: RunOptions): Promise<RunResult> {
-  const { config, logger, signal = new AbortController().signal, clock = systemClock, shard } = options;
+  const { config, logger, clock = systemClock, shard, repair = false } = options;
   const streams = planStreams(config.streams, config.output.formats, options.stream);
+  const jobStreams = planStreams(config.streams, config.output.formats);
   const { outDir, checkpointPath, s3 } = outputPaths(config);
   const now = () => new Date(clock.now()).toISOString();
-  if (shard !== undefined && s3) {
-    throw new UsageError(
-      '--shard needs an output folder that every worker shares (a ReadWriteMany volume); with an s3:// output.dir, run one worker.',
-    );
-  }
-  if (shard !== undefined && (options.fresh === true || options.stream !== undefined)) {
-    throw new UsageError(
-      `--shard splits all of the job's streams among ${shard.count} workers; ${options.fresh === true ? '--fresh' : '--stream'} cannot be combined with it. Start over by running once without --shard (with --fresh), or give the shards another output.dir.`,
-    );
-  }
+  const startedAtMs = clock.now();
+  assertCompatible(options, s3);
   // The client first: a bad source setting fails here, before there is a lock to release.
   const client = createPlatformClient(config.source, {
     logger,
@@ -99,16 +113,42 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       logger,
     }),
   });
+  // A refused credential stops every partition, not only the one that met it.
+  const stopAll = new AbortController();
+  const signal = options.signal === undefined ? stopAll.signal : AbortSignal.any([options.signal, stopAll.signal]);
+  let totals = new Map<string, number>();
   let release = async () => {};
   let mirror: Mirror | undefined;
   try {
     if (s3) mirror = new Mirror(outDir, await openStore(config, logger));
-    const setup = { outDir, checkpointPath, baseUrl: config.source.baseUrl, streams, logger, clock, now, mirror };
+    const setup = {
+      outDir,
+      checkpointPath,
+      baseUrl: config.source.baseUrl,
+      streams,
+      jobStreams,
+      logger,
+      clock,
+      now,
+      mirror,
+      beforeWrite: async (checkpoint: Checkpoint) => {
+        totals = await countStreams(client, streams, checkpoint, logger, signal);
+      },
+    };
     await ensureDir(outDir);
     const start =
-      shard === undefined ? await startWhole(setup, options.fresh ?? false) : await startShard(setup, shard);
+      shard === undefined
+        ? await startWhole(setup, { fresh: options.fresh ?? false, repair })
+        : await startShard(setup, shard);
     release = start.release;
     const { committer, plans } = start;
+    for (const idle of start.idle) logger.info({ ...idle }, idleMessage(idle));
+    for (const [pair, problems] of start.damaged) logger.warn({ partition: pair, problems }, `repair: reading ${pair} again: ${problems[0] ?? ''}`);
+    if (committer === undefined) {
+      // Nothing was read or written: the summary shows the output as it is, and this run's zero requests.
+      const manifest: Manifest = { ...start.manifest, state: 'complete', requests: 0, retries: 0, throttled: 0, durationMs: clock.now() - startedAtMs };
+      return { state: 'complete', manifest, errors: [], resumed: true, rows: 0, idle: start.idle, wrote: false, damaged: start.damaged };
+    }
     logger.info(
       {
         outDir,
@@ -120,9 +160,32 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       start.resumed ? 'resuming export' : 'starting export',
     );
 
+    const read = new Map<string, number>();
     let rows = 0;
     let done = 0;
-    options.onStart?.({ client, plans, rows: () => rows, partitionsDone: () => done });
+    const doneOf = new Map<string, number>();
+    const rowsOf = (name: string) =>
+      Object.values(streamOf(committer.state, name).parts).reduce((sum, p) => sum + p.rows, 0);
+    const committedAtStart = new Map(streams.map((s) => [s.name, rowsOf(s.name)]));
+    options.onStart?.({
+      client,
+      plans,
+      rows: () => rows,
+      partitionsDone: () => done,
+      streams: () =>
+        streams.map((s) => {
+          const mine = plans.filter((p) => p.stream === s.name).length;
+          const total = totals.get(s.name);
+          return {
+            name: s.name,
+            rows: (committedAtStart.get(s.name) ?? 0) + (read.get(s.name) ?? 0),
+            // A shard reads its share of the stream's partitions.
+            total: total === undefined ? undefined : Math.round((total * mine) / s.partitions),
+            partitions: mine,
+            done: doneOf.get(s.name) ?? 0,
+          };
+        }),
+    });
     const context = {
       outDir,
       client,
@@ -132,62 +195,61 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       mirror,
       signal,
       logger,
-      onRows: (count: number) => {
+      onRows: (count: number, stream: string) => {
         rows += count;
+        read.set(stream, (read.get(stream) ?? 0) + count);
       },
     };
     const outcomes = await Promise.allSettled(
       plans.map(async (plan): Promise<PartitionOutcome> => {
-        const outcome = await exportPartition(context, plan);
-        if (outcome !== 'interrupted') done++;
-        return outcome;
+        try {
+          const outcome = await exportPartition(context, plan);
+          if (outcome !== 'interrupted') {
+            done++;
+            doneOf.set(plan.stream, (doneOf.get(plan.stream) ?? 0) + 1);
+          }
+          return outcome;
+        } catch (error) {
+          if (error instanceof AuthError) stopAll.abort();
+          throw error;
+        }
       }),
     );
-
-    const errors = outcomes.flatMap((outcome, i) =>
-      outcome.status === 'rejected'
-        ? [{ stream: plans[i]?.stream ?? '?', m: plans[i]?.m ?? 0, error: outcome.reason as unknown }]
-        : [],
-    );
-    for (const { stream, m, error } of errors) {
-      logger.error({ stream, partition: m, err: error }, `partition failed: ${(error as Error).message}`);
-    }
-    const interrupted = outcomes.some((o) => o.status === 'fulfilled' && o.value === 'interrupted');
-    // A shard's checkpoint holds its own partitions only: complete when they are.
-    const jobStreams = shard === undefined ? planStreams(config.streams, config.output.formats) : streams;
-    const complete = jobStreams.every(({ name }) => {
-      const state = committer.state.streams[name];
-      return state !== undefined && isComplete(state);
-    });
-    const state: RunState = errors.length > 0 ? 'failed' : interrupted ? 'interrupted' : complete ? 'complete' : 'running';
-    const manifest = await committer.finish(state, {
-      requests: client.stats.requests,
-      retries: client.stats.retries,
-      throttled: client.stats.throttled,
-      schema: Object.fromEntries(
-        [...new Set(streams.filter((s) => s.formats.includes('parquet')).map((s) => s.resource))].map((r) => [
-          r,
-          schemaColumns(r),
-        ]),
-      ),
-    });
-    const result: RunResult = { state, manifest, errors, resumed: start.resumed, rows };
-    if (shard === undefined) {
-      for (const stream of streams) {
-        const streamState = streamOf(committer.state, stream.name);
-        await sealRun(outDir, config.source.baseUrl, stream.name, streamState, manifest.files, mirror);
-      }
-      if (state === 'complete') await writeOutputText(join(outDir, SUCCESS_FILE), '', mirror);
-    } else if (state === 'complete') {
-      // The shard's lock goes first: the merge takes every shard's lock.
-      await release();
-      release = async () => {};
-      result.finalize = await finalizeIfLast(setup);
-    }
-    return result;
+    const finished = await finishRun({ setup, shard, committer, client, plans, outcomes, release });
+    release = finished.release;
+    return { ...finished.result, resumed: start.resumed, rows, idle: start.idle, wrote: true, damaged: start.damaged };
   } finally {
     await client.close();
     await release();
     await mirror?.store.close();
   }
+}
+
+function assertCompatible(options: RunOptions, s3: boolean): void {
+  const { shard } = options;
+  if (shard !== undefined && s3) {
+    throw new UsageError(
+      '--shard needs an output folder that every worker shares (a ReadWriteMany volume); with an s3:// output.dir, run one worker.',
+    );
+  }
+  if (shard !== undefined && (options.fresh === true || options.stream !== undefined || options.repair === true)) {
+    const flag = options.fresh === true ? '--fresh' : options.repair === true ? '--repair' : '--stream';
+    throw new UsageError(
+      `--shard splits all of the job's streams among ${shard.count} workers; ${flag} cannot be combined with it. Start over by running once without --shard (with --fresh), or give the shards another output.dir.`,
+    );
+  }
+  if (options.repair === true && (options.fresh === true || s3)) {
+    throw new UsageError(
+      options.fresh === true
+        ? '--repair reads damaged partitions again and keeps the rest; --fresh starts everything over: give one.'
+        : 'repair reads every shard back from the output folder; with an s3:// output.dir, run `bulk-extract verify --config FILE` to find damaged files, delete them from the bucket, and run with --fresh.',
+    );
+  }
+}
+
+/** What an idle stream's log line says. */
+export function idleMessage(idle: IdleStream): string {
+  return idle.reason === 'complete'
+    ? `${idle.stream}: complete since ${idle.since}; nothing to do: use --fresh, or mode: snapshot for a new export each run`
+    : `${idle.stream}: the last run ended less than safetyLag ago (at ${idle.since}); nothing new to read yet`;
 }

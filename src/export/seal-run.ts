@@ -1,15 +1,16 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Resource } from '../config/job-schema.js';
-import { type Mirror, writeOutputText } from './mirror.js';
+import type { Logger } from '../log.js';
 import { VERSION } from '../version.js';
 import { isComplete, sentBounds, type StreamState } from './checkpoint.js';
-import { MANIFEST_FILE, runDir, SUCCESS_FILE } from './layout.js';
+import { LATEST_FILE, MANIFEST_FILE, RUN_PREFIX, runDir, SUCCESS_FILE } from './layout.js';
 import type { ManifestFile } from './manifest.js';
+import { type Mirror, writeOutputText } from './mirror.js';
 
 /**
- * `<stream>/run=<run>/_manifest.json`: what one completed incremental run wrote. The output
- * folder's `_manifest.json` lists the current runs only, so each run folder describes itself.
+ * `<stream>/run=<run>/_manifest.json`: what one completed incremental or snapshot run wrote. The
+ * output folder's `_manifest.json` lists the current runs only, so each run folder describes itself.
  */
 export interface RunManifest {
   version: 1;
@@ -25,22 +26,34 @@ export interface RunManifest {
   files: ManifestFile[];
 }
 
+/** Where sealed runs are written, and what the run of each stream wrote. */
+export interface SealTarget {
+  outDir: string;
+  baseUrl: string;
+  logger: Logger;
+  /** An export to object storage: what is written and deleted here is there too. */
+  mirror?: Mirror | undefined;
+}
+
+export interface RunToSeal {
+  stream: string;
+  state: StreamState;
+  /** Files of the output (any run); the run's own are picked out. */
+  files: readonly ManifestFile[];
+  /** snapshot: completed snapshots to keep; undefined keeps all. */
+  keep: number | undefined;
+}
+
 /**
- * Writes a completed incremental run's manifest, then its `_SUCCESS`. Idempotent: the run that
- * completes the window calls it, and so does the next one before it opens a new window, in case
- * the first stopped in between.
+ * Writes a completed run's manifest, then its `_SUCCESS`. A snapshot then becomes the stream's
+ * `_LATEST`, and only after that are snapshots beyond `keep` deleted, oldest first. Idempotent:
+ * the run that completes the window calls it, and so does the next one before it opens a new
+ * window, in case the first stopped in between.
  */
-export async function sealRun(
-  outDir: string,
-  baseUrl: string,
-  stream: string,
-  state: StreamState,
-  files: readonly ManifestFile[],
-  mirror?: Mirror,
-): Promise<void> {
+export async function sealRun(target: SealTarget, { stream, state, files, keep }: RunToSeal): Promise<void> {
   if (state.run === null || state.window === null || !isComplete(state)) return;
+  const { outDir, baseUrl, mirror } = target;
   const run = state.run;
-  const mine = files.filter((file) => file.stream === stream && file.run === run);
   const manifest: RunManifest = {
     version: 1,
     tool: `bulk-extract/${VERSION}`,
@@ -50,10 +63,46 @@ export async function sealRun(
     run,
     window: sentBounds(state.window),
     rows: Object.values(state.parts).reduce((sum, part) => sum + part.rows, 0),
-    files: mine,
+    files: files.filter((file) => file.stream === stream && file.run === run),
   };
   const dir = join(outDir, runDir(stream, run));
   await mkdir(dir, { recursive: true });
   await writeOutputText(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, mirror);
   await writeOutputText(join(dir, SUCCESS_FILE), '', mirror);
+  if (state.mode !== 'snapshot') return;
+  await writeOutputText(join(outDir, stream, LATEST_FILE), `${RUN_PREFIX}${run}\n`, mirror);
+  if (keep !== undefined) await pruneSnapshots(target, stream, keep);
+}
+
+/** Deletes the sealed snapshots of a stream beyond the newest `keep`; unsealed run folders stay. */
+async function pruneSnapshots(target: SealTarget, stream: string, keep: number): Promise<void> {
+  const { outDir, mirror, logger } = target;
+  const sealed = (await sealedRuns(outDir, stream, mirror)).sort();
+  for (const name of sealed.slice(0, Math.max(0, sealed.length - keep))) {
+    const dir = join(outDir, stream, name);
+    logger.info({ stream, run: name, keep }, `deleting snapshot ${stream}/${name}: keep is ${keep}`);
+    // Its _SUCCESS first: a reader never sees a sealed run with files missing.
+    await mirror?.remove([join(dir, SUCCESS_FILE)]);
+    await rm(join(dir, SUCCESS_FILE), { force: true });
+    await mirror?.removeTree(dir);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** `run=<id>` folders of a stream that hold a `_SUCCESS`, in the store when there is one. */
+export async function sealedRuns(outDir: string, stream: string, mirror?: Mirror): Promise<string[]> {
+  const base = join(outDir, stream);
+  if (mirror !== undefined) {
+    const keys = await mirror.list(base);
+    return keys.flatMap((key) => {
+      const [name, file, ...deeper] = key.split('/');
+      return name?.startsWith(RUN_PREFIX) === true && file === SUCCESS_FILE && deeper.length === 0 ? [name] : [];
+    });
+  }
+  const names = await readdir(base).catch(() => [] as string[]);
+  const sealed: string[] = [];
+  for (const name of names.filter((n) => n.startsWith(RUN_PREFIX))) {
+    if (await stat(join(base, name, SUCCESS_FILE)).then(() => true, () => false)) sealed.push(name);
+  }
+  return sealed;
 }

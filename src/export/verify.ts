@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { ParquetFile } from 'parquet-wasm';
 import { BulkExtractError } from '../errors.js';
-import { MANIFEST_FILE, SUCCESS_FILE, shardSeq } from './layout.js';
+import { LATEST_FILE, MANIFEST_FILE, SUCCESS_FILE, shardSeq } from './layout.js';
 import type { Manifest, ManifestFile } from './manifest.js';
 import type { RunManifest } from './seal-run.js';
 
@@ -27,7 +27,8 @@ export interface VerifyReport {
 /**
  * Reads back every shard the manifest lists: present, same size, same sha256, same row count (from
  * the Parquet footer, or NDJSON lines). Shard files the manifest does not list are problems too.
- * The shards of completed incremental runs are listed by their run folder's `_manifest.json`.
+ * The shards of completed incremental and snapshot runs are listed by their run folder's
+ * `_manifest.json`; a snapshot stream's `_LATEST` must name one of its sealed runs.
  */
 export async function verifyOutput(outDir: string): Promise<VerifyReport> {
   const manifest = await readManifest(outDir);
@@ -38,6 +39,7 @@ export async function verifyOutput(outDir: string): Promise<VerifyReport> {
     for (const file of run.files) files.set(file.path, file);
   }
   for (const file of files.values()) problems.push(...(await checkFile(outDir, file)));
+  for (const stream of streams) problems.push(...(await checkLatest(outDir, stream)));
   const listed = new Set(files.keys());
   for (const path of await shardFiles(outDir, streams)) {
     if (!listed.has(path)) problems.push(`${path}: a shard file the manifest does not list`);
@@ -74,7 +76,7 @@ async function readManifest(outDir: string): Promise<Manifest> {
   }
 }
 
-async function checkFile(outDir: string, file: ManifestFile): Promise<string[]> {
+export async function checkFile(outDir: string, file: ManifestFile): Promise<string[]> {
   const path = join(outDir, file.path);
   const size = await stat(path).then(
     (s) => s.size,
@@ -121,7 +123,18 @@ async function ndjsonRows(path: string): Promise<number> {
   return lines;
 }
 
-/** The manifests of sealed incremental runs (`<stream>/run=*\/_manifest.json`); unreadable ones are problems. */
+/** A snapshot stream's `_LATEST` must name a sealed run folder of the stream. */
+async function checkLatest(outDir: string, stream: string): Promise<string[]> {
+  const path = `${stream}/${LATEST_FILE}`;
+  const text = await readFile(join(outDir, path), 'utf8').catch(() => undefined);
+  if (text === undefined) return [];
+  const run = text.trim();
+  if (!/^run=[^/]+$/.test(run)) return [`${path}: does not name a run folder (${JSON.stringify(run.slice(0, 40))})`];
+  const sealed = await stat(join(outDir, stream, run, SUCCESS_FILE)).then(() => true, () => false);
+  return sealed ? [] : [`${path}: names ${run}, which is not a sealed run (no ${run}/${SUCCESS_FILE})`];
+}
+
+/** The manifests of sealed runs (`<stream>/run=*\/_manifest.json`); unreadable ones are problems. */
 async function runManifests(outDir: string, streams: readonly string[], problems: string[]): Promise<RunManifest[]> {
   const found: RunManifest[] = [];
   for (const stream of streams) {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { jobSchema } from '../../src/config/job-schema.js';
 import { knownKeysAt } from '../../src/config/known-keys.js';
 
-const STREAM = ['resource', 'filter', 'name', 'partitions', 'limit', 'formats', 'mode', 'safetyLag'];
+const STREAM = ['resource', 'filter', 'name', 'partitions', 'limit', 'formats', 'mode', 'keep', 'safetyLag'];
 const TIME_FILTER = ['minLastUpdatedTime', 'maxLastUpdatedTime'];
 const EVENT_FILTER = [...TIME_FILTER, 'type', 'subtype', 'source', 'minStartTime', 'maxStartTime'];
 const AUTH_OPTIONS = ['type', 'tokenUrl', 'clientId', 'clientSecret', 'scopes', 'audience', 'token', 'apiKey', 'cookie'];

@@ -278,4 +278,34 @@ describe.concurrent('output.dir: s3://', () => {
     expect(exit.stderr).toContain('no-such-bucket');
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
+
+  it('--dry-run names the bucket, not the staging folder, proves it can write there and leaves it as it was', async () => {
+    const { cli, store, url, staging, dir } = await setup(26, 'exports/dry');
+    try {
+      const first = await cli(['run']);
+      expect(first.code, describeExit(first)).toBe(0);
+      const before = await store.list('');
+      const from = server.requests().length;
+      const exit = await cli(['run', '--dry-run']);
+      expect(exit.code, describeExit(exit)).toBe(0);
+      expect(exit.stdout).toContain(`output      ${url}\n`);
+      expect(exit.stdout).toContain(`checkpoint  ${url}/_checkpoint.json\n`);
+      expect(exit.stdout).not.toContain(staging);
+      expect(exit.stdout).toContain('events: complete since');
+      const seen = server.requests().slice(from);
+      const probe = seen.findIndex((r) => r.operation === 'PutObject' && r.key.includes('_probe-'));
+      expect(probe, 'one probe object put').toBeGreaterThanOrEqual(0);
+      expect(seen[probe + 1]?.operation, 'and deleted at once').toBe('DeleteObjects');
+      expect(await store.list('')).toEqual(before);
+
+      // A bucket that does not exist: the dry run says so, naming it.
+      const yaml = join(dir, 'job.yaml');
+      writeFileSync(yaml, readFileSync(yaml, 'utf8').replace(`s3://${server.bucket}/exports/dry`, 's3://no-such-bucket/x'));
+      const missing = await cli(['run', '--dry-run']);
+      expect(missing.code, describeExit(missing)).toBe(1);
+      expect(missing.stdout).toMatch(/REFUSED {5}a run now would stop here: .*no-such-bucket/);
+    } finally {
+      await store.close();
+    }
+  });
 });

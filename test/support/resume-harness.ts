@@ -23,6 +23,7 @@ import {
 } from '../../src/simulator/index.js';
 import type { Clock } from '../../src/util/clock.js';
 import { CLI } from './cli.js';
+import { asNobody } from './unprivileged.js';
 
 // ---------------------------------------------------------------------------------------------
 // Temp folders, simulators and CLI processes (all cleaned up when the test file is done)
@@ -77,6 +78,8 @@ export interface CliProcess {
 export interface SpawnOptions {
   env?: Record<string, string>;
   cwd?: string;
+  /** Run as the unprivileged user nobody (support/unprivileged.ts), so that file permissions bite. */
+  unprivileged?: boolean;
 }
 
 /**
@@ -87,7 +90,8 @@ export function spawnCli(args: string[], options: SpawnOptions = {}): CliProcess
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.BULK_EXTRACT_CRASH_AT;
   Object.assign(env, options.env ?? {});
-  const child = spawn(process.execPath, [CLI, ...args], { env, cwd: options.cwd ?? process.cwd() });
+  const command = options.unprivileged === true ? asNobody(args) : { command: process.execPath, args: [CLI, ...args] };
+  const child = spawn(command.command, command.args, { env, cwd: options.cwd ?? process.cwd() });
   children.add(child);
   let stdout = '';
   let stderr = '';
@@ -147,8 +151,9 @@ export interface StreamSpec {
   limit?: number;
   filter?: Record<string, string | number>;
   formats?: Format[];
-  mode?: 'full' | 'incremental';
+  mode?: 'full' | 'incremental' | 'snapshot';
   safetyLag?: string | number;
+  keep?: number;
 }
 
 export interface JobSpec {

@@ -1,0 +1,128 @@
+import type { Manifest } from '../export/manifest.js';
+import { idleMessage, type RunResult } from '../export/run-job.js';
+import type { FinalizeResult } from '../export/start-run.js';
+import type { ShardSpec } from '../export/shard.js';
+import { duration } from './progress.js';
+
+/** Per-stream rows, files, bytes, then the run's state, duration, rate and retries (for stderr). */
+export function summary(manifest: Manifest, rowsThisRun: number): string {
+  const lines = Object.entries(manifest.streams).map(([name, stream]) => {
+    const { files, bytes } = filesOf(manifest, name);
+    return `  ${name.padEnd(16)} ${stream.rows.toLocaleString('en-US').padStart(13)} rows  ${String(files).padStart(5)} files  ${megabytes(bytes).padStart(10)}  ${stream.done ? 'done' : 'not done'}`;
+  });
+  const seconds = (manifest.durationMs ?? 0) / 1000;
+  return [
+    `bulk-extract: ${manifest.state} in ${duration(Math.round(seconds))}, ${manifest.requests} requests (${manifest.throttled} throttled), ${manifest.retries} retries, ${Math.round(rowsThisRun / Math.max(seconds, 0.001)).toLocaleString('en-US')} rows/s this run`,
+    ...lines,
+  ].join('\n');
+}
+
+/** What a run prints on stderr at its end. */
+export function runSummary(result: RunResult, repair: boolean): string {
+  if (repair && result.damaged.size === 0) return 'bulk-extract repair: every shard matches the manifest; nothing to repair.';
+  if (!result.wrote) {
+    const idle = result.idle.map((stream) => `  ${idleMessage(stream)}`);
+    return ['bulk-extract: nothing to do; the output was not changed.', ...idle, summary(result.manifest, 0)].join('\n');
+  }
+  const repaired = repair ? [`bulk-extract repair: read ${result.damaged.size} damaged partition(s) again: ${[...result.damaged.keys()].join(', ')}`] : [];
+  return [...repaired, summary(result.manifest, result.rows)].join('\n');
+}
+
+export function shardSummary(shard: ShardSpec, finalize: FinalizeResult): string {
+  const me = `shard ${shard.index}/${shard.count}`;
+  return finalize.finalized
+    ? `${me}: complete, and the sharded run is finalized (every shard is complete; _SUCCESS written).`
+    : `${me}: complete; shards ${finalize.waitingFor.join(', ')} are not, and the last of them to finish ends the run.`;
+}
+
+/** `run --json`: one object on stdout at the end of every run, refused and failed ones included. */
+export interface JsonReport {
+  exitCode: number;
+  /** The run's state, `nothing-to-do` when it changed nothing, or `refused` when it never started. */
+  state: string;
+  /** Why it did not complete: the error's stable code and message; null when it completed. */
+  reason: { code: string; message: string } | null;
+  destination: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationMs: number | null;
+  requests: number;
+  retries: number;
+  throttled: number;
+  rowsThisRun: number;
+  streams: {
+    name: string;
+    resource: string;
+    mode: string;
+    state: 'done' | 'not done' | 'nothing to do';
+    rows: number;
+    files: number;
+    bytes: number;
+    run: string | null;
+    window: { minLastUpdatedTime: number | null; maxLastUpdatedTime: number } | null;
+  }[];
+  errors: { stream: string; partition: number; code: string; message: string }[];
+}
+
+export function jsonReport(result: RunResult, exitCode: number, destination: string): JsonReport {
+  const { manifest } = result;
+  const idle = new Set(result.idle.map((i) => i.stream));
+  const errors = result.errors.map(({ stream, m, error }) => ({ stream, partition: m, ...describe(error) }));
+  return {
+    exitCode,
+    state: result.wrote ? manifest.state : 'nothing-to-do',
+    reason: errors[0] === undefined ? null : { code: errors[0].code, message: errors[0].message },
+    destination,
+    startedAt: result.wrote ? manifest.startedAt : null,
+    finishedAt: result.wrote ? (manifest.finishedAt ?? null) : null,
+    durationMs: result.wrote ? (manifest.durationMs ?? null) : 0,
+    requests: result.wrote ? manifest.requests : 0,
+    retries: result.wrote ? manifest.retries : 0,
+    throttled: result.wrote ? manifest.throttled : 0,
+    rowsThisRun: result.rows,
+    streams: Object.entries(manifest.streams).map(([name, stream]) => ({
+      name,
+      resource: stream.resource,
+      mode: stream.mode,
+      state: idle.has(name) ? 'nothing to do' : stream.done ? 'done' : 'not done',
+      rows: stream.rows,
+      ...filesOf(manifest, name),
+      run: stream.run,
+      window: stream.window,
+    })),
+    errors,
+  };
+}
+
+/** The report of a run that never started: refused, or stopped by an error before its partitions ran. */
+export function refusedReport(error: unknown, exitCode: number, destination: string | null): JsonReport {
+  return {
+    exitCode,
+    state: 'refused',
+    reason: describe(error),
+    destination,
+    startedAt: null,
+    finishedAt: null,
+    durationMs: null,
+    requests: 0,
+    retries: 0,
+    throttled: 0,
+    rowsThisRun: 0,
+    streams: [],
+    errors: [],
+  };
+}
+
+function describe(error: unknown): { code: string; message: string } {
+  const code = (error as { code?: unknown } | null)?.code;
+  return { code: typeof code === 'string' ? code : 'E_INTERNAL', message: error instanceof Error ? error.message : String(error) };
+}
+
+function filesOf(manifest: Manifest, stream: string): { files: number; bytes: number } {
+  const files = manifest.files.filter((f) => f.stream === stream);
+  return { files: files.length, bytes: files.reduce((sum, f) => sum + f.bytes, 0) };
+}
+
+function megabytes(bytes: number): string {
+  return `${(bytes / 1_048_576).toFixed(1)} MiB`;
+}

@@ -1,0 +1,61 @@
+import { AuthError, HttpStatusError, type RequestError } from '../http/errors.js';
+import type { PlatformClient } from '../http/platform-client.js';
+import type { Logger } from '../log.js';
+import { type Checkpoint, isComplete } from './checkpoint.js';
+import { chainParams, type StreamPlan } from './plan.js';
+
+/** The `filter` of `POST /{resource}/aggregate` (and `/list`) for a chain's GET parameters. */
+export function aggregateFilter(params: readonly (readonly [string, string])[]): Record<string, unknown> {
+  const filter: Record<string, unknown> = {};
+  const range = (key: string, bound: 'min' | 'max', value: string) => {
+    const current = (filter[key] ?? {}) as Record<string, number>;
+    filter[key] = { ...current, [bound]: Number(value) };
+  };
+  for (const [key, value] of params) {
+    const bounded = /^(min|max)(LastUpdatedTime|StartTime)$/.exec(key);
+    if (bounded !== null) {
+      const [, bound, field = ''] = bounded;
+      range(`${field.charAt(0).toLowerCase()}${field.slice(1)}`, bound === 'min' ? 'min' : 'max', value);
+    } else if (key !== 'limit' && key !== 'partition') {
+      filter[key] = value;
+    }
+  }
+  return filter;
+}
+
+/**
+ * How many items each stream's current run will read, from the platform's count aggregate: for
+ * progress and ETA only (it is approximate, and an export never relies on it). Being the run's
+ * first contact with the platform, it also proves the credential and the address before the
+ * output folder is touched: a refused credential or an unreachable platform is thrown; any other
+ * failure only leaves that stream's total unknown. Streams already complete are not counted.
+ */
+export async function countStreams(
+  client: Pick<PlatformClient, 'aggregateCount'>,
+  streams: readonly StreamPlan[],
+  checkpoint: Checkpoint,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<Map<string, number>> {
+  const totals = new Map<string, number>();
+  await Promise.all(
+    streams.map(async (stream) => {
+      const state = checkpoint.streams[stream.name];
+      if (state === undefined || isComplete(state)) return;
+      try {
+        const filter = aggregateFilter(chainParams(stream, state));
+        totals.set(stream.name, await client.aggregateCount(stream.resource, filter, signal));
+      } catch (error) {
+        if (error instanceof AuthError || !(error instanceof HttpStatusError || isContentError(error))) throw error;
+        logger.debug({ stream: stream.name, code: error.code }, `no item count for ${stream.name} (progress shows no total): ${error.message}`);
+      }
+    }),
+  );
+  return totals;
+}
+
+/** An answer that arrived but was not a count: the platform is there, the count is just unknown. */
+function isContentError(error: unknown): error is RequestError {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'E_BAD_RESPONSE' || code === 'E_INVALID_JSON';
+}

@@ -1,0 +1,51 @@
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { OutputError } from '../errors.js';
+
+/**
+ * Refuses, before anything is written, an output this process could not write: a folder it may
+ * not create files in, or a file it may not replace (in a sticky folder such as a shared /tmp,
+ * only a file's owner may). Missing folders and files are fine: they are created later.
+ */
+export async function assertWritable(dirs: readonly string[], files: readonly string[]): Promise<void> {
+  for (const dir of new Set(dirs)) {
+    const info = await stat(dir).catch(() => undefined);
+    if (info === undefined) continue;
+    if (!info.isDirectory()) throw refused(dir, 'ENOTDIR', 'it is a file, not a folder');
+    const code = await access(dir, constants.W_OK | constants.X_OK).then(
+      () => undefined,
+      (error: NodeJS.ErrnoException) => error.code ?? 'EACCES',
+    );
+    if (code !== undefined) throw refused(dir, code, describe(code));
+  }
+  const uid = process.getuid?.();
+  if (uid === undefined || uid === 0) return;
+  for (const file of new Set(files)) {
+    const info = await stat(file).catch(() => undefined);
+    const folder = await stat(dirname(file)).catch(() => undefined);
+    if (info === undefined || folder === undefined) continue;
+    const sticky = (folder.mode & 0o1000) !== 0;
+    if (sticky && info.uid !== uid && folder.uid !== uid) {
+      throw refused(file, 'EPERM', `its folder is sticky and the file belongs to uid ${info.uid}, so uid ${uid} may not replace it`);
+    }
+  }
+}
+
+function describe(code: string): string {
+  if (code === 'EROFS') return 'the file system is read-only';
+  if (code === 'EACCES' || code === 'EPERM') return `this user (uid ${process.getuid?.() ?? '?'}) may not write there`;
+  return code;
+}
+
+/** A file-system error on the way to writing `path`, before anything was written, as an OutputError. */
+export function cannotWrite(path: string, error: unknown): OutputError {
+  const code = (error as NodeJS.ErrnoException).code ?? 'error';
+  return refused(path, code, describe(code));
+}
+
+function refused(path: string, code: string, why: string): OutputError {
+  return new OutputError(
+    `Cannot write to ${path} (${code}: ${why}). Nothing in the output folder was changed. Make it writable for this user, or choose another folder with output.dir (or --out).`,
+  );
+}

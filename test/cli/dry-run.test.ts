@@ -1,0 +1,90 @@
+import { chmodSync, cpSync, unlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/simulator/index.js';
+import {
+  describeExit,
+  type Exit,
+  type JobSpec,
+  newSimulator,
+  runCliWith,
+  snapshot,
+  type StreamSpec,
+  tempDir,
+  writeJob,
+} from '../support/resume-harness.js';
+
+/**
+ * `run --dry-run` finds what the run would refuse (issue 13, point 9), as the run finds it, and
+ * changes nothing: drift, a missing shard, a lock held by a live run, a folder this user may not
+ * write. (Object storage: test/export/s3-export.test.ts.)
+ */
+const KEY = 'dry-run-key-0001';
+const STREAMS: StreamSpec[] = [{ resource: 'events', partitions: 2, limit: 1000 }];
+
+let sim: Simulator;
+let finished: string;
+
+beforeAll(async () => {
+  sim = await newSimulator({ events: 3000, assets: 10, seed: 71, apiKeys: [KEY], recordRequests: true });
+  const dir = tempDir('dry-run-template');
+  finished = join(dir, 'out');
+  const exit = await runCliWith(['run', '--config', writeJob(join(dir, 'job.yaml'), spec(finished))], { cwd: dir, env: { SIM_KEY: KEY } });
+  expect(exit.code, describeExit(exit)).toBe(0);
+});
+
+function spec(outDir: string, extra: Partial<JobSpec> = {}): JobSpec {
+  return { baseUrl: sim.baseUrl, outDir, streams: STREAMS, maxRows: 1000, ...extra };
+}
+
+/** A copy of the finished export; the dry run must leave it byte for byte as it was. */
+async function dryRun(extra: Partial<JobSpec>, breakIt: (out: string) => void, unprivileged = false): Promise<Exit> {
+  const dir = tempDir('dry-run');
+  chmodSync(dir, 0o755);
+  const out = join(dir, 'out');
+  cpSync(finished, out, { recursive: true });
+  breakIt(out);
+  const file = writeJob(join(dir, 'job.yaml'), spec(out, extra));
+  const before = snapshot(out);
+  const exit = await runCliWith(['run', '--config', file, '--dry-run'], { cwd: dir, env: { SIM_KEY: KEY }, unprivileged });
+  expect(snapshot(out), 'a dry run changes nothing').toEqual(before);
+  return exit;
+}
+
+describe.concurrent('run --dry-run tells what a run would refuse', () => {
+  it('nothing wrong: exit 0, and what the run would do with each stream', async () => {
+    const exit = await dryRun({}, () => {});
+    expect(exit.code, describeExit(exit)).toBe(0);
+    expect(exit.stdout).toContain('  events: complete since ');
+    expect(exit.stdout).not.toContain('REFUSED');
+  });
+
+  it('settings drift: exit 2, with the differences', async () => {
+    const exit = await dryRun({ streams: [{ resource: 'events', partitions: 2, limit: 500 }] }, () => {});
+    expect(exit.code, describeExit(exit)).toBe(2);
+    expect(exit.stdout).toMatch(/^REFUSED {5}a run now would stop here: The job's settings differ/m);
+    expect(exit.stdout).toContain('limit =1000 in the checkpoint, =500 in the config');
+  });
+
+  it('a missing shard: exit 2, naming it', async () => {
+    const exit = await dryRun({}, (out) => unlinkSync(join(out, 'events/part=2-of-2/000000.parquet')));
+    expect(exit.code, describeExit(exit)).toBe(2);
+    expect(exit.stdout).toContain('events/part=2-of-2/000000.parquet: missing');
+  });
+
+  it('a lock held by a live run: exit 2, naming its pid', async () => {
+    const lock = JSON.stringify({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() });
+    const exit = await dryRun({}, (out) => writeFileSync(join(out, '.lock'), lock));
+    expect(exit.code, describeExit(exit)).toBe(2);
+    expect(exit.stdout).toContain(`in use by another bulk-extract run (pid ${process.pid} on ${hostname()}`);
+  });
+
+  it('a folder this user may not write (nobody, a real EACCES): exit 1, E_OUTPUT', async () => {
+    // More partitions than recorded would be drift; a new stream is work to do.
+    const streams: StreamSpec[] = [...STREAMS, { resource: 'assets', partitions: 1 }];
+    const exit = await dryRun({ streams }, () => {}, true);
+    expect(exit.code, describeExit(exit)).toBe(1);
+    expect(exit.stdout).toMatch(/REFUSED {5}a run now would stop here: Cannot write to \S+ \(EACCES/);
+  });
+});

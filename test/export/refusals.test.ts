@@ -1,0 +1,171 @@
+import { chmodSync, chownSync, cpSync, mkdirSync, readFileSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/simulator/index.js';
+import {
+  describeExit,
+  type Exit,
+  type JobSpec,
+  listFiles,
+  newSimulator,
+  runCliWith,
+  snapshot,
+  type StreamSpec,
+  tempDir,
+  writeJob,
+} from '../support/resume-harness.js';
+import { NOBODY } from '../support/unprivileged.js';
+
+/**
+ * A refused run changes nothing (issue 13, point 1): every refusal is decided before anything in
+ * the output folder is touched. Each case starts from a copy of one finished export (with its
+ * `_SUCCESS`), breaks one thing, runs the real CLI and compares the sha256 of every file in the
+ * folder, `_SUCCESS`, checkpoint and manifest included, before and after; no lock is left.
+ */
+const KEY = 'refusals-key-0001';
+const STREAMS: StreamSpec[] = [
+  { resource: 'events', partitions: 3, limit: 1000 },
+  { resource: 'assets', partitions: 1, limit: 1000 },
+];
+
+let sim: Simulator;
+/** The finished export every case copies. */
+let finished: string;
+
+beforeAll(async () => {
+  sim = await newSimulator({ events: 6000, assets: 300, seed: 31, apiKeys: [KEY] });
+  const dir = tempDir('refusals-template');
+  finished = join(dir, 'out');
+  const file = writeJob(join(dir, 'job.yaml'), spec(finished));
+  const exit = await runCliWith(['run', '--config', file], { cwd: dir, env: { SIM_KEY: KEY } });
+  expect(exit.code, describeExit(exit)).toBe(0);
+  expect(listFiles(finished)).toContain('_SUCCESS');
+});
+
+function spec(outDir: string, extra: Partial<JobSpec> = {}): JobSpec {
+  return { baseUrl: sim.baseUrl, outDir, streams: STREAMS, formats: ['parquet', 'ndjson'], maxRows: 2000, ...extra };
+}
+
+interface Case {
+  dir: string;
+  out: string;
+  file: string;
+}
+
+/** A copy of the finished export and its job file, in a folder of its own (open to nobody too). */
+function copyOfFinished(extra: Partial<JobSpec> = {}): Case {
+  const dir = tempDir('refusals');
+  chmodSync(dir, 0o755);
+  const out = join(dir, 'out');
+  cpSync(finished, out, { recursive: true });
+  return { dir, out, file: writeJob(join(dir, 'job.yaml'), spec(out, extra)) };
+}
+
+/** Runs the case's job; the folder must be byte for byte as it was, and hold no lock. */
+async function refused(c: Case, options: { env?: Record<string, string>; unprivileged?: boolean } = {}): Promise<Exit> {
+  const before = snapshot(c.out);
+  const exit = await runCliWith(['run', '--config', c.file], {
+    cwd: c.dir,
+    env: { SIM_KEY: KEY, ...options.env },
+    unprivileged: options.unprivileged ?? false,
+  });
+  expect(snapshot(c.out), `the folder changed:\n${describeExit(exit)}`).toEqual(before);
+  expect(listFiles(c.out)).not.toContain('.lock');
+  expect(exit.stderr, 'no stack trace').not.toMatch(/^\s+at /m);
+  return exit;
+}
+
+const firstShard = (c: Case) => join(c.out, 'events', 'part=1-of-3', '000000.parquet');
+
+describe.concurrent('a refused run changes nothing in the output folder', () => {
+  it('settings that differ from the recorded run (drift): exit 2, _SUCCESS kept', async () => {
+    const c = copyOfFinished({ streams: [{ ...STREAMS[0], limit: 500 } as StreamSpec, STREAMS[1] as StreamSpec] });
+    const exit = await refused(c);
+    expect(exit.code, describeExit(exit)).toBe(2);
+    expect(exit.stderr).toContain('settings differ from the run recorded');
+    expect(listFiles(c.out)).toContain('_SUCCESS');
+  });
+
+  it('a missing shard: exit 2, naming it and `repair`', async () => {
+    const c = copyOfFinished();
+    unlinkSync(firstShard(c));
+    const exit = await refused(c);
+    expect(exit.code, describeExit(exit)).toBe(2);
+    expect(exit.stderr).toContain('events/part=1-of-3/000000.parquet: missing');
+    expect(exit.stderr).toContain('bulk-extract repair');
+  });
+
+  it('a damaged (truncated) shard: exit 2', async () => {
+    const c = copyOfFinished();
+    truncateSync(firstShard(c), 100);
+    const exit = await refused(c);
+    expect(exit.code, describeExit(exit)).toBe(2);
+    expect(exit.stderr).toMatch(/000000\.parquet: 100 bytes, not \d+/);
+  });
+
+  it('a lock held by a live run: exit 2, and that run\'s lock stays', async () => {
+    const c = copyOfFinished();
+    writeFileSync(join(c.out, '.lock'), JSON.stringify({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() }));
+    const before = snapshot(c.out);
+    const exit = await runCliWith(['run', '--config', c.file], { cwd: c.dir, env: { SIM_KEY: KEY } });
+    expect(exit.code, describeExit(exit)).toBe(2);
+    expect(exit.stderr).toContain(`in use by another bulk-extract run (pid ${process.pid}`);
+    expect(snapshot(c.out)).toEqual(before);
+  });
+
+  it('an unreadable (truncated) checkpoint: exit 2', async () => {
+    const c = copyOfFinished();
+    const path = join(c.out, '_checkpoint.json');
+    writeFileSync(path, readFileSync(path, 'utf8').slice(0, 200));
+    const exit = await refused(c);
+    expect(exit.code, describeExit(exit)).toBe(2);
+    expect(exit.stderr).toContain('is not valid JSON');
+  });
+
+  it('a bad config (an unknown key): exit 2', async () => {
+    const c = copyOfFinished();
+    writeFileSync(c.file, readFileSync(c.file, 'utf8').replace('partitions: 3', 'partitions: 3\n    colour: red'));
+    const exit = await refused(c);
+    expect(exit.code, describeExit(exit)).toBe(2);
+    expect(exit.stderr).toContain('Unrecognized key: "colour"');
+  });
+
+  it('a credential the platform refuses, before the first page: exit 3, one message', async () => {
+    // An unfinished export (the assets stream is new), so the run would have work to do.
+    const c = copyOfFinished({ streams: [...STREAMS, { resource: 'assets', name: 'more-assets', partitions: 2 }] });
+    const exit = await refused(c, { env: { SIM_KEY: 'a-wrong-key-0000' } });
+    expect(exit.code, describeExit(exit)).toBe(3);
+    expect(exit.stderr.match(/refused the api-key credential/g)).toHaveLength(1);
+  });
+
+  it('an output folder this user may not write (a real EACCES, as nobody): exit 1, E_OUTPUT message', async () => {
+    const c = copyOfFinished({ streams: [...STREAMS, { resource: 'assets', name: 'more-assets', partitions: 2 }] });
+    const exit = await refused(c, { unprivileged: true });
+    expect(exit.code, describeExit(exit)).toBe(1);
+    expect(exit.stderr).toContain(`Cannot write to ${c.out}`);
+    expect(exit.stderr).toContain('EACCES');
+    expect(exit.stderr).toContain('Nothing in the output folder was changed');
+  });
+
+  it('a file in it that this user may not replace (a sticky folder, files of another user): exit 1 naming the file', async () => {
+    const c = copyOfFinished({ streams: [...STREAMS, { resource: 'assets', name: 'more-assets', partitions: 2 }] });
+    // Like a shared /tmp: anyone may add files, only a file's owner may replace it.
+    chmodSync(c.out, 0o1777);
+    for (const name of ['events', 'assets']) chownDeep(join(c.out, name), NOBODY);
+    mkdirSync(join(c.out, 'more-assets'), { mode: 0o777 });
+    chmodSync(join(c.out, 'more-assets'), 0o777);
+    const exit = await refused(c, { unprivileged: true });
+    expect(exit.code, describeExit(exit)).toBe(1);
+    expect(exit.stderr).toMatch(/Cannot write to \S+\/(_SUCCESS|_manifest\.json) \(EPERM: its folder is sticky/);
+  });
+});
+
+/** Gives a folder and everything in it to `uid`. */
+function chownDeep(dir: string, uid: number): void {
+  chownSync(dir, uid, uid);
+  for (const path of listFiles(dir)) chownSync(join(dir, path), uid, uid);
+  for (const sub of new Set(listFiles(dir).map((p) => p.split('/').slice(0, -1).join('/')))) {
+    if (sub !== '') chownSync(join(dir, sub), uid, uid);
+  }
+}
