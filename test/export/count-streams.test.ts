@@ -1,0 +1,75 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { loadConfig } from '../../src/config/load-config.js';
+import { aggregateFilter } from '../../src/export/count-streams.js';
+import { type RunHandle, runJob } from '../../src/export/run-job.js';
+import { silentLogger } from '../../src/log.js';
+import { startSimulator } from '../../src/simulator/index.js';
+import { createFakeClock } from '../support/fake-clock.js';
+import { send } from '../support/http.js';
+import { closedForm, expectExactOutput } from '../support/resume-harness.js';
+import { startScriptedServer } from '../support/scripted-server.js';
+
+/**
+ * The count aggregate gives progress its total (issue 13, point 12); the export never relies on
+ * it: with a count far off, every row is still exported, and the progress total is what the
+ * platform said.
+ */
+const KEY = 'count-streams-key-0001';
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+describe('aggregateFilter', () => {
+  it.each([
+    ['limit and partition are not filters', [['limit', '1000'], ['partition', '1/10']], {}],
+    ['time bounds become inclusive ranges', [['minLastUpdatedTime', '5'], ['maxLastUpdatedTime', '9'], ['maxStartTime', '7']], {
+      lastUpdatedTime: { min: 5, max: 9 },
+      startTime: { max: 7 },
+    }],
+    ['strings stay strings', [['type', 'alarm'], ['subtype', 'high'], ['source', 'scada']], { type: 'alarm', subtype: 'high', source: 'scada' }],
+  ] as const)('%s', (_, params, filter) => {
+    expect(aggregateFilter(params)).toEqual(filter);
+  });
+});
+
+describe('an export whose count is far off', () => {
+  it('exports every row anyway; progress shows the count the platform gave', async () => {
+    const sim = await startSimulator({ events: 2500, seed: 12, apiKeys: [KEY] });
+    const proxy = await startScriptedServer(async (request) => {
+      const path = request.url.replace('/api/v1/projects/scripted', '');
+      if (request.method === 'POST') return { body: { items: [{ count: 40 }] } };
+      const reply = await send(`${sim.baseUrl}${path}`, { headers: { 'api-key': KEY } });
+      return { status: reply.status, body: reply.text };
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'bulk-extract-count-'));
+    cleanup.push(() => sim.close(), () => proxy.close(), () => rmSync(dir, { recursive: true, force: true }));
+    const out = join(dir, 'out');
+    writeFileSync(
+      join(dir, 'job.yaml'),
+      stringify({
+        source: { baseUrl: proxy.baseUrl, auth: { type: 'api-key', apiKey: '${K}' } },
+        streams: [{ resource: 'events', partitions: 2, limit: 1000 }],
+        output: { dir: out, formats: ['parquet', 'ndjson'], parquet: { rowGroupRows: 1000 } },
+      }),
+    );
+    let handle: RunHandle | undefined;
+    const config = loadConfig(join(dir, 'job.yaml'), { K: KEY });
+    const onStart = (run: RunHandle) => {
+      handle = run;
+    };
+    const result = await runJob({ config, logger: silentLogger, clock: createFakeClock(), onStart });
+    expect(result.state).toBe('complete');
+    expect(handle?.streams()).toEqual([{ name: 'events', rows: 2500, total: 40, partitions: 2, done: 2 }]);
+    // The count request carried the run's filter: the pin of a full export.
+    const body = proxy.requests.find((r) => r.method === 'POST')?.body ?? '{}';
+    const counted = JSON.parse(body) as { filter: { lastUpdatedTime: { max: number } } };
+    expect(counted.filter.lastUpdatedTime.max).toEqual(expect.any(Number));
+    const ids = closedForm('events', 2500);
+    await expectExactOutput(out, [{ name: 'events', resource: 'events', partitions: 2, formats: ['parquet', 'ndjson'], ids }]);
+  });
+});
