@@ -38,7 +38,9 @@ export function createLogger(level = 'info', prettyPrint = process.stderr.isTTY,
   const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { pid: process.pid } };
   if (!prettyPrint) return pino(options, pino.destination(2));
   const verbose = level === 'debug' || level === 'trace';
-  const format = prettyFactory({ ignore: 'pid,hostname', translateTime: 'HH:MM:ss', hideObject: !verbose });
+  // The one field a message leaves out on purpose: where a run writes (its JSON message is fixed).
+  const messageFormat = '{msg}{if outDir} into {outDir}{end}';
+  const format = prettyFactory({ ignore: 'pid,hostname', translateTime: 'HH:MM:ss', hideObject: !verbose, messageFormat });
   return pino(options, { write: (record: string) => sink.writeLine(format(record)) });
 }
 

@@ -23,8 +23,9 @@ export class StatusLine implements LineSink {
   }
 
   show(text: string): void {
-    const width = this.out.columns;
-    this.text = width === undefined || text.length < width ? text : `${text.slice(0, Math.max(0, width - 2))}…`;
+    // A width of 0 (some pseudo-terminals) means it is not known.
+    const width = this.out.columns ?? 0;
+    this.text = width < 20 || text.length < width ? text : `${text.slice(0, width - 2)}…`;
     this.out.write(`${CLEAR}${this.text}`);
   }
 

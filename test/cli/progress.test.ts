@@ -31,10 +31,13 @@ describe('the status line and log lines', () => {
     expect(screen.slice(2).join(''), 'cleared at the end').toBe('');
   });
 
-  it('cuts the live line to the terminal\'s width, so it never wraps', () => {
-    const terminal = fakeTerminal(20);
+  it('cuts the live line to the terminal\'s width, so it never wraps; a width of 0 is unknown', () => {
+    const terminal = fakeTerminal(40);
     new StatusLine(terminal.out).show('x'.repeat(50));
-    expect(terminal.writes.at(-1)?.replace(CLEAR, '').length).toBeLessThan(20);
+    expect(terminal.writes.at(-1)?.replace(CLEAR, '').length).toBeLessThan(40);
+    const unknown = fakeTerminal(0);
+    new StatusLine(unknown.out).show('x'.repeat(50));
+    expect(unknown.writes.at(-1)?.replace(CLEAR, '')).toBe('x'.repeat(50));
   });
 
   it('shows no stack trace and no fields at info (one line a record); debug shows both', () => {
