@@ -1,17 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { loadConfig } from '../../src/config/load-config.js';
 import { runJob } from '../../src/export/run-job.js';
 import { AuthError } from '../../src/http/errors.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { createFakeClock } from '../support/fake-clock.js';
-import { send } from '../support/http.js';
 import { captureLogger } from '../support/log-capture.js';
 import { inspectCrashState } from '../support/resume-harness.js';
-import { startScriptedServer } from '../support/scripted-server.js';
+import { proxiedJob } from '../support/proxied-job.js';
 
 /**
  * A credential refused in the middle of a run (revoked, say) is one error for the whole run, not
@@ -27,30 +21,23 @@ afterEach(async () => {
 describe('a credential refused mid-run', () => {
   it('stops every partition: one AuthError, one log line, the others interrupted with their pages committed', async () => {
     const sim = await startSimulator({ events: 3000, seed: 9, apiKeys: [KEY] });
-    const proxy = await startScriptedServer(async (request) => {
-      const path = request.url.replace('/api/v1/projects/scripted', '');
-      if (request.method !== 'GET') return { status: 404, body: { error: { code: 404, message: 'not here' } } };
-      const partition = new URL(path, 'http://x').searchParams.get('partition');
-      const later = new URL(path, 'http://x').searchParams.has('cursor');
-      if (later && partition === '2/3') return { status: 401, body: { error: { code: 401, message: 'Unauthorized' } } };
-      // The other partitions' later pages never come: only the refusal can stop those partitions.
-      if (later) return { hold: true };
-      const reply = await send(`${sim.baseUrl}${path}`, { headers: { 'api-key': KEY } });
-      return { status: reply.status, body: reply.text };
+    const job = await proxiedJob({
+      sim,
+      key: KEY,
+      answer: (request, path) => {
+        if (request.method !== 'GET') return { status: 404, body: { error: { code: 404, message: 'not here' } } };
+        const params = new URL(path, 'http://x').searchParams;
+        if (!params.has('cursor')) return undefined;
+        if (params.get('partition') === '2/3') return { status: 401, body: { error: { code: 401, message: 'Unauthorized' } } };
+        // The other partitions' later pages never come: only the refusal can stop those partitions.
+        return { hold: true };
+      },
+      streams: [{ resource: 'events', partitions: 3, limit: 100 }],
+      output: { formats: ['ndjson'], shard: { maxRows: 100 } },
     });
-    const dir = mkdtempSync(join(tmpdir(), 'bulk-extract-auth-refused-'));
-    cleanup.push(() => sim.close(), () => proxy.close(), () => rmSync(dir, { recursive: true, force: true }));
-    const out = join(dir, 'out');
-    writeFileSync(
-      join(dir, 'job.yaml'),
-      stringify({
-        source: { baseUrl: proxy.baseUrl, auth: { type: 'api-key', apiKey: '${K}' } },
-        streams: [{ resource: 'events', partitions: 3, limit: 100 }],
-        output: { dir: out, formats: ['ndjson'], shard: { maxRows: 100 } },
-      }),
-    );
+    cleanup.push(() => sim.close(), () => job.close());
+    const { config, out, proxy } = job;
     const logs = captureLogger('info');
-    const config = loadConfig(join(dir, 'job.yaml'), { K: KEY });
     const result = await runJob({ config, logger: logs.logger, clock: createFakeClock() });
 
     expect(result.state).toBe('failed');

@@ -1,17 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { loadConfig } from '../../src/config/load-config.js';
 import { aggregateFilter } from '../../src/export/count-streams.js';
 import { type RunHandle, runJob } from '../../src/export/run-job.js';
 import { silentLogger } from '../../src/log.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { createFakeClock } from '../support/fake-clock.js';
-import { send } from '../support/http.js';
 import { closedForm, expectExactOutput } from '../support/resume-harness.js';
-import { startScriptedServer } from '../support/scripted-server.js';
+import { proxiedJob } from '../support/proxied-job.js';
 
 /**
  * The count aggregate gives progress its total (issue 13, point 12); the export never relies on
@@ -40,25 +34,16 @@ describe('aggregateFilter', () => {
 describe('an export whose count is far off', () => {
   it('exports every row anyway; progress shows the count the platform gave', async () => {
     const sim = await startSimulator({ events: 2500, seed: 12, apiKeys: [KEY] });
-    const proxy = await startScriptedServer(async (request) => {
-      const path = request.url.replace('/api/v1/projects/scripted', '');
-      if (request.method === 'POST') return { body: { items: [{ count: 40 }] } };
-      const reply = await send(`${sim.baseUrl}${path}`, { headers: { 'api-key': KEY } });
-      return { status: reply.status, body: reply.text };
+    const job = await proxiedJob({
+      sim,
+      key: KEY,
+      answer: (request) => (request.method === 'POST' ? { body: { items: [{ count: 40 }] } } : undefined),
+      streams: [{ resource: 'events', partitions: 2, limit: 1000 }],
+      output: { formats: ['parquet', 'ndjson'], parquet: { rowGroupRows: 1000 } },
     });
-    const dir = mkdtempSync(join(tmpdir(), 'bulk-extract-count-'));
-    cleanup.push(() => sim.close(), () => proxy.close(), () => rmSync(dir, { recursive: true, force: true }));
-    const out = join(dir, 'out');
-    writeFileSync(
-      join(dir, 'job.yaml'),
-      stringify({
-        source: { baseUrl: proxy.baseUrl, auth: { type: 'api-key', apiKey: '${K}' } },
-        streams: [{ resource: 'events', partitions: 2, limit: 1000 }],
-        output: { dir: out, formats: ['parquet', 'ndjson'], parquet: { rowGroupRows: 1000 } },
-      }),
-    );
+    cleanup.push(() => sim.close(), () => job.close());
+    const { config, out, proxy } = job;
     let handle: RunHandle | undefined;
-    const config = loadConfig(join(dir, 'job.yaml'), { K: KEY });
     const onStart = (run: RunHandle) => {
       handle = run;
     };
