@@ -308,4 +308,30 @@ describe.concurrent('output.dir: s3://', () => {
       await store.close();
     }
   });
+
+  it('mode: snapshot: each run seals a copy in the bucket, _LATEST moves there, keep 1 deletes the older one', async () => {
+    const stream: StreamSpec = { resource: 'events', partitions: 2, limit: 1000, mode: 'snapshot', keep: 1 };
+    const { cli, store } = await setup(27, 'exports/snap', { stream });
+    try {
+      const runs: string[] = [];
+      for (const round of [1, 2]) {
+        const exit = await cli(['run']);
+        expect(exit.code, describeExit(exit)).toBe(0);
+        const keys = await store.list('events/');
+        const folders = [...new Set(keys.filter((k) => k.startsWith('events/run=')).map((k) => k.split('/')[1]))];
+        expect(folders, `round ${round}: one snapshot kept`).toHaveLength(1);
+        const [run = ''] = folders;
+        expect(runs, `round ${round} is a new snapshot`).not.toContain(run);
+        runs.push(run);
+        expect(keys).toContain(`events/${run}/_SUCCESS`);
+        expect((await store.getText('events/_LATEST'))?.trim()).toBe(run);
+      }
+      const status = await cli(['status']);
+      expect(status.stdout).toContain(`latest complete snapshot: ${runs[1]} (1 kept)`);
+      const verify = await cli(['verify']);
+      expect(verify.code, describeExit(verify)).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -212,4 +212,27 @@ describe.concurrent('run --shard: refused settings', () => {
     const whileBusy = listFiles(job.out);
     expect(whileBusy).toContain('_shards/plan.json');
   });
+
+  it('mode: snapshot in shards: each sharded run seals a snapshot when its last shard ends; _LATEST moves; keep 1 prunes', async () => {
+    const streams: StreamSpec[] = [{ resource: 'assets', partitions: 2, limit: 1000, mode: 'snapshot', keep: 1 }];
+    const { job, cli } = await setup(17, streams);
+    const sealed = () => readdirSync(join(job.out, 'assets')).filter((name) => name.startsWith('run=')).sort();
+    const latest = () => readFileSync(join(job.out, 'assets', '_LATEST'), 'utf8').trim();
+    const seen: string[] = [];
+    for (const round of [1, 2]) {
+      const exits = await Promise.all([0, 1].map((i) => cli(['run', '--shard', `${i}/2`])));
+      for (const exit of exits) expect(exit.code, describeExit(exit)).toBe(0);
+      expect(sealed(), `round ${round}: keep 1`).toHaveLength(1);
+      const [run] = sealed();
+      expect(seen, `round ${round} wrote a new snapshot`).not.toContain(run);
+      seen.push(run ?? '');
+      expect(latest()).toBe(run);
+      expect(existsSync(join(job.out, 'assets', run ?? '', '_SUCCESS'))).toBe(true);
+      const rows = listFiles(join(job.out, 'assets', run ?? '')).filter((f) => f.endsWith('.ndjson'));
+      const lines = rows.reduce((sum, f) => sum + readFileSync(join(job.out, 'assets', run ?? '', f), 'utf8').split('\n').length - 1, 0);
+      expect(lines, `round ${round}: every asset once`).toBe(600);
+    }
+    const verify = await runCliWith(['verify', job.out], { cwd: job.dir });
+    expect(verify.code, describeExit(verify)).toBe(0);
+  });
 });
