@@ -3,7 +3,6 @@ import { UsageError } from '../errors.js';
 import { AdaptiveLimiter } from '../http/adaptive-limiter.js';
 import { createPlatformClient } from '../http/create-client.js';
 import { AuthError } from '../http/errors.js';
-import type { PlatformClient } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
 import { shardOpener } from '../sink/open-shard.js';
 import { type Clock, systemClock } from '../util/clock.js';
@@ -14,8 +13,9 @@ import type { Manifest, RunState } from './manifest.js';
 import { Mirror } from './mirror.js';
 import { openStore, outputPaths } from './output-target.js';
 import { exportPartition, type PartitionOutcome } from './partition-worker.js';
-import { type PartitionPlan, planStreams } from './plan.js';
+import { planStreams } from './plan.js';
 import { ensureDir, type IdleStream } from './prepare-output.js';
+import { RunProgress, type RunHandle } from './run-progress.js';
 import type { ShardSpec } from './shard.js';
 import { startShard } from './start-shard.js';
 import { type FinalizeResult, startWhole } from './start-run.js';
@@ -34,27 +34,8 @@ export interface RunOptions {
   clock?: Clock;
   /** This worker's shard of a job split among several (--shard I/K). */
   shard?: ShardSpec | undefined;
-  /** Called once the run starts draining, for progress reporting. */
+  /** Called once the run starts draining, for progress displays. */
   onStart?: (run: RunHandle) => void;
-}
-
-/** A stream's progress as the run sees it. */
-export interface StreamProgress {
-  name: string;
-  /** Rows committed by earlier runs of its current run, plus rows read by this one. */
-  rows: number;
-  /** The platform's (approximate) count of what this run reads in all, when it answered one. */
-  total: number | undefined;
-  partitions: number;
-  done: number;
-}
-
-export interface RunHandle {
-  client: PlatformClient;
-  plans: readonly PartitionPlan[];
-  rows(): number;
-  partitionsDone(): number;
-  streams(): StreamProgress[];
 }
 
 export interface RunResult {
@@ -143,10 +124,13 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     release = start.release;
     const { committer, plans } = start;
     for (const idle of start.idle) logger.info({ ...idle }, idleMessage(idle));
-    for (const [pair, problems] of start.damaged) logger.warn({ partition: pair, problems }, `repair: reading ${pair} again: ${problems[0] ?? ''}`);
+    for (const [pair, problems] of start.damaged) {
+      logger.warn({ partition: pair, problems }, `repair: reading ${pair} again: ${problems[0] ?? ''}`);
+    }
     if (committer === undefined) {
       // Nothing was read or written: the summary shows the output as it is, and this run's zero requests.
-      const manifest: Manifest = { ...start.manifest, state: 'complete', requests: 0, retries: 0, throttled: 0, durationMs: clock.now() - startedAtMs };
+      const durationMs = clock.now() - startedAtMs;
+      const manifest: Manifest = { ...start.manifest, state: 'complete', requests: 0, retries: 0, throttled: 0, durationMs };
       return { state: 'complete', manifest, errors: [], resumed: true, rows: 0, idle: start.idle, wrote: false, damaged: start.damaged };
     }
     logger.info(
@@ -160,32 +144,8 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       start.resumed ? 'resuming export' : 'starting export',
     );
 
-    const read = new Map<string, number>();
-    let rows = 0;
-    let done = 0;
-    const doneOf = new Map<string, number>();
-    const rowsOf = (name: string) =>
-      Object.values(streamOf(committer.state, name).parts).reduce((sum, p) => sum + p.rows, 0);
-    const committedAtStart = new Map(streams.map((s) => [s.name, rowsOf(s.name)]));
-    options.onStart?.({
-      client,
-      plans,
-      rows: () => rows,
-      partitionsDone: () => done,
-      streams: () =>
-        streams.map((s) => {
-          const mine = plans.filter((p) => p.stream === s.name).length;
-          const total = totals.get(s.name);
-          return {
-            name: s.name,
-            rows: (committedAtStart.get(s.name) ?? 0) + (read.get(s.name) ?? 0),
-            // A shard reads its share of the stream's partitions.
-            total: total === undefined ? undefined : Math.round((total * mine) / s.partitions),
-            partitions: mine,
-            done: doneOf.get(s.name) ?? 0,
-          };
-        }),
-    });
+    const progress = new RunProgress(streams, plans, committer.state, () => totals);
+    options.onStart?.(progress.handle(client));
     const context = {
       outDir,
       client,
@@ -195,19 +155,13 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       mirror,
       signal,
       logger,
-      onRows: (count: number, stream: string) => {
-        rows += count;
-        read.set(stream, (read.get(stream) ?? 0) + count);
-      },
+      onRows: (count: number, stream: string) => progress.onRows(count, stream),
     };
     const outcomes = await Promise.allSettled(
       plans.map(async (plan): Promise<PartitionOutcome> => {
         try {
           const outcome = await exportPartition(context, plan);
-          if (outcome !== 'interrupted') {
-            done++;
-            doneOf.set(plan.stream, (doneOf.get(plan.stream) ?? 0) + 1);
-          }
+          if (outcome !== 'interrupted') progress.onPartitionDone(plan.stream);
           return outcome;
         } catch (error) {
           if (error instanceof AuthError) stopAll.abort();
@@ -217,7 +171,8 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     );
     const finished = await finishRun({ setup, shard, committer, client, plans, outcomes, release });
     release = finished.release;
-    return { ...finished.result, resumed: start.resumed, rows, idle: start.idle, wrote: true, damaged: start.damaged };
+    const { resumed, idle, damaged } = start;
+    return { ...finished.result, resumed, rows: progress.rows, idle, wrote: true, damaged };
   } finally {
     await client.close();
     await release();

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { aggregateFilter } from '../../src/export/count-streams.js';
-import { type RunHandle, runJob } from '../../src/export/run-job.js';
+import { runJob } from '../../src/export/run-job.js';
+import type { RunHandle } from '../../src/export/run-progress.js';
 import { silentLogger } from '../../src/log.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { createFakeClock } from '../support/fake-clock.js';

@@ -1,0 +1,81 @@
+import type { PlatformClient } from '../http/platform-client.js';
+import { type Checkpoint, streamOf } from './checkpoint.js';
+import type { PartitionPlan, StreamPlan } from './plan.js';
+
+/** A stream's progress as the run sees it. */
+export interface StreamProgress {
+  name: string;
+  /** Rows committed by earlier runs of its current run, plus rows read by this one. */
+  rows: number;
+  /** The platform's (approximate) count of what this run reads in all, when it answered one. */
+  total: number | undefined;
+  partitions: number;
+  done: number;
+}
+
+/** What a progress display asks a running export. */
+export interface RunHandle {
+  client: PlatformClient;
+  plans: readonly PartitionPlan[];
+  rows(): number;
+  partitionsDone(): number;
+  streams(): StreamProgress[];
+}
+
+/** Counts what a run reads and finishes, per stream, for progress displays. */
+export class RunProgress {
+  private rowsRead = 0;
+  private partitionsDone = 0;
+  private readonly read = new Map<string, number>();
+  private readonly done = new Map<string, number>();
+  private readonly committed: Map<string, number>;
+
+  constructor(
+    private readonly streams: readonly StreamPlan[],
+    private readonly plans: readonly PartitionPlan[],
+    checkpoint: Checkpoint,
+    /** The platform's counts per stream, once known. */
+    private readonly totals: () => ReadonlyMap<string, number>,
+  ) {
+    const rowsOf = (name: string) =>
+      Object.values(streamOf(checkpoint, name).parts).reduce((sum, p) => sum + p.rows, 0);
+    this.committed = new Map(streams.map((s) => [s.name, rowsOf(s.name)]));
+  }
+
+  get rows(): number {
+    return this.rowsRead;
+  }
+
+  onRows(count: number, stream: string): void {
+    this.rowsRead += count;
+    this.read.set(stream, (this.read.get(stream) ?? 0) + count);
+  }
+
+  onPartitionDone(stream: string): void {
+    this.partitionsDone++;
+    this.done.set(stream, (this.done.get(stream) ?? 0) + 1);
+  }
+
+  handle(client: PlatformClient): RunHandle {
+    return {
+      client,
+      plans: this.plans,
+      rows: () => this.rowsRead,
+      partitionsDone: () => this.partitionsDone,
+      streams: () => this.streams.map((s) => this.ofStream(s)),
+    };
+  }
+
+  private ofStream(stream: StreamPlan): StreamProgress {
+    const mine = this.plans.filter((p) => p.stream === stream.name).length;
+    const total = this.totals().get(stream.name);
+    return {
+      name: stream.name,
+      rows: (this.committed.get(stream.name) ?? 0) + (this.read.get(stream.name) ?? 0),
+      // A shard reads its share of the stream's partitions.
+      total: total === undefined ? undefined : Math.round((total * mine) / stream.partitions),
+      partitions: mine,
+      done: this.done.get(stream.name) ?? 0,
+    };
+  }
+}
