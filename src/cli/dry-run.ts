@@ -16,12 +16,12 @@ import { EXIT, exitCodeOf } from './exit-codes.js';
  */
 export async function dryRun(
   config: JobConfig,
-  only: string | undefined,
-  shard: ShardSpec | undefined,
+  run: { only: string | undefined; fresh: boolean; repair: boolean; shard: ShardSpec | undefined },
   logger: Logger,
 ): Promise<number> {
+  const { shard } = run;
   const now = new Date().toISOString();
-  const inspection = await inspectRun(config, only, logger, now);
+  const inspection = await inspectRun(config, run, logger, now);
   const { streams } = inspection;
   // A run that would be refused before deciding still shows the plan of a new run.
   const checkpoint = inspection.checkpoint ?? newCheckpoint(config.source.baseUrl, streams, now);
@@ -38,7 +38,11 @@ export async function dryRun(
       const state = checkpoint.streams[stream.name] ?? { window: null };
       const params = new URLSearchParams(chainParams(stream, state)).toString();
       const waiting = idle.get(stream.name);
-      const plan = waiting === undefined ? whatRunDoes(stream, checkpoint, inspection.resumed) : idleMessage(waiting);
+      const plan = run.fresh
+        ? 'starts over from the first page (--fresh deletes its earlier output)'
+        : waiting === undefined
+          ? whatRunDoes(stream, checkpoint, inspection.resumed)
+          : idleMessage(waiting);
       console.log(`stream ${stream.name}: GET /${stream.resource}?${params} in ${stream.partitions} partition(s) -> ${stream.formats.join(' + ')}, ${stream.mode}`);
       console.log(`  ${plan}`);
     }
@@ -57,6 +61,10 @@ export async function dryRun(
       console.log(
         `shard ${shard.index}/${shard.count}: ${mine.size} of ${plans.length} cursor chains (${chains.join('; ') || 'none: more shards than chains'}); at most ${config.source.concurrency} requests in flight in this worker.`,
       );
+    }
+    if (run.repair) {
+      const damaged = [...inspection.damaged].map(([pair, problems]) => `\n  ${pair}: ${problems.join('; ')}`).join('');
+      console.log(damaged === '' ? 'repair      every shard matches the manifest; nothing to repair' : `repair      would read again:${damaged}`);
     }
     for (const refusal of inspection.refusals) console.log(`REFUSED     a run now would stop here: ${refusal.message}`);
     const [first] = inspection.refusals;

@@ -97,7 +97,9 @@ async function run(values: Flags, onConfig: (config: JobConfig) => void = () => 
   const shard = resolveShard({ shard: values.shard, shards: values.shards }, process.env);
   const line = process.stderr.isTTY ? new StatusLine(process.stderr) : undefined;
   const logger = createLogger(values['log-level'], line !== undefined, line);
-  if (values['dry-run']) return dryRun(config, values.stream, shard, logger);
+  if (values['dry-run']) {
+    return dryRun(config, { only: values.stream, fresh: values.fresh, repair: values.repair, shard }, logger);
+  }
 
   const controller = new AbortController();
   const stop = (signal: NodeJS.Signals) => {

@@ -28,6 +28,8 @@ export interface RunInspection {
   checkpoint: Checkpoint | undefined;
   resumed: boolean;
   idle: IdleStream[];
+  /** With repair: the damaged partitions it would read again, with what is wrong. */
+  damaged: Map<string, string[]>;
   /** Why the run would be refused; empty when it would start. */
   refusals: BulkExtractError[];
 }
@@ -39,10 +41,11 @@ export interface RunInspection {
  */
 export async function inspectRun(
   config: JobConfig,
-  only: string | undefined,
+  run: { only: string | undefined; fresh: boolean; repair: boolean },
   logger: Logger,
   now: string,
 ): Promise<RunInspection> {
+  const { only, fresh, repair } = run;
   const streams = planStreams(config.streams, config.output.formats, only);
   const paths = outputPaths(config);
   const refusals: BulkExtractError[] = [];
@@ -73,7 +76,8 @@ export async function inspectRun(
       checkpointPath,
       baseUrl: config.source.baseUrl,
       streams,
-      fresh: false,
+      fresh,
+      repair,
       now,
       logger,
       mirror: store === undefined ? undefined : new Mirror(outDir, store),
@@ -91,6 +95,7 @@ export async function inspectRun(
       checkpoint: prepared?.checkpoint,
       resumed: prepared?.resumed ?? false,
       idle: prepared?.idle ?? [],
+      damaged: prepared?.damaged ?? new Map<string, string[]>(),
       refusals,
     };
   } finally {

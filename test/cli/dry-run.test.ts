@@ -39,7 +39,12 @@ function spec(outDir: string, extra: Partial<JobSpec> = {}): JobSpec {
 }
 
 /** A copy of the finished export; the dry run must leave it byte for byte as it was. */
-async function dryRun(extra: Partial<JobSpec>, breakIt: (out: string) => void, unprivileged = false): Promise<Exit> {
+async function dryRun(
+  extra: Partial<JobSpec>,
+  breakIt: (out: string) => void,
+  unprivileged = false,
+  flags: string[] = [],
+): Promise<Exit> {
   const dir = tempDir('dry-run');
   chmodSync(dir, 0o755);
   const out = join(dir, 'out');
@@ -47,7 +52,7 @@ async function dryRun(extra: Partial<JobSpec>, breakIt: (out: string) => void, u
   breakIt(out);
   const file = writeJob(join(dir, 'job.yaml'), spec(out, extra));
   const before = snapshot(out);
-  const exit = await runCliWith(['run', '--config', file, '--dry-run'], { cwd: dir, env: { SIM_KEY: KEY }, unprivileged });
+  const exit = await runCliWith(['run', '--config', file, '--dry-run', ...flags], { cwd: dir, env: { SIM_KEY: KEY }, unprivileged });
   expect(snapshot(out), 'a dry run changes nothing').toEqual(before);
   return exit;
 }
@@ -86,5 +91,14 @@ describe.concurrent('run --dry-run tells what a run would refuse', () => {
     const exit = await dryRun({ streams }, () => {}, true);
     expect(exit.code, describeExit(exit)).toBe(1);
     expect(exit.stdout).toMatch(/REFUSED {5}a run now would stop here: Cannot write to \S+ \(EACCES/);
+  });
+
+  it('with --fresh, drift is no refusal (the run starts over); with --repair, the damaged partitions are listed', async () => {
+    const fresh = await dryRun({ streams: [{ resource: 'events', partitions: 2, limit: 500 }] }, () => {}, false, ['--fresh']);
+    expect(fresh.code, describeExit(fresh)).toBe(0);
+    expect(fresh.stdout).toContain('  starts over from the first page (--fresh deletes its earlier output)');
+    const repair = await dryRun({}, (out) => unlinkSync(join(out, 'events/part=2-of-2/000000.ndjson')), false, ['--repair']);
+    expect(repair.code, describeExit(repair)).toBe(0);
+    expect(repair.stdout).toContain('repair      would read again:\n  events/2: events/part=2-of-2/000000.ndjson: missing');
   });
 });
