@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { JobConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { AdaptiveLimiter } from '../http/adaptive-limiter.js';
@@ -97,6 +98,8 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   // A refused credential stops every partition, not only the one that met it.
   const stopAll = new AbortController();
   const signal = options.signal === undefined ? stopAll.signal : AbortSignal.any([options.signal, stopAll.signal]);
+  // Every partition's request, backoff and limiter wait listen to it at once: that is not a leak.
+  setMaxListeners(16 + 8 * streams.reduce((sum, s) => sum + s.partitions, 0), signal);
   let totals = new Map<string, number>();
   let release = async () => {};
   let mirror: Mirror | undefined;

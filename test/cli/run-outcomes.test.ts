@@ -121,6 +121,18 @@ describe.concurrent('a credential refused by the platform', () => {
   });
 });
 
+describe.concurrent('retries in many partitions at once', () => {
+  it('print no MaxListenersExceededWarning (every partition waits on the run\'s one stop signal)', async () => {
+    const faults = { rate503: 0.5 };
+    const sim = await newSimulator({ events: 20_000, assets: 10, seed: 62, apiKeys: [KEY], faults });
+    const j = newJob(sim, [{ resource: 'events', partitions: 10, limit: 200 }], {}, 'run-outcomes');
+    const exit = await run(j);
+    expect(exit.code, describeExit(exit)).toBe(0);
+    expect(exit.stderr).toMatch(/"msg":"GET \/events partition \d+\/10: HTTP 503/);
+    expect(exit.stderr).not.toContain('MaxListenersExceededWarning');
+  });
+});
+
 describe.concurrent('bulk-extract status', () => {
   it('--out DIR without a job file; after a --stream run: "incomplete", the other stream "not started"', async () => {
     const j = await job();
