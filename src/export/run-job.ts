@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { rmdir, stat } from 'node:fs/promises';
 import type { JobConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { AdaptiveLimiter } from '../http/adaptive-limiter.js';
@@ -103,6 +104,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   let totals = new Map<string, number>();
   let release = async () => {};
   let mirror: Mirror | undefined;
+  let createdDir = false;
   try {
     if (s3) mirror = new Mirror(outDir, await openStore(config, logger));
     const setup = {
@@ -119,6 +121,8 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
         totals = await countStreams(client, streams, checkpoint, logger, signal);
       },
     };
+    // A folder this run creates and is then refused goes again: a refused run leaves nothing.
+    createdDir = !(await stat(outDir).then(() => true, () => false));
     await ensureDir(outDir);
     const start =
       shard === undefined
@@ -126,6 +130,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
         : await startShard(setup, shard);
     release = start.release;
     const { committer, plans } = start;
+    createdDir = false;
     for (const idle of start.idle) logger.info({ ...idle }, idleMessage(idle));
     for (const [pair, problems] of start.damaged) {
       logger.warn({ partition: pair, problems }, `repair: reading ${pair} again: ${problems[0] ?? ''}`);
@@ -179,6 +184,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   } finally {
     await client.close();
     await release();
+    if (createdDir) await rmdir(outDir).catch(() => undefined);
     await mirror?.store.close();
   }
 }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JsonReport } from '../../src/cli/run-report.js';
@@ -118,6 +119,7 @@ describe.concurrent('a credential refused by the platform', () => {
     expect(exit.stderr.match(/refused the api-key credential/g), exit.stderr).toHaveLength(1);
     expect(exit.stderr).not.toContain('"stack"');
     expect(listRequests(j.sim), 'no page was asked for').toEqual([]);
+    expect(existsSync(j.out), 'the output folder it would have created is not left behind').toBe(false);
   });
 });
 
