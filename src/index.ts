@@ -2,7 +2,7 @@
 export { BadItemError, BulkExtractError, CheckpointError, ConfigError, UsageError } from './errors.js';
 export { type ConfigOverrides, type JobConfig, loadConfig } from './config/load-config.js';
 export { Secret } from './config/secret.js';
-export { outputPaths } from './export/output-target.js';
+export { destinationOf } from './export/output-target.js';
 export { type RunOptions, type RunResult, runJob } from './export/run-job.js';
 export type { Manifest, ManifestFile } from './export/manifest.js';
 export { type VerifyReport, verifyOutput } from './export/verify.js';

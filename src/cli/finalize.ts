@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
-import { outputPaths } from '../export/output-target.js';
+import { destinationOf } from '../export/output-target.js';
 import { finalizeJob } from '../export/start-shard.js';
 import { createLogger } from '../log.js';
 import { EXIT } from './exit-codes.js';
@@ -32,7 +32,7 @@ export async function runFinalize(argv: string[]): Promise<number> {
   }
   if (values.config === undefined) throw new UsageError(`--config FILE is required.\n\n${FINALIZE_USAGE}`);
   const config = loadConfig(values.config, process.env, { out: values.out });
-  const { outDir } = outputPaths(config);
+  const outDir = destinationOf(config);
   const outcome = await finalizeJob(config, createLogger(values['log-level']));
   switch (outcome.state) {
     case 'none':

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { type JobConfig, loadConfig } from '../config/load-config.js';
 import { BulkExtractError, UsageError } from '../errors.js';
 import { AuthError } from '../http/errors.js';
-import { outputPaths } from '../export/output-target.js';
+import { destinationOf } from '../export/output-target.js';
 import { type RunResult, runJob } from '../export/run-job.js';
 import { resolveShard } from '../export/shard.js';
 import { createLogger } from '../log.js';
@@ -66,7 +66,7 @@ export async function runRun(argv: string[]): Promise<number> {
   let destination: string | null = null;
   try {
     return await run(values, (config) => {
-      destination = outputPaths(config).s3 ? config.output.dir : outputPaths(config).outDir;
+      destination = destinationOf(config);
     });
   } catch (error) {
     if (!(error instanceof BulkExtractError)) throw error;
@@ -131,8 +131,7 @@ async function run(values: Flags, onConfig: (config: JobConfig) => void = () => 
     if (shard !== undefined && result.finalize !== undefined) console.error(shardSummary(shard, result.finalize));
     const code = exitCode(result);
     if (values.json) {
-      const { s3, outDir } = outputPaths(config);
-      console.log(JSON.stringify(jsonReport(result, code, s3 ? config.output.dir : outDir)));
+      console.log(JSON.stringify(jsonReport(result, code, destinationOf(config))));
     }
     return code;
   } finally {

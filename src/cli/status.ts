@@ -1,19 +1,13 @@
-import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
-import { parseCheckpoint, type StreamState } from '../export/checkpoint.js';
-import { readShardedRun } from '../export/finalize.js';
+import { CHECKPOINT_FILE } from '../export/layout.js';
+import { openOutput, type Output } from '../export/output-target.js';
 import { streamName } from '../export/plan.js';
-import { CHECKPOINT_FILE, LATEST_FILE, LOCK_FILE, MANIFEST_FILE } from '../export/layout.js';
-import { inspectLock } from '../export/lock.js';
-import type { Manifest } from '../export/manifest.js';
-import { Mirror } from '../export/mirror.js';
-import { openStore, outputPaths } from '../export/output-target.js';
-import { sealedRuns } from '../export/seal-run.js';
+import { type OutputStatus, readStatus, type StreamStatus } from '../export/read-status.js';
 import { silentLogger } from '../log.js';
-import type { OutputStore } from '../output/store.js';
+import { createLocalStore } from '../output/local-store.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 import { duration } from './progress.js';
@@ -34,38 +28,17 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-export interface PartStatus {
-  stream: string;
-  partition: string;
-  rows: number;
-  shards: number;
-  done: boolean;
-  /** Never fetched: no cursor saved, nothing committed. */
-  started: boolean;
-  /** Seconds since the partition's cursor was last saved. */
-  cursorAgeSeconds: number;
-}
-
-/** Where the output is: a folder, or the staging folder of an s3:// output and its store. */
-interface Target {
-  outDir: string;
-  checkpointPath: string;
-  store: OutputStore | undefined;
-  /** The job's streams, when a job file was given. */
-  jobStreams: string[];
-}
-
-async function target(values: { config?: string | undefined; out?: string | undefined }): Promise<Target> {
+/** The output to read, and the job's streams when a job file was given. */
+async function target(
+  values: { config?: string | undefined; out?: string | undefined },
+): Promise<{ output: Output; jobStreams: string[] }> {
   if (values.config === undefined) {
     if (values.out === undefined) throw new UsageError(`--config FILE or --out DIR is required.\n\n${STATUS_USAGE}`);
-    const outDir = resolve(values.out);
-    return { outDir, checkpointPath: join(outDir, CHECKPOINT_FILE), store: undefined, jobStreams: [] };
+    const store = createLocalStore(resolve(values.out), silentLogger);
+    return { output: { store, checkpointKey: CHECKPOINT_FILE }, jobStreams: [] };
   }
   const config = loadConfig(values.config, process.env, { out: values.out });
-  const paths = outputPaths(config);
-  const jobStreams = config.streams.map(streamName);
-  // An s3:// output: the store has the checkpoint and manifest (the staging folder may be stale).
-  return { ...paths, store: paths.s3 ? await openStore(config, silentLogger) : undefined, jobStreams };
+  return { output: await openOutput(config, silentLogger), jobStreams: config.streams.map(streamName) };
 }
 
 export async function runStatus(argv: string[]): Promise<number> {
@@ -74,98 +47,46 @@ export async function runStatus(argv: string[]): Promise<number> {
     console.log(STATUS_USAGE);
     return EXIT.OK;
   }
-  const { outDir: localDir, checkpointPath, store, jobStreams } = await target(values);
-  const outDir = store?.location ?? localDir;
-  const readText = (name: string) => (store === undefined ? readFile(join(localDir, name), 'utf8').catch(() => undefined) : store.getText(name));
+  const { output, jobStreams } = await target(values);
   try {
-    const text = store === undefined ? await readFile(checkpointPath, 'utf8').catch(() => undefined) : await store.getText(CHECKPOINT_FILE);
-    if (text === undefined) {
-      const where = store === undefined ? checkpointPath : `${outDir}/${CHECKPOINT_FILE}`;
-      console.log(`No checkpoint at ${where}: the job has not run yet (into ${outDir}).`);
+    const status = await readStatus(output);
+    if (status === undefined) {
+      const { store, checkpointKey } = output;
+      console.log(`No checkpoint at ${store.where(checkpointKey)}: the job has not run yet (into ${store.location}).`);
       return EXIT.OK;
     }
-    const manifestText = await readText(MANIFEST_FILE);
-    // During a sharded run the folder's checkpoint is where it started: the shards have the progress.
-    const sharded =
-      store === undefined ? await readShardedRun(localDir, silentLogger, new Date().toISOString()) : undefined;
-    const checkpoint = sharded?.checkpoint ?? parseCheckpoint(text, checkpointPath);
-    const manifest = parseManifest(manifestText);
-    const lock = await inspectLock(join(localDir, LOCK_FILE));
-    const runner = lock.state === 'held' && lock.alive ? lock.owner : undefined;
-    const recorded = sharded === undefined ? (manifest?.state ?? 'unknown') : 'running';
-    // A manifest left 'running' by a process that is gone: stopped, not running.
-    const state = recorded === 'running' && sharded === undefined && runner === undefined ? 'stopped' : recorded;
-    const now = Date.now();
-    const parts: PartStatus[] = Object.entries(checkpoint.streams).flatMap(([stream, s]) =>
-      Object.entries(s.parts).map(([m, part]) => ({
-        stream,
-        partition: `${m}/${s.partitions}`,
-        rows: part.rows,
-        shards: part.nextSeq,
-        done: part.done,
-        started: part.done || part.cursor !== null || part.nextSeq > 0,
-        cursorAgeSeconds: Math.round((now - Date.parse(part.updatedAt)) / 1000),
-      })),
-    );
-    const streams = [];
-    for (const [stream, s] of Object.entries(checkpoint.streams)) {
-      streams.push(await streamStatus(stream, s, localDir, store));
-    }
-    if (values.json) {
-      const shards = sharded === undefined ? {} : { shards: sharded.shards };
-      const running = runner === undefined ? {} : { runner };
-      console.log(JSON.stringify({ outDir, state, ...running, streams, parts, ...shards }));
-      return EXIT.OK;
-    }
-    if (sharded === undefined) {
-      const who = runner === undefined ? '' : ` (pid ${runner.pid} on ${runner.host}, since ${runner.startedAt})`;
-      const said = state === 'stopped' ? 'stopped before it finished (killed?); run it again to resume' : `${state}${who}`;
-      console.log(`${outDir}: run ${said}`);
-    } else {
-      const describe = (s: { index: number; started: boolean; complete: boolean }) =>
-        `${s.index} ${s.complete ? 'complete' : s.started ? 'not complete' : 'not started'}`;
-      console.log(`${outDir}: sharded run in ${sharded.plan.count} shards since ${sharded.plan.createdAt}: ${sharded.shards.map(describe).join(', ')}`);
-    }
-    for (const s of streams) console.log(`  ${s.stream}: ${describeStream(s)}`);
-    for (const name of jobStreams.filter((n) => checkpoint.streams[n] === undefined)) {
-      console.log(`  ${name}: not started (the job has it; no run has read it yet)`);
-    }
-    for (const part of parts) {
-      const progress = part.done ? 'done' : part.started ? `cursor saved ${duration(part.cursorAgeSeconds)} ago` : 'not started';
-      console.log(
-        `  ${part.stream.padEnd(16)} ${part.partition.padStart(6)}  ${part.rows.toLocaleString('en-US').padStart(13)} rows  ${String(part.shards).padStart(5)} shards  ${progress}`,
-      );
-    }
+    if (values.json) console.log(JSON.stringify(status));
+    else console.log(formatStatus(status, jobStreams));
     return EXIT.OK;
   } finally {
-    await store?.close();
+    await output.store.close();
   }
 }
 
-interface StreamStatus {
-  stream: string;
-  mode: string;
-  run: string | null;
-  /** lastUpdatedTime read by the current run: [from, until), epoch ms (from null: the beginning). */
-  window: StreamState['window'];
-  watermark: number | null;
-  /** snapshot: the newest sealed run (its folder name), and how many sealed runs the folder keeps. */
-  latest?: string | null;
-  snapshots?: number;
-}
-
-async function streamStatus(
-  stream: string,
-  state: StreamState,
-  outDir: string,
-  store: OutputStore | undefined,
-): Promise<StreamStatus> {
-  const base = { stream, mode: state.mode, run: state.run, window: state.window, watermark: state.watermark };
-  if (state.mode !== 'snapshot') return base;
-  const latestText =
-    store === undefined ? await readFile(join(outDir, stream, LATEST_FILE), 'utf8').catch(() => undefined) : await store.getText(`${stream}/${LATEST_FILE}`);
-  const sealed = await sealedRuns(outDir, stream, store === undefined ? undefined : new Mirror(outDir, store));
-  return { ...base, latest: latestText?.trim() ?? null, snapshots: sealed.length };
+function formatStatus(status: OutputStatus, jobStreams: readonly string[]): string {
+  const lines: string[] = [];
+  const { outDir, runner, sharded, shards } = status;
+  if (sharded === undefined || shards === undefined) {
+    const who = runner === undefined ? '' : ` (pid ${runner.pid} on ${runner.host}, since ${runner.startedAt})`;
+    const said = status.state === 'stopped' ? 'stopped before it finished (killed?); run it again to resume' : `${status.state}${who}`;
+    lines.push(`${outDir}: run ${said}`);
+  } else {
+    const describe = (s: { index: number; started: boolean; complete: boolean }) =>
+      `${s.index} ${s.complete ? 'complete' : s.started ? 'not complete' : 'not started'}`;
+    lines.push(`${outDir}: sharded run in ${sharded.count} shards since ${sharded.since}: ${shards.map(describe).join(', ')}`);
+  }
+  for (const s of status.streams) lines.push(`  ${s.stream}: ${describeStream(s)}`);
+  const known = new Set(status.streams.map((s) => s.stream));
+  for (const name of jobStreams.filter((n) => !known.has(n))) {
+    lines.push(`  ${name}: not started (the job has it; no run has read it yet)`);
+  }
+  for (const part of status.parts) {
+    const progress = part.done ? 'done' : part.started ? `cursor saved ${duration(part.cursorAgeSeconds)} ago` : 'not started';
+    lines.push(
+      `  ${part.stream.padEnd(16)} ${part.partition.padStart(6)}  ${part.rows.toLocaleString('en-US').padStart(13)} rows  ${String(part.shards).padStart(5)} shards  ${progress}`,
+    );
+  }
+  return lines.join('\n');
 }
 
 function describeStream(s: StreamStatus): string {
@@ -174,12 +95,4 @@ function describeStream(s: StreamStatus): string {
   const run = s.run === null ? '' : `, run=${s.run}`;
   const latest = s.mode !== 'snapshot' ? '' : `; latest complete snapshot: ${s.latest ?? 'none yet'} (${s.snapshots ?? 0} kept)`;
   return `${s.mode}${run}, ${window}${latest}`;
-}
-
-function parseManifest(text: string | undefined): Manifest | undefined {
-  try {
-    return text === undefined ? undefined : (JSON.parse(text) as Manifest);
-  } catch {
-    return undefined;
-  }
 }

@@ -1,13 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { type JobConfig, loadConfig } from '../config/load-config.js';
-import { openStore, outputPaths } from '../export/output-target.js';
-import { silentLogger } from '../log.js';
-import { downloadAll } from '../output/download.js';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
-import { type VerifyReport, verifyOutput } from '../export/verify.js';
+import { verifyJob, verifyOutput } from '../export/verify.js';
+import { silentLogger } from '../log.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 
@@ -27,20 +23,6 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** The output of a job: its folder, or a downloaded copy of its bucket prefix. */
-async function verifyJob(config: JobConfig): Promise<VerifyReport> {
-  const paths = outputPaths(config);
-  if (!paths.s3) return verifyOutput(paths.outDir);
-  const store = await openStore(config, silentLogger);
-  const copy = await mkdtemp(join(tmpdir(), 'bulk-extract-verify-'));
-  try {
-    return await verifyOutput(await downloadAll(store, copy));
-  } finally {
-    await store.close();
-    await rm(copy, { recursive: true, force: true });
-  }
-}
-
 export async function runVerify(argv: string[]): Promise<number> {
   const { values, positionals } = withUsage(VERIFY_USAGE, () =>
     parseArgs({ args: argv, strict: true, allowPositionals: true, options: FLAGS }),
@@ -53,7 +35,8 @@ export async function runVerify(argv: string[]): Promise<number> {
   if ((dir === undefined) === (values.config === undefined) || extra.length > 0) {
     throw new UsageError(`expected one output folder, or --config FILE.\n\n${VERIFY_USAGE}`);
   }
-  const report = dir === undefined ? await verifyJob(loadConfig(values.config!)) : await verifyOutput(resolve(dir));
+  const report =
+    dir === undefined ? await verifyJob(loadConfig(values.config!), silentLogger) : await verifyOutput(resolve(dir));
   if (values.json) {
     console.log(JSON.stringify(report));
   } else {

@@ -1,10 +1,20 @@
-import { join } from 'node:path';
+import type { OutputStore } from '../output/store.js';
 import type { Clock } from '../util/clock.js';
 import { crashPoint } from '../util/crash-point.js';
-import { type Mirror, writeOutputText } from './mirror.js';
 import { type Checkpoint, commitPart, type PartState, partOf, restartPart } from './checkpoint.js';
 import { MANIFEST_FILE } from './layout.js';
 import { type Manifest, type ManifestFile, type RunState, summarize } from './manifest.js';
+
+export interface CommitterOptions {
+  store: OutputStore;
+  /** The run's checkpoint, or a shard worker's own. */
+  checkpointKey: string;
+  /** The output's `_manifest.json` (the default), or a shard worker's own manifest. */
+  manifestKey?: string | undefined;
+  checkpoint: Checkpoint;
+  manifest: Manifest;
+  clock: Clock;
+}
 
 /**
  * Owns the checkpoint and the manifest during a run. Partition workers commit through it; it
@@ -16,18 +26,21 @@ import { type Manifest, type ManifestFile, type RunState, summarize } from './ma
  */
 export class Committer {
   private tail: Promise<void> = Promise.resolve();
+  private checkpoint: Checkpoint;
+  private manifest: Manifest;
+  private readonly store: OutputStore;
+  private readonly checkpointKey: string;
+  private readonly manifestKey: string;
+  private readonly clock: Clock;
 
-  constructor(
-    outDir: string,
-    private readonly checkpointPath: string,
-    private checkpoint: Checkpoint,
-    private manifest: Manifest,
-    private readonly clock: Clock,
-    /** The output folder's `_manifest.json`, or a shard's own manifest. */
-    private readonly manifestPath = join(outDir, MANIFEST_FILE),
-    /** An export to object storage: each file written is put there too, right after. */
-    private readonly mirror?: Mirror,
-  ) {}
+  constructor(options: CommitterOptions) {
+    this.store = options.store;
+    this.checkpointKey = options.checkpointKey;
+    this.manifestKey = options.manifestKey ?? MANIFEST_FILE;
+    this.checkpoint = options.checkpoint;
+    this.manifest = options.manifest;
+    this.clock = options.clock;
+  }
 
   get state(): Checkpoint {
     return this.checkpoint;
@@ -96,11 +109,11 @@ export class Committer {
   private async persist(order: 'manifest-first' | 'checkpoint-first'): Promise<void> {
     this.manifest = { ...this.manifest, streams: summarize(this.checkpoint, this.manifest.files) };
     const manifest = async () => {
-      await writeOutputText(this.manifestPath, `${JSON.stringify(this.manifest, null, 2)}\n`, this.mirror);
+      await this.store.putText(this.manifestKey, `${JSON.stringify(this.manifest, null, 2)}\n`);
       crashPoint('after-manifest-write');
     };
     const checkpoint = async () => {
-      await writeOutputText(this.checkpointPath, `${JSON.stringify(this.checkpoint, null, 2)}\n`, this.mirror);
+      await this.store.putText(this.checkpointKey, `${JSON.stringify(this.checkpoint, null, 2)}\n`);
       crashPoint('after-checkpoint-write');
     };
     if (order === 'manifest-first') {

@@ -1,26 +1,24 @@
-import { rm, rmdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { CheckpointError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { writeFileAtomic } from '../util/durable-file.js';
+import { LockedError } from '../output/folder-lock.js';
+import type { OutputStore } from '../output/store.js';
 import { type Checkpoint, isComplete, parseCheckpoint } from './checkpoint.js';
 import { MANIFEST_FILE, SUCCESS_FILE } from './layout.js';
-import { acquireLock, LockedError } from './lock.js';
 import { type Manifest, reconcile } from './manifest.js';
-import { assertShardsPresent, readIfExists, readManifest } from './prepare-output.js';
+import { assertShardsPresent, readManifest } from './prepare-output.js';
 import { sealRun } from './seal-run.js';
 import {
   pairKey,
   pairsOf,
-  planPath,
+  PLAN_KEY,
   readPlan,
   SHARDS_DIR,
   shardCheckpoint,
   shardComplete,
-  shardLockPath,
+  shardKeys,
+  shardLockKey,
   readShardManifest,
   type ShardPlan,
-  shardPaths,
 } from './shard.js';
 
 export type AbsorbOutcome =
@@ -34,8 +32,8 @@ export type AbsorbOutcome =
   { state: 'merged'; plan: ShardPlan; manifest: Manifest; complete: boolean };
 
 export interface ShardsOptions {
-  outDir: string;
-  checkpointPath: string;
+  store: OutputStore;
+  checkpointKey: string;
   baseUrl: string;
   logger: Logger;
   now: string;
@@ -63,20 +61,19 @@ export interface HeldShards {
  * counts files that are not there. The caller holds the output folder's lock.
  */
 export async function holdShards(options: ShardsOptions): Promise<{ state: 'none' } | { state: 'busy'; plan: ShardPlan; running: number[] } | HeldShards> {
-  const { outDir, logger, now } = options;
-  const plan = await readPlan(outDir);
+  const { store, logger, now } = options;
+  const plan = await readPlan(store);
   if (plan === undefined) return { state: 'none' };
   const releases: (() => Promise<void>)[] = [];
   const release = async () => {
     for (const done of releases.splice(0)) await done();
-    // Empty once the run is finalized and its locks are gone; a new shard recreates it.
-    if (!(await readPlan(outDir).catch(() => undefined))) await rmdir(join(outDir, SHARDS_DIR)).catch(() => undefined);
   };
   try {
     const running: number[] = [];
     for (let index = 0; index < plan.count; index++) {
       try {
-        releases.push(await acquireLock(shardLockPath(outDir, { index, count: plan.count }), `shard ${index}/${plan.count} of ${outDir}`, logger));
+        const what = `shard ${index}/${plan.count} of ${store.location}`;
+        releases.push(await store.lock(shardLockKey({ index, count: plan.count }), what));
       } catch (error) {
         if (!(error instanceof LockedError)) throw error;
         running.push(index);
@@ -86,10 +83,10 @@ export async function holdShards(options: ShardsOptions): Promise<{ state: 'none
       await release();
       return { state: 'busy', plan, running };
     }
-    const root = await readManifest(outDir, plan.checkpoint.baseUrl, logger);
+    const root = await readManifest(store, plan.checkpoint.baseUrl, logger);
     const shards = [];
     for (let index = 0; index < plan.count; index++) {
-      shards.push(await readShard(outDir, plan, index, root, now, logger));
+      shards.push(await readShard(store, plan, index, root, now, logger));
     }
     const checkpoint = mergeCheckpoints(plan, shards.map((s) => s.checkpoint), now);
     const complete = plan.streams.every((name) => {
@@ -97,7 +94,7 @@ export async function holdShards(options: ShardsOptions): Promise<{ state: 'none
       return state !== undefined && isComplete(state);
     });
     const manifest = mergeManifests(plan, root, shards, checkpoint, complete, now);
-    await assertShardsPresent(outDir, checkpoint, manifest, plan.streams);
+    await assertShardsPresent(store, checkpoint, manifest, plan.streams);
     return {
       state: 'held',
       plan,
@@ -141,23 +138,23 @@ async function absorb(
   manifest: Manifest,
   complete: boolean,
 ): Promise<void> {
-  const { outDir, checkpointPath, logger, keepOf } = options;
+  const { store, checkpointKey, logger, keepOf } = options;
   // Adding the shards' files to the folder's records: manifest first, checkpoint second.
-  await writeFileAtomic(join(outDir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
-  await writeFileAtomic(checkpointPath, `${JSON.stringify(checkpoint, null, 2)}\n`);
+  await store.putText(MANIFEST_FILE, `${JSON.stringify(manifest, null, 2)}\n`);
+  await store.putText(checkpointKey, `${JSON.stringify(checkpoint, null, 2)}\n`);
   if (complete) {
     for (const name of plan.streams) {
       const state = checkpoint.streams[name];
       if (state !== undefined) {
         const run = { stream: name, state, files: manifest.files, keep: keepOf(name) };
-        await sealRun({ outDir, baseUrl: checkpoint.baseUrl, logger }, run);
+        await sealRun({ store, baseUrl: checkpoint.baseUrl, logger }, run);
       }
     }
-    await writeFileAtomic(join(outDir, SUCCESS_FILE), '');
+    await store.putText(SUCCESS_FILE, '');
   }
   // The plan goes first: without it, leftover shard files are never read again.
-  await rm(planPath(outDir), { force: true });
-  await rm(join(outDir, SHARDS_DIR, plan.id), { recursive: true, force: true });
+  await store.remove([PLAN_KEY]);
+  await store.removeTree(`${SHARDS_DIR}/${plan.id}`);
   logger.info(
     { shards: plan.count, complete, rows: Object.values(manifest.streams).reduce((sum, s) => sum + s.rows, 0) },
     complete ? `sharded run finalized: ${plan.count} shards merged, _SUCCESS written` : 'merged the unfinished shards into the output folder\'s checkpoint',
@@ -172,12 +169,12 @@ export interface ShardedRun {
   shards: { index: number; started: boolean; complete: boolean }[];
 }
 
-export async function readShardedRun(outDir: string, logger: Logger, now: string): Promise<ShardedRun | undefined> {
-  const plan = await readPlan(outDir);
+export async function readShardedRun(store: OutputStore, logger: Logger, now: string): Promise<ShardedRun | undefined> {
+  const plan = await readPlan(store);
   if (plan === undefined) return undefined;
-  const root = await readManifest(outDir, plan.checkpoint.baseUrl, logger);
+  const root = await readManifest(store, plan.checkpoint.baseUrl, logger);
   const shards = [];
-  for (let index = 0; index < plan.count; index++) shards.push(await readShard(outDir, plan, index, root, now, logger));
+  for (let index = 0; index < plan.count; index++) shards.push(await readShard(store, plan, index, root, now, logger));
   const checkpoint = mergeCheckpoints(plan, shards.map((s) => s.checkpoint), now);
   const states = shards.map((shard, index) => ({
     index,
@@ -197,27 +194,29 @@ interface ShardRecords {
 
 /** A shard as its worker left it; a shard never started is its part of the plan, untouched. */
 async function readShard(
-  outDir: string,
+  store: OutputStore,
   plan: ShardPlan,
   index: number,
   root: Manifest,
   now: string,
   logger: Logger,
 ): Promise<ShardRecords> {
-  const paths = shardPaths(outDir, plan, index);
-  const checkpointText = await readIfExists(paths.checkpoint);
+  const keys = shardKeys(plan, index);
+  const checkpointText = await store.getText(keys.checkpoint);
   const checkpoint =
-    checkpointText === undefined ? shardCheckpoint(plan, index) : parseCheckpoint(checkpointText, paths.checkpoint);
+    checkpointText === undefined
+      ? shardCheckpoint(plan, index)
+      : parseCheckpoint(checkpointText, store.where(keys.checkpoint));
   for (const [name, state] of Object.entries(checkpoint.streams)) {
     const planned = plan.checkpoint.streams[name];
     const sameRun = planned?.run === state.run && JSON.stringify(planned.window) === JSON.stringify(state.window);
     if (!sameRun) {
       throw new CheckpointError(
-        `${paths.checkpoint}: stream '${name}' is not at the run of ${planPath(outDir)}; the shard files were not written for this plan. Move the ${SHARDS_DIR} folder away to start the sharded run over.`,
+        `${store.where(keys.checkpoint)}: stream '${name}' is not at the run of ${store.where(PLAN_KEY)}; the shard files were not written for this plan. Move the ${SHARDS_DIR} folder away to start the sharded run over.`,
       );
     }
   }
-  const manifest = await readShardManifest(paths.manifest, root, plan, index, now, logger);
+  const manifest = await readShardManifest(store, keys.manifest, root, plan, index, now, logger);
   return { started: checkpointText !== undefined, checkpoint, manifest: reconcile(manifest, checkpoint) };
 }
 

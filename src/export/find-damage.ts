@@ -1,9 +1,7 @@
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Format } from '../config/job-schema.js';
+import type { OutputStore } from '../output/store.js';
 import type { Checkpoint } from './checkpoint.js';
 import type { Manifest, ManifestFile } from './manifest.js';
-import type { Mirror } from './mirror.js';
 import { pairKey } from './shard.js';
 import { checkFile } from './verify.js';
 
@@ -37,17 +35,10 @@ export function countedShards(checkpoint: Checkpoint, manifest: Manifest, stream
 }
 
 /** What is wrong with a counted shard judged by its size alone (cheap: no read), or undefined. */
-export async function sizeProblem(outDir: string, shard: CountedShard, mirror?: Mirror): Promise<string | undefined> {
+export async function sizeProblem(store: OutputStore, shard: CountedShard): Promise<string | undefined> {
   const { file } = shard;
   if (file === undefined) return `${shard.stream} partition ${shard.m}/${shard.n} shard ${shard.seq} (${shard.format}): not in the manifest`;
-  const path = join(outDir, file.path);
-  const size =
-    mirror === undefined
-      ? await stat(path).then(
-          (s) => s.size,
-          () => undefined,
-        )
-      : await mirror.size(path);
+  const size = await store.size(file.path);
   if (size === undefined) return `${file.path}: missing`;
   return size === file.bytes ? undefined : `${file.path}: ${size} bytes, not ${file.bytes}`;
 }
@@ -58,14 +49,16 @@ export async function sizeProblem(outDir: string, shard: CountedShard, mirror?: 
  * counted by the checkpoint but not listed. Each with what is wrong.
  */
 export async function findDamage(
-  outDir: string,
+  store: OutputStore,
   checkpoint: Checkpoint,
   manifest: Manifest,
   streams: readonly string[],
 ): Promise<Map<string, string[]>> {
   const damaged = new Map<string, string[]>();
   for (const shard of countedShards(checkpoint, manifest, streams)) {
-    const problems = shard.file === undefined ? [(await sizeProblem(outDir, shard)) ?? ''] : await checkFile(outDir, shard.file);
+    // The files are read back where they are: repair needs a local output folder.
+    const problems =
+      shard.file === undefined ? [(await sizeProblem(store, shard)) ?? ''] : await checkFile(store.localPath(''), shard.file);
     if (problems.length === 0) continue;
     const key = pairKey(shard.stream, shard.m);
     damaged.set(key, [...(damaged.get(key) ?? []), ...problems]);

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { AuthError } from '../http/errors.js';
 import type { PlatformClient } from '../http/platform-client.js';
 import { errorFields } from '../log.js';
@@ -7,7 +6,6 @@ import { isComplete, streamOf } from './checkpoint.js';
 import type { Committer } from './committer.js';
 import { SUCCESS_FILE } from './layout.js';
 import type { Manifest, RunState } from './manifest.js';
-import { writeOutputText } from './mirror.js';
 import type { PartitionOutcome } from './partition-worker.js';
 import type { PartitionPlan } from './plan.js';
 import { sealRun } from './seal-run.js';
@@ -42,7 +40,7 @@ export async function finishRun(options: {
   release: () => Promise<void>;
 }): Promise<Finished> {
   const { setup, shard, committer, client, plans, outcomes } = options;
-  const { outDir, baseUrl, streams, jobStreams, logger, mirror } = setup;
+  const { store, baseUrl, streams, jobStreams, logger } = setup;
   const errors = outcomes.flatMap((outcome, i) =>
     outcome.status === 'rejected' ? [{ stream: plans[i]?.stream ?? '?', m: plans[i]?.m ?? 0, error: outcome.reason as unknown }] : [],
   );
@@ -75,9 +73,9 @@ export async function finishRun(options: {
     for (const stream of streams) {
       const state = streamOf(committer.state, stream.name);
       const run = { stream: stream.name, state, files: manifest.files, keep: stream.keep };
-      await sealRun({ outDir, baseUrl, logger, mirror }, run);
+      await sealRun({ store, baseUrl, logger }, run);
     }
-    if (state === 'complete') await writeOutputText(join(outDir, SUCCESS_FILE), '', mirror);
+    if (state === 'complete') await store.putText(SUCCESS_FILE, '');
     return { result, release: options.release };
   }
   if (state !== 'complete') return { result, release: options.release };

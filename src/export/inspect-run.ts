@@ -1,21 +1,18 @@
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { access } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { JobConfig } from '../config/load-config.js';
 import { BulkExtractError, ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { OutputStore } from '../output/store.js';
+import { LockedError } from '../output/folder-lock.js';
+import type { LockState, OutputStore } from '../output/store.js';
 import type { Checkpoint } from './checkpoint.js';
 import { readShardedRun } from './finalize.js';
-import { CHECKPOINT_FILE, LOCK_FILE, MANIFEST_FILE } from './layout.js';
-import { inspectLock, LockedError, type LockState } from './lock.js';
-import { Mirror } from './mirror.js';
-import { openStore, outputPaths } from './output-target.js';
+import { LOCK_FILE } from './layout.js';
+import { isS3Url, openOutput } from './output-target.js';
 import { planStreams, type StreamPlan } from './plan.js';
 import { type IdleStream, prepareOutput, restarted } from './prepare-output.js';
-import { shardLockPath } from './shard.js';
+import { shardLockKey } from './shard.js';
 
 /** What a run of the job would do with its output, found without changing anything. */
 export interface RunInspection {
@@ -47,49 +44,36 @@ export async function inspectRun(
 ): Promise<RunInspection> {
   const { only, fresh, repair } = run;
   const streams = planStreams(config.streams, config.output.formats, only);
-  const paths = outputPaths(config);
   const refusals: BulkExtractError[] = [];
-  const store = paths.s3 ? await openStore(config, logger) : undefined;
-  // An s3:// output: the bucket's checkpoint and manifest, read into a scratch folder.
-  const outDir = store === undefined ? paths.outDir : await mkdtemp(join(tmpdir(), 'bulk-extract-dry-run-'));
+  const { store, checkpointKey } = await openOutput(config, logger);
   try {
-    if (store !== undefined) refusals.push(...(await copyState(store, outDir)));
-    else refusals.push(...(await creatable(outDir)));
-    const lock = store === undefined ? await inspectLock(join(outDir, LOCK_FILE)) : { state: 'free' as const };
+    if (!isS3Url(config.output.dir)) refusals.push(...(await creatable(resolve(config.output.dir))));
+    const lock = await store.lockState(LOCK_FILE).catch(collect(refusals)) ?? { state: 'free' as const };
     if (lock.state === 'held' && lock.alive) {
       const owner = lock.owner === undefined ? '' : ` (pid ${lock.owner.pid} on ${lock.owner.host}, since ${lock.owner.startedAt})`;
-      refusals.push(new LockedError(`${outDir} is in use by another bulk-extract run${owner}; a run now would be refused.`));
+      refusals.push(new LockedError(`${store.location} is in use by another bulk-extract run${owner}; a run now would be refused.`));
     }
-    const sharded =
-      store === undefined ? await readShardedRun(outDir, logger, now).catch(collect(refusals)) : undefined;
-    if (sharded !== undefined) {
-      for (let index = 0; index < sharded.plan.count; index++) {
-        const shardLock = await inspectLock(shardLockPath(outDir, { index, count: sharded.plan.count }));
-        if (shardLock.state === 'held' && shardLock.alive) {
-          refusals.push(new LockedError(`${outDir}: shard ${index}/${sharded.plan.count} of a sharded run is running; a run without --shard now would be refused.`));
-        }
-      }
-    }
-    const checkpointPath = store === undefined ? paths.checkpointPath : join(outDir, CHECKPOINT_FILE);
+    const sharded = await readShardedRun(store, logger, now).catch(collect(refusals));
+    if (sharded !== undefined) refusals.push(...(await runningShards(store, sharded.plan.count)));
     const prepared = await prepareOutput({
-      outDir,
-      checkpointPath,
+      store,
+      checkpointKey,
       baseUrl: config.source.baseUrl,
       streams,
       fresh,
       repair,
       now,
       logger,
-      mirror: store === undefined ? undefined : new Mirror(outDir, store),
       recorded:
         sharded === undefined
           ? undefined
           : { checkpoint: sharded.checkpoint, manifest: restarted(sharded.manifest, now) },
     }).catch(collect(refusals));
-    if (store !== undefined) refusals.push(...(await probeWrite(store)));
+    // A bucket cannot tell its permissions: the probe (a folder's were checked above, as the run checks them).
+    if (isS3Url(config.output.dir)) await store.checkWritable([], []).catch(collect(refusals));
     return {
-      destination: store?.location ?? outDir,
-      checkpointLocation: store === undefined ? checkpointPath : `${store.location}/${CHECKPOINT_FILE}`,
+      destination: store.location,
+      checkpointLocation: store.where(checkpointKey),
       streams,
       lock,
       checkpoint: prepared?.checkpoint,
@@ -99,10 +83,7 @@ export async function inspectRun(
       refusals,
     };
   } finally {
-    if (store !== undefined) {
-      await rm(outDir, { recursive: true, force: true });
-      await store.close();
-    }
+    await store.close();
   }
 }
 
@@ -115,17 +96,17 @@ function collect(refusals: BulkExtractError[]) {
   };
 }
 
-async function copyState(store: OutputStore, dir: string): Promise<BulkExtractError[]> {
-  try {
-    for (const name of [CHECKPOINT_FILE, MANIFEST_FILE]) {
-      const text = await store.getText(name);
-      if (text !== undefined) await writeFile(join(dir, name), text);
+async function runningShards(store: OutputStore, count: number): Promise<BulkExtractError[]> {
+  const refusals: BulkExtractError[] = [];
+  for (let index = 0; index < count; index++) {
+    const state = await store.lockState(shardLockKey({ index, count }));
+    if (state.state === 'held' && state.alive) {
+      refusals.push(
+        new LockedError(`${store.location}: shard ${index}/${count} of a sharded run is running; a run without --shard now would be refused.`),
+      );
     }
-    return [];
-  } catch (error) {
-    if (error instanceof BulkExtractError) return [error];
-    throw error;
   }
+  return refusals;
 }
 
 /** A folder that does not exist yet must be creatable: its nearest existing parent writable. */
@@ -136,18 +117,5 @@ async function creatable(outDir: string): Promise<BulkExtractError[]> {
     if (dir === outDir) return [];
     const writable = await access(dir, constants.W_OK | constants.X_OK).then(() => true, () => false);
     return writable ? [] : [new ConfigError(`output.dir: cannot create ${outDir} (EACCES: ${dir} is not writable).`)];
-  }
-}
-
-/** Proves the bucket exists and the credentials can write there: one small object, put then deleted. */
-async function probeWrite(store: OutputStore): Promise<BulkExtractError[]> {
-  const key = `_probe-${randomBytes(6).toString('hex')}`;
-  try {
-    await store.putText(key, 'bulk-extract --dry-run: a probe that the credentials can write here; deleted at once.\n');
-    await store.remove([key]);
-    return [];
-  } catch (error) {
-    if (error instanceof BulkExtractError) return [error];
-    throw error;
   }
 }

@@ -1,28 +1,26 @@
-import { readdir, rm } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { basename } from 'node:path';
 import { drainCursorChain } from '../http/cursor-chain.js';
 import { AbortedError, HttpStatusError } from '../http/errors.js';
 import type { JsonResponse } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
+import type { OutputStore } from '../output/store.js';
 import type { ShardWriter } from '../sink/shard-writer.js';
 import { crashPoint } from '../util/crash-point.js';
 import { TEMP_SUFFIX } from '../util/durable-file.js';
 import { prefetchOne } from '../util/prefetch.js';
 import type { Committer } from './committer.js';
-import type { Mirror } from './mirror.js';
 import { shardSeq } from './layout.js';
 import type { ManifestFile } from './manifest.js';
 import type { PartitionPlan } from './plan.js';
 
 export interface PartitionContext {
-  outDir: string;
+  /** Where committed shards go (a folder: they are in place already; a bucket: uploaded). */
+  store: OutputStore;
   client: { get(path: string, params: Iterable<readonly [string, string]>): Promise<JsonResponse> };
   committer: Committer;
   /** Opens the shard `seq` of a partition, one writer per format. */
   openShard(plan: PartitionPlan, seq: number): Promise<ShardWriter[]>;
   limits: { maxRows: number; maxBytes: number };
-  /** An export to object storage: committed shards are uploaded (and deleted locally) there. */
-  mirror?: Mirror | undefined;
   /** Aborted on SIGINT/SIGTERM: the worker commits what it holds and stops. */
   signal: AbortSignal;
   logger: Logger;
@@ -50,8 +48,7 @@ export async function exportPartition(ctx: PartitionContext, plan: PartitionPlan
     );
     // Forget first, delete second: a crash in between leaves files the next run removes as leftovers.
     await ctx.committer.restart(plan.stream, plan.m);
-    await rm(join(ctx.outDir, plan.dir), { recursive: true, force: true });
-    await ctx.mirror?.removeTree(join(ctx.outDir, plan.dir));
+    await ctx.store.removeTree(plan.dir);
     return drain(ctx, plan, log);
   }
 }
@@ -129,9 +126,10 @@ async function commitShard(
   writers: readonly ShardWriter[],
 ): Promise<ManifestFile[]> {
   const committed = await Promise.all(writers.map((writer) => writer.commit()));
-  if (ctx.mirror !== undefined) for (const shard of committed) await ctx.mirror.publish(shard.path);
+  const keyOf = (path: string) => `${plan.dir}/${basename(path)}`;
+  for (const shard of committed) await ctx.store.publishFile(shard.path, keyOf(shard.path));
   return committed.map((shard) => ({
-    path: relative(ctx.outDir, shard.path).split(sep).join('/'),
+    path: keyOf(shard.path),
     stream: plan.stream,
     ...(plan.run === null ? {} : { run: plan.run }),
     m: plan.m,
@@ -149,24 +147,12 @@ async function commitShard(
  * the checkpoint's next sequence number (renamed into place, but never checkpointed).
  */
 async function removeLeftovers(ctx: PartitionContext, plan: PartitionPlan): Promise<void> {
-  const dir = join(ctx.outDir, plan.dir);
   const { nextSeq } = ctx.committer.part(plan.stream, plan.m);
-  if (ctx.mirror !== undefined) {
-    const uploaded = (await ctx.mirror.list(dir)).filter((name) => (shardSeq(name) ?? -1) >= nextSeq);
-    for (const name of uploaded) ctx.logger.info({ file: name, dir: plan.dir }, 'removing an object uploaded after the last checkpoint');
-    await ctx.mirror.remove(uploaded.map((name) => join(dir, name)));
-  }
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
+  const left = (await ctx.store.list(`${plan.dir}/`)).filter((key) => {
+    const name = key.slice(plan.dir.length + 1);
     const seq = shardSeq(name);
-    if (name.endsWith(TEMP_SUFFIX) || (seq !== undefined && seq >= nextSeq)) {
-      ctx.logger.info({ file: join(dir, name) }, 'removing a file written after the last checkpoint');
-      await rm(join(dir, name), { force: true });
-    }
-  }
+    return !name.includes('/') && (name.endsWith(TEMP_SUFFIX) || (seq !== undefined && seq >= nextSeq));
+  });
+  for (const key of left) ctx.logger.info({ file: ctx.store.where(key) }, 'removing a file written after the last checkpoint');
+  await ctx.store.remove(left);
 }

@@ -1,7 +1,6 @@
-import { mkdir, readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { CheckpointError, ConfigError } from '../errors.js';
+import { CheckpointError } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { OutputStore } from '../output/store.js';
 import {
   type Checkpoint,
   findDrift,
@@ -16,8 +15,6 @@ import {
 import { countedShards, findDamage, sizeProblem } from './find-damage.js';
 import { LOCK_FILE, MANIFEST_FILE, partDir, runDir, SUCCESS_FILE } from './layout.js';
 import { type Manifest, newManifest, reconcile } from './manifest.js';
-import { type Mirror, removeOutput } from './mirror.js';
-import { assertWritable } from './output-access.js';
 import type { StreamPlan } from './plan.js';
 import { type RunToSeal, sealRun } from './seal-run.js';
 
@@ -46,8 +43,8 @@ export interface PreparedOutput {
 }
 
 export interface PrepareOptions {
-  outDir: string;
-  checkpointPath: string;
+  store: OutputStore;
+  checkpointKey: string;
   baseUrl: string;
   streams: readonly StreamPlan[];
   fresh: boolean;
@@ -55,8 +52,6 @@ export interface PrepareOptions {
   repair?: boolean;
   now: string;
   logger: Logger;
-  /** An export to object storage: what is deleted here is deleted there too. */
-  mirror?: Mirror | undefined;
   /** The folder's records with a sharded run merged in; default: its checkpoint and manifest files. */
   recorded?: { checkpoint: Checkpoint; manifest: Manifest } | undefined;
 }
@@ -72,11 +67,11 @@ export interface PrepareOptions {
  * complete, or an incremental one whose next window is still empty, is idle.
  */
 export async function prepareOutput(options: PrepareOptions): Promise<PreparedOutput> {
-  const { outDir, checkpointPath, baseUrl, streams, fresh, repair = false, now, logger, mirror } = options;
-  const earlier = options.recorded?.checkpoint ?? (await readCheckpoint(checkpointPath, fresh));
+  const { store, checkpointKey, baseUrl, streams, fresh, repair = false, now, logger } = options;
+  const earlier = options.recorded?.checkpoint ?? (await readCheckpoint(store, checkpointKey, fresh));
   let checkpoint = earlier ?? newCheckpoint(baseUrl, [], now);
   if (fresh && earlier !== undefined) {
-    logger.info({ outDir, streams: streams.map((s) => s.name) }, `--fresh: deleting earlier output of ${streams.map((s) => s.name).join(', ')}`);
+    logger.info({ output: store.location, streams: streams.map((s) => s.name) }, `--fresh: deleting earlier output of ${streams.map((s) => s.name).join(', ')}`);
     // Another source's progress cannot be kept: start the whole checkpoint over.
     checkpoint = earlier.baseUrl === baseUrl ? without(earlier, streams) : newCheckpoint(baseUrl, [], now);
   }
@@ -84,12 +79,12 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
     const drift = findDrift(earlier, baseUrl, streams);
     if (drift.length > 0) {
       throw new CheckpointError(
-        `The job's settings differ from the run recorded in ${checkpointPath}, so resuming would mix two different exports:\n  - ${drift.join('\n  - ')}\nRestore the settings to resume, or run with --fresh to start over.`,
+        `The job's settings differ from the run recorded in ${store.where(checkpointKey)}, so resuming would mix two different exports:\n  - ${drift.join('\n  - ')}\nRestore the settings to resume, or run with --fresh to start over.`,
       );
     }
   }
 
-  const written = options.recorded?.manifest ?? restarted(await readManifest(outDir, baseUrl, logger), now);
+  const written = options.recorded?.manifest ?? restarted(await readManifest(store, baseUrl, logger), now);
   const recorded = reconcile(written, checkpoint);
   const toSeal: RunToSeal[] = [];
   const idle: IdleStream[] = [];
@@ -120,7 +115,7 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
   /** A repaired run's own seal: it goes before its files change, and comes back when it completes again. */
   const unsealed: string[] = [];
   if (repair) {
-    damaged = await findDamage(outDir, checkpoint, recorded, names);
+    damaged = await findDamage(store, checkpoint, recorded, names);
     for (const key of damaged.keys()) {
       const [name = '', m = ''] = key.split('/');
       const state = checkpoint.streams[name];
@@ -128,12 +123,12 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
       checkpoint = restartPart(checkpoint, name, Number(m), now);
       uncommitted.push(partDir(name, Number(m), state.partitions, state.run));
       const dir = runDir(name, state.run);
-      if (state.run !== null) unsealed.push(join(dir, SUCCESS_FILE), join(dir, MANIFEST_FILE));
+      if (state.run !== null) unsealed.push(`${dir}/${SUCCESS_FILE}`, `${dir}/${MANIFEST_FILE}`);
     }
   }
   const manifest = reconcile(recorded, checkpoint);
   if (!fresh && !repair && earlier !== undefined) {
-    await assertShardsPresent(outDir, checkpoint, manifest, names, mirror);
+    await assertShardsPresent(store, checkpoint, manifest, names);
   }
   const writtenDirs = names.flatMap((name) => {
     const state = checkpoint.streams[name];
@@ -143,11 +138,11 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
   });
   // A run with nothing to do writes nothing: it needs no write access.
   const writes = repair ? damaged.size > 0 : idle.length < streams.length;
-  const touched = [...writtenDirs, ...uncommitted].map((dir) => join(outDir, dir));
+  const touched = [...writtenDirs, ...uncommitted];
   if (writes) {
-    await assertWritable(
-      [outDir, dirname(checkpointPath), ...touched, ...touched.map((dir) => dirname(dir))],
-      [join(outDir, SUCCESS_FILE), join(outDir, MANIFEST_FILE), join(outDir, LOCK_FILE), checkpointPath],
+    await store.checkWritable(
+      ['', parentOf(checkpointKey), ...touched, ...touched.map(parentOf)],
+      [SUCCESS_FILE, MANIFEST_FILE, LOCK_FILE, checkpointKey],
     );
   }
   return {
@@ -157,21 +152,20 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
     idle,
     damaged,
     apply: async (save) => {
-      await removeOutput(join(outDir, SUCCESS_FILE), mirror);
-      for (const path of unsealed) await removeOutput(join(outDir, path), mirror);
-      for (const run of toSeal) await sealRun({ outDir, baseUrl, logger, mirror }, run);
+      await store.remove([SUCCESS_FILE, ...unsealed]);
+      for (const run of toSeal) await sealRun({ store, baseUrl, logger }, run);
       await save();
-      for (const dir of uncommitted) await removeOutput(join(outDir, dir), mirror, true);
+      for (const dir of uncommitted) await store.removeTree(dir);
     },
   };
 }
 
 /** The checkpoint file, if there is one; with `fresh` a damaged one is no obstacle (it is replaced). */
-async function readCheckpoint(path: string, fresh: boolean): Promise<Checkpoint | undefined> {
-  const text = await readIfExists(path);
+async function readCheckpoint(store: OutputStore, key: string, fresh: boolean): Promise<Checkpoint | undefined> {
+  const text = await store.getText(key);
   if (text === undefined) return undefined;
   try {
-    return parseCheckpoint(text, path);
+    return parseCheckpoint(text, store.where(key));
   } catch (error) {
     if (fresh) return undefined;
     throw error;
@@ -196,13 +190,13 @@ export function lastCommit(state: StreamState): string {
 }
 
 /** The folder's `_manifest.json` as it was written (a damaged one is replaced by an empty list, with a warning). */
-export async function readManifest(outDir: string, baseUrl: string, logger: Logger): Promise<Manifest> {
-  const text = await readIfExists(join(outDir, MANIFEST_FILE));
+export async function readManifest(store: OutputStore, baseUrl: string, logger: Logger): Promise<Manifest> {
+  const text = await store.getText(MANIFEST_FILE);
   if (text !== undefined) {
     try {
       return JSON.parse(text) as Manifest;
     } catch {
-      logger.warn({ outDir }, '_manifest.json is damaged: its file list starts empty');
+      logger.warn({ output: store.location }, '_manifest.json is damaged: its file list starts empty');
     }
   }
   return newManifest(baseUrl, new Date(0).toISOString());
@@ -219,42 +213,24 @@ export function restarted(manifest: Manifest, now: string): Manifest {
  * (moved, cleaned, another output.dir), and resuming would report rows that are not there.
  */
 export async function assertShardsPresent(
-  outDir: string,
+  store: OutputStore,
   checkpoint: Checkpoint,
   manifest: Manifest,
   streams: readonly string[],
-  mirror?: Mirror,
 ): Promise<void> {
   const missing: string[] = [];
   for (const shard of countedShards(checkpoint, manifest, streams)) {
-    const problem = await sizeProblem(outDir, shard, mirror);
+    const problem = await sizeProblem(store, shard);
     if (problem !== undefined) missing.push(problem);
   }
   if (missing.length > 0) {
     throw new CheckpointError(
-      `${outDir} does not hold the shards the checkpoint counts (${missing.length} missing), so resuming would report rows that are not there:\n  - ${missing.slice(0, 5).join('\n  - ')}${missing.length > 5 ? '\n  - ...' : ''}\nWas the folder moved or cleaned, or is output.dir not the one of the run that wrote the checkpoint? Nothing was changed. Run \`bulk-extract repair\` to read only the damaged partitions again, or run with --fresh to start over.`,
+      `${store.location} does not hold the shards the checkpoint counts (${missing.length} missing), so resuming would report rows that are not there:\n  - ${missing.slice(0, 5).join('\n  - ')}${missing.length > 5 ? '\n  - ...' : ''}\nWas the folder moved or cleaned, or is output.dir not the one of the run that wrote the checkpoint? Nothing was changed. Run \`bulk-extract repair\` to read only the damaged partitions again, or run with --fresh to start over.`,
     );
   }
 }
 
-/** Creates the output folder; a folder that cannot be created is a config error naming output.dir. */
-export async function ensureDir(outDir: string): Promise<void> {
-  try {
-    await mkdir(outDir, { recursive: true });
-  } catch (error) {
-    throw new ConfigError(`output.dir: cannot create ${outDir} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, {
-      cause: error,
-    });
-  }
-}
-
-export async function readIfExists(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new CheckpointError(`Cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, {
-      cause: error,
-    });
-  }
+/** The folder a key is in ('' for the root). */
+function parentOf(key: string): string {
+  return key.slice(0, Math.max(0, key.lastIndexOf('/')));
 }

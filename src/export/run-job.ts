@@ -1,5 +1,4 @@
 import { setMaxListeners } from 'node:events';
-import { rmdir, stat } from 'node:fs/promises';
 import type { JobConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { AdaptiveLimiter } from '../http/adaptive-limiter.js';
@@ -12,11 +11,10 @@ import { type Checkpoint, sentBounds, streamOf } from './checkpoint.js';
 import { countStreams } from './count-streams.js';
 import { finishRun } from './finish-run.js';
 import type { Manifest, RunState } from './manifest.js';
-import { Mirror } from './mirror.js';
-import { openStore, outputPaths } from './output-target.js';
+import { isS3Url, openOutput } from './output-target.js';
 import { exportPartition, type PartitionOutcome } from './partition-worker.js';
 import { planStreams } from './plan.js';
-import { ensureDir, type IdleStream } from './prepare-output.js';
+import type { IdleStream } from './prepare-output.js';
 import { RunProgress, type RunHandle } from './run-progress.js';
 import type { ShardSpec } from './shard.js';
 import { startShard } from './start-shard.js';
@@ -80,7 +78,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   const { config, logger, clock = systemClock, shard, repair = false } = options;
   const streams = planStreams(config.streams, config.output.formats, options.stream);
   const jobStreams = planStreams(config.streams, config.output.formats);
-  const { outDir, checkpointPath, s3 } = outputPaths(config);
+  const s3 = isS3Url(config.output.dir);
   const now = () => new Date(clock.now()).toISOString();
   const startedAtMs = clock.now();
   assertCompatible(options, s3);
@@ -103,34 +101,28 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   setMaxListeners(16 + 8 * streams.reduce((sum, s) => sum + s.partitions, 0), signal);
   let totals = new Map<string, number>();
   let release = async () => {};
-  let mirror: Mirror | undefined;
-  let createdDir = false;
+  const { store, checkpointKey } = await openOutput(config, logger);
   try {
-    if (s3) mirror = new Mirror(outDir, await openStore(config, logger));
+    await store.prepare();
     const setup = {
-      outDir,
-      checkpointPath,
+      store,
+      checkpointKey,
       baseUrl: config.source.baseUrl,
       streams,
       jobStreams,
       logger,
       clock,
       now,
-      mirror,
       beforeWrite: async (checkpoint: Checkpoint) => {
         totals = await countStreams(client, streams, checkpoint, logger, signal);
       },
     };
-    // A folder this run creates and is then refused goes again: a refused run leaves nothing.
-    createdDir = !(await stat(outDir).then(() => true, () => false));
-    await ensureDir(outDir);
     const start =
       shard === undefined
         ? await startWhole(setup, { fresh: options.fresh ?? false, repair })
         : await startShard(setup, shard);
     release = start.release;
     const { committer, plans } = start;
-    createdDir = false;
     for (const idle of start.idle) logger.info({ ...idle }, idleMessage(idle));
     for (const [pair, problems] of start.damaged) {
       logger.warn({ partition: pair, problems }, `repair: reading ${pair} again: ${problems[0] ?? ''}`);
@@ -143,7 +135,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     }
     logger.info(
       {
-        outDir,
+        outDir: store.location,
         ...(shard === undefined ? {} : { shard: `${shard.index}/${shard.count}` }),
         streams: streams.map((s) => ({ name: s.name, ...windowOf(committer.state, s.name) })),
         partitions: plans.length,
@@ -155,12 +147,12 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     const progress = new RunProgress(streams, plans, committer.state, () => totals);
     options.onStart?.(progress.handle(client));
     const context = {
-      outDir,
+      store,
       client,
       committer,
-      openShard: shardOpener(outDir, config.output),
+      // Shards are written where the store wants them before it publishes them.
+      openShard: shardOpener(store.localPath(''), config.output),
       limits: config.output.shard,
-      mirror,
       signal,
       logger,
       onRows: (count: number, stream: string) => progress.onRows(count, stream),
@@ -184,18 +176,12 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   } finally {
     await client.close();
     await release();
-    if (createdDir) await rmdir(outDir).catch(() => undefined);
-    await mirror?.store.close();
+    await store.close();
   }
 }
 
 function assertCompatible(options: RunOptions, s3: boolean): void {
   const { shard } = options;
-  if (shard !== undefined && s3) {
-    throw new UsageError(
-      '--shard needs an output folder that every worker shares (a ReadWriteMany volume); with an s3:// output.dir, run one worker.',
-    );
-  }
   if (shard !== undefined && (options.fresh === true || options.stream !== undefined || options.repair === true)) {
     const flag = options.fresh === true ? '--fresh' : options.repair === true ? '--repair' : '--stream';
     throw new UsageError(

@@ -1,12 +1,10 @@
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Resource } from '../config/job-schema.js';
 import type { Logger } from '../log.js';
+import type { OutputStore } from '../output/store.js';
 import { VERSION } from '../version.js';
 import { isComplete, sentBounds, type StreamState } from './checkpoint.js';
 import { LATEST_FILE, MANIFEST_FILE, RUN_PREFIX, runDir, SUCCESS_FILE } from './layout.js';
 import type { ManifestFile } from './manifest.js';
-import { type Mirror, writeOutputText } from './mirror.js';
 
 /**
  * `<stream>/run=<run>/_manifest.json`: what one completed incremental or snapshot run wrote. The
@@ -28,11 +26,9 @@ export interface RunManifest {
 
 /** Where sealed runs are written, and what the run of each stream wrote. */
 export interface SealTarget {
-  outDir: string;
+  store: OutputStore;
   baseUrl: string;
   logger: Logger;
-  /** An export to object storage: what is written and deleted here is there too. */
-  mirror?: Mirror | undefined;
 }
 
 export interface RunToSeal {
@@ -52,7 +48,7 @@ export interface RunToSeal {
  */
 export async function sealRun(target: SealTarget, { stream, state, files, keep }: RunToSeal): Promise<void> {
   if (state.run === null || state.window === null || !isComplete(state)) return;
-  const { outDir, baseUrl, mirror } = target;
+  const { store, baseUrl } = target;
   const run = state.run;
   const manifest: RunManifest = {
     version: 1,
@@ -65,44 +61,30 @@ export async function sealRun(target: SealTarget, { stream, state, files, keep }
     rows: Object.values(state.parts).reduce((sum, part) => sum + part.rows, 0),
     files: files.filter((file) => file.stream === stream && file.run === run),
   };
-  const dir = join(outDir, runDir(stream, run));
-  await mkdir(dir, { recursive: true });
-  await writeOutputText(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, mirror);
-  await writeOutputText(join(dir, SUCCESS_FILE), '', mirror);
+  const dir = runDir(stream, run);
+  await store.putText(`${dir}/${MANIFEST_FILE}`, `${JSON.stringify(manifest, null, 2)}\n`);
+  await store.putText(`${dir}/${SUCCESS_FILE}`, '');
   if (state.mode !== 'snapshot') return;
-  await writeOutputText(join(outDir, stream, LATEST_FILE), `${RUN_PREFIX}${run}\n`, mirror);
+  await store.putText(`${stream}/${LATEST_FILE}`, `${RUN_PREFIX}${run}\n`);
   if (keep !== undefined) await pruneSnapshots(target, stream, keep);
 }
 
 /** Deletes the sealed snapshots of a stream beyond the newest `keep`; unsealed run folders stay. */
 async function pruneSnapshots(target: SealTarget, stream: string, keep: number): Promise<void> {
-  const { outDir, mirror, logger } = target;
-  const sealed = (await sealedRuns(outDir, stream, mirror)).sort();
+  const { store, logger } = target;
+  const sealed = (await sealedRuns(store, stream)).sort();
   for (const name of sealed.slice(0, Math.max(0, sealed.length - keep))) {
-    const dir = join(outDir, stream, name);
     logger.info({ stream, run: name, keep }, `deleting snapshot ${stream}/${name}: keep is ${keep}`);
     // Its _SUCCESS first: a reader never sees a sealed run with files missing.
-    await mirror?.remove([join(dir, SUCCESS_FILE)]);
-    await rm(join(dir, SUCCESS_FILE), { force: true });
-    await mirror?.removeTree(dir);
-    await rm(dir, { recursive: true, force: true });
+    await store.remove([`${stream}/${name}/${SUCCESS_FILE}`]);
+    await store.removeTree(`${stream}/${name}`);
   }
 }
 
-/** `run=<id>` folders of a stream that hold a `_SUCCESS`, in the store when there is one. */
-export async function sealedRuns(outDir: string, stream: string, mirror?: Mirror): Promise<string[]> {
-  const base = join(outDir, stream);
-  if (mirror !== undefined) {
-    const keys = await mirror.list(base);
-    return keys.flatMap((key) => {
-      const [name, file, ...deeper] = key.split('/');
-      return name?.startsWith(RUN_PREFIX) === true && file === SUCCESS_FILE && deeper.length === 0 ? [name] : [];
-    });
-  }
-  const names = await readdir(base).catch(() => [] as string[]);
-  const sealed: string[] = [];
-  for (const name of names.filter((n) => n.startsWith(RUN_PREFIX))) {
-    if (await stat(join(base, name, SUCCESS_FILE)).then(() => true, () => false)) sealed.push(name);
-  }
-  return sealed;
+/** `run=<id>` folders of a stream that hold a `_SUCCESS`. */
+export async function sealedRuns(store: OutputStore, stream: string): Promise<string[]> {
+  return (await store.list(`${stream}/${RUN_PREFIX}`)).flatMap((key) => {
+    const [, name, file, ...deeper] = key.split('/');
+    return name !== undefined && file === SUCCESS_FILE && deeper.length === 0 ? [name] : [];
+  });
 }

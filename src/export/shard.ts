@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { CheckpointError, UsageError } from '../errors.js';
-import { writeFileAtomic } from '../util/durable-file.js';
-import { type Checkpoint, checkpointFromValue, isComplete } from './checkpoint.js';
 import type { Logger } from '../log.js';
+import type { OutputStore } from '../output/store.js';
+import { type Checkpoint, checkpointFromValue, isComplete } from './checkpoint.js';
 import type { Manifest } from './manifest.js';
 
 /**
@@ -100,29 +98,22 @@ export function newPlan(count: number, streams: readonly string[], checkpoint: C
   return { version: 1, id: randomBytes(8).toString('hex'), count, createdAt: now, streams: [...streams], checkpoint };
 }
 
-export function planPath(outDir: string): string {
-  return join(outDir, SHARDS_DIR, PLAN_FILE);
-}
+export const PLAN_KEY = `${SHARDS_DIR}/${PLAN_FILE}`;
 
-/** The files of one shard of a plan. */
-export function shardPaths(outDir: string, plan: Pick<ShardPlan, 'id' | 'count'>, index: number) {
-  const base = join(outDir, SHARDS_DIR, plan.id, shardName({ index, count: plan.count }));
+/** The files (keys) of one shard of a plan. */
+export function shardKeys(plan: Pick<ShardPlan, 'id' | 'count'>, index: number) {
+  const base = `${SHARDS_DIR}/${plan.id}/${shardName({ index, count: plan.count })}`;
   return { checkpoint: `${base}.checkpoint.json`, manifest: `${base}.manifest.json` };
 }
 
-export function shardLockPath(outDir: string, spec: ShardSpec): string {
-  return join(outDir, SHARDS_DIR, `${shardName(spec)}.lock`);
+export function shardLockKey(spec: ShardSpec): string {
+  return `${SHARDS_DIR}/${shardName(spec)}.lock`;
 }
 
-export async function readPlan(outDir: string): Promise<ShardPlan | undefined> {
-  const path = planPath(outDir);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new CheckpointError(`Cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, { cause: error });
-  }
+export async function readPlan(store: OutputStore): Promise<ShardPlan | undefined> {
+  const path = store.where(PLAN_KEY);
+  const text = await store.getText(PLAN_KEY);
+  if (text === undefined) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -141,8 +132,8 @@ export async function readPlan(outDir: string): Promise<ShardPlan | undefined> {
   return { ...result.data, checkpoint: checkpointFromValue(result.data.checkpoint, path) };
 }
 
-export async function writePlan(outDir: string, plan: ShardPlan): Promise<void> {
-  await writeFileAtomic(planPath(outDir), `${JSON.stringify(plan, null, 2)}\n`);
+export async function writePlan(store: OutputStore, plan: ShardPlan): Promise<void> {
+  await store.putText(PLAN_KEY, `${JSON.stringify(plan, null, 2)}\n`);
 }
 
 /** The (stream, partition) pairs of a plan in order: pair j belongs to shard j mod k. */
@@ -204,14 +195,16 @@ export function shardManifest(manifest: Manifest, plan: ShardPlan, index: number
  * reports as missing against its checkpoint, rather than going on without them.
  */
 export async function readShardManifest(
-  path: string,
+  store: OutputStore,
+  key: string,
   root: Manifest,
   plan: ShardPlan,
   index: number,
   now: string,
   logger: Logger,
 ): Promise<Manifest> {
-  const text = await readFile(path, 'utf8').catch(() => undefined);
+  const path = store.where(key);
+  const text = await store.getText(key).catch(() => undefined);
   if (text !== undefined) {
     try {
       return { ...(JSON.parse(text) as Manifest), state: 'running', startedAt: now };

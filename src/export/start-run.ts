@@ -1,15 +1,12 @@
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Logger } from '../log.js';
 import type { Clock } from '../util/clock.js';
 import { type Checkpoint, isComplete, streamOf } from './checkpoint.js';
 import { Committer } from './committer.js';
 import { holdShards } from './finalize.js';
-import { LOCK_FILE, MANIFEST_FILE, runDir, SUCCESS_FILE } from './layout.js';
-import { acquireLock, LockedError } from './lock.js';
+import { LOCK_FILE, runDir, SUCCESS_FILE } from './layout.js';
+import { LockedError } from '../output/folder-lock.js';
+import type { OutputStore } from '../output/store.js';
 import type { Manifest } from './manifest.js';
-import type { Mirror } from './mirror.js';
-import { stage } from './output-target.js';
 import { type PartitionPlan, planPartitions, type StreamPlan } from './plan.js';
 import { type IdleStream, prepareOutput, restarted } from './prepare-output.js';
 
@@ -25,8 +22,8 @@ export interface FinalizeResult {
 }
 
 export interface Setup {
-  outDir: string;
-  checkpointPath: string;
+  store: OutputStore;
+  checkpointKey: string;
   baseUrl: string;
   /** The streams this run drains (all of the job's, or the one of --stream). */
   streams: readonly StreamPlan[];
@@ -35,7 +32,6 @@ export interface Setup {
   logger: Logger;
   clock: Clock;
   now: () => string;
-  mirror?: Mirror | undefined;
   /**
    * Called once the run's changes to the output folder are decided, before the first is made,
    * with the checkpoint the run will drain: a refusal thrown here leaves the folder as it was.
@@ -58,8 +54,8 @@ export interface Started {
   release: () => Promise<void>;
 }
 
-export function folderLock(setup: Pick<Setup, 'outDir' | 'logger'>, patienceMs = 0): Promise<() => Promise<void>> {
-  return acquireLock(join(setup.outDir, LOCK_FILE), setup.outDir, setup.logger, { patienceMs });
+export function folderLock(store: OutputStore, patienceMs = 0): Promise<() => Promise<void>> {
+  return store.lock(LOCK_FILE, store.location, { patienceMs });
 }
 
 export function keepOf(setup: Pick<Setup, 'jobStreams'>): (stream: string) => number | undefined {
@@ -71,28 +67,26 @@ export function keepOf(setup: Pick<Setup, 'jobStreams'>): (stream: string) => nu
  * the folder is merged in first when none of its shards is running: this run takes over from there.
  */
 export async function startWhole(setup: Setup, mode: { fresh: boolean; repair: boolean }): Promise<Started> {
-  const { outDir, checkpointPath, baseUrl, streams, logger, clock, now, mirror } = setup;
-  const release = await folderLock(setup);
+  const { store, checkpointKey, baseUrl, streams, logger, clock, now } = setup;
+  const release = await folderLock(store);
   let releaseShards = async () => {};
   try {
-    if (mirror !== undefined) await stage(outDir, mirror);
-    const shards = await holdShards({ outDir, checkpointPath, baseUrl, logger, now: now(), keepOf: keepOf(setup) });
+    const shards = await holdShards({ store, checkpointKey, baseUrl, logger, now: now(), keepOf: keepOf(setup) });
     if (shards.state === 'busy') {
       throw new LockedError(
-        `${outDir} has a sharded run in progress (${shards.plan.count} shards, since ${shards.plan.createdAt}) and shards ${shards.running.join(', ')} are running: let them finish, or run this with --shards ${shards.plan.count} as one of them.`,
+        `${store.location} has a sharded run in progress (${shards.plan.count} shards, since ${shards.plan.createdAt}) and shards ${shards.running.join(', ')} are running: let them finish, or run this with --shards ${shards.plan.count} as one of them.`,
       );
     }
     const held = shards.state === 'held' ? shards : undefined;
     if (held !== undefined) releaseShards = () => held.release();
     const prepared = await prepareOutput({
-      outDir,
-      checkpointPath,
+      store,
+      checkpointKey,
       baseUrl,
       streams,
       ...mode,
       now: now(),
       logger,
-      mirror,
       recorded:
         held === undefined ? undefined : { checkpoint: held.checkpoint, manifest: restarted(held.manifest, now()) },
     });
@@ -117,8 +111,7 @@ export async function startWhole(setup: Setup, mode: { fresh: boolean; repair: b
       releaseShards = async () => {};
     }
     const { checkpoint, manifest } = prepared;
-    const manifestPath = join(outDir, MANIFEST_FILE);
-    const committer = new Committer(outDir, checkpointPath, checkpoint, manifest, clock, manifestPath, mirror);
+    const committer = new Committer({ store, checkpointKey, checkpoint, manifest, clock });
     await prepared.apply(() => committer.save());
     return { ...started, committer };
   } catch (error) {
@@ -133,14 +126,11 @@ export async function startWhole(setup: Setup, mode: { fresh: boolean; repair: b
  * sealed, and `_SUCCESS` present when every stream of the job is complete.
  */
 async function isSettled(setup: Setup, checkpoint: Checkpoint): Promise<boolean> {
-  const { outDir, mirror, jobStreams } = setup;
-  const exists = async (path: string) =>
-    mirror === undefined
-      ? stat(join(outDir, path)).then(() => true, () => false)
-      : (await mirror.size(join(outDir, path))) !== undefined;
+  const { store, jobStreams } = setup;
+  const exists = async (key: string) => (await store.size(key)) !== undefined;
   for (const { name } of setup.streams) {
     const run = checkpoint.streams[name]?.run ?? null;
-    if (run !== null && !(await exists(join(runDir(name, run), SUCCESS_FILE)))) return false;
+    if (run !== null && !(await exists(`${runDir(name, run)}/${SUCCESS_FILE}`))) return false;
   }
   const jobComplete = jobStreams.every(({ name }) => {
     const state = checkpoint.streams[name];

@@ -1,5 +1,3 @@
-import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { JobConfig } from '../config/load-config.js';
 import { CheckpointError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -7,24 +5,24 @@ import { type Clock, systemClock } from '../util/clock.js';
 import { findDrift, parseCheckpoint, streamOf } from './checkpoint.js';
 import { Committer } from './committer.js';
 import { type AbsorbOutcome, absorbShards } from './finalize.js';
-import { acquireLock } from './lock.js';
+import type { OutputStore } from '../output/store.js';
 import { reconcile } from './manifest.js';
-import { outputPaths } from './output-target.js';
+import { openOutput } from './output-target.js';
 import { planPartitions, planStreams } from './plan.js';
-import { assertShardsPresent, prepareOutput, readIfExists, readManifest } from './prepare-output.js';
+import { assertShardsPresent, prepareOutput, readManifest } from './prepare-output.js';
 import {
   newPlan,
   pairKey,
   pairsOf,
   pairsOfShard,
-  planPath,
+  PLAN_KEY,
   readPlan,
   SHARDS_DIR,
   shardCheckpoint,
-  shardLockPath,
+  shardKeys,
+  shardLockKey,
   readShardManifest,
   type ShardPlan,
-  shardPaths,
   type ShardSpec,
   writePlan,
 } from './shard.js';
@@ -39,13 +37,15 @@ const SHARD_PATIENCE_MS = 5 * 60_000;
  * shards would start); this shard drains its pairs of it, with its own checkpoint and manifest.
  */
 export async function startShard(setup: Setup, spec: ShardSpec): Promise<Started> {
-  const { outDir, baseUrl, streams, logger, clock, now } = setup;
-  const release = await shardLock(outDir, spec, logger);
+  const { store, baseUrl, streams, logger, clock, now } = setup;
+  // A finalize holds every shard's lock for a moment: wait that out rather than fail.
+  const what = `shard ${spec.index}/${spec.count} of ${store.location}`;
+  const release = await store.lock(shardLockKey(spec), what, { patienceMs: 60_000 });
   try {
-    const plan = (await readPlan(outDir)) ?? (await createPlan(setup, spec.count));
+    const plan = (await readPlan(store)) ?? (await createPlan(setup, spec.count));
     if (plan.count !== spec.count) {
       throw new CheckpointError(
-        `${planPath(outDir)}: the sharded run in progress has ${plan.count} shards, this worker was given ${spec.count}. Run it with --shards ${plan.count}; a different number of shards can start once it is finalized.`,
+        `${store.where(PLAN_KEY)}: the sharded run in progress has ${plan.count} shards, this worker was given ${spec.count}. Run it with --shards ${plan.count}; a different number of shards can start once it is finalized.`,
       );
     }
     const names = streams.map((s) => s.name);
@@ -55,19 +55,26 @@ export async function startShard(setup: Setup, spec: ShardSpec): Promise<Started
     }
     if (drift.length > 0) {
       throw new CheckpointError(
-        `The job's settings differ from the sharded run in progress (${planPath(outDir)}), so this shard would mix two different exports:\n  - ${drift.join('\n  - ')}\nRestore the settings to go on.`,
+        `The job's settings differ from the sharded run in progress (${store.where(PLAN_KEY)}), so this shard would mix two different exports:\n  - ${drift.join('\n  - ')}\nRestore the settings to go on.`,
       );
     }
-    const paths = shardPaths(outDir, plan, spec.index);
-    const text = await readIfExists(paths.checkpoint);
-    const checkpoint = text === undefined ? shardCheckpoint(plan, spec.index) : parseCheckpoint(text, paths.checkpoint);
-    const root = await readManifest(outDir, baseUrl, logger);
-    const own = await readShardManifest(paths.manifest, root, plan, spec.index, now(), logger);
+    const keys = shardKeys(plan, spec.index);
+    const text = await store.getText(keys.checkpoint);
+    const checkpoint =
+      text === undefined ? shardCheckpoint(plan, spec.index) : parseCheckpoint(text, store.where(keys.checkpoint));
+    const root = await readManifest(store, baseUrl, logger);
+    const own = await readShardManifest(store, keys.manifest, root, plan, spec.index, now(), logger);
     const manifest = reconcile(own, checkpoint);
-    await assertShardsPresent(outDir, checkpoint, manifest, names);
+    await assertShardsPresent(store, checkpoint, manifest, names);
     await setup.beforeWrite(plan.checkpoint);
-    await mkdir(join(outDir, SHARDS_DIR, plan.id), { recursive: true });
-    const committer = new Committer(outDir, paths.checkpoint, checkpoint, manifest, clock, paths.manifest);
+    const committer = new Committer({
+      store,
+      checkpointKey: keys.checkpoint,
+      manifestKey: keys.manifest,
+      checkpoint,
+      manifest,
+      clock,
+    });
     await committer.save();
     const mine = pairsOfShard(plan, spec.index);
     const plans = planPartitions(streams, (name) => streamOf(plan.checkpoint, name)).filter((p) =>
@@ -76,25 +83,7 @@ export async function startShard(setup: Setup, spec: ShardSpec): Promise<Started
     return { committer, manifest, plans, resumed: text !== undefined, idle: [], damaged: new Map(), release };
   } catch (error) {
     await release();
-    // A refused shard leaves no empty _shards folder behind.
-    if ((await readPlan(outDir).catch(() => undefined)) === undefined) {
-      await rmdir(join(outDir, SHARDS_DIR)).catch(() => undefined);
-    }
     throw error;
-  }
-}
-
-/** The shard's lock, in `_shards/`, which a finalize deletes when it is empty. */
-async function shardLock(outDir: string, spec: ShardSpec, logger: Logger): Promise<() => Promise<void>> {
-  for (let attempt = 0; ; attempt++) {
-    await mkdir(join(outDir, SHARDS_DIR), { recursive: true });
-    try {
-      // A finalize holds every shard's lock for a moment: wait that out rather than fail.
-      const what = `shard ${spec.index}/${spec.count} of ${outDir}`;
-      return await acquireLock(shardLockPath(outDir, spec), what, logger, { patienceMs: 60_000 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 2) throw error;
-    }
   }
 }
 
@@ -104,29 +93,35 @@ async function shardLock(outDir: string, spec: ShardSpec, logger: Logger): Promi
  * checkpoint is shared out. Another shard may have written it while this one waited for the lock.
  */
 async function createPlan(setup: Setup, count: number): Promise<ShardPlan> {
-  const { outDir, checkpointPath, baseUrl, streams, logger, clock, now } = setup;
-  const release = await folderLock(setup, SHARD_PATIENCE_MS);
+  const { store, checkpointKey, baseUrl, streams, logger, clock, now } = setup;
+  const release = await folderLock(store, SHARD_PATIENCE_MS);
   try {
-    const existing = await readPlan(outDir);
+    const existing = await readPlan(store);
     if (existing !== undefined) return existing;
-    const prepared = await prepareOutput({
-      outDir, checkpointPath, baseUrl, streams, fresh: false, now: now(),
-      logger,
-    });
+    const prepared = await prepareOutput({ store, checkpointKey, baseUrl, streams, fresh: false, now: now(), logger });
     await setup.beforeWrite(prepared.checkpoint);
-    const committer = new Committer(outDir, checkpointPath, prepared.checkpoint, prepared.manifest, clock);
+    const { checkpoint, manifest } = prepared;
+    const committer = new Committer({ store, checkpointKey, checkpoint, manifest, clock });
     await prepared.apply(() => committer.save());
-    // Shard files of an earlier sharded run whose end was interrupted: nothing reads them any more.
-    for (const entry of await readdir(join(outDir, SHARDS_DIR), { withFileTypes: true })) {
-      if (entry.isDirectory()) await rm(join(outDir, SHARDS_DIR, entry.name), { recursive: true, force: true });
-    }
+    await removeEarlierShardFiles(store);
     const plan = newPlan(count, streams.map((s) => s.name), committer.state, now());
-    await writePlan(outDir, plan);
+    await writePlan(store, plan);
     logger.info({ shards: count, pairs: pairsOf(plan).length, plan: plan.id }, `planned a sharded run of ${count} shards`);
     return plan;
   } finally {
     await release();
   }
+}
+
+/** Files of an earlier sharded run whose end was interrupted (`_shards/<plan id>/`): nothing reads them any more. */
+async function removeEarlierShardFiles(store: OutputStore): Promise<void> {
+  const ids = new Set(
+    (await store.list(`${SHARDS_DIR}/`)).flatMap((key) => {
+      const [, id, ...rest] = key.split('/');
+      return id !== undefined && rest.length > 0 ? [id] : [];
+    }),
+  );
+  for (const id of ids) await store.removeTree(`${SHARDS_DIR}/${id}`);
 }
 
 /** After a shard completed: the last shard to finish merges them all and ends the run. */
@@ -151,17 +146,23 @@ export async function finalizeJob(
   logger: Logger,
   clock: Clock = systemClock,
 ): Promise<AbsorbOutcome> {
-  const { outDir, checkpointPath } = outputPaths(config);
+  const { store, checkpointKey } = await openOutput(config, logger);
   const now = () => new Date(clock.now()).toISOString();
   const jobStreams = planStreams(config.streams, config.output.formats);
-  return finalizeShards({ outDir, checkpointPath, baseUrl: config.source.baseUrl, logger, now, jobStreams });
+  try {
+    return await finalizeShards({ store, checkpointKey, baseUrl: config.source.baseUrl, logger, now, jobStreams });
+  } finally {
+    await store.close();
+  }
 }
 
-async function finalizeShards(setup: Pick<Setup, 'outDir' | 'checkpointPath' | 'baseUrl' | 'logger' | 'now' | 'jobStreams'>): Promise<AbsorbOutcome> {
-  const { outDir, checkpointPath, baseUrl, logger, now } = setup;
-  const release = await folderLock(setup, SHARD_PATIENCE_MS);
+async function finalizeShards(
+  setup: Pick<Setup, 'store' | 'checkpointKey' | 'baseUrl' | 'logger' | 'now' | 'jobStreams'>,
+): Promise<AbsorbOutcome> {
+  const { store, checkpointKey, baseUrl, logger, now } = setup;
+  const release = await folderLock(store, SHARD_PATIENCE_MS);
   try {
-    const options = { outDir, checkpointPath, baseUrl, logger, now: now(), keepOf: keepOf(setup) };
+    const options = { store, checkpointKey, baseUrl, logger, now: now(), keepOf: keepOf(setup) };
     return await absorbShards({ ...options, requireComplete: true });
   } finally {
     await release();

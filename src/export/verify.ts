@@ -1,14 +1,19 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { openAsBlob } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { ParquetFile } from 'parquet-wasm';
+import type { JobConfig } from '../config/load-config.js';
 import { BulkExtractError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { downloadAll } from '../output/download.js';
 import { LATEST_FILE, MANIFEST_FILE, SUCCESS_FILE, shardSeq } from './layout.js';
 import type { Manifest, ManifestFile } from './manifest.js';
+import { isS3Url, openOutput } from './output-target.js';
 import type { RunManifest } from './seal-run.js';
 
 /** The folder is not a bulk-extract output (no readable manifest). */
@@ -174,4 +179,17 @@ async function shardFiles(outDir: string, streams: readonly string[]): Promise<s
     for (const run of await runFolders(outDir, stream)) await scan(run);
   }
   return found;
+}
+
+/** The output of a job: its folder, or a downloaded copy of its bucket prefix (it needs that much space). */
+export async function verifyJob(config: JobConfig, logger: Logger): Promise<VerifyReport> {
+  if (!isS3Url(config.output.dir)) return verifyOutput(resolve(config.output.dir));
+  const { store } = await openOutput(config, logger);
+  const copy = await mkdtemp(join(tmpdir(), 'bulk-extract-verify-'));
+  try {
+    return await verifyOutput(await downloadAll(store, copy));
+  } finally {
+    await store.close();
+    await rm(copy, { recursive: true, force: true });
+  }
 }

@@ -34,6 +34,13 @@ export function errorCode(error: unknown): string {
   return named ?? e.code ?? 'error';
 }
 
+/** A conditional write that did not happen: the object exists (412), or another conditional write of it runs (409). */
+export function isPreconditionFailed(error: unknown): boolean {
+  const status = (error as SdkError | null)?.$metadata?.httpStatusCode;
+  const code = errorCode(error);
+  return status === 412 || code === 'PreconditionFailed' || code === 'ConditionalRequestConflict';
+}
+
 /** NoSuchKey, or a 404 without a code (HEAD); NoSuchBucket is an error. */
 export function isAbsent(error: unknown): boolean {
   const code = errorCode(error);

@@ -1,30 +1,84 @@
 /**
- * Where committed output lives. Keys are relative paths with '/' separators, e.g.
- * 'events/part=1-of-10/000000.parquet'.
+ * Where an export's output lives: a local folder (local-store.ts) or a bucket prefix of object
+ * storage (s3-store.ts). The export layer builds one per run and does all its reading and writing
+ * through it. Keys are relative paths with '/' separators, e.g. 'events/part=1-of-10/000000.parquet'.
+ *
+ * What a reader may rely on, for both: a file put with `putText` or `publishFile` appears whole or
+ * not at all; a key removed is gone for every later `list`, `size` and `getText`.
  */
 export interface OutputStore {
   /** For messages and logs: the output folder, or s3://bucket/prefix (never credentials). */
   readonly location: string;
+  /** For messages: the path (a folder) or the URL (a bucket) of `key`. */
+  where(key: string): string;
   /**
-   * Makes a finished local file durable at `key`. S3: multipart upload (Upload from lib-storage), resolved
-   * only after CompleteMultipartUpload succeeded; then the local file is deleted. On failure the upload is
+   * The local file a shard for `key` is written into before `publishFile` makes it part of the
+   * output: its own place in a folder; a file in the staging folder for a bucket.
+   */
+  localPath(key: string): string;
+  /**
+   * Makes a finished local file durable at `key`. A folder: the file is in place already (written
+   * and renamed by the writer), nothing is left to do. S3: multipart upload, resolved only after
+   * CompleteMultipartUpload succeeded; then the local file is deleted. On failure the upload is
    * aborted (best effort) and the error is an OutputError naming the key.
    */
   publishFile(localPath: string, key: string): Promise<void>;
-  /** Small text objects (checkpoint, manifest, markers): one PutObject (atomic: readers see old or new, never part). */
+  /** Small text files (checkpoint, manifest, markers), replaced atomically: readers see old or new, never part. */
   putText(key: string, text: string): Promise<void>;
-  /** undefined when absent (NoSuchKey / 404). */
+  /** undefined when absent. */
   getText(key: string): Promise<string | undefined>;
   /** Size in bytes, undefined when absent. */
   size(key: string): Promise<number | undefined>;
-  /**
-   * Keys under `prefix` (a folder-like prefix ending in '/' or ''), recursive, relative to the store root,
-   * sorted. Handles pagination (ContinuationToken).
-   */
+  /** Keys under `prefix` (a folder-like prefix ending in '/', or ''), recursive, relative to the root, sorted. */
   list(prefix: string): Promise<string[]>;
-  /** Deletes keys (missing ones are fine); batches of up to 1000 (DeleteObjects). */
+  /** Deletes keys; missing ones are fine. */
   remove(keys: readonly string[]): Promise<void>;
-  /** A readable stream of the object's bytes (for verify). Throws OutputError when absent. */
+  /** Deletes everything under the folder `dir` (a key without the trailing '/'). */
+  removeTree(dir: string): Promise<void>;
+  /** A readable stream of the file's bytes (for verify). Throws OutputError when absent. */
   read(key: string): Promise<NodeJS.ReadableStream>;
+  /**
+   * Takes the lock `key` for one run (or one worker): refused with LockedError while another live
+   * run holds it. Resolves to the function that lets it go. See each store for what "live" means.
+   */
+  lock(key: string, what: string, options?: LockOptions): Promise<() => Promise<void>>;
+  /** What the lock `key` says, without taking it (for --dry-run and status). */
+  lockState(key: string): Promise<LockState>;
+  /**
+   * Refuses (throws OutputError) an output this process could not write, before anything is
+   * written: folders (`dirs`) and files to replace (`files`) of a folder; a bucket is probed.
+   */
+  checkWritable(dirs: readonly string[], files: readonly string[]): Promise<void>;
+  /** Readies the local side before a run: the folder (or the staging folder) exists; staging holds nothing old. */
+  prepare(): Promise<void>;
   close(): Promise<void>;
 }
+
+export interface LockOptions {
+  /** How long to wait for a live owner to let go (0: fail at once). */
+  patienceMs?: number;
+  /** The owner touches the lock this often, so that runs on other hosts can see it is alive. */
+  heartbeatMs?: number;
+  /** An owner on another host whose lock was not touched for this long is gone. */
+  staleAfterMs?: number;
+  /** Tests replace the waiting. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Tests replace the clock that times the waiting (durations only, never times of two hosts). */
+  now?: () => number;
+}
+
+/** Who holds a lock. */
+export interface LockOwner {
+  pid: number;
+  host: string;
+  startedAt: string;
+}
+
+export type LockState =
+  | { state: 'free' } |
+  {
+    state: 'held';
+    owner: LockOwner | undefined;
+    /** Whether its owner looks alive: this host, its process runs; another host, it was touched lately. */
+    alive: boolean;
+  };

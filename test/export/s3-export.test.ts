@@ -256,13 +256,33 @@ describe.concurrent('output.dir: s3://', () => {
     }
   });
 
-  it('--shard is refused with an s3:// output (shards need a shared folder), before anything is written', async () => {
-    const { cli, store } = await setup(25, 'exports/shard');
+  it('3 workers (--shard i/3) into the bucket: one killed and resumed alone, the last finalizes, the union is exact', async () => {
+    const stream: StreamSpec = { resource: 'events', partitions: 6, limit: 1000 };
+    const { cli, store, sim } = await setup(25, 'exports/shard', { stream, maxRows: 2000 });
     try {
-      const exit = await cli(['run', '--shard', '0/2']);
-      expect(exit.code, describeExit(exit)).toBe(2);
-      expect(exit.stderr).toContain('with an s3:// output.dir, run one worker');
-      expect(await store.list('')).toEqual([]);
+      // Shard 1 is killed after its first shard is uploaded, before its checkpoint counts it.
+      const exits = await Promise.all(
+        [0, 1, 2].map((i) => cli(['run', '--shard', `${i}/3`], i === 1 ? { BULK_EXTRACT_CRASH_AT: 'after-shard-rename:1' } : {})),
+      );
+      expect(exits[1]?.signal, describeExit(exits[1] as Exit)).toBe('SIGKILL');
+      for (const i of [0, 2]) expect(exits[i]?.code, describeExit(exits[i] as Exit)).toBe(0);
+      expect(await store.getText('_SUCCESS'), 'not finalized while shard 1 is incomplete').toBeUndefined();
+      expect(await store.getText('_shards/plan.json')).toBeDefined();
+
+      // Shard 1 alone: its lock (a dead process of this host) is taken over; it resumes and ends the run.
+      const resumed = await cli(['run', '--shard', '1/3']);
+      expect(resumed.code, describeExit(resumed)).toBe(0);
+      expect(resumed.stderr).toContain('the sharded run is finalized');
+      const keys = await store.list('');
+      expect(keys).toContain('_SUCCESS');
+      expect(keys.filter((key) => key.startsWith('_shards/')), 'shard files and locks gone').toEqual([]);
+      expect(keys.filter((key) => key.endsWith('.lock') || key.startsWith('.lock'))).toEqual([]);
+      const verify = await cli(['verify']);
+      expect(verify.code, describeExit(verify)).toBe(0);
+      const expected = [
+        { name: 'events', resource: 'events' as const, partitions: 6, formats: ['ndjson' as const], ids: expectedIds(sim, 'events') },
+      ];
+      await expectExactOutput(await downloadAll(store, tempDir('s3-shard-copy')), expected);
     } finally {
       await store.close();
     }

@@ -101,6 +101,7 @@ interface ListResult {
 interface FsStore {
   listObjects(bucket: string, options: { startAfter?: string }): Promise<ListResult>;
   deleteObject(bucket: string, key: string): Promise<void>;
+  existsObject(bucket: string, key: string): Promise<boolean>;
 }
 interface S3rver {
   middleware: Middleware[];
@@ -137,7 +138,7 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Te
   // sees every answer), the rest just before the router (inside the XML encoder, so bodies are still objects).
   if (s3rver.middleware.at(-1)?.name !== 'dispatch') throw new Error('s3rver changed: its router is not its last middleware');
   s3rver.middleware.unshift(observer.middleware);
-  const shims = [listTokenShim, serialDeleteShim];
+  const shims = [listTokenShim, serialDeleteShim, conditionalPutShim()];
   if (options.abortMultipartUpload !== false) shims.push(abortShim(uploadsDir));
   s3rver.middleware.splice(s3rver.middleware.length - 1, 0, ...shims);
   const { port } = await s3rver.run();
@@ -350,3 +351,33 @@ const serialDeleteShim: Middleware = async (ctx, next) => {
   }) as FsStore;
   return next();
 };
+
+/**
+ * PutObject with `If-None-Match: *` (S3's conditional write, which s3rver ignores): 412
+ * PreconditionFailed when the object exists, as S3 answers. Conditional puts of one key are served
+ * one after another, so that two at once cannot both create it.
+ */
+function conditionalPutShim(): Middleware {
+  const queues = new Map<string, Promise<void>>();
+  return async (ctx, next) => {
+    const request = describe(ctx);
+    if (request.operation !== 'PutObject' || ctx.req.headers['if-none-match'] !== '*') return next();
+    const bucket = ctx.path.split('/')[1] ?? '';
+    const before = queues.get(request.key) ?? Promise.resolve();
+    let done = () => {};
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    queues.set(request.key, before.then(() => mine));
+    await before;
+    try {
+      if (await ctx.store.existsObject(bucket, request.key)) {
+        ctx.req.resume();
+        await finished(ctx.req);
+        s3Error(ctx, 412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold');
+        return;
+      }
+      await next();
+    } finally {
+      done();
+    }
+  };
+}

@@ -4,30 +4,14 @@ import { resolve } from 'node:path';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { BulkExtractError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { cannotWrite } from './output-access.js';
+import { cannotWrite } from './folder-access.js';
+import type { LockOptions, LockOwner, LockState } from './store.js';
+
+export type { LockOptions };
 
 /** Another live run holds the output folder (or the shard). */
 export class LockedError extends BulkExtractError {
   readonly code = 'E_LOCKED';
-}
-
-export interface LockOwner {
-  pid: number;
-  host: string;
-  startedAt: string;
-}
-
-export interface LockOptions {
-  /** How long to wait for a live owner to let go (0: fail at once). */
-  patienceMs?: number;
-  /** The owner touches the lock this often, so that runs on other hosts can see it is alive. */
-  heartbeatMs?: number;
-  /** An owner on another host whose lock was not touched for this long is gone. */
-  staleAfterMs?: number;
-  /** Tests replace the waiting. */
-  sleep?: (ms: number) => Promise<void>;
-  /** Tests replace the clock that times the waiting (durations only, never times of two hosts). */
-  now?: () => number;
 }
 
 /** Locks this process holds (absolute paths). */
@@ -120,27 +104,13 @@ export async function acquireLock(
   }
 }
 
-/** What a lock file says, without taking it (for --dry-run and status). */
-export type LockState =
-  | { state: 'free' } |
-  {
-    state: 'held';
-    owner: LockOwner | undefined;
-    /** Since the owner last touched it (this host's clock). */
-    ageMs: number;
-    /** Same host: whether its process runs and touches it; another host: whether it was touched lately. */
-    alive: boolean;
-    sameHost: boolean;
-  };
-
 export async function inspectLock(path: string, staleAfterMs = STALE_AFTER_MS): Promise<LockState> {
   const [owner, mtimeMs] = await Promise.all([readOwner(path), mtimeOf(path)]);
   if (mtimeMs === undefined) return { state: 'free' };
   const ageMs = Math.max(0, Date.now() - mtimeMs);
   const sameHost = owner?.host === hostname();
   const running = owner !== undefined && isAlive(owner.pid) && owner.pid !== process.pid;
-  const alive = ageMs < staleAfterMs && (!sameHost || running);
-  return { state: 'held', owner, ageMs, alive, sameHost };
+  return { state: 'held', owner, alive: ageMs < staleAfterMs && (!sameHost || running) };
 }
 
 /** Touches the lock every `heartbeatMs` until released; the release deletes it. */
@@ -177,7 +147,8 @@ async function mtimeOf(path: string): Promise<number | undefined> {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process of this host runs (EPERM: it runs, as another user). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

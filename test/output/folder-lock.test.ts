@@ -4,7 +4,7 @@ import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync }
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { acquireLock, LockedError, type LockOptions } from '../../src/export/lock.js';
+import { acquireLock, LockedError, type LockOptions } from '../../src/output/folder-lock.js';
 import { captureLogger } from '../support/log-capture.js';
 import { tempDir } from '../support/resume-harness.js';
 
