@@ -6,7 +6,7 @@ import { AdaptiveLimiter } from '../http/adaptive-limiter.js';
 import { createPlatformClient } from '../http/create-client.js';
 import { AuthError } from '../http/errors.js';
 import type { Logger } from '../log.js';
-import { shardOpener } from '../sink/open-shard.js';
+import { shardOpener } from '../sink/index.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { type Checkpoint, sentBounds, streamOf } from './checkpoint.js';
 import { countStreams } from './count-streams.js';
