@@ -6,7 +6,7 @@ import { AdaptiveLimiter } from '../http/adaptive-limiter.js';
 import { createPlatformClient } from '../http/create-client.js';
 import { AuthError } from '../http/errors.js';
 import type { Logger } from '../log.js';
-import { shardOpener } from '../sink/index.js';
+import { createShardSink, type ShardSink } from '../sink/index.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { type Checkpoint, sentBounds, streamOf } from './checkpoint.js';
 import { countStreams } from './count-streams.js';
@@ -105,6 +105,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   let release = async () => {};
   let mirror: Mirror | undefined;
   let createdDir = false;
+  let sink: ShardSink | undefined;
   try {
     if (s3) mirror = new Mirror(outDir, await openStore(config, logger));
     const setup = {
@@ -154,11 +155,12 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
 
     const progress = new RunProgress(streams, plans, committer.state, () => totals);
     options.onStart?.(progress.handle(client));
+    sink = createShardSink(outDir, config.output);
     const context = {
       outDir,
       client,
       committer,
-      openShard: shardOpener(outDir, config.output),
+      openShard: sink.open,
       limits: config.output.shard,
       mirror,
       signal,
@@ -182,6 +184,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     const { resumed, idle, damaged } = start;
     return { ...finished.result, resumed, rows: progress.rows, idle, wrote: true, damaged };
   } finally {
+    await sink?.close();
     await client.close();
     await release();
     if (createdDir) await rmdir(outDir).catch(() => undefined);

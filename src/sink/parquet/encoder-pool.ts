@@ -139,6 +139,3 @@ function workerUrl(): URL {
 export function defaultEncoderThreads(): number {
   return Math.min(4, Math.max(1, availableParallelism() - 1));
 }
-
-/** The process-wide pool the Parquet writers use. */
-export const parquetEncoders = new EncoderPool();
