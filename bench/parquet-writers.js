@@ -299,6 +299,10 @@ async function loadArrowWasm() {
   modules.wasm = await import('parquet-wasm');
   modules.sink = await import('../dist/sink/parquet/row-group.js');
   modules.writer = await import('../dist/sink/parquet/parquet-writer.js');
+  const { EncoderPool } = await import('../dist/sink/parquet/encoder-pool.js');
+  const { BytesPerRow } = await import('../dist/sink/parquet/bytes-per-row.js');
+  // What a shard sink hands its writers; its idle encoder thread does not keep the process alive.
+  modules.parquetDeps = { encoders: new EncoderPool(), bytesPerRow: new BytesPerRow() };
 }
 
 // --- parse-only: the input floor ---------------------------------------------------------------
@@ -440,10 +444,12 @@ function* handBatches(pages) {
 
 /** The production sink itself (src/sink/parquet/parquet-writer.ts): zstd, delta on integer columns. */
 async function runSink(pages, out) {
-  const writer = await modules.writer.ParquetShardWriter.create(out, 'events', {
-    compression: 'zstd',
-    rowGroupRows: ROW_GROUP,
-  });
+  const writer = await modules.writer.ParquetShardWriter.create(
+    out,
+    'events',
+    { compression: 'zstd', rowGroupRows: ROW_GROUP },
+    modules.parquetDeps,
+  );
   for (const items of pages) await writer.append(items);
   await writer.commit();
   return { codec: 'zstd + DELTA_BINARY_PACKED on integer and time columns (bulk-extract sink)' };

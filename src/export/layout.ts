@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import type { Format } from '../config/job-schema.js';
 
 /**
  * Where everything goes in the output folder. Names depend only on checkpointed values (stream,
@@ -28,16 +27,5 @@ export function partDir(stream: string, m: number, n: number, run: string | null
   return join(runDir(stream, run), `part=${m}-of-${n}`);
 }
 
-export function extension(format: Format, gzip: boolean): string {
-  return format === 'parquet' ? 'parquet' : gzip ? 'ndjson.gz' : 'ndjson';
-}
-
-export function shardName(seq: number, ext: string): string {
-  return `${String(seq).padStart(6, '0')}.${ext}`;
-}
-
-/** The sequence number of a shard file name, or undefined when it is not one. */
-export function shardSeq(fileName: string): number | undefined {
-  const match = /^(\d{6,})\.(parquet|ndjson|ndjson\.gz)$/.exec(fileName);
-  return match?.[1] === undefined ? undefined : Number(match[1]);
-}
+/** Shard file names (`<seq:06>.<ext>`) are the sink's, defined once there; export/ reads them back. */
+export { shardSeq } from '../sink/index.js';

@@ -5,7 +5,7 @@ import { AdaptiveLimiter } from '../http/adaptive-limiter.js';
 import { createPlatformClient } from '../http/create-client.js';
 import { AuthError } from '../http/errors.js';
 import type { Logger } from '../log.js';
-import { shardOpener } from '../sink/open-shard.js';
+import { createShardSink, type ShardSink } from '../sink/index.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { type Checkpoint, sentBounds, streamOf } from './checkpoint.js';
 import { countStreams } from './count-streams.js';
@@ -102,6 +102,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   let totals = new Map<string, number>();
   let release = async () => {};
   const { store, checkpointKey } = await openOutput(config, logger);
+  let sink: ShardSink | undefined;
   try {
     await store.prepare();
     const setup = {
@@ -146,12 +147,13 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
 
     const progress = new RunProgress(streams, plans, committer.state, () => totals);
     options.onStart?.(progress.handle(client));
+    // Shards are written where the store wants them before it publishes them.
+    sink = createShardSink(store.localPath(''), config.output);
     const context = {
       store,
       client,
       committer,
-      // Shards are written where the store wants them before it publishes them.
-      openShard: shardOpener(store.localPath(''), config.output),
+      openShard: sink.open,
       limits: config.output.shard,
       signal,
       logger,
@@ -174,6 +176,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     const { resumed, idle, damaged } = start;
     return { ...finished.result, resumed, rows: progress.rows, idle, wrote: true, damaged };
   } finally {
+    await sink?.close();
     await client.close();
     await release();
     await store.close();

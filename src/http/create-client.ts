@@ -4,7 +4,7 @@ import type { SourceConfig } from '../config/source-schema.js';
 import { ConfigError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { type Clock, systemClock } from '../util/clock.js';
-import { type Authenticator, warnDeprecatedOnce } from './auth/authenticator.js';
+import { type Authenticator, warnDeprecated } from './auth/authenticator.js';
 import { ClientCredentialsAuth } from './auth/client-credentials.js';
 import { StaticAuth } from './auth/static-auth.js';
 import type { RequestLimiter } from './adaptive-limiter.js';
@@ -56,10 +56,10 @@ function createAuthenticator(
   const { auth } = source;
   switch (auth.type) {
     case 'api-key':
-      warnDeprecatedOnce(deps.logger, 'api-key');
+      warnDeprecated(deps.logger, 'api-key');
       return StaticAuth.apiKey(auth.apiKey);
     case 'cookie':
-      warnDeprecatedOnce(deps.logger, 'cookie');
+      warnDeprecated(deps.logger, 'cookie');
       return StaticAuth.cookie(auth.cookie);
     case 'token':
       return StaticAuth.token(auth.token);

@@ -10,6 +10,7 @@ import { RowGroupBuilder } from '../../src/sink/parquet/row-group.js';
 import { readSpill, SpillFile } from '../../src/sink/parquet/spill.js';
 import { asNumber, type Duck, openDuck, parquetItems } from '../support/export-duckdb.js';
 import { removeTempDirs, sha256File, sql, tempDir } from '../support/export-harness.js';
+import { newParquetDeps } from '../support/parquet-deps.js';
 
 /**
  * The Parquet path through a spill file: rows go to `<shard>.spill.inprogress` as Arrow IPC
@@ -23,13 +24,16 @@ const SPILL_SUFFIX = '.spill.inprogress';
 const ZSTD_1K: OutputConfig['parquet'] = { compression: 'zstd', rowGroupRows: 1000 };
 
 let duck: Duck;
+/** The encoder threads and learned sizes the file's writers share, as those of one sink. */
+const parquet = newParquetDeps();
 
 beforeAll(async () => {
   duck = await openDuck();
 });
 
-afterAll(() => {
+afterAll(async () => {
   duck.close();
+  await parquet.encoders.close();
 });
 
 afterEach(removeTempDirs);
@@ -122,7 +126,7 @@ describe('ParquetShardWriter through the spill file', () => {
     const dir = tempDir('bulk-extract-spill-');
     const path = join(dir, '000000.parquet');
     const items = events(25_000);
-    const writer = await ParquetShardWriter.create(path, 'events', { compression: 'zstd', rowGroupRows: 10_000 });
+    const writer = await ParquetShardWriter.create(path, 'events', { compression: 'zstd', rowGroupRows: 10_000 }, parquet);
     for (const page of pagesOf(items, 1000)) await writer.append(page);
 
     // Before commit: more than one batch already on disk, each a whole number of pages, in order.
@@ -153,7 +157,7 @@ describe('ParquetShardWriter through the spill file', () => {
         const dir = tempDir('bulk-extract-spill-');
         const path = join(dir, '000000.parquet');
         const items = events(2500 + 1700 * w, w);
-        const writer = await ParquetShardWriter.create(path, 'events', ZSTD_1K);
+        const writer = await ParquetShardWriter.create(path, 'events', ZSTD_1K, parquet);
         for (const page of pagesOf(items, 700)) await writer.append(page);
         return { w, dir, path, items, writer };
       }),
@@ -176,7 +180,7 @@ describe('ParquetShardWriter through the spill file', () => {
     const dir = tempDir('bulk-extract-spill-');
     const path = join(dir, '000000.parquet');
     const spillPath = `${path}${SPILL_SUFFIX}`;
-    const writer = await ParquetShardWriter.create(path, 'events', ZSTD_1K);
+    const writer = await ParquetShardWriter.create(path, 'events', ZSTD_1K, parquet);
     // 10,000 rows in pages of 1000: a whole number of spill batches, so commit appends nothing more
     // and the cut record stays the last one.
     for (const page of pagesOf(events(10_000), 1000)) await writer.append(page);
@@ -197,7 +201,7 @@ describe('ParquetShardWriter: abort and empty shards', () => {
   it('abort() after appends (batches spilled and rows in memory) removes the spill file; a second abort() is safe', async () => {
     const dir = tempDir('bulk-extract-spill-');
     const path = join(dir, '000000.parquet');
-    const writer = await ParquetShardWriter.create(path, 'events', ZSTD_1K);
+    const writer = await ParquetShardWriter.create(path, 'events', ZSTD_1K, parquet);
     for (const page of pagesOf(events(12_345), 1000)) await writer.append(page);
     expect((await spillRecordRows(`${path}${SPILL_SUFFIX}`)).length).toBeGreaterThan(0);
     await writer.abort();
@@ -208,7 +212,7 @@ describe('ParquetShardWriter: abort and empty shards', () => {
 
   it('commit() without rows throws and writes no .parquet; abort() then removes the spill file', async () => {
     const dir = tempDir('bulk-extract-spill-');
-    const writer = await ParquetShardWriter.create(join(dir, '000000.parquet'), 'events', ZSTD_1K);
+    const writer = await ParquetShardWriter.create(join(dir, '000000.parquet'), 'events', ZSTD_1K, parquet);
     await expect(writer.commit()).rejects.toThrow(/at least one row/);
     expect(readdirSync(dir).filter((f) => !f.endsWith(SPILL_SUFFIX))).toEqual([]);
     await writer.abort();
@@ -217,10 +221,11 @@ describe('ParquetShardWriter: abort and empty shards', () => {
 });
 
 describe('ParquetShardWriter: bytes estimate', () => {
-  // Only this test writes assets in this file (the learned bytes per row are per resource and per
-  // process): the first assets shard of the process sees the first guess, 100 bytes per row.
+  // The learned bytes per row are per resource and per sink: writers of a sink of its own see the
+  // first guess, 100 bytes per row, until their first shard is committed.
   it('is rows * 100 before any commit of the resource, then rows * the bytes/row of the last committed shard', async () => {
-    const first = await ParquetShardWriter.create(join(tempDir('bulk-extract-spill-'), 'a.parquet'), 'assets', ZSTD_1K);
+    const own = newParquetDeps();
+    const first = await ParquetShardWriter.create(join(tempDir('bulk-extract-spill-'), 'a.parquet'), 'assets', ZSTD_1K, own);
     await first.append(Array.from({ length: 1234 }, (_, i) => asset(i)));
     expect(first.bytes).toBe(123_400);
     await first.append(Array.from({ length: 766 }, (_, i) => asset(1234 + i)));
@@ -228,13 +233,14 @@ describe('ParquetShardWriter: bytes estimate', () => {
     const done = await first.commit();
     expect(done.rows).toBe(2000);
 
-    const second = await ParquetShardWriter.create(join(tempDir('bulk-extract-spill-'), 'b.parquet'), 'assets', ZSTD_1K);
+    const second = await ParquetShardWriter.create(join(tempDir('bulk-extract-spill-'), 'b.parquet'), 'assets', ZSTD_1K, own);
     for (const n of [1, 333, 1000]) {
       await second.append(Array.from({ length: n }, (_, i) => asset(i)));
       expect(second.bytes, `after ${second.rows} rows`).toBe(Math.round((second.rows * done.bytes) / done.rows));
     }
     expect(second.bytes).not.toBe(second.rows * 100);
     await second.abort();
+    await own.encoders.close();
   });
 });
 

@@ -7,6 +7,7 @@ import { BadItemError } from '../../src/errors.js';
 import { ParquetShardWriter } from '../../src/sink/parquet/parquet-writer.js';
 import { asNumber, type Duck, openDuck, parquetAt, parquetItems } from '../support/export-duckdb.js';
 import { removeTempDirs, sha256File, sql, tempDir } from '../support/export-harness.js';
+import { newParquetDeps } from '../support/parquet-deps.js';
 
 type Item = Record<string, unknown>;
 
@@ -14,13 +15,16 @@ const ZSTD: OutputConfig['parquet'] = { compression: 'zstd', rowGroupRows: 1000 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 let duck: Duck;
+/** The encoder threads and learned sizes the file's writers share, as those of one sink. */
+const parquet = newParquetDeps();
 
 beforeAll(async () => {
   duck = await openDuck();
 });
 
-afterAll(() => {
+afterAll(async () => {
   duck.close();
+  await parquet.encoders.close();
 });
 
 afterEach(removeTempDirs);
@@ -48,7 +52,7 @@ async function writeFile(
   dir = tempDir('bulk-extract-parquet-'),
 ) {
   const path = join(dir, '000000.parquet');
-  const writer = await ParquetShardWriter.create(path, resource, options);
+  const writer = await ParquetShardWriter.create(path, resource, options, parquet);
   for (const page of pages) await writer.append(page);
   const committed = await writer.commit();
   return { path, dir, committed, writer };
@@ -97,7 +101,7 @@ describe('ParquetShardWriter: row groups', () => {
   it('commit() of a shard without rows never leaves an unreadable .parquet file (a readable empty one, or an error)', async () => {
     const dir = tempDir('bulk-extract-parquet-');
     const path = join(dir, '000000.parquet');
-    const writer = await ParquetShardWriter.create(path, 'events', ZSTD);
+    const writer = await ParquetShardWriter.create(path, 'events', ZSTD, parquet);
     const outcome = await writer.commit().then(
       (committed) => committed,
       async (error: unknown) => {
@@ -266,7 +270,7 @@ describe('ParquetShardWriter: a field of the wrong type', () => {
 
   it.each(cases)('%s: BadItemError (E_BAD_ITEM) naming the field and the item id', async (_, item, field) => {
     const dir = tempDir('bulk-extract-parquet-');
-    const writer = await ParquetShardWriter.create(join(dir, '000000.parquet'), 'events', ZSTD);
+    const writer = await ParquetShardWriter.create(join(dir, '000000.parquet'), 'events', ZSTD, parquet);
     await writer.append([event(1), event(2)]);
     const error = await writer.append([event(3), item]).then(
       () => undefined,
@@ -284,7 +288,7 @@ describe('ParquetShardWriter: a field of the wrong type', () => {
   it('id missing: BadItemError naming id and showing the item', async () => {
     const item = event(9);
     delete item.id;
-    const writer = await ParquetShardWriter.create(join(tempDir('bulk-extract-parquet-'), 'x.parquet'), 'events', ZSTD);
+    const writer = await ParquetShardWriter.create(join(tempDir('bulk-extract-parquet-'), 'x.parquet'), 'events', ZSTD, parquet);
     const error = await writer.append([item]).then(
       () => undefined,
       (e: unknown) => e,
@@ -296,13 +300,13 @@ describe('ParquetShardWriter: a field of the wrong type', () => {
   });
 
   it('an id beyond 2^53 (already rounded by JSON.parse) is refused, not written rounded', async () => {
-    const writer = await ParquetShardWriter.create(join(tempDir('bulk-extract-parquet-'), 'x.parquet'), 'events', ZSTD);
+    const writer = await ParquetShardWriter.create(join(tempDir('bulk-extract-parquet-'), 'x.parquet'), 'events', ZSTD, parquet);
     await expect(writer.append([event(1, { id: 2 ** 53 + 2 })])).rejects.toThrow(/'id'/);
     await writer.abort();
   });
 
   it('an item that is not an object is a BadItemError', async () => {
-    const writer = await ParquetShardWriter.create(join(tempDir('bulk-extract-parquet-'), 'x.parquet'), 'events', ZSTD);
+    const writer = await ParquetShardWriter.create(join(tempDir('bulk-extract-parquet-'), 'x.parquet'), 'events', ZSTD, parquet);
     await expect(writer.append([[1, 2]])).rejects.toBeInstanceOf(BadItemError);
     await expect(writer.append([null])).rejects.toBeInstanceOf(BadItemError);
     await writer.abort();
@@ -312,7 +316,7 @@ describe('ParquetShardWriter: a field of the wrong type', () => {
 describe('ParquetShardWriter: abort', () => {
   it('before any row group is flushed: no file, no .inprogress', async () => {
     const dir = tempDir('bulk-extract-parquet-');
-    const writer = await ParquetShardWriter.create(join(dir, '000000.parquet'), 'events', ZSTD);
+    const writer = await ParquetShardWriter.create(join(dir, '000000.parquet'), 'events', ZSTD, parquet);
     await writer.append([event(1)]);
     // Rows wait in the spill file, a temp file that a resume removes; no .parquet before commit.
     expect(readdirSync(dir)).toEqual(['000000.parquet.spill.inprogress']);
@@ -322,7 +326,7 @@ describe('ParquetShardWriter: abort', () => {
 
   it('after batches went to the spill file: no file, no .inprogress', async () => {
     const dir = tempDir('bulk-extract-parquet-');
-    const writer = await ParquetShardWriter.create(join(dir, '000000.parquet'), 'events', ZSTD);
+    const writer = await ParquetShardWriter.create(join(dir, '000000.parquet'), 'events', ZSTD, parquet);
     for (const page of pagesOf(Array.from({ length: 2500 }, (_, i) => event(i)), 250)) await writer.append(page);
     await writer.abort();
     expect(readdirSync(dir)).toEqual([]);
@@ -330,7 +334,7 @@ describe('ParquetShardWriter: abort', () => {
 
   it('right after creation: no file', async () => {
     const dir = tempDir('bulk-extract-parquet-');
-    const writer = await ParquetShardWriter.create(join(dir, '000000.parquet'), 'events', ZSTD);
+    const writer = await ParquetShardWriter.create(join(dir, '000000.parquet'), 'events', ZSTD, parquet);
     await writer.abort();
     expect(readdirSync(dir)).toEqual([]);
   });
@@ -358,11 +362,13 @@ describe('ParquetShardWriter: compression', () => {
   });
 
   it('writers open at the same time keep their own compression', async () => {
-    const a = await ParquetShardWriter.create(join(tempDir('bulk-extract-parquet-'), 'a.parquet'), 'events', ZSTD);
-    const b = await ParquetShardWriter.create(join(tempDir('bulk-extract-parquet-'), 'b.parquet'), 'events', {
-      compression: 'snappy',
-      rowGroupRows: 1000,
-    });
+    const a = await ParquetShardWriter.create(join(tempDir('bulk-extract-parquet-'), 'a.parquet'), 'events', ZSTD, parquet);
+    const b = await ParquetShardWriter.create(
+      join(tempDir('bulk-extract-parquet-'), 'b.parquet'),
+      'events',
+      { compression: 'snappy', rowGroupRows: 1000 },
+      parquet,
+    );
     for (const page of pagesOf(items, 300)) await Promise.all([a.append(page), b.append(page)]);
     const [ca, cb] = await Promise.all([a.commit(), b.commit()]);
     expect(await compressions(ca.path)).toEqual(['ZSTD']);

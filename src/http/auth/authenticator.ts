@@ -15,12 +15,11 @@ export interface Authenticator {
   close(): Promise<void>;
 }
 
-let deprecationWarned = false;
-
-/** API keys and /login sessions are deprecated upstream: say so once per process. */
-export function warnDeprecatedOnce(logger: Logger, mechanism: Mechanism): void {
-  if (deprecationWarned) return;
-  deprecationWarned = true;
+/**
+ * API keys and /login sessions are deprecated upstream: say so. Called once per client, when it is
+ * created, so each run's log says it once (two exports in one process each say it in their own).
+ */
+export function warnDeprecated(logger: Logger, mechanism: Mechanism): void {
   logger.warn(
     { mechanism },
     'API keys and /login cookie sessions are deprecated by the platform in favour of OpenID Connect; move to source.auth.type: oauth-client-credentials',

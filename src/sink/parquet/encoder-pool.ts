@@ -22,25 +22,47 @@ interface Running extends Pending {
  * Encoder threads for Parquet shards. Each runs parquet-wasm in its own thread, one shard at a
  * time, so the export's main thread keeps fetching and parsing pages while shards encode, and only
  * as many wasm writers exist as there are threads (each open writer costs 10-20 MB of wasm memory,
- * bench/RESULTS.md, "Levers kept"). Threads start on first use and do not keep the process alive when idle.
+ * bench/RESULTS.md, "Levers kept"). Threads start on first use and do not keep the process alive when idle;
+ * close() ends them. One pool per export run (see shard-sink.ts), so runs in one process share no thread.
  */
 export class EncoderPool {
   private readonly idle: Worker[] = [];
   private readonly busy = new Map<Worker, Running>();
   private readonly queue: Pending[] = [];
   private nextId = 0;
+  private closed = false;
 
-  constructor(private readonly size: number) {}
+  /** `size`: threads at most; default defaultEncoderThreads(). */
+  constructor(private readonly size = defaultEncoderThreads()) {
+    if (!Number.isInteger(size) || size < 1) throw new RangeError(`EncoderPool: size must be an integer >= 1, got ${size}`);
+  }
+
+  /** Threads running now, busy or idle: 0 before the first job and after close(). */
+  get threads(): number {
+    return this.idle.length + this.busy.size;
+  }
 
   /** Encodes one spill file; `onChunk` receives the Parquet file's bytes in order. */
   encode(job: EncodeJob, onChunk: (chunk: Uint8Array) => Promise<void>): Promise<void> {
+    if (this.closed) return Promise.reject(encodeError(job.spillPath, 'the encoder pool is closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({ id: this.nextId++, job, onChunk, resolve, reject });
       this.dispatch();
     });
   }
 
+  /**
+   * Stops every thread and refuses later jobs. A job still queued or encoding is rejected (its
+   * shard is not committed). Resolves once the threads have exited.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const pending of this.queue.splice(0)) pending.reject(encodeError(pending.job.spillPath, 'the encoder pool was closed'));
+    await Promise.all([...this.idle, ...this.busy.keys()].map((worker) => worker.terminate()));
+  }
+
   private dispatch(): void {
+    if (this.closed) return;
     while (this.queue.length > 0) {
       const worker = this.idle.pop() ?? (this.busy.size < this.size ? this.spawn() : undefined);
       if (worker === undefined) return;
@@ -114,4 +136,6 @@ function workerUrl(): URL {
 }
 
 /** One thread on machines of up to 2 cores (the main thread needs the other), at most 4. */
-export const parquetEncoders = new EncoderPool(Math.min(4, Math.max(1, availableParallelism() - 1)));
+export function defaultEncoderThreads(): number {
+  return Math.min(4, Math.max(1, availableParallelism() - 1));
+}

@@ -2,16 +2,19 @@ import { Table, tableToIPC } from 'apache-arrow';
 import type { OutputConfig, Resource } from '../../config/job-schema.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
 import type { CommittedShard, ShardWriter } from '../shard-writer.js';
-import { parquetEncoders } from './encoder-pool.js';
+import type { BytesPerRow } from './bytes-per-row.js';
+import type { EncoderPool } from './encoder-pool.js';
 import { RowGroupBuilder } from './row-group.js';
 import { SpillFile } from './spill.js';
 
 /** Rows gathered in memory before they go to the spill file as one Arrow batch (about 1.5 MB of events). */
 const SPILL_ROWS = 4096;
-/** Encoded bytes per row before any file of the resource was written: high, so a first shard errs small. */
-const FIRST_GUESS_BYTES_PER_ROW = 100;
-/** Encoded bytes per row seen in the last committed shard of each resource. */
-const learnedBytesPerRow = new Map<Resource, number>();
+
+/** What the Parquet writers of one sink share: its encoder threads and what it learned of file sizes. */
+export interface ParquetWriterDeps {
+  encoders: Pick<EncoderPool, 'encode'>;
+  bytesPerRow: BytesPerRow;
+}
 
 /**
  * One Parquet file. Rows gather in reusable Arrow columns; every SPILL_ROWS rows the batch goes,
@@ -34,13 +37,19 @@ export class ParquetShardWriter implements ShardWriter {
     private readonly spill: SpillFile,
     private readonly resource: Resource,
     private readonly options: OutputConfig['parquet'],
+    private readonly deps: ParquetWriterDeps,
   ) {
     // Room for one batch; the buffers grow if a page carries it past SPILL_ROWS.
     this.builder = new RowGroupBuilder(resource, SPILL_ROWS);
   }
 
-  static async create(path: string, resource: Resource, options: OutputConfig['parquet']): Promise<ParquetShardWriter> {
-    return new ParquetShardWriter(path, await SpillFile.create(`${path}.spill${TEMP_SUFFIX}`), resource, options);
+  static async create(
+    path: string,
+    resource: Resource,
+    options: OutputConfig['parquet'],
+    deps: ParquetWriterDeps,
+  ): Promise<ParquetShardWriter> {
+    return new ParquetShardWriter(path, await SpillFile.create(`${path}.spill${TEMP_SUFFIX}`), resource, options, deps);
   }
 
   get rows(): number {
@@ -48,11 +57,11 @@ export class ParquetShardWriter implements ShardWriter {
   }
 
   /**
-   * The file's size, estimated from the bytes per row of the last shard of the resource: the file
-   * is written only on commit, and `shard.maxBytes` needs its size page by page.
+   * The file's size, estimated from the bytes per row of the sink's last shard of the resource: the
+   * file is written only on commit, and `shard.maxBytes` needs its size page by page.
    */
   get bytes(): number {
-    return Math.round(this.count * (learnedBytesPerRow.get(this.resource) ?? FIRST_GUESS_BYTES_PER_ROW));
+    return this.deps.bytesPerRow.estimate(this.resource, this.count);
   }
 
   async append(items: readonly unknown[]): Promise<void> {
@@ -68,12 +77,12 @@ export class ParquetShardWriter implements ShardWriter {
     await this.spill.close();
     const file = await DurableFile.create(this.path);
     try {
-      await parquetEncoders.encode(
+      await this.deps.encoders.encode(
         { spillPath: this.spill.path, resource: this.resource, options: this.options, rows: this.count },
         (chunk) => file.write(chunk),
       );
       const done = await file.commit();
-      learnedBytesPerRow.set(this.resource, done.bytes / this.count);
+      this.deps.bytesPerRow.learn(this.resource, done.bytes, this.count);
       return { ...done, format: 'parquet', rows: this.count };
     } catch (error) {
       await file.abort();

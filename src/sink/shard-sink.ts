@@ -1,0 +1,68 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Format, OutputConfig, Resource } from '../config/job-schema.js';
+import { NdjsonWriter } from './ndjson-writer.js';
+import { BytesPerRow } from './parquet/bytes-per-row.js';
+import { EncoderPool } from './parquet/encoder-pool.js';
+import { ParquetShardWriter } from './parquet/parquet-writer.js';
+import { shardExtension, shardFileName } from './shard-files.js';
+import type { ShardWriter } from './shard-writer.js';
+
+/** A partition's folder of shards: where (relative to the output folder), what, in which formats. */
+export interface ShardFolder {
+  dir: string;
+  resource: Resource;
+  formats: readonly Format[];
+}
+
+export interface ShardSinkOptions {
+  /**
+   * Threads that encode Parquet shards, started on first use. Default: one fewer than the
+   * available cores, at least 1, at most 4 (defaultEncoderThreads).
+   */
+  encoderThreads?: number;
+}
+
+/**
+ * Where one export run writes its shards, under one output folder. It owns all the run's sink
+ * state: the Parquet encoder threads and the bytes per row its Parquet shards turned out to take
+ * (to size open shards), so two exports in one process share nothing. Close it once the run's
+ * partitions have settled.
+ */
+export interface ShardSink {
+  /** Opens shard `seq` of a partition, one writer per format. A plain function: hand it on unbound. */
+  readonly open: (folder: ShardFolder, seq: number) => Promise<ShardWriter[]>;
+  /** Parquet encoder threads running now: 0 before the first Parquet commit and after close(). */
+  readonly encoderThreads: number;
+  /** Ends the encoder threads; a shard still encoding then fails, and no shard opens any more. */
+  close(): Promise<void>;
+}
+
+export function createShardSink(outDir: string, output: OutputConfig, options: ShardSinkOptions = {}): ShardSink {
+  const encoders = new EncoderPool(options.encoderThreads);
+  const parquet = { encoders, bytesPerRow: new BytesPerRow() };
+  let closed = false;
+  return {
+    open: async (folder, seq) => {
+      if (closed) throw new Error(`The shard sink of ${outDir} is closed; shard ${seq} of ${folder.dir} cannot open`);
+      const dir = join(outDir, folder.dir);
+      await mkdir(dir, { recursive: true });
+      return Promise.all(
+        folder.formats.map((format) => {
+          const gzip = format === 'ndjson' && output.ndjson.compression === 'gzip';
+          const path = join(dir, shardFileName(seq, shardExtension(format, gzip)));
+          return format === 'ndjson'
+            ? NdjsonWriter.create(path, gzip)
+            : ParquetShardWriter.create(path, folder.resource, output.parquet, parquet);
+        }),
+      );
+    },
+    get encoderThreads() {
+      return encoders.threads;
+    },
+    close: async () => {
+      closed = true;
+      await encoders.close();
+    },
+  };
+}
