@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { FORMATS, MODES, RESOURCES } from '../config/job-schema.js';
 import { CheckpointError } from '../errors.js';
 import type { StreamPlan } from './plan.js';
+import { checkStateValue, parseJson } from './state-file.js';
 
 /**
  * 2 added mode, window, run and watermark (a version 1 checkpoint reads as a full export without a
@@ -228,16 +229,7 @@ function withPart(checkpoint: Checkpoint, stream: string, m: number, part: PartS
 
 /** Reads a checkpoint file's text; every way it can be unusable gets its own message. */
 export function parseCheckpoint(text: string, file: string): Checkpoint {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new CheckpointError(
-      `${file} is not valid JSON (${text.length === 0 ? 'empty' : 'damaged or truncated'}): it was not written by a complete run of bulk-extract. Move it away to start over, or run with --fresh.`,
-      { cause: error },
-    );
-  }
-  return checkpointFromValue(value, file);
+  return checkpointFromValue(parseJson(text, file), file);
 }
 
 /** A checkpoint already parsed from JSON (e.g. embedded in a shard plan), checked the same way. */
@@ -248,12 +240,5 @@ export function checkpointFromValue(value: unknown, file: string): Checkpoint {
       `${file} was written by a newer bulk-extract (checkpoint version ${version}, this one reads ${CHECKPOINT_VERSION}). Upgrade bulk-extract, or run with --fresh to start over.`,
     );
   }
-  const result = checkpointSchema.safeParse(value);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    throw new CheckpointError(
-      `${file} is not a bulk-extract checkpoint (${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}). Move it away, or run with --fresh.`,
-    );
-  }
-  return result.data;
+  return checkStateValue(value, file, checkpointSchema, 'a bulk-extract checkpoint');
 }

@@ -1,63 +1,96 @@
-import type { Format, Mode, Resource } from '../config/job-schema.js';
+import { z } from 'zod';
+import { FORMATS, MODES, RESOURCES } from '../config/job-schema.js';
+import type { OutputStore } from '../output/store.js';
 import { VERSION } from '../version.js';
 import { type Checkpoint, sentBounds } from './checkpoint.js';
+import { MANIFEST_FILE } from './layout.js';
+import { readStateFile } from './state-file.js';
 
 export const MANIFEST_VERSION = 1;
 
-/** One committed shard. `path` is relative to the output folder, with `/` separators. */
-export interface ManifestFile {
-  path: string;
-  stream: string;
+const manifestFileSchema = z.object({
+  /** Relative to the output folder, with `/` separators. */
+  path: z.string().min(1),
+  stream: z.string(),
   /** incremental and snapshot: the run that wrote it (absent for a full export). */
-  run?: string;
-  m: number;
-  n: number;
-  seq: number;
-  format: Format;
-  rows: number;
-  bytes: number;
-  sha256: string;
-}
+  run: z.string().optional(),
+  m: z.number().int().min(1),
+  n: z.number().int().min(1),
+  seq: z.number().int().min(0),
+  format: z.enum(FORMATS),
+  rows: z.number().int().min(0),
+  bytes: z.number().int().min(0),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
 
-export interface ManifestStream {
-  resource: Resource;
-  mode: Mode;
+const manifestStreamSchema = z.object({
+  resource: z.enum(RESOURCES),
+  mode: z.enum(MODES),
   /** The lastUpdatedTime range of the current run, as sent: min inclusive, max inclusive (null: none). */
-  window: { minLastUpdatedTime: number | null; maxLastUpdatedTime: number } | null;
+  window: z.object({ minLastUpdatedTime: z.number().nullable(), maxLastUpdatedTime: z.number() }).nullable(),
   /** incremental and snapshot: the current run; incremental: where it started (the last completed run's end). */
-  run: string | null;
-  watermark: number | null;
-  partitions: number;
-  formats: Format[];
-  params: [string, string][];
-  rows: number;
+  run: z.string().nullable(),
+  watermark: z.number().nullable(),
+  partitions: z.number().int().min(1),
+  formats: z.array(z.enum(FORMATS)),
+  params: z.array(z.tuple([z.string(), z.string()])),
+  rows: z.number().int().min(0),
   /** Committed shard files, all formats. */
-  files: number;
-  done: boolean;
+  files: z.number().int().min(0),
+  done: z.boolean(),
   /** Per partition m: the cursor to resume from, null once drained. */
-  cursors: Record<string, string | null>;
-}
+  cursors: z.record(z.string(), z.string().nullable()),
+});
 
 /** incomplete: the run ended without a failure, but the job has streams it did not read (--stream). */
-export type RunState = 'running' | 'complete' | 'incomplete' | 'failed' | 'interrupted';
+const RUN_STATES = ['running', 'complete', 'incomplete', 'failed', 'interrupted'] as const;
 
 /** `_manifest.json`: what the output folder holds, updated with every committed shard. */
-export interface Manifest {
-  version: typeof MANIFEST_VERSION;
-  tool: string;
-  baseUrl: string;
-  state: RunState;
-  startedAt: string;
-  finishedAt?: string;
-  durationMs?: number;
-  requests: number;
-  retries: number;
+export const manifestSchema = z.object({
+  version: z.literal(MANIFEST_VERSION),
+  tool: z.string(),
+  baseUrl: z.string(),
+  state: z.enum(RUN_STATES),
+  startedAt: z.string(),
+  finishedAt: z.string().optional(),
+  durationMs: z.number().optional(),
+  requests: z.number().int().min(0),
+  retries: z.number().int().min(0),
   /** Answers that were HTTP 429 (throttled), part of `requests`. */
-  throttled: number;
+  throttled: z.number().int().min(0),
   /** Column names and types of the Parquet files, per resource. */
-  schema: Partial<Record<Resource, { name: string; type: string }[]>>;
-  streams: Record<string, ManifestStream>;
-  files: ManifestFile[];
+  schema: z.partialRecord(z.enum(RESOURCES), z.array(z.object({ name: z.string(), type: z.string() }))),
+  streams: z.record(z.string(), manifestStreamSchema),
+  files: z.array(manifestFileSchema),
+});
+
+/**
+ * `<stream>/run=<run>/_manifest.json`: what one completed incremental or snapshot run wrote. The
+ * output folder's `_manifest.json` lists the current runs only, so each run folder describes itself.
+ */
+export const runManifestSchema = z.object({
+  version: z.literal(1),
+  tool: z.string(),
+  baseUrl: z.string(),
+  stream: z.string(),
+  resource: z.enum(RESOURCES),
+  run: z.string(),
+  /** The lastUpdatedTime range read, both ends inclusive as sent (min null: from the beginning). */
+  window: z.object({ minLastUpdatedTime: z.number().nullable(), maxLastUpdatedTime: z.number() }),
+  rows: z.number().int().min(0),
+  /** Paths relative to the output folder, as in the output folder's manifest. */
+  files: z.array(manifestFileSchema),
+});
+
+export type RunManifest = z.output<typeof runManifestSchema>;
+export type ManifestFile = z.output<typeof manifestFileSchema>;
+export type ManifestStream = z.output<typeof manifestStreamSchema>;
+export type RunState = (typeof RUN_STATES)[number];
+export type Manifest = z.output<typeof manifestSchema>;
+
+/** The manifest of an output (or of a shard worker, `key`), checked; undefined when there is none. */
+export function readManifestFile(store: OutputStore, key: string = MANIFEST_FILE): Promise<Manifest | undefined> {
+  return readStateFile(store, key, manifestSchema, 'a bulk-extract manifest');
 }
 
 export function newManifest(baseUrl: string, startedAt: string): Manifest {

@@ -14,9 +14,10 @@ import {
 } from './checkpoint.js';
 import { countedShards, findDamage, sizeProblem } from './find-damage.js';
 import { LOCK_FILE, MANIFEST_FILE, partDir, runDir, SUCCESS_FILE } from './layout.js';
-import { type Manifest, newManifest, reconcile } from './manifest.js';
+import { type Manifest, manifestSchema, newManifest, reconcile } from './manifest.js';
 import type { StreamPlan } from './plan.js';
 import { type RunToSeal, sealRun } from './seal-run.js';
+import { parseStateFile } from './state-file.js';
 
 /** A planned stream that has nothing to read in this run, and why. */
 export interface IdleStream {
@@ -189,14 +190,18 @@ export function lastCommit(state: StreamState): string {
   return Object.values(state.parts).reduce((latest, part) => (part.updatedAt > latest ? part.updatedAt : latest), '');
 }
 
-/** The folder's `_manifest.json` as it was written (a damaged one is replaced by an empty list, with a warning). */
+/**
+ * The folder's `_manifest.json` as it was written. A damaged one is replaced by an empty list, with
+ * a warning: the shards the checkpoint counts are then not listed, and the run refuses to resume.
+ */
 export async function readManifest(store: OutputStore, baseUrl: string, logger: Logger): Promise<Manifest> {
   const text = await store.getText(MANIFEST_FILE);
   if (text !== undefined) {
     try {
-      return JSON.parse(text) as Manifest;
-    } catch {
-      logger.warn({ output: store.location }, '_manifest.json is damaged: its file list starts empty');
+      return parseStateFile(text, store.where(MANIFEST_FILE), manifestSchema, 'a bulk-extract manifest');
+    } catch (error) {
+      if (!(error instanceof CheckpointError)) throw error;
+      logger.warn({ output: store.location }, `${error.message} Its file list starts empty.`);
     }
   }
   return newManifest(baseUrl, new Date(0).toISOString());

@@ -1,28 +1,9 @@
-import type { Resource } from '../config/job-schema.js';
 import type { Logger } from '../log.js';
 import type { OutputStore } from '../output/store.js';
 import { VERSION } from '../version.js';
 import { isComplete, sentBounds, type StreamState } from './checkpoint.js';
 import { LATEST_FILE, MANIFEST_FILE, RUN_PREFIX, runDir, SUCCESS_FILE } from './layout.js';
-import type { ManifestFile } from './manifest.js';
-
-/**
- * `<stream>/run=<run>/_manifest.json`: what one completed incremental or snapshot run wrote. The
- * output folder's `_manifest.json` lists the current runs only, so each run folder describes itself.
- */
-export interface RunManifest {
-  version: 1;
-  tool: string;
-  baseUrl: string;
-  stream: string;
-  resource: Resource;
-  run: string;
-  /** The lastUpdatedTime range read, both ends inclusive as sent (min null: from the beginning). */
-  window: { minLastUpdatedTime: number | null; maxLastUpdatedTime: number };
-  rows: number;
-  /** Paths relative to the output folder, as in the output folder's manifest. */
-  files: ManifestFile[];
-}
+import type { ManifestFile, RunManifest } from './manifest.js';
 
 /** Where sealed runs are written, and what the run of each stream wrote. */
 export interface SealTarget {

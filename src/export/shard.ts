@@ -4,7 +4,8 @@ import { CheckpointError, UsageError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { OutputStore } from '../output/store.js';
 import { type Checkpoint, checkpointFromValue, isComplete } from './checkpoint.js';
-import type { Manifest } from './manifest.js';
+import { type Manifest, manifestSchema } from './manifest.js';
+import { checkStateValue, parseJson, parseStateFile } from './state-file.js';
 
 /**
  * Scale-out: k workers share one export. The (stream, partition) pairs of the job are dealt
@@ -111,25 +112,11 @@ export function shardLockKey(spec: ShardSpec): string {
 }
 
 export async function readPlan(store: OutputStore): Promise<ShardPlan | undefined> {
-  const path = store.where(PLAN_KEY);
   const text = await store.getText(PLAN_KEY);
   if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new CheckpointError(`${path} is not valid JSON: it was not written by bulk-extract. Move it away to start over.`, {
-      cause: error,
-    });
-  }
-  const result = planSchema.safeParse(value);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    throw new CheckpointError(
-      `${path} is not a bulk-extract shard plan (${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}). Move it away to start over.`,
-    );
-  }
-  return { ...result.data, checkpoint: checkpointFromValue(result.data.checkpoint, path) };
+  const path = store.where(PLAN_KEY);
+  const plan = checkStateValue(parseJson(text, path), path, planSchema, 'a bulk-extract shard plan');
+  return { ...plan, checkpoint: checkpointFromValue(plan.checkpoint, path) };
 }
 
 export async function writePlan(store: OutputStore, plan: ShardPlan): Promise<void> {
@@ -203,13 +190,14 @@ export async function readShardManifest(
   now: string,
   logger: Logger,
 ): Promise<Manifest> {
-  const path = store.where(key);
   const text = await store.getText(key).catch(() => undefined);
   if (text !== undefined) {
     try {
-      return { ...(JSON.parse(text) as Manifest), state: 'running', startedAt: now };
-    } catch {
-      logger.warn({ path }, 'a shard manifest is damaged: its file list starts from the folder\'s manifest');
+      const manifest = parseStateFile(text, store.where(key), manifestSchema, 'a bulk-extract manifest');
+      return { ...manifest, state: 'running', startedAt: now };
+    } catch (error) {
+      if (!(error instanceof CheckpointError)) throw error;
+      logger.warn({ path: store.where(key) }, `a shard manifest is damaged, so its file list starts from the folder's manifest: ${error.message}`);
     }
   }
   return shardManifest(root, plan, index, now);

@@ -12,9 +12,9 @@ import { BulkExtractError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { downloadAll } from '../output/download.js';
 import { LATEST_FILE, MANIFEST_FILE, SUCCESS_FILE, shardSeq } from './layout.js';
-import type { Manifest, ManifestFile } from './manifest.js';
+import { type Manifest, type ManifestFile, manifestSchema, type RunManifest, runManifestSchema } from './manifest.js';
 import { isS3Url, openOutput } from './output-target.js';
-import type { RunManifest } from './seal-run.js';
+import { parseStateFile } from './state-file.js';
 
 /** The folder is not a bulk-extract output (no readable manifest). */
 export class NotAnOutputError extends BulkExtractError {
@@ -71,13 +71,9 @@ async function readManifest(outDir: string): Promise<Manifest> {
     throw new NotAnOutputError(`${outDir} has no ${MANIFEST_FILE}: it is not a bulk-extract output folder.`);
   }
   try {
-    const manifest = JSON.parse(text) as Manifest;
-    if (!Array.isArray(manifest.files)) throw new Error('no files list');
-    return manifest;
+    return parseStateFile(text, join(outDir, MANIFEST_FILE), manifestSchema, 'a bulk-extract manifest');
   } catch (error) {
-    throw new NotAnOutputError(`${join(outDir, MANIFEST_FILE)} is damaged: ${(error as Error).message}.`, {
-      cause: error,
-    });
+    throw new NotAnOutputError((error as Error).message, { cause: error });
   }
 }
 
@@ -148,9 +144,7 @@ async function runManifests(outDir: string, streams: readonly string[], problems
       const text = await readFile(join(outDir, path), 'utf8').catch(() => undefined);
       if (text === undefined) continue;
       try {
-        const manifest = JSON.parse(text) as RunManifest;
-        if (!Array.isArray(manifest.files)) throw new Error('no files list');
-        found.push(manifest);
+        found.push(parseStateFile(text, path, runManifestSchema, 'the manifest of a sealed run'));
       } catch (error) {
         problems.push(`${path}: damaged (${(error as Error).message})`);
       }

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Checkpoint, parseCheckpoint, runId } from '../../src/export/checkpoint.js';
 import type { Manifest } from '../../src/export/manifest.js';
 import { runJob } from '../../src/export/run-job.js';
-import type { RunManifest } from '../../src/export/seal-run.js';
+import type { RunManifest } from '../../src/export/manifest.js';
 import { verifyOutput } from '../../src/export/verify.js';
 import { silentLogger } from '../../src/log.js';
 import { EVENT_ID_BASE, EVENT_ID_STRIDE, type Simulator, startSimulator } from '../../src/simulator/index.js';
