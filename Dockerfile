@@ -1,5 +1,5 @@
 # bulk-extract in a container: a build stage that runs the whole test suite, then a slim runtime
-# with production dependencies only. README "Container" shows how to build and run it;
+# with production dependencies only. docs/container.md shows how to build and run it;
 # test/deploy/dockerfile.test.ts checks this file's structure and runs the runtime file set.
 
 # Node 24 is an LTS line with support until April 2028 (Node 20 ended in April 2026, Node 22 ends in

@@ -1,4 +1,4 @@
-/** Process exit codes of the CLI; documented in the README. */
+/** Process exit codes of the CLI; documented in docs/errors.md. */
 export const EXIT = {
   OK: 0,
   /** The work failed (network, platform errors, a write that failed); nothing committed is lost. */

@@ -77,7 +77,7 @@ export async function runSimulate(argv: string[]): Promise<number> {
   return EXIT.OK;
 }
 
-/** What `simulate` prints on stdout once listening (README's "The simulator" shows it). */
+/** What `simulate` prints on stdout once listening (docs/simulator.md shows it). */
 export function startupLine(simulator: Simulator, credentials: 'demo' | 'given'): Record<string, string | number> {
   const { config } = simulator;
   return {

@@ -23,7 +23,7 @@ import {
 /**
  * deploy/k8s, checked without a cluster: every document against the Kubernetes schema of its kind
  * (unknown fields included), then what the schema cannot know: that the pods run the CLI the way
- * the README's Container section and the CLI's exit codes require.
+ * docs/container.md and the CLI's exit codes require.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const manifests = loadManifests(join(ROOT, 'deploy/k8s'));
@@ -41,7 +41,7 @@ const backfill = named('bulk-extract-backfill');
 const incremental = named('bulk-extract-incremental');
 /** The measured peak RSS of a Parquet export (bench/RESULTS.md, the largest figure). */
 const PARQUET_PEAK_RSS = 465e6;
-/** The image's user `node` (README, Container). */
+/** The image's user `node` (docs/container.md). */
 const UID = 1000;
 const CLI_COMMANDS = ['run', 'finalize'];
 const FAIL_AT_ONCE = [2, 3];

@@ -94,10 +94,31 @@ function parseBlock(block: FencedBlock): unknown {
   }
 }
 
-const checked = documentationBlocks(ROOT).filter((block) => ['yaml', 'yml', 'json'].includes(block.lang));
+/**
+ * The YAML a shell block writes with a heredoc (`cat > job.yaml <<'YAML'` ... `YAML`), as the
+ * README's first job does: a yaml block of its own, at the line of its first line.
+ */
+function heredocs(block: FencedBlock): FencedBlock[] {
+  const colon = block.where.lastIndexOf(':');
+  const [file, fenceLine] = [block.where.slice(0, colon), Number(block.where.slice(colon + 1))];
+  const lines = block.text.split('\n');
+  const found: FencedBlock[] = [];
+  lines.forEach((text, i) => {
+    const word = /<<-?\s*'?(YAML|YML)'?\s*$/.exec(text)?.[1];
+    if (word === undefined) return;
+    const end = lines.indexOf(word, i + 1);
+    const yaml = lines.slice(i + 1, end < 0 ? undefined : end).join('\n');
+    found.push({ where: `${file}:${fenceLine + i + 2}`, lang: 'yaml', text: yaml });
+  });
+  return found;
+}
 
-describe('the yaml and json examples of README.md, docs/ and deploy/', () => {
-  it('are found: the Configuration example, the S3 and incremental fragments, the simulator line', () => {
+const checked = documentationBlocks(ROOT)
+  .flatMap((block) => (['sh', 'bash', 'shell'].includes(block.lang) ? heredocs(block) : [block]))
+  .filter((block) => ['yaml', 'yml', 'json'].includes(block.lang));
+
+describe('the yaml and json examples of README.md, docs/ and deploy/ (and the YAML of heredocs in their shell blocks)', () => {
+  it('are found: the README\'s first job, the Configuration example, the S3 and incremental fragments, the simulator line', () => {
     const [job, startup] = RULES;
     const parsesAs = (rule: Rule | undefined) => (block: FencedBlock) => {
       const parsed: unknown = (() => {
@@ -109,10 +130,12 @@ describe('the yaml and json examples of README.md, docs/ and deploy/', () => {
       })();
       return rule?.matches(block, parsed) === true;
     };
-    const readme = checked.filter((block) => block.where.startsWith('README.md:'));
-    expect(readme.filter(parsesAs(job)).length).toBeGreaterThanOrEqual(3);
+    const jobsIn = (file: string) => checked.filter((block) => block.where.startsWith(`${file}:`)).filter(parsesAs(job)).length;
+    expect(jobsIn('README.md')).toBeGreaterThanOrEqual(1);
+    expect(jobsIn('docs/configuration.md')).toBeGreaterThanOrEqual(1);
+    expect(jobsIn('docs/object-storage.md')).toBeGreaterThanOrEqual(1);
+    expect(jobsIn('docs/scheduled-exports.md')).toBeGreaterThanOrEqual(2);
     expect(checked.filter(parsesAs(startup))).toHaveLength(1);
-    expect(readme.length).toBeGreaterThanOrEqual(4);
   });
 
   it.each(checked.map((block) => [block.where, block] as const))('%s', (_, block) => {
@@ -134,6 +157,11 @@ describe('the checks themselves', () => {
       { where: 'X.md:9', lang: '', text: '```' },
       { where: 'X.md:12', lang: 'sh', text: 'x' },
     ]);
+  });
+
+  it('heredocs: the YAML between <<\'YAML\' and YAML of a shell block, at its line', () => {
+    const [block] = fencedBlocks(['# T', '```sh', 'echo x', "cat > job.yaml <<'YAML'", 'a: 1', 'b: 2', 'YAML', 'run', '```'].join('\n'), 'X.md');
+    expect(heredocs(block as FencedBlock)).toEqual([{ where: 'X.md:5', lang: 'yaml', text: 'a: 1\nb: 2' }]);
   });
 
   it('placeholders: by name, credentials get a fake secret, $${ is not a reference', () => {
