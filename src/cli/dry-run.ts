@@ -1,9 +1,10 @@
 import type { JobConfig } from '../config/load-config.js';
 import { type Checkpoint, isComplete, newCheckpoint } from '../export/checkpoint.js';
 import { inspectRun } from '../export/inspect-run.js';
-import { chainParams, planPartitions, type StreamPlan } from '../export/plan.js';
+import { chainParams, planPartitions } from '../export/plan.js';
+import type { StreamPlan } from '../export/streams.js';
 import { idleMessage } from '../export/run-job.js';
-import { newPlan, pairKey, pairsOfShard, type ShardSpec } from '../export/shard.js';
+import { newSharedRun, pairKey, pairsOfWorker, type WorkerSpec } from '../export/workers.js';
 import { createPlatformClient } from '../http/create-client.js';
 import type { Logger } from '../log.js';
 import { authStatus } from './auth.js';
@@ -16,10 +17,10 @@ import { EXIT, exitCodeOf } from './exit-codes.js';
  */
 export async function dryRun(
   config: JobConfig,
-  run: { only: string | undefined; fresh: boolean; repair: boolean; shard: ShardSpec | undefined },
+  run: { only: string | undefined; fresh: boolean; repair: boolean; worker: WorkerSpec | undefined },
   logger: Logger,
 ): Promise<number> {
-  const { shard } = run;
+  const { worker } = run;
   const now = new Date().toISOString();
   const inspection = await inspectRun(config, run, logger, now);
   const { streams } = inspection;
@@ -47,11 +48,11 @@ export async function dryRun(
       console.log(`  ${plan}`);
     }
     const plans = planPartitions(streams, (name) => checkpoint.streams[name] ?? { window: null, run: null });
-    if (shard === undefined) {
+    if (worker === undefined) {
       console.log(`${plans.length} cursor chains; at most ${config.source.concurrency} requests in flight.`);
     } else {
       // A new sharded run's split; one in progress keeps the split of its plan (the same for equal settings).
-      const mine = pairsOfShard(newPlan(shard.count, streams.map((s) => s.name), checkpoint, now), shard.index);
+      const mine = pairsOfWorker(newSharedRun(worker.count, streams.map((s) => s.name), checkpoint, now), worker.index);
       const chains = streams
         .map((s) => {
           const ms = plans.filter((p) => p.stream === s.name && mine.has(pairKey(p.stream, p.m))).map((p) => p.m);
@@ -59,7 +60,7 @@ export async function dryRun(
         })
         .filter((text) => text !== undefined);
       console.log(
-        `shard ${shard.index}/${shard.count}: ${mine.size} of ${plans.length} cursor chains (${chains.join('; ') || 'none: more shards than chains'}); at most ${config.source.concurrency} requests in flight in this worker.`,
+        `shard ${worker.index}/${worker.count}: ${mine.size} of ${plans.length} cursor chains (${chains.join('; ') || 'none: more shards than chains'}); at most ${config.source.concurrency} requests in flight in this worker.`,
       );
     }
     if (run.repair) {

@@ -1,7 +1,7 @@
 import type { Manifest } from '../export/manifest.js';
 import { idleMessage, type RunResult } from '../export/run-job.js';
-import type { FinalizeResult } from '../export/start-run.js';
-import type { ShardSpec } from '../export/shard.js';
+import type { FinalizeResult } from '../export/finalize.js';
+import type { WorkerSpec } from '../export/workers.js';
 import { duration } from './progress.js';
 
 /** Per-stream rows, files, bytes, then the run's state, duration, rate and retries (for stderr). */
@@ -28,8 +28,8 @@ export function runSummary(result: RunResult, repair: boolean): string {
   return [...repaired, summary(result.manifest, result.rows)].join('\n');
 }
 
-export function shardSummary(shard: ShardSpec, finalize: FinalizeResult): string {
-  const me = `shard ${shard.index}/${shard.count}`;
+export function workerSummary(worker: WorkerSpec, finalize: FinalizeResult): string {
+  const me = `shard ${worker.index}/${worker.count}`;
   return finalize.finalized
     ? `${me}: complete, and the sharded run is finalized (every shard is complete; _SUCCESS written).`
     : `${me}: complete; shards ${finalize.waitingFor.join(', ')} are not, and the last of them to finish ends the run.`;

@@ -4,14 +4,14 @@ import { BulkExtractError, UsageError } from '../errors.js';
 import { AuthError } from '../http/errors.js';
 import { destinationOf } from '../export/output-target.js';
 import { type RunResult, runJob } from '../export/run-job.js';
-import { resolveShard } from '../export/shard.js';
+import { resolveWorker } from '../export/workers.js';
 import { createLogger } from '../log.js';
 import { dryRun } from './dry-run.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 import { startProgress } from './progress.js';
 import { StatusLine } from './status-line.js';
-import { jsonReport, refusedReport, runSummary, shardSummary } from './run-report.js';
+import { jsonReport, refusedReport, runSummary, workerSummary } from './run-report.js';
 
 export const RUN_USAGE = `Usage: bulk-extract run --config FILE [options]
 
@@ -94,11 +94,11 @@ async function run(values: Flags, onConfig: (config: JobConfig) => void = () => 
     formats: values.formats?.split(',').map((f) => f.trim()),
   });
   onConfig(config);
-  const shard = resolveShard({ shard: values.shard, shards: values.shards }, process.env);
+  const worker = resolveWorker({ shard: values.shard, shards: values.shards }, process.env);
   const line = process.stderr.isTTY ? new StatusLine(process.stderr) : undefined;
   const logger = createLogger(values['log-level'], line !== undefined, line);
   if (values['dry-run']) {
-    return dryRun(config, { only: values.stream, fresh: values.fresh, repair: values.repair, shard }, logger);
+    return dryRun(config, { only: values.stream, fresh: values.fresh, repair: values.repair, worker }, logger);
   }
 
   const controller = new AbortController();
@@ -119,7 +119,7 @@ async function run(values: Flags, onConfig: (config: JobConfig) => void = () => 
       fresh: values.fresh,
       repair: values.repair,
       stream: values.stream,
-      shard,
+      worker,
       logger,
       signal: controller.signal,
       onStart: (handle) => {
@@ -128,7 +128,7 @@ async function run(values: Flags, onConfig: (config: JobConfig) => void = () => 
     });
     stopProgress();
     console.error(runSummary(result, values.repair));
-    if (shard !== undefined && result.finalize !== undefined) console.error(shardSummary(shard, result.finalize));
+    if (worker !== undefined && result.finalize !== undefined) console.error(workerSummary(worker, result.finalize));
     const code = exitCode(result);
     if (values.json) {
       console.log(JSON.stringify(jsonReport(result, code, destinationOf(config))));

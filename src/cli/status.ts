@@ -4,7 +4,7 @@ import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { CHECKPOINT_FILE } from '../export/layout.js';
 import { openOutput, type Output } from '../export/output-target.js';
-import { streamName } from '../export/plan.js';
+import { streamName } from '../export/streams.js';
 import { type OutputStatus, readStatus, type StreamStatus } from '../export/read-status.js';
 import { silentLogger } from '../log.js';
 import { createLocalStore } from '../output/local-store.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
+import { type FilterSpec, RESOURCE_SPECS, type ResourceSpec } from '../resources/index.js';
 import { sourceSchema } from './source-schema.js';
 
-export const RESOURCES = ['assets', 'events'] as const;
-export type Resource = (typeof RESOURCES)[number];
+export { type Resource, RESOURCES } from '../resources/index.js';
 export const FORMATS = ['parquet', 'ndjson'] as const;
 export type Format = (typeof FORMATS)[number];
 
@@ -48,14 +48,17 @@ const duration = z
 export const MODES = ['full', 'incremental', 'snapshot'] as const;
 export type Mode = (typeof MODES)[number];
 
-const assetFilter = z.strictObject({ minLastUpdatedTime: time.optional(), maxLastUpdatedTime: time.optional() });
-const eventFilter = assetFilter.extend({
-  type: z.string().min(1).optional(),
-  subtype: z.string().min(1).optional(),
-  source: z.string().min(1).optional(),
-  minStartTime: time.optional(),
-  maxStartTime: time.optional(),
-});
+/** A stream's `filter`: the collection's filters (resources/), times as epoch ms or ISO 8601, strings non-empty. */
+function filterSchema<F extends readonly FilterSpec[]>(filters: F) {
+  const shape = Object.fromEntries(
+    filters.map((filter) => [filter.key, filter.kind === 'time' ? time.optional() : z.string().min(1).optional()]),
+  );
+  return z.strictObject(shape as FilterShape<F>);
+}
+
+type FilterShape<F extends readonly FilterSpec[]> = {
+  [E in F[number] as E['key']]: E extends { kind: 'time' } ? z.ZodOptional<typeof time> : z.ZodOptional<z.ZodString>;
+};
 
 const common = {
   /** Names the output folder and the checkpoint entry; defaults to the resource. */
@@ -85,10 +88,24 @@ const common = {
   safetyLag: duration.pipe(z.number().max(7 * 86_400_000, 'at most 7 days')).default(300_000),
 };
 
-export const streamSchema = z.discriminatedUnion('resource', [
-  z.strictObject({ resource: z.literal('assets'), filter: assetFilter.default({}), ...common }),
-  z.strictObject({ resource: z.literal('events'), filter: eventFilter.default({}), ...common }),
-]);
+/** A stream of the collection `spec`. */
+function streamOf<N extends string, F extends readonly FilterSpec[]>(spec: { readonly name: N; readonly filters: F }) {
+  // Every filter is optional, so {} is a filter; TypeScript cannot see that through the generic.
+  const filter = filterSchema(spec.filters).default({} as never);
+  return z.strictObject({ resource: z.literal(spec.name), filter, ...common });
+}
+
+type StreamSchemas<T extends readonly ResourceSpec[]> = {
+  [I in keyof T]: T[I] extends { name: infer N extends string; filters: infer F extends readonly FilterSpec[] }
+    ? ReturnType<typeof streamOf<N, F>>
+    : never;
+};
+
+/** One stream of a job: which collection (`resource`), its filters and how it is read. */
+export const streamSchema = z.discriminatedUnion(
+  'resource',
+  RESOURCE_SPECS.map((spec: ResourceSpec) => streamOf(spec)) as unknown as StreamSchemas<typeof RESOURCE_SPECS>,
+);
 
 /** Multipart part size of an s3:// output, when output.s3 does not say. */
 export const DEFAULT_PART_SIZE_MIB = 8;

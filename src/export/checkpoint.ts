@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { FORMATS, MODES, RESOURCES } from '../config/job-schema.js';
 import { CheckpointError } from '../errors.js';
-import type { StreamPlan } from './plan.js';
+import type { StreamPlan } from './streams.js';
 import { checkStateValue, parseJson } from './state-file.js';
 
 /**

@@ -1,24 +1,24 @@
+import type { Resource } from '../config/job-schema.js';
 import { AuthError, HttpStatusError, type RequestError } from '../http/errors.js';
 import type { PlatformClient } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
+import { resourceSpec } from '../resources/index.js';
 import { type Checkpoint, isComplete } from './checkpoint.js';
-import { chainParams, type StreamPlan } from './plan.js';
+import { chainParams } from './plan.js';
+import type { StreamPlan } from './streams.js';
 
 /** The `filter` of `POST /{resource}/aggregate` (and `/list`) for a chain's GET parameters. */
-export function aggregateFilter(params: readonly (readonly [string, string])[]): Record<string, unknown> {
+export function aggregateFilter(
+  resource: Resource,
+  params: readonly (readonly [string, string])[],
+): Record<string, unknown> {
+  const specs = new Map(resourceSpec(resource).filters.map((filter) => [filter.key, filter]));
   const filter: Record<string, unknown> = {};
-  const range = (key: string, bound: 'min' | 'max', value: string) => {
-    const current = (filter[key] ?? {}) as Record<string, number>;
-    filter[key] = { ...current, [bound]: Number(value) };
-  };
   for (const [key, value] of params) {
-    const bounded = /^(min|max)(LastUpdatedTime|StartTime)$/.exec(key);
-    if (bounded !== null) {
-      const [, bound, field = ''] = bounded;
-      range(`${field.charAt(0).toLowerCase()}${field.slice(1)}`, bound === 'min' ? 'min' : 'max', value);
-    } else if (key !== 'limit' && key !== 'partition') {
-      filter[key] = value;
-    }
+    const spec = specs.get(key);
+    if (spec === undefined) continue; // limit, partition
+    if (spec.bound === undefined) filter[spec.field] = value;
+    else filter[spec.field] = { ...(filter[spec.field] as object | undefined), [spec.bound]: Number(value) };
   }
   return filter;
 }
@@ -43,7 +43,7 @@ export async function countStreams(
       const state = checkpoint.streams[stream.name];
       if (state === undefined || isComplete(state)) return;
       try {
-        const filter = aggregateFilter(chainParams(stream, state));
+        const filter = aggregateFilter(stream.resource, chainParams(stream, state));
         totals.set(stream.name, await client.aggregateCount(stream.resource, filter, signal));
       } catch (error) {
         if (error instanceof AuthError || !(error instanceof HttpStatusError || isContentError(error))) throw error;

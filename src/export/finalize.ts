@@ -1,115 +1,30 @@
-import { CheckpointError } from '../errors.js';
+import type { JobConfig } from '../config/load-config.js';
 import type { Logger } from '../log.js';
-import { LockedError } from '../output/folder-lock.js';
-import type { OutputStore } from '../output/store.js';
-import { type Checkpoint, isComplete, parseCheckpoint } from './checkpoint.js';
-import { MANIFEST_FILE, SUCCESS_FILE } from './layout.js';
-import { type Manifest, reconcile } from './manifest.js';
-import { assertShardsPresent, readManifest } from './prepare-output.js';
-import { sealRun } from './seal-run.js';
-import {
-  pairKey,
-  pairsOf,
-  PLAN_KEY,
-  readPlan,
-  SHARDS_DIR,
-  shardCheckpoint,
-  shardComplete,
-  shardKeys,
-  shardLockKey,
-  readShardManifest,
-  type ShardPlan,
-} from './shard.js';
+import { type Clock, systemClock } from '../util/clock.js';
+import type { Manifest } from './manifest.js';
+import { holdWorkers, type WorkersOptions } from './merge-workers.js';
+import { openOutput } from './output-target.js';
+import { planStreams } from './streams.js';
+import { folderLock, keepOf, type Setup } from './start-run.js';
+import type { SharedRun } from './workers.js';
+
+/** How long a worker waits for the output folder's lock, which other workers hold only briefly. */
+export const WORKER_PATIENCE_MS = 5 * 60_000;
+
+export interface FinalizeResult {
+  finalized: boolean;
+  waitingFor: number[];
+}
 
 export type AbsorbOutcome =
   /** No sharded run in the folder. */
   | { state: 'none' } |
   /** Shards that hold their lock: a worker is running them. Nothing was changed. */
-  { state: 'busy'; plan: ShardPlan; running: number[] } |
+  { state: 'busy'; plan: SharedRun; running: number[] } |
   /** `requireComplete` and these shards have partitions left. Nothing was changed. */
-  { state: 'incomplete'; plan: ShardPlan; incomplete: number[] } |
+  { state: 'incomplete'; plan: SharedRun; incomplete: number[] } |
   /** Merged into the folder's checkpoint and manifest; `complete`: sealed, with `_SUCCESS`. */
-  { state: 'merged'; plan: ShardPlan; manifest: Manifest; complete: boolean };
-
-export interface ShardsOptions {
-  store: OutputStore;
-  checkpointKey: string;
-  baseUrl: string;
-  logger: Logger;
-  now: string;
-  /** snapshot streams: completed snapshots to keep, when the merge seals a run. */
-  keepOf: (stream: string) => number | undefined;
-}
-
-/** A sharded run whose shards' locks this process holds, merged in memory: nothing is written yet. */
-export interface HeldShards {
-  state: 'held';
-  plan: ShardPlan;
-  checkpoint: Checkpoint;
-  manifest: Manifest;
-  complete: boolean;
-  /** Shards with partitions left. */
-  incomplete: number[];
-  /** Writes the merge into the folder and ends the sharded run (see absorbShards). */
-  absorb(): Promise<void>;
-  release(): Promise<void>;
-}
-
-/**
- * Takes every shard's lock of the folder's sharded run, so that nothing is merged while a worker
- * runs, and merges the shards' checkpoints and manifests in memory. Refuses (throws) when a shard
- * counts files that are not there. The caller holds the output folder's lock.
- */
-export async function holdShards(options: ShardsOptions): Promise<{ state: 'none' } | { state: 'busy'; plan: ShardPlan; running: number[] } | HeldShards> {
-  const { store, logger, now } = options;
-  const plan = await readPlan(store);
-  if (plan === undefined) return { state: 'none' };
-  const releases: (() => Promise<void>)[] = [];
-  const release = async () => {
-    for (const done of releases.splice(0)) await done();
-  };
-  try {
-    const running: number[] = [];
-    for (let index = 0; index < plan.count; index++) {
-      try {
-        const what = `shard ${index}/${plan.count} of ${store.location}`;
-        releases.push(await store.lock(shardLockKey({ index, count: plan.count }), what));
-      } catch (error) {
-        if (!(error instanceof LockedError)) throw error;
-        running.push(index);
-      }
-    }
-    if (running.length > 0) {
-      await release();
-      return { state: 'busy', plan, running };
-    }
-    const root = await readManifest(store, plan.checkpoint.baseUrl, logger);
-    const shards = [];
-    for (let index = 0; index < plan.count; index++) {
-      shards.push(await readShard(store, plan, index, root, now, logger));
-    }
-    const checkpoint = mergeCheckpoints(plan, shards.map((s) => s.checkpoint), now);
-    const complete = plan.streams.every((name) => {
-      const state = checkpoint.streams[name];
-      return state !== undefined && isComplete(state);
-    });
-    const manifest = mergeManifests(plan, root, shards, checkpoint, complete, now);
-    await assertShardsPresent(store, checkpoint, manifest, plan.streams);
-    return {
-      state: 'held',
-      plan,
-      checkpoint,
-      manifest,
-      complete,
-      incomplete: shards.flatMap((shard, index) => (shardComplete(shard.checkpoint) ? [] : [index])),
-      absorb: () => absorb(options, plan, checkpoint, manifest, complete),
-      release,
-    };
-  } catch (error) {
-    await release();
-    throw error;
-  }
-}
+  { state: 'merged'; plan: SharedRun; manifest: Manifest; complete: boolean };
 
 /**
  * Ends a sharded run: the shards' checkpoints and manifests are merged into the output folder's
@@ -119,8 +34,8 @@ export async function holdShards(options: ShardsOptions): Promise<{ state: 'none
  * without --shard takes over from there). Idempotent up to the deletion of the plan: a crash
  * before it is finalized again the same way.
  */
-export async function absorbShards(options: ShardsOptions & { requireComplete: boolean }): Promise<AbsorbOutcome> {
-  const held = await holdShards(options);
+export async function absorbWorkers(options: WorkersOptions & { requireComplete: boolean }): Promise<AbsorbOutcome> {
+  const held = await holdWorkers(options);
   if (held.state !== 'held') return held;
   try {
     if (options.requireComplete && held.incomplete.length > 0) return { state: 'incomplete', plan: held.plan, incomplete: held.incomplete };
@@ -131,131 +46,47 @@ export async function absorbShards(options: ShardsOptions & { requireComplete: b
   }
 }
 
-async function absorb(
-  options: ShardsOptions,
-  plan: ShardPlan,
-  checkpoint: Checkpoint,
-  manifest: Manifest,
-  complete: boolean,
-): Promise<void> {
-  const { store, checkpointKey, logger, keepOf } = options;
-  // Adding the shards' files to the folder's records: manifest first, checkpoint second.
-  await store.putText(MANIFEST_FILE, `${JSON.stringify(manifest, null, 2)}\n`);
-  await store.putText(checkpointKey, `${JSON.stringify(checkpoint, null, 2)}\n`);
-  if (complete) {
-    for (const name of plan.streams) {
-      const state = checkpoint.streams[name];
-      if (state !== undefined) {
-        const run = { stream: name, state, files: manifest.files, keep: keepOf(name) };
-        await sealRun({ store, baseUrl: checkpoint.baseUrl, logger }, run);
-      }
-    }
-    await store.putText(SUCCESS_FILE, '');
+/** After a shard completed: the last shard to finish merges them all and ends the run. */
+export async function finalizeIfLast(setup: Setup): Promise<FinalizeResult> {
+  const outcome = await finalizeWorkers(setup);
+  switch (outcome.state) {
+    case 'none': // another shard ended the run between this one's end and now
+    case 'merged':
+      return { finalized: true, waitingFor: [] };
+    case 'busy':
+      setup.logger.info({ running: outcome.running }, 'shard complete; the last shard to finish ends the run');
+      return { finalized: false, waitingFor: outcome.running };
+    case 'incomplete':
+      setup.logger.info({ incomplete: outcome.incomplete }, 'shard complete; other shards have partitions left');
+      return { finalized: false, waitingFor: outcome.incomplete };
   }
-  // The plan goes first: without it, leftover shard files are never read again.
-  await store.remove([PLAN_KEY]);
-  await store.removeTree(`${SHARDS_DIR}/${plan.id}`);
-  logger.info(
-    { shards: plan.count, complete, rows: Object.values(manifest.streams).reduce((sum, s) => sum + s.rows, 0) },
-    complete ? `sharded run finalized: ${plan.count} shards merged, _SUCCESS written` : 'merged the unfinished shards into the output folder\'s checkpoint',
-  );
 }
 
-/** A sharded run as its shards are now, merged (read only: for `status`). */
-export interface ShardedRun {
-  plan: ShardPlan;
-  checkpoint: Checkpoint;
-  manifest: Manifest;
-  shards: { index: number; started: boolean; complete: boolean }[];
-}
-
-export async function readShardedRun(store: OutputStore, logger: Logger, now: string): Promise<ShardedRun | undefined> {
-  const plan = await readPlan(store);
-  if (plan === undefined) return undefined;
-  const root = await readManifest(store, plan.checkpoint.baseUrl, logger);
-  const shards = [];
-  for (let index = 0; index < plan.count; index++) shards.push(await readShard(store, plan, index, root, now, logger));
-  const checkpoint = mergeCheckpoints(plan, shards.map((s) => s.checkpoint), now);
-  const states = shards.map((shard, index) => ({
-    index,
-    started: shard.started,
-    complete: shardComplete(shard.checkpoint),
-  }));
-  const manifest = mergeManifests(plan, root, shards, checkpoint, states.every((shard) => shard.complete), now);
-  return { plan, checkpoint, manifest, shards: states };
-}
-
-interface ShardRecords {
-  /** Whether its worker has written its checkpoint. */
-  started: boolean;
-  checkpoint: Checkpoint;
-  manifest: Manifest;
-}
-
-/** A shard as its worker left it; a shard never started is its part of the plan, untouched. */
-async function readShard(
-  store: OutputStore,
-  plan: ShardPlan,
-  index: number,
-  root: Manifest,
-  now: string,
+/** `bulk-extract finalize`: ends the folder's sharded run if every shard is complete. */
+export async function finalizeJob(
+  config: JobConfig,
   logger: Logger,
-): Promise<ShardRecords> {
-  const keys = shardKeys(plan, index);
-  const checkpointText = await store.getText(keys.checkpoint);
-  const checkpoint =
-    checkpointText === undefined
-      ? shardCheckpoint(plan, index)
-      : parseCheckpoint(checkpointText, store.where(keys.checkpoint));
-  for (const [name, state] of Object.entries(checkpoint.streams)) {
-    const planned = plan.checkpoint.streams[name];
-    const sameRun = planned?.run === state.run && JSON.stringify(planned.window) === JSON.stringify(state.window);
-    if (!sameRun) {
-      throw new CheckpointError(
-        `${store.where(keys.checkpoint)}: stream '${name}' is not at the run of ${store.where(PLAN_KEY)}; the shard files were not written for this plan. Move the ${SHARDS_DIR} folder away to start the sharded run over.`,
-      );
-    }
+  clock: Clock = systemClock,
+): Promise<AbsorbOutcome> {
+  const { store, checkpointKey } = await openOutput(config, logger);
+  const now = () => new Date(clock.now()).toISOString();
+  const jobStreams = planStreams(config.streams, config.output.formats);
+  try {
+    return await finalizeWorkers({ store, checkpointKey, baseUrl: config.source.baseUrl, logger, now, jobStreams });
+  } finally {
+    await store.close();
   }
-  const manifest = await readShardManifest(store, keys.manifest, root, plan, index, now, logger);
-  return { started: checkpointText !== undefined, checkpoint, manifest: reconcile(manifest, checkpoint) };
 }
 
-function mergeCheckpoints(plan: ShardPlan, shards: readonly Checkpoint[], now: string): Checkpoint {
-  const streams = structuredClone(plan.checkpoint.streams);
-  for (const shard of shards) {
-    for (const [name, state] of Object.entries(shard.streams)) {
-      const merged = streams[name];
-      if (merged !== undefined) Object.assign(merged.parts, state.parts);
-    }
+async function finalizeWorkers(
+  setup: Pick<Setup, 'store' | 'checkpointKey' | 'baseUrl' | 'logger' | 'now' | 'jobStreams'>,
+): Promise<AbsorbOutcome> {
+  const { store, checkpointKey, baseUrl, logger, now } = setup;
+  const release = await folderLock(store, WORKER_PATIENCE_MS);
+  try {
+    const options = { store, checkpointKey, baseUrl, logger, now: now(), keepOf: keepOf(setup) };
+    return await absorbWorkers({ ...options, requireComplete: true });
+  } finally {
+    await release();
   }
-  return { ...plan.checkpoint, updatedAt: now, streams };
-}
-
-function mergeManifests(
-  plan: ShardPlan,
-  root: Manifest,
-  shards: readonly ShardRecords[],
-  checkpoint: Checkpoint,
-  complete: boolean,
-  now: string,
-): Manifest {
-  const shared = new Set(pairsOf(plan).map((pair) => pairKey(pair.stream, pair.m)));
-  const files = [
-    ...root.files.filter((file) => !shared.has(pairKey(file.stream, file.m))),
-    ...shards.flatMap((shard) => shard.manifest.files),
-  ];
-  const sum = (key: 'requests' | 'retries' | 'throttled') => shards.reduce((total, s) => total + (s.manifest[key] ?? 0), 0);
-  const merged: Manifest = {
-    ...root,
-    state: complete ? 'complete' : 'interrupted',
-    startedAt: plan.createdAt,
-    finishedAt: now,
-    durationMs: Date.parse(now) - Date.parse(plan.createdAt),
-    requests: sum('requests'),
-    retries: sum('retries'),
-    throttled: sum('throttled'),
-    schema: Object.assign({}, root.schema, ...shards.map((s) => s.manifest.schema)) as Manifest['schema'],
-    files,
-  };
-  return reconcile(merged, checkpoint);
 }

@@ -2,7 +2,7 @@ import type { Format } from '../config/job-schema.js';
 import type { OutputStore } from '../output/store.js';
 import type { Checkpoint } from './checkpoint.js';
 import type { Manifest, ManifestFile } from './manifest.js';
-import { pairKey } from './shard.js';
+import { pairKey } from './workers.js';
 import { checkFile } from './verify.js';
 
 /** A shard the checkpoint counts: its manifest entry, or undefined when the manifest lacks it. */

@@ -9,9 +9,9 @@ import type { Manifest, RunState } from './manifest.js';
 import type { PartitionOutcome } from './partition-worker.js';
 import type { PartitionPlan } from './plan.js';
 import { sealRun } from './seal-run.js';
-import type { ShardSpec } from './shard.js';
-import { finalizeIfLast } from './start-shard.js';
-import type { FinalizeResult, Setup } from './start-run.js';
+import type { WorkerSpec } from './workers.js';
+import { type FinalizeResult, finalizeIfLast } from './finalize.js';
+import type { Setup } from './start-run.js';
 
 export interface Finished {
   result: {
@@ -32,14 +32,14 @@ export interface Finished {
  */
 export async function finishRun(options: {
   setup: Setup;
-  shard: ShardSpec | undefined;
+  worker: WorkerSpec | undefined;
   committer: Committer;
   client: PlatformClient;
   plans: readonly PartitionPlan[];
   outcomes: readonly PromiseSettledResult<PartitionOutcome>[];
   release: () => Promise<void>;
 }): Promise<Finished> {
-  const { setup, shard, committer, client, plans, outcomes } = options;
+  const { setup, worker, committer, client, plans, outcomes } = options;
   const { store, baseUrl, streams, jobStreams, logger } = setup;
   const errors = outcomes.flatMap((outcome, i) =>
     outcome.status === 'rejected' ? [{ stream: plans[i]?.stream ?? '?', m: plans[i]?.m ?? 0, error: outcome.reason as unknown }] : [],
@@ -54,7 +54,7 @@ export async function finishRun(options: {
   }
   const interrupted = outcomes.some((o) => o.status === 'fulfilled' && o.value === 'interrupted');
   // A shard's checkpoint holds its own partitions only: complete when they are.
-  const complete = (shard === undefined ? jobStreams : streams).every(({ name }) => {
+  const complete = (worker === undefined ? jobStreams : streams).every(({ name }) => {
     const state = committer.state.streams[name];
     return state !== undefined && isComplete(state);
   });
@@ -69,7 +69,7 @@ export async function finishRun(options: {
     ),
   });
   const result: Finished['result'] = { state, manifest, errors };
-  if (shard === undefined) {
+  if (worker === undefined) {
     for (const stream of streams) {
       const state = streamOf(committer.state, stream.name);
       const run = { stream: stream.name, state, files: manifest.files, keep: stream.keep };

@@ -7,12 +7,12 @@ import type { Logger } from '../log.js';
 import { LockedError } from '../output/folder-lock.js';
 import type { LockState, OutputStore } from '../output/store.js';
 import type { Checkpoint } from './checkpoint.js';
-import { readShardedRun } from './finalize.js';
+import { readWorkersProgress } from './merge-workers.js';
 import { LOCK_FILE } from './layout.js';
 import { isS3Url, openOutput } from './output-target.js';
-import { planStreams, type StreamPlan } from './plan.js';
+import { planStreams, type StreamPlan } from './streams.js';
 import { type IdleStream, prepareOutput, restarted } from './prepare-output.js';
-import { shardLockKey } from './shard.js';
+import { workerLockKey } from './workers.js';
 
 /** What a run of the job would do with its output, found without changing anything. */
 export interface RunInspection {
@@ -53,7 +53,7 @@ export async function inspectRun(
       const owner = lock.owner === undefined ? '' : ` (pid ${lock.owner.pid} on ${lock.owner.host}, since ${lock.owner.startedAt})`;
       refusals.push(new LockedError(`${store.location} is in use by another bulk-extract run${owner}; a run now would be refused.`));
     }
-    const sharded = await readShardedRun(store, logger, now).catch(collect(refusals));
+    const sharded = await readWorkersProgress(store, logger, now).catch(collect(refusals));
     if (sharded !== undefined) refusals.push(...(await runningShards(store, sharded.plan.count)));
     const prepared = await prepareOutput({
       store,
@@ -99,7 +99,7 @@ function collect(refusals: BulkExtractError[]) {
 async function runningShards(store: OutputStore, count: number): Promise<BulkExtractError[]> {
   const refusals: BulkExtractError[] = [];
   for (let index = 0; index < count; index++) {
-    const state = await store.lockState(shardLockKey({ index, count }));
+    const state = await store.lockState(workerLockKey({ index, count }));
     if (state.state === 'held' && state.alive) {
       refusals.push(
         new LockedError(`${store.location}: shard ${index}/${count} of a sharded run is running; a run without --shard now would be refused.`),

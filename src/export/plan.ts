@@ -1,7 +1,8 @@
-import type { Format, Mode, Resource, StreamConfig } from '../config/job-schema.js';
-import { ConfigError } from '../errors.js';
+import type { Format, Resource } from '../config/job-schema.js';
+import { filterKeys } from '../resources/index.js';
 import { sentBounds, type StreamState } from './checkpoint.js';
 import { partDir } from './layout.js';
+import type { StreamPlan } from './streams.js';
 
 /** One cursor chain to drain: a stream's partition m of n. */
 export interface PartitionPlan {
@@ -18,72 +19,6 @@ export interface PartitionPlan {
   dir: string;
 }
 
-/** A stream as the checkpoint records it, to refuse a resume with other settings. */
-export interface StreamPlan {
-  name: string;
-  resource: Resource;
-  /** Parameters from the config (filters and limit), without the run's window and `partition`. */
-  params: [string, string][];
-  partitions: number;
-  formats: Format[];
-  mode: Mode;
-  safetyLagMs: number;
-  /** snapshot: completed snapshots to keep (undefined: all). */
-  keep?: number | undefined;
-  /** The config's own lastUpdatedTime bounds (inclusive), which the run's window stays within. */
-  updatedBetween: { min: number | undefined; max: number | undefined };
-}
-
-/** Filter keys in the order they are sent: fixed, so equal configs give equal requests. */
-const FILTER_ORDER = [
-  'type',
-  'subtype',
-  'source',
-  'minLastUpdatedTime',
-  'maxLastUpdatedTime',
-  'minStartTime',
-  'maxStartTime',
-] as const;
-
-export function streamName(stream: StreamConfig): string {
-  return stream.name ?? stream.resource;
-}
-
-/** The streams of a job (or only `only`), with their request parameters and formats. */
-export function planStreams(
-  streams: readonly StreamConfig[],
-  defaultFormats: readonly Format[],
-  only?: string,
-): StreamPlan[] {
-  const selected = only === undefined ? streams : streams.filter((s) => streamName(s) === only);
-  if (selected.length === 0) {
-    throw new ConfigError(
-      only === undefined
-        ? 'streams: the job has no streams; add at least one (for example: streams: [{ resource: events }]).'
-        : `--stream ${only}: no such stream; the job has ${streams.map(streamName).join(', ')}.`,
-    );
-  }
-  return selected.map((stream) => {
-    const filter = stream.filter as Partial<Record<(typeof FILTER_ORDER)[number], string | number>>;
-    const params: [string, string][] = [['limit', String(stream.limit)]];
-    for (const key of FILTER_ORDER) {
-      const value = filter[key];
-      if (value !== undefined) params.push([key, String(value)]);
-    }
-    return {
-      name: streamName(stream),
-      resource: stream.resource,
-      params,
-      partitions: stream.partitions,
-      formats: [...new Set(stream.formats ?? defaultFormats)],
-      mode: stream.mode,
-      safetyLagMs: stream.safetyLag,
-      keep: stream.keep,
-      updatedBetween: { min: stream.filter.minLastUpdatedTime, max: stream.filter.maxLastUpdatedTime },
-    };
-  });
-}
-
 /**
  * The parameters a stream's chains send in its current run: the config's, with the
  * lastUpdatedTime bounds of the run's window in place of the config's own.
@@ -94,7 +29,7 @@ export function chainParams(stream: StreamPlan, state: Pick<StreamState, 'window
   const bounds = sentBounds(state.window);
   const values = new Map<string, string | number | null>([...stream.params, ...Object.entries(bounds)]);
   const params: [string, string][] = [['limit', String(values.get('limit'))]];
-  for (const key of FILTER_ORDER) {
+  for (const key of filterKeys(stream.resource)) {
     const value = values.get(key);
     if (value !== undefined && value !== null) params.push([key, String(value)]);
   }

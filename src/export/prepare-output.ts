@@ -15,7 +15,7 @@ import {
 import { countedShards, findDamage, sizeProblem } from './find-damage.js';
 import { LOCK_FILE, MANIFEST_FILE, partDir, runDir, SUCCESS_FILE } from './layout.js';
 import { type Manifest, manifestSchema, newManifest, reconcile } from './manifest.js';
-import type { StreamPlan } from './plan.js';
+import type { StreamPlan } from './streams.js';
 import { type RunToSeal, sealRun } from './seal-run.js';
 import { parseStateFile } from './state-file.js';
 

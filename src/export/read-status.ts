@@ -1,7 +1,7 @@
 import { silentLogger } from '../log.js';
 import type { LockOwner } from '../output/store.js';
 import { parseCheckpoint, type StreamState } from './checkpoint.js';
-import { readShardedRun } from './finalize.js';
+import { readWorkersProgress } from './merge-workers.js';
 import { LATEST_FILE, LOCK_FILE, MANIFEST_FILE } from './layout.js';
 import type { Output } from './output-target.js';
 import { readManifest } from './prepare-output.js';
@@ -51,7 +51,7 @@ export async function readStatus(output: Output, now = Date.now()): Promise<Outp
   const text = await store.getText(checkpointKey);
   if (text === undefined) return undefined;
   // During a sharded run the folder's checkpoint is where it started: the shards have the progress.
-  const sharded = await readShardedRun(store, silentLogger, new Date(now).toISOString());
+  const sharded = await readWorkersProgress(store, silentLogger, new Date(now).toISOString());
   const checkpoint = sharded?.checkpoint ?? parseCheckpoint(text, store.where(checkpointKey));
   const hasManifest = (await store.size(MANIFEST_FILE)) !== undefined;
   const manifest = hasManifest ? await readManifest(store, checkpoint.baseUrl, silentLogger) : undefined;

@@ -13,12 +13,13 @@ import { finishRun } from './finish-run.js';
 import type { Manifest, RunState } from './manifest.js';
 import { isS3Url, openOutput } from './output-target.js';
 import { exportPartition, type PartitionOutcome } from './partition-worker.js';
-import { planStreams } from './plan.js';
+import { planStreams } from './streams.js';
 import type { IdleStream } from './prepare-output.js';
 import { RunProgress, type RunHandle } from './run-progress.js';
-import type { ShardSpec } from './shard.js';
-import { startShard } from './start-shard.js';
-import { type FinalizeResult, startWhole } from './start-run.js';
+import type { WorkerSpec } from './workers.js';
+import { startWorker } from './start-worker.js';
+import type { FinalizeResult } from './finalize.js';
+import { startWhole } from './start-run.js';
 
 export interface RunOptions {
   config: JobConfig;
@@ -32,8 +33,8 @@ export interface RunOptions {
   /** Aborting it stops fetching; what is complete is committed. */
   signal?: AbortSignal;
   clock?: Clock;
-  /** This worker's shard of a job split among several (--shard I/K). */
-  shard?: ShardSpec | undefined;
+  /** This process as worker I of a job split among K (--shard I/K, --shards K). */
+  worker?: WorkerSpec | undefined;
   /** Called once the run starts draining, for progress displays. */
   onStart?: (run: RunHandle) => void;
 }
@@ -52,7 +53,7 @@ export interface RunResult {
   wrote: boolean;
   /** repair: the partitions found damaged and read again, with what was wrong. */
   damaged: Map<string, string[]>;
-  /** A shard that completed: whether it ended the sharded run, or which shards it waits for. */
+  /** A worker that completed: whether it ended the sharded run, or which workers it waits for. */
   finalize?: FinalizeResult;
 }
 
@@ -75,7 +76,7 @@ function windowOf(checkpoint: Checkpoint, name: string): Record<string, unknown>
  * throws before it changes anything in the output folder.
  */
 export async function runJob(options: RunOptions): Promise<RunResult> {
-  const { config, logger, clock = systemClock, shard, repair = false } = options;
+  const { config, logger, clock = systemClock, worker, repair = false } = options;
   const streams = planStreams(config.streams, config.output.formats, options.stream);
   const jobStreams = planStreams(config.streams, config.output.formats);
   const s3 = isS3Url(config.output.dir);
@@ -119,9 +120,9 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       },
     };
     const start =
-      shard === undefined
+      worker === undefined
         ? await startWhole(setup, { fresh: options.fresh ?? false, repair })
-        : await startShard(setup, shard);
+        : await startWorker(setup, worker);
     release = start.release;
     const { committer, plans } = start;
     for (const idle of start.idle) logger.info({ ...idle }, idleMessage(idle));
@@ -137,7 +138,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     logger.info(
       {
         outDir: store.location,
-        ...(shard === undefined ? {} : { shard: `${shard.index}/${shard.count}` }),
+        ...(worker === undefined ? {} : { shard: `${worker.index}/${worker.count}` }),
         streams: streams.map((s) => ({ name: s.name, ...windowOf(committer.state, s.name) })),
         partitions: plans.length,
         resumed: start.resumed,
@@ -171,7 +172,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
         }
       }),
     );
-    const finished = await finishRun({ setup, shard, committer, client, plans, outcomes, release });
+    const finished = await finishRun({ setup, worker, committer, client, plans, outcomes, release });
     release = finished.release;
     const { resumed, idle, damaged } = start;
     return { ...finished.result, resumed, rows: progress.rows, idle, wrote: true, damaged };
@@ -184,11 +185,11 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
 }
 
 function assertCompatible(options: RunOptions, s3: boolean): void {
-  const { shard } = options;
-  if (shard !== undefined && (options.fresh === true || options.stream !== undefined || options.repair === true)) {
+  const { worker } = options;
+  if (worker !== undefined && (options.fresh === true || options.stream !== undefined || options.repair === true)) {
     const flag = options.fresh === true ? '--fresh' : options.repair === true ? '--repair' : '--stream';
     throw new UsageError(
-      `--shard splits all of the job's streams among ${shard.count} workers; ${flag} cannot be combined with it. Start over by running once without --shard (with --fresh), or give the shards another output.dir.`,
+      `--shard splits all of the job's streams among ${worker.count} workers; ${flag} cannot be combined with it. Start over by running once without --shard (with --fresh), or give the shards another output.dir.`,
     );
   }
   if (options.repair === true && (options.fresh === true || s3)) {

@@ -1,6 +1,7 @@
 import type { PlatformClient } from '../http/platform-client.js';
 import { type Checkpoint, streamOf } from './checkpoint.js';
-import type { PartitionPlan, StreamPlan } from './plan.js';
+import type { PartitionPlan } from './plan.js';
+import type { StreamPlan } from './streams.js';
 
 /** A stream's progress as the run sees it. */
 export interface StreamProgress {

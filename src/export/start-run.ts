@@ -2,12 +2,13 @@ import type { Logger } from '../log.js';
 import type { Clock } from '../util/clock.js';
 import { type Checkpoint, isComplete, streamOf } from './checkpoint.js';
 import { Committer } from './committer.js';
-import { holdShards } from './finalize.js';
+import { holdWorkers } from './merge-workers.js';
 import { LOCK_FILE, runDir, SUCCESS_FILE } from './layout.js';
 import { LockedError } from '../output/folder-lock.js';
 import type { OutputStore } from '../output/store.js';
 import type { Manifest } from './manifest.js';
-import { type PartitionPlan, planPartitions, type StreamPlan } from './plan.js';
+import { type PartitionPlan, planPartitions } from './plan.js';
+import type { StreamPlan } from './streams.js';
 import { type IdleStream, prepareOutput, restarted } from './prepare-output.js';
 
 /**
@@ -15,11 +16,6 @@ import { type IdleStream, prepareOutput, restarted } from './prepare-output.js';
  * one shard of a sharded run under the shard's lock (start-shard.ts). Every start first decides
  * what it will change, refusing (throwing) before it changes anything.
  */
-
-export interface FinalizeResult {
-  finalized: boolean;
-  waitingFor: number[];
-}
 
 export interface Setup {
   store: OutputStore;
@@ -71,7 +67,7 @@ export async function startWhole(setup: Setup, mode: { fresh: boolean; repair: b
   const release = await folderLock(store);
   let releaseShards = async () => {};
   try {
-    const shards = await holdShards({ store, checkpointKey, baseUrl, logger, now: now(), keepOf: keepOf(setup) });
+    const shards = await holdWorkers({ store, checkpointKey, baseUrl, logger, now: now(), keepOf: keepOf(setup) });
     if (shards.state === 'busy') {
       throw new LockedError(
         `${store.location} has a sharded run in progress (${shards.plan.count} shards, since ${shards.plan.createdAt}) and shards ${shards.running.join(', ')} are running: let them finish, or run this with --shards ${shards.plan.count} as one of them.`,

@@ -1,3 +1,4 @@
+import { resourceSpec } from '../resources/index.js';
 import type { AssetFilter, EventFilter, ResourceName } from './dataset/dataset.js';
 
 /** A validated `POST /{resource}/aggregate` body: the count of the items its filter matches. */
@@ -9,20 +10,26 @@ export interface AggregateQuery {
 
 export type AggregateParse = { ok: true; query: AggregateQuery } | { ok: false; message: string };
 
-/** `{min, max}` filters of the platform's `filter` object and the list filter fields they set. */
-const RANGES = {
-  startTime: ['minStartTime', 'maxStartTime'],
-  lastUpdatedTime: ['minLastUpdatedTime', 'maxLastUpdatedTime'],
-} as const;
+/**
+ * The `filter` fields the simulator's data can answer (the platform knows more: metadata, ids...):
+ * the collection's filters in resources/, a string field each, or a `{min, max}` range over a
+ * time field whose ends set the list filter's min and max keys.
+ */
+interface FilterFields {
+  strings: Map<string, number>;
+  ranges: Map<string, { min?: string; max?: string }>;
+  names: string[];
+}
 
-/** String filters and their longest length on the platform. */
-const STRINGS = { type: 64, subtype: 64, source: 128 } as const;
-
-/** The `filter` fields the simulator's data can answer; the platform knows more (metadata, ids...). */
-const FILTER_KEYS: Record<ResourceName, readonly string[]> = {
-  assets: ['lastUpdatedTime'],
-  events: ['type', 'subtype', 'source', 'startTime', 'lastUpdatedTime'],
-};
+function filterFields(resource: ResourceName): FilterFields {
+  const strings = new Map<string, number>();
+  const ranges = new Map<string, { min?: string; max?: string }>();
+  for (const spec of resourceSpec(resource).filters) {
+    if (spec.bound === undefined) strings.set(spec.field, spec.maxLength ?? 128);
+    else ranges.set(spec.field, { ...ranges.get(spec.field), [spec.bound]: spec.key });
+  }
+  return { strings, ranges, names: [...new Set(resourceSpec(resource).filters.map((spec) => spec.field))] };
+}
 
 const TOP_LEVEL = ['aggregate', 'filter'];
 
@@ -41,22 +48,29 @@ export function parseAggregateBody(resource: ResourceName, body: unknown): Aggre
   }
   const given = body.filter ?? {};
   if (!isRecord(given)) return fail(`Invalid property 'filter': expected an object, got ${shown(given)}.`);
-  const allowed = FILTER_KEYS[resource];
-  const filter: EventFilter & AssetFilter = {};
+  const fields = filterFields(resource);
+  const filter: Record<string, string | number> = {};
   for (const [key, value] of Object.entries(given)) {
-    if (!allowed.includes(key)) {
-      return fail(
-        `Unrecognized property 'filter.${key}' for /${resource}/aggregate. The simulator filters on: ${allowed.join(', ')}.`,
-      );
-    }
-    const problem = isStringKey(key) ? setString(filter, key, value) : setRange(filter, key, value);
+    const max = fields.strings.get(key);
+    const range = fields.ranges.get(key);
+    const problem =
+      max !== undefined
+        ? setString(filter, key, max, value)
+        : range !== undefined
+          ? setRange(filter, key, range, value)
+          : `Unrecognized property 'filter.${key}' for /${resource}/aggregate. The simulator filters on: ${fields.names.join(', ')}.`;
     if (problem !== undefined) return fail(problem);
   }
-  return { ok: true, query: { resource, aggregate: 'count', filter } };
+  // The keys set are the collection's list filters, which the data's filter types name.
+  return { ok: true, query: { resource, aggregate: 'count', filter: filter } };
 }
 
-function setString(filter: EventFilter, key: keyof typeof STRINGS, value: unknown): string | undefined {
-  const max = STRINGS[key];
+function setString(
+  filter: Record<string, string | number>,
+  key: string,
+  max: number,
+  value: unknown,
+): string | undefined {
   if (typeof value !== 'string' || value.length === 0 || value.length > max) {
     return `Invalid property 'filter.${key}': expected a string of 1 to ${max} characters, got ${shown(value)}.`;
   }
@@ -64,13 +78,17 @@ function setString(filter: EventFilter, key: keyof typeof STRINGS, value: unknow
   return undefined;
 }
 
-function setRange(filter: EventFilter & AssetFilter, key: string, value: unknown): string | undefined {
-  if (!isRangeKey(key)) return `Unrecognized property 'filter.${key}'.`;
+function setRange(
+  filter: Record<string, string | number>,
+  key: string,
+  targets: { min?: string; max?: string },
+  value: unknown,
+): string | undefined {
   if (!isRecord(value)) return `Invalid property 'filter.${key}': expected an object {min, max}, got ${shown(value)}.`;
-  const [minKey, maxKey] = RANGES[key];
-  for (const [bound, target] of [['min', minKey], ['max', maxKey]] as const) {
+  for (const bound of ['min', 'max'] as const) {
     const given = value[bound];
-    if (given === undefined) continue;
+    const target = targets[bound];
+    if (given === undefined || target === undefined) continue;
     if (typeof given !== 'number' || !Number.isSafeInteger(given) || given < 0) {
       return `Invalid property 'filter.${key}.${bound}': expected epoch milliseconds (an integer >= 0), got ${shown(given)}.`;
     }
@@ -78,14 +96,6 @@ function setRange(filter: EventFilter & AssetFilter, key: string, value: unknown
   }
   const extra = Object.keys(value).find((name) => name !== 'min' && name !== 'max');
   return extra === undefined ? undefined : `Unrecognized property 'filter.${key}.${extra}'. Allowed: min, max.`;
-}
-
-function isStringKey(key: string): key is keyof typeof STRINGS {
-  return Object.hasOwn(STRINGS, key);
-}
-
-function isRangeKey(key: string): key is keyof typeof RANGES {
-  return Object.hasOwn(RANGES, key);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

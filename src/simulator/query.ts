@@ -1,3 +1,4 @@
+import { resourceSpec } from '../resources/index.js';
 import type { AssetFilter, EventFilter, ResourceName } from './dataset/dataset.js';
 import { MAX_PARTITIONS, type Partition } from './partition.js';
 
@@ -18,13 +19,6 @@ export interface ListQuery {
 export type ParseResult = { ok: true; query: ListQuery } | { ok: false; message: string };
 
 const COMMON = ['limit', 'cursor', 'partition', 'includeMetadata'];
-const TIME_FILTERS = ['minLastUpdatedTime', 'maxLastUpdatedTime', 'minStartTime', 'maxStartTime'] as const;
-const STRING_FILTERS = ['type', 'subtype', 'source'] as const;
-
-const ALLOWED: Record<ResourceName, readonly string[]> = {
-  assets: [...COMMON, 'minLastUpdatedTime', 'maxLastUpdatedTime'],
-  events: [...COMMON, ...STRING_FILTERS, ...TIME_FILTERS],
-};
 
 const INTEGER = /^(0|[1-9][0-9]*)$/;
 const PARTITION = /^([1-9][0-9]*)\/([1-9][0-9]*)$/;
@@ -32,7 +26,9 @@ const MAX_FILTER_LENGTH = 128;
 
 /** Validates the query string of `GET /{resource}` the way the platform does: strictly. */
 export function parseListQuery(resource: ResourceName, params: URLSearchParams): ParseResult {
-  const allowed = ALLOWED[resource];
+  // The collection's filters are its file's in resources/, as the export's requests send them.
+  const filters = resourceSpec(resource).filters;
+  const allowed = [...COMMON, ...filters.map((spec) => spec.key)];
   const seen = new Set<string>();
   for (const key of params.keys()) {
     if (!allowed.includes(key)) {
@@ -71,26 +67,23 @@ export function parseListQuery(resource: ResourceName, params: URLSearchParams):
     );
   }
 
-  const filter: EventFilter & AssetFilter = {};
-  for (const key of TIME_FILTERS) {
+  const given: Record<string, string | number> = {};
+  for (const { key, kind } of filters) {
     const text = params.get(key);
     if (text === null) continue;
     const value = Number(text);
-    if (!INTEGER.test(text) || !Number.isSafeInteger(value)) {
+    if (kind === 'time' && (!INTEGER.test(text) || !Number.isSafeInteger(value))) {
       return fail(
         `Invalid query parameter '${key}': expected epoch milliseconds (an integer >= 0), got '${text}'.`,
       );
     }
-    filter[key] = value;
-  }
-  for (const key of STRING_FILTERS) {
-    const text = params.get(key);
-    if (text === null) continue;
-    if (text.length === 0 || text.length > MAX_FILTER_LENGTH) {
+    if (kind === 'string' && (text.length === 0 || text.length > MAX_FILTER_LENGTH)) {
       return fail(`Invalid query parameter '${key}': expected 1 to ${MAX_FILTER_LENGTH} characters.`);
     }
-    filter[key] = text;
+    given[key] = kind === 'time' ? value : text;
   }
+  // The keys are the collection's filters, which the data's filter types name.
+  const filter = given as EventFilter & AssetFilter;
 
   const includeMetadata = metadataText !== 'false';
   const binding = JSON.stringify([

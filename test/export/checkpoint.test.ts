@@ -15,7 +15,7 @@ import {
   restartPart,
 } from '../../src/export/checkpoint.js';
 import { type Manifest, type ManifestFile, newManifest, reconcile } from '../../src/export/manifest.js';
-import type { StreamPlan } from '../../src/export/plan.js';
+import type { StreamPlan } from '../../src/export/streams.js';
 
 const BASE = 'https://acme.example.com/api/v1/projects/acme';
 const T0 = '2026-01-01T00:00:00.000Z';

@@ -28,7 +28,7 @@ describe('aggregateFilter', () => {
     }],
     ['strings stay strings', [['type', 'alarm'], ['subtype', 'high'], ['source', 'scada']], { type: 'alarm', subtype: 'high', source: 'scada' }],
   ] as const)('%s', (_, params, filter) => {
-    expect(aggregateFilter(params)).toEqual(filter);
+    expect(aggregateFilter('events', params)).toEqual(filter);
   });
 });
 

@@ -1,5 +1,5 @@
 import { DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
-import { SCHEMAS } from '../../src/sink/parquet/schemas.js';
+import { columnsOf } from '../../src/sink/parquet/schemas.js';
 import type { Resource } from '../../src/config/job-schema.js';
 
 export type Row = Record<string, DuckDBValue>;
@@ -50,7 +50,7 @@ const DUCK_TYPES = {
 } as const;
 
 export function expectedDuckColumns(resource: Resource): { name: string; type: string }[] {
-  return SCHEMAS[resource].map((spec) => ({ name: spec.name, type: DUCK_TYPES[spec.kind] }));
+  return columnsOf(resource).map((spec) => ({ name: spec.name, type: DUCK_TYPES[spec.kind] }));
 }
 
 export function asNumber(value: DuckDBValue | undefined): number {
@@ -64,7 +64,7 @@ export function asNumber(value: DuckDBValue | undefined): number {
  * JSON, nulls left out, `extra` merged back in. Ids stay below 2^53, so numbers are exact.
  */
 export async function parquetItems(duck: Duck, resource: Resource, glob: string): Promise<Record<string, unknown>[]> {
-  const select = SCHEMAS[resource]
+  const select = columnsOf(resource)
     .map((spec) => {
       const col = `"${spec.name}"`;
       switch (spec.kind) {
@@ -81,7 +81,7 @@ export async function parquetItems(duck: Duck, resource: Resource, glob: string)
   const rows = await duck.rows(`SELECT ${select} FROM ${parquetAt(glob)}`);
   return rows.map((row) => {
     const item: Record<string, unknown> = {};
-    for (const spec of SCHEMAS[resource]) {
+    for (const spec of columnsOf(resource)) {
       const value = row[spec.name];
       if (value === null || value === undefined) continue;
       switch (spec.kind) {

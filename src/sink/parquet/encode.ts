@@ -1,6 +1,6 @@
 import * as wasm from 'parquet-wasm';
 import type { OutputConfig, Resource } from '../../config/job-schema.js';
-import { SCHEMAS } from './schemas.js';
+import { columnsOf } from './schemas.js';
 import { readSpill } from './spill.js';
 
 const CODECS = { zstd: wasm.Compression.ZSTD, snappy: wasm.Compression.SNAPPY, none: wasm.Compression.UNCOMPRESSED };
@@ -77,7 +77,7 @@ function properties({ resource, options }: EncodeJob): wasm.WriterProperties {
     .setMaxRowGroupSize(options.rowGroupRows)
     .setCreatedBy('bulk-extract');
   // Integers and times: delta encoding beats dictionaries on ids and timestamps (smaller, faster).
-  for (const spec of SCHEMAS[resource]) {
+  for (const spec of columnsOf(resource)) {
     if (spec.kind === 'int64' || spec.kind === 'timestamp') {
       builder = builder
         .setColumnDictionaryEnabled(spec.name, false)

@@ -15,7 +15,7 @@ import type { Resource } from '../../config/job-schema.js';
 import { BadItemError } from '../../errors.js';
 import { type Column, ColumnTypeError, describe, Int64Column, Utf8Column } from './columns.js';
 import { Int64ListColumn, StringMapColumn } from './nested-columns.js';
-import { type ColumnKind, type ColumnSpec, EXTRA_COLUMN, SCHEMAS } from './schemas.js';
+import { type ColumnKind, type ColumnSpec, EXTRA_COLUMN, columnsOf } from './schemas.js';
 
 function arrowType(kind: ColumnKind): DataType {
   switch (kind) {
@@ -56,7 +56,7 @@ function newColumn(kind: ColumnKind, capacity: number): Column {
 
 /** The Arrow schema of a resource's Parquet files; only `id` is non-nullable. */
 export function arrowSchema(resource: Resource): Schema {
-  return new Schema(SCHEMAS[resource].map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
+  return new Schema(columnsOf(resource).map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
 }
 
 /**
@@ -76,7 +76,7 @@ export class RowGroupBuilder {
     capacity: number,
   ) {
     this.schema = arrowSchema(resource);
-    this.specs = SCHEMAS[resource].filter((spec) => spec.name !== EXTRA_COLUMN);
+    this.specs = columnsOf(resource).filter((spec) => spec.name !== EXTRA_COLUMN);
     this.columns = this.specs.map((spec) => newColumn(spec.kind, capacity));
     this.extra = new Utf8Column(capacity);
     this.known = new Set(this.specs.map((spec) => spec.name));

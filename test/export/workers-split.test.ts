@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { newCheckpoint } from '../../src/export/checkpoint.js';
-import { planStreams } from '../../src/export/plan.js';
-import { newPlan, pairsOf, pairsOfShard, parseShard, resolveShard, shardCheckpoint } from '../../src/export/shard.js';
+import { planStreams } from '../../src/export/streams.js';
+import { newSharedRun, pairsOf, pairsOfWorker, parseWorker, resolveWorker, workerCheckpoint } from '../../src/export/workers.js';
 import { UsageError } from '../../src/errors.js';
 
 function planOf(partitions: number[], count: number) {
@@ -19,7 +19,7 @@ function planOf(partitions: number[], count: number) {
     ['parquet'],
   );
   const checkpoint = newCheckpoint('http://127.0.0.1:1', streams, '2026-11-21T00:00:00.000Z');
-  return newPlan(count, streams.map((s) => s.name), checkpoint, '2026-11-21T00:00:00.000Z');
+  return newSharedRun(count, streams.map((s) => s.name), checkpoint, '2026-11-21T00:00:00.000Z');
 }
 
 const partitionsOfStreams = fc.array(fc.integer({ min: 1, max: 10 }), { minLength: 1, maxLength: 5 });
@@ -30,7 +30,7 @@ describe('the split of (stream, partition) pairs among shards', () => {
       fc.property(partitionsOfStreams, fc.integer({ min: 1, max: 40 }), (partitions, k) => {
         const plan = planOf(partitions, k);
         const all = pairsOf(plan).map((p) => `${p.stream}/${p.m}`);
-        const shards = Array.from({ length: k }, (_, i) => [...pairsOfShard(plan, i)]);
+        const shards = Array.from({ length: k }, (_, i) => [...pairsOfWorker(plan, i)]);
         expect(shards.flat().sort()).toEqual([...all].sort());
         const sizes = shards.map((s) => s.length);
         expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
@@ -40,13 +40,13 @@ describe('the split of (stream, partition) pairs among shards', () => {
 
   it('is round-robin in config order: pair j goes to shard j mod k', () => {
     const plan = planOf([3, 2], 2);
-    expect([...pairsOfShard(plan, 0)]).toEqual(['s0/1', 's0/3', 's1/2']);
-    expect([...pairsOfShard(plan, 1)]).toEqual(['s0/2', 's1/1']);
+    expect([...pairsOfWorker(plan, 0)]).toEqual(['s0/1', 's0/3', 's1/2']);
+    expect([...pairsOfWorker(plan, 1)]).toEqual(['s0/2', 's1/1']);
   });
 
   it('a shard\'s checkpoint holds its own partitions only, at the plan\'s progress', () => {
     const plan = planOf([3, 2], 2);
-    const own = shardCheckpoint(plan, 1);
+    const own = workerCheckpoint(plan, 1);
     expect(Object.keys(own.streams.s0?.parts ?? {})).toEqual(['2']);
     expect(Object.keys(own.streams.s1?.parts ?? {})).toEqual(['1']);
     expect(own.streams.s0?.window).toEqual(plan.checkpoint.streams.s0?.window);
@@ -55,18 +55,18 @@ describe('the split of (stream, partition) pairs among shards', () => {
 
 describe('--shard I/K and --shards K', () => {
   it('parses I/K with I from 0 to K-1', () => {
-    expect(parseShard('0/1')).toEqual({ index: 0, count: 1 });
-    expect(parseShard('3/4')).toEqual({ index: 3, count: 4 });
-    for (const bad of ['4/4', '1', '-1/2', '1/0', 'a/b', '1/2/3', '0/1001']) expect(() => parseShard(bad)).toThrow(UsageError);
+    expect(parseWorker('0/1')).toEqual({ index: 0, count: 1 });
+    expect(parseWorker('3/4')).toEqual({ index: 3, count: 4 });
+    for (const bad of ['4/4', '1', '-1/2', '1/0', 'a/b', '1/2/3', '0/1001']) expect(() => parseWorker(bad)).toThrow(UsageError);
   });
 
   it('--shards K takes the index from JOB_COMPLETION_INDEX; the explicit form must agree with it', () => {
-    expect(resolveShard({ shards: '4' }, { JOB_COMPLETION_INDEX: '2' })).toEqual({ index: 2, count: 4 });
-    expect(resolveShard({ shard: '2/4' }, { JOB_COMPLETION_INDEX: '2' })).toEqual({ index: 2, count: 4 });
-    expect(resolveShard({}, { JOB_COMPLETION_INDEX: '2' })).toBeUndefined();
-    expect(() => resolveShard({ shards: '4' }, {})).toThrow(/JOB_COMPLETION_INDEX/);
-    expect(() => resolveShard({ shards: '4' }, { JOB_COMPLETION_INDEX: '4' })).toThrow(UsageError);
-    expect(() => resolveShard({ shard: '1/4' }, { JOB_COMPLETION_INDEX: '2' })).toThrow(/JOB_COMPLETION_INDEX is 2/);
-    expect(() => resolveShard({ shard: '1/4', shards: '4' }, {})).toThrow(/give one/);
+    expect(resolveWorker({ shards: '4' }, { JOB_COMPLETION_INDEX: '2' })).toEqual({ index: 2, count: 4 });
+    expect(resolveWorker({ shard: '2/4' }, { JOB_COMPLETION_INDEX: '2' })).toEqual({ index: 2, count: 4 });
+    expect(resolveWorker({}, { JOB_COMPLETION_INDEX: '2' })).toBeUndefined();
+    expect(() => resolveWorker({ shards: '4' }, {})).toThrow(/JOB_COMPLETION_INDEX/);
+    expect(() => resolveWorker({ shards: '4' }, { JOB_COMPLETION_INDEX: '4' })).toThrow(UsageError);
+    expect(() => resolveWorker({ shard: '1/4' }, { JOB_COMPLETION_INDEX: '2' })).toThrow(/JOB_COMPLETION_INDEX is 2/);
+    expect(() => resolveWorker({ shard: '1/4', shards: '4' }, {})).toThrow(/give one/);
   });
 });

@@ -20,25 +20,25 @@ import { checkStateValue, parseJson, parseStateFile } from './state-file.js';
  * had included), written by the first worker under the folder's lock. Merging the shards back into
  * the folder's checkpoint and manifest ends the sharded run: see finalize.ts.
  */
-export const SHARDS_DIR = '_shards';
-export const PLAN_FILE = 'plan.json';
+export const WORKERS_DIR = '_shards';
+export const SHARED_RUN_FILE = 'plan.json';
 
 /** This worker: shard `index` (0-based, as Kubernetes' JOB_COMPLETION_INDEX) of `count`. */
-export interface ShardSpec {
+export interface WorkerSpec {
   index: number;
   count: number;
 }
 
-export const MAX_SHARDS = 1000;
+export const MAX_WORKERS = 1000;
 
 /** `I/K`, I from 0 to K-1. */
-export function parseShard(value: string, flag = '--shard'): ShardSpec {
+export function parseWorker(value: string, flag = '--shard'): WorkerSpec {
   const match = /^(\d+)\/(\d+)$/.exec(value.trim());
   const index = Number(match?.[1]);
   const count = Number(match?.[2]);
-  if (match === null || count < 1 || count > MAX_SHARDS || index >= count) {
+  if (match === null || count < 1 || count > MAX_WORKERS || index >= count) {
     throw new UsageError(
-      `${flag} '${value}': expected I/K with K from 1 to ${MAX_SHARDS} and I from 0 to K-1 (shard I of K, 0-based like JOB_COMPLETION_INDEX), e.g. 0/4.`,
+      `${flag} '${value}': expected I/K with K from 1 to ${MAX_WORKERS} and I from 0 to K-1 (shard I of K, 0-based like JOB_COMPLETION_INDEX), e.g. 0/4.`,
     );
   }
   return { index, count };
@@ -48,16 +48,16 @@ export function parseShard(value: string, flag = '--shard'): ShardSpec {
  * The shard of this worker from `--shard I/K`, or `--shards K` and the JOB_COMPLETION_INDEX that
  * Kubernetes sets in each pod of an Indexed Job. Undefined when neither flag is given.
  */
-export function resolveShard(
+export function resolveWorker(
   flags: { shard?: string | undefined; shards?: string | undefined },
   env: NodeJS.ProcessEnv,
-): ShardSpec | undefined {
+): WorkerSpec | undefined {
   const fromEnv = env.JOB_COMPLETION_INDEX;
   if (flags.shard !== undefined && flags.shards !== undefined) {
     throw new UsageError('--shard I/K and --shards K are two ways to say the same thing: give one.');
   }
   if (flags.shard !== undefined) {
-    const spec = parseShard(flags.shard);
+    const spec = parseWorker(flags.shard);
     if (fromEnv !== undefined && fromEnv !== '' && Number(fromEnv) !== spec.index) {
       throw new UsageError(
         `--shard ${flags.shard} says shard ${spec.index}, but JOB_COMPLETION_INDEX is ${fromEnv}: in an Indexed Job, pass --shards ${spec.count} and let the index come from the pod.`,
@@ -72,10 +72,10 @@ export function resolveShard(
     );
   }
   if (!/^\d+$/.test(flags.shards)) throw new UsageError(`--shards expects a whole number of shards, got '${flags.shards}'.`);
-  return parseShard(`${fromEnv}/${flags.shards}`, `JOB_COMPLETION_INDEX=${fromEnv} with --shards`);
+  return parseWorker(`${fromEnv}/${flags.shards}`, `JOB_COMPLETION_INDEX=${fromEnv} with --shards`);
 }
 
-export function shardName(spec: ShardSpec): string {
+export function workerName(spec: WorkerSpec): string {
   return `shard-${spec.index}-of-${spec.count}`;
 }
 
@@ -83,7 +83,7 @@ const planSchema = z.strictObject({
   version: z.literal(1),
   /** Names the folder of this run's shard files, so files of an earlier sharded run never mix in. */
   id: z.string().regex(/^[0-9a-f]{16}$/),
-  count: z.number().int().min(1).max(MAX_SHARDS),
+  count: z.number().int().min(1).max(MAX_WORKERS),
   createdAt: z.string(),
   /** The streams split among the shards, in order. */
   streams: z.array(z.string()).min(1),
@@ -91,40 +91,45 @@ const planSchema = z.strictObject({
   checkpoint: z.unknown(),
 });
 
-export interface ShardPlan extends Omit<z.output<typeof planSchema>, 'checkpoint'> {
+export interface SharedRun extends Omit<z.output<typeof planSchema>, 'checkpoint'> {
   checkpoint: Checkpoint;
 }
 
-export function newPlan(count: number, streams: readonly string[], checkpoint: Checkpoint, now: string): ShardPlan {
+export function newSharedRun(
+  count: number,
+  streams: readonly string[],
+  checkpoint: Checkpoint,
+  now: string,
+): SharedRun {
   return { version: 1, id: randomBytes(8).toString('hex'), count, createdAt: now, streams: [...streams], checkpoint };
 }
 
-export const PLAN_KEY = `${SHARDS_DIR}/${PLAN_FILE}`;
+export const SHARED_RUN_KEY = `${WORKERS_DIR}/${SHARED_RUN_FILE}`;
 
 /** The files (keys) of one shard of a plan. */
-export function shardKeys(plan: Pick<ShardPlan, 'id' | 'count'>, index: number) {
-  const base = `${SHARDS_DIR}/${plan.id}/${shardName({ index, count: plan.count })}`;
+export function workerKeys(plan: Pick<SharedRun, 'id' | 'count'>, index: number) {
+  const base = `${WORKERS_DIR}/${plan.id}/${workerName({ index, count: plan.count })}`;
   return { checkpoint: `${base}.checkpoint.json`, manifest: `${base}.manifest.json` };
 }
 
-export function shardLockKey(spec: ShardSpec): string {
-  return `${SHARDS_DIR}/${shardName(spec)}.lock`;
+export function workerLockKey(spec: WorkerSpec): string {
+  return `${WORKERS_DIR}/${workerName(spec)}.lock`;
 }
 
-export async function readPlan(store: OutputStore): Promise<ShardPlan | undefined> {
-  const text = await store.getText(PLAN_KEY);
+export async function readSharedRun(store: OutputStore): Promise<SharedRun | undefined> {
+  const text = await store.getText(SHARED_RUN_KEY);
   if (text === undefined) return undefined;
-  const path = store.where(PLAN_KEY);
+  const path = store.where(SHARED_RUN_KEY);
   const plan = checkStateValue(parseJson(text, path), path, planSchema, 'a bulk-extract shard plan');
   return { ...plan, checkpoint: checkpointFromValue(plan.checkpoint, path) };
 }
 
-export async function writePlan(store: OutputStore, plan: ShardPlan): Promise<void> {
-  await store.putText(PLAN_KEY, `${JSON.stringify(plan, null, 2)}\n`);
+export async function writeSharedRun(store: OutputStore, plan: SharedRun): Promise<void> {
+  await store.putText(SHARED_RUN_KEY, `${JSON.stringify(plan, null, 2)}\n`);
 }
 
 /** The (stream, partition) pairs of a plan in order: pair j belongs to shard j mod k. */
-export function pairsOf(plan: Pick<ShardPlan, 'streams' | 'checkpoint'>): { stream: string; m: number }[] {
+export function pairsOf(plan: Pick<SharedRun, 'streams' | 'checkpoint'>): { stream: string; m: number }[] {
   return plan.streams.flatMap((stream) => {
     const partitions = plan.checkpoint.streams[stream]?.partitions ?? 0;
     return Array.from({ length: partitions }, (_, i) => ({ stream, m: i + 1 }));
@@ -132,7 +137,7 @@ export function pairsOf(plan: Pick<ShardPlan, 'streams' | 'checkpoint'>): { stre
 }
 
 /** `stream/m` keys of the pairs of shard `index`. */
-export function pairsOfShard(plan: Pick<ShardPlan, 'streams' | 'checkpoint' | 'count'>, index: number): Set<string> {
+export function pairsOfWorker(plan: Pick<SharedRun, 'streams' | 'checkpoint' | 'count'>, index: number): Set<string> {
   return new Set(
     pairsOf(plan)
       .filter((_, j) => j % plan.count === index)
@@ -145,8 +150,8 @@ export function pairKey(stream: string, m: number): string {
 }
 
 /** A shard's starting checkpoint: the plan's streams with only the shard's partitions. */
-export function shardCheckpoint(plan: ShardPlan, index: number): Checkpoint {
-  const mine = pairsOfShard(plan, index);
+export function workerCheckpoint(plan: SharedRun, index: number): Checkpoint {
+  const mine = pairsOfWorker(plan, index);
   return {
     ...plan.checkpoint,
     streams: Object.fromEntries(
@@ -163,8 +168,8 @@ export function shardCheckpoint(plan: ShardPlan, index: number): Checkpoint {
 }
 
 /** A shard's starting manifest: the folder's, with only the files of the shard's partitions. */
-export function shardManifest(manifest: Manifest, plan: ShardPlan, index: number, now: string): Manifest {
-  const mine = pairsOfShard(plan, index);
+export function workerManifest(manifest: Manifest, plan: SharedRun, index: number, now: string): Manifest {
+  const mine = pairsOfWorker(plan, index);
   return {
     ...manifest,
     state: 'running',
@@ -181,11 +186,11 @@ export function shardManifest(manifest: Manifest, plan: ShardPlan, index: number
  * folder's manifest. A damaged one loses the list of the shard's new files, which the resume then
  * reports as missing against its checkpoint, rather than going on without them.
  */
-export async function readShardManifest(
+export async function readWorkerManifest(
   store: OutputStore,
   key: string,
   root: Manifest,
-  plan: ShardPlan,
+  plan: SharedRun,
   index: number,
   now: string,
   logger: Logger,
@@ -200,10 +205,10 @@ export async function readShardManifest(
       logger.warn({ path: store.where(key) }, `a shard manifest is damaged, so its file list starts from the folder's manifest: ${error.message}`);
     }
   }
-  return shardManifest(root, plan, index, now);
+  return workerManifest(root, plan, index, now);
 }
 
 /** Whether every partition of the shard's checkpoint is drained. */
-export function shardComplete(checkpoint: Checkpoint): boolean {
+export function workerComplete(checkpoint: Checkpoint): boolean {
   return Object.values(checkpoint.streams).every(isComplete);
 }

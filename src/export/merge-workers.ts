@@ -1,0 +1,240 @@
+import { CheckpointError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { LockedError } from '../output/folder-lock.js';
+import type { OutputStore } from '../output/store.js';
+import { type Checkpoint, isComplete, parseCheckpoint } from './checkpoint.js';
+import { MANIFEST_FILE, SUCCESS_FILE } from './layout.js';
+import { type Manifest, reconcile } from './manifest.js';
+import { assertShardsPresent, readManifest } from './prepare-output.js';
+import { sealRun } from './seal-run.js';
+import {
+  pairKey,
+  pairsOf,
+  readSharedRun,
+  readWorkerManifest,
+  SHARED_RUN_KEY,
+  type SharedRun,
+  WORKERS_DIR,
+  workerCheckpoint,
+  workerComplete,
+  workerKeys,
+  workerLockKey,
+} from './workers.js';
+
+/**
+ * The workers of a sharded run, merged: each worker's checkpoint and manifest into one, in memory
+ * (to decide) or into the output's own files (`absorb`, which ends the sharded run).
+ */
+
+export interface WorkersOptions {
+  store: OutputStore;
+  checkpointKey: string;
+  baseUrl: string;
+  logger: Logger;
+  now: string;
+  /** snapshot streams: completed snapshots to keep, when the merge seals a run. */
+  keepOf: (stream: string) => number | undefined;
+}
+
+/** A sharded run whose shards' locks this process holds, merged in memory: nothing is written yet. */
+export interface HeldWorkers {
+  state: 'held';
+  plan: SharedRun;
+  checkpoint: Checkpoint;
+  manifest: Manifest;
+  complete: boolean;
+  /** Shards with partitions left. */
+  incomplete: number[];
+  /** Writes the merge into the folder and ends the sharded run (see absorbWorkers). */
+  absorb(): Promise<void>;
+  release(): Promise<void>;
+}
+
+/**
+ * Takes every shard's lock of the folder's sharded run, so that nothing is merged while a worker
+ * runs, and merges the shards' checkpoints and manifests in memory. Refuses (throws) when a shard
+ * counts files that are not there. The caller holds the output folder's lock.
+ */
+export async function holdWorkers(options: WorkersOptions): Promise<{ state: 'none' } | { state: 'busy'; plan: SharedRun; running: number[] } | HeldWorkers> {
+  const { store, logger, now } = options;
+  const plan = await readSharedRun(store);
+  if (plan === undefined) return { state: 'none' };
+  const releases: (() => Promise<void>)[] = [];
+  const release = async () => {
+    for (const done of releases.splice(0)) await done();
+  };
+  try {
+    const running: number[] = [];
+    for (let index = 0; index < plan.count; index++) {
+      try {
+        const what = `shard ${index}/${plan.count} of ${store.location}`;
+        releases.push(await store.lock(workerLockKey({ index, count: plan.count }), what));
+      } catch (error) {
+        if (!(error instanceof LockedError)) throw error;
+        running.push(index);
+      }
+    }
+    if (running.length > 0) {
+      await release();
+      return { state: 'busy', plan, running };
+    }
+    const root = await readManifest(store, plan.checkpoint.baseUrl, logger);
+    const shards = [];
+    for (let index = 0; index < plan.count; index++) {
+      shards.push(await readWorker(store, plan, index, root, now, logger));
+    }
+    const checkpoint = mergeCheckpoints(plan, shards.map((s) => s.checkpoint), now);
+    const complete = plan.streams.every((name) => {
+      const state = checkpoint.streams[name];
+      return state !== undefined && isComplete(state);
+    });
+    const manifest = mergeManifests(plan, root, shards, checkpoint, complete, now);
+    await assertShardsPresent(store, checkpoint, manifest, plan.streams);
+    return {
+      state: 'held',
+      plan,
+      checkpoint,
+      manifest,
+      complete,
+      incomplete: shards.flatMap((shard, index) => (workerComplete(shard.checkpoint) ? [] : [index])),
+      absorb: () => absorb(options, plan, checkpoint, manifest, complete),
+      release,
+    };
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+export async function absorb(
+  options: WorkersOptions,
+  plan: SharedRun,
+  checkpoint: Checkpoint,
+  manifest: Manifest,
+  complete: boolean,
+): Promise<void> {
+  const { store, checkpointKey, logger, keepOf } = options;
+  // Adding the shards' files to the folder's records: manifest first, checkpoint second.
+  await store.putText(MANIFEST_FILE, `${JSON.stringify(manifest, null, 2)}\n`);
+  await store.putText(checkpointKey, `${JSON.stringify(checkpoint, null, 2)}\n`);
+  if (complete) {
+    for (const name of plan.streams) {
+      const state = checkpoint.streams[name];
+      if (state !== undefined) {
+        const run = { stream: name, state, files: manifest.files, keep: keepOf(name) };
+        await sealRun({ store, baseUrl: checkpoint.baseUrl, logger }, run);
+      }
+    }
+    await store.putText(SUCCESS_FILE, '');
+  }
+  // The plan goes first: without it, leftover shard files are never read again.
+  await store.remove([SHARED_RUN_KEY]);
+  await store.removeTree(`${WORKERS_DIR}/${plan.id}`);
+  logger.info(
+    { shards: plan.count, complete, rows: Object.values(manifest.streams).reduce((sum, s) => sum + s.rows, 0) },
+    complete ? `sharded run finalized: ${plan.count} shards merged, _SUCCESS written` : 'merged the unfinished shards into the output folder\'s checkpoint',
+  );
+}
+
+/** A sharded run as its shards are now, merged (read only: for `status`). */
+export interface WorkersProgress {
+  plan: SharedRun;
+  checkpoint: Checkpoint;
+  manifest: Manifest;
+  shards: { index: number; started: boolean; complete: boolean }[];
+}
+
+export async function readWorkersProgress(
+  store: OutputStore,
+  logger: Logger,
+  now: string,
+): Promise<WorkersProgress | undefined> {
+  const plan = await readSharedRun(store);
+  if (plan === undefined) return undefined;
+  const root = await readManifest(store, plan.checkpoint.baseUrl, logger);
+  const shards = [];
+  for (let index = 0; index < plan.count; index++) shards.push(await readWorker(store, plan, index, root, now, logger));
+  const checkpoint = mergeCheckpoints(plan, shards.map((s) => s.checkpoint), now);
+  const states = shards.map((shard, index) => ({
+    index,
+    started: shard.started,
+    complete: workerComplete(shard.checkpoint),
+  }));
+  const manifest = mergeManifests(plan, root, shards, checkpoint, states.every((shard) => shard.complete), now);
+  return { plan, checkpoint, manifest, shards: states };
+}
+
+interface WorkerRecords {
+  /** Whether its worker has written its checkpoint. */
+  started: boolean;
+  checkpoint: Checkpoint;
+  manifest: Manifest;
+}
+
+/** A shard as its worker left it; a shard never started is its part of the plan, untouched. */
+async function readWorker(
+  store: OutputStore,
+  plan: SharedRun,
+  index: number,
+  root: Manifest,
+  now: string,
+  logger: Logger,
+): Promise<WorkerRecords> {
+  const keys = workerKeys(plan, index);
+  const checkpointText = await store.getText(keys.checkpoint);
+  const checkpoint =
+    checkpointText === undefined
+      ? workerCheckpoint(plan, index)
+      : parseCheckpoint(checkpointText, store.where(keys.checkpoint));
+  for (const [name, state] of Object.entries(checkpoint.streams)) {
+    const planned = plan.checkpoint.streams[name];
+    const sameRun = planned?.run === state.run && JSON.stringify(planned.window) === JSON.stringify(state.window);
+    if (!sameRun) {
+      throw new CheckpointError(
+        `${store.where(keys.checkpoint)}: stream '${name}' is not at the run of ${store.where(SHARED_RUN_KEY)}; the shard files were not written for this plan. Move the ${WORKERS_DIR} folder away to start the sharded run over.`,
+      );
+    }
+  }
+  const manifest = await readWorkerManifest(store, keys.manifest, root, plan, index, now, logger);
+  return { started: checkpointText !== undefined, checkpoint, manifest: reconcile(manifest, checkpoint) };
+}
+
+function mergeCheckpoints(plan: SharedRun, shards: readonly Checkpoint[], now: string): Checkpoint {
+  const streams = structuredClone(plan.checkpoint.streams);
+  for (const shard of shards) {
+    for (const [name, state] of Object.entries(shard.streams)) {
+      const merged = streams[name];
+      if (merged !== undefined) Object.assign(merged.parts, state.parts);
+    }
+  }
+  return { ...plan.checkpoint, updatedAt: now, streams };
+}
+
+function mergeManifests(
+  plan: SharedRun,
+  root: Manifest,
+  shards: readonly WorkerRecords[],
+  checkpoint: Checkpoint,
+  complete: boolean,
+  now: string,
+): Manifest {
+  const shared = new Set(pairsOf(plan).map((pair) => pairKey(pair.stream, pair.m)));
+  const files = [
+    ...root.files.filter((file) => !shared.has(pairKey(file.stream, file.m))),
+    ...shards.flatMap((shard) => shard.manifest.files),
+  ];
+  const sum = (key: 'requests' | 'retries' | 'throttled') => shards.reduce((total, s) => total + (s.manifest[key] ?? 0), 0);
+  const merged: Manifest = {
+    ...root,
+    state: complete ? 'complete' : 'interrupted',
+    startedAt: plan.createdAt,
+    finishedAt: now,
+    durationMs: Date.parse(now) - Date.parse(plan.createdAt),
+    requests: sum('requests'),
+    retries: sum('retries'),
+    throttled: sum('throttled'),
+    schema: Object.assign({}, root.schema, ...shards.map((s) => s.manifest.schema)) as Manifest['schema'],
+    files,
+  };
+  return reconcile(merged, checkpoint);
+}

@@ -1,0 +1,61 @@
+import type { Format, Mode, Resource, StreamConfig } from '../config/job-schema.js';
+import { ConfigError } from '../errors.js';
+import { filterKeys } from '../resources/index.js';
+
+/** A stream as the checkpoint records it, to refuse a resume with other settings. */
+export interface StreamPlan {
+  name: string;
+  resource: Resource;
+  /** Parameters from the config (filters and limit), without the run's window and `partition`. */
+  params: [string, string][];
+  partitions: number;
+  formats: Format[];
+  mode: Mode;
+  safetyLagMs: number;
+  /** snapshot: completed snapshots to keep (undefined: all). */
+  keep?: number | undefined;
+  /** The config's own lastUpdatedTime bounds (inclusive), which the run's window stays within. */
+  updatedBetween: { min: number | undefined; max: number | undefined };
+}
+
+export function streamName(stream: StreamConfig): string {
+  return stream.name ?? stream.resource;
+}
+
+/**
+ * The streams of a job (or only `only`), with their request parameters and formats. Filters are
+ * sent in the order the collection lists them (resources/), so equal configs give equal requests.
+ */
+export function planStreams(
+  streams: readonly StreamConfig[],
+  defaultFormats: readonly Format[],
+  only?: string,
+): StreamPlan[] {
+  const selected = only === undefined ? streams : streams.filter((s) => streamName(s) === only);
+  if (selected.length === 0) {
+    throw new ConfigError(
+      only === undefined
+        ? 'streams: the job has no streams; add at least one (for example: streams: [{ resource: events }]).'
+        : `--stream ${only}: no such stream; the job has ${streams.map(streamName).join(', ')}.`,
+    );
+  }
+  return selected.map((stream) => {
+    const filter: Readonly<Record<string, string | number | undefined>> = stream.filter;
+    const params: [string, string][] = [['limit', String(stream.limit)]];
+    for (const key of filterKeys(stream.resource)) {
+      const value = filter[key];
+      if (value !== undefined) params.push([key, String(value)]);
+    }
+    return {
+      name: streamName(stream),
+      resource: stream.resource,
+      params,
+      partitions: stream.partitions,
+      formats: [...new Set(stream.formats ?? defaultFormats)],
+      mode: stream.mode,
+      safetyLagMs: stream.safetyLag,
+      keep: stream.keep,
+      updatedBetween: { min: stream.filter.minLastUpdatedTime, max: stream.filter.maxLastUpdatedTime },
+    };
+  });
+}

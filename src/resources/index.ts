@@ -1,0 +1,24 @@
+import { assets } from './assets.js';
+import { events } from './events.js';
+import type { ResourceSpec } from './resource.js';
+
+export { type ColumnKind, type ColumnSpec, EXTRA_COLUMN, type FilterSpec, type ResourceSpec } from './resource.js';
+
+/** Every collection bulk-extract exports; a new one is a file beside these and a line here. */
+export const RESOURCE_SPECS = [assets, events] as const;
+
+export const RESOURCES = ['assets', 'events'] as const satisfies readonly (typeof RESOURCE_SPECS)[number]['name'][];
+export type Resource = (typeof RESOURCES)[number];
+
+const byName = new Map<string, ResourceSpec>(RESOURCE_SPECS.map((spec) => [spec.name, spec]));
+
+export function resourceSpec(name: Resource): ResourceSpec<Resource> {
+  const spec = byName.get(name);
+  if (spec === undefined) throw new Error(`no resource spec for ${name}`);
+  return spec as ResourceSpec<Resource>;
+}
+
+/** The filter keys of a collection, in the order they are sent. */
+export function filterKeys(name: Resource): string[] {
+  return resourceSpec(name).filters.map((filter) => filter.key);
+}

@@ -1,0 +1,52 @@
+/**
+ * What bulk-extract knows of one collection of the platform: where it is listed, which filters a
+ * job may set and how each is sent, and the columns of its Parquet files. One file per collection
+ * (assets.ts, events.ts) describes it; the job file's schema, the request parameters, the count
+ * filter, the Parquet writer and the simulator's validation are all derived from it.
+ */
+export interface ResourceSpec<Name extends string = string> {
+  /** The collection: listed by `GET /{name}`, `POST /{name}/list`, counted by `POST /{name}/aggregate`. */
+  readonly name: Name;
+  /** The filters a job may set, in the order they are sent as query parameters. */
+  readonly filters: readonly FilterSpec[];
+  /** The Parquet columns, in order (DESIGN.md's profile); the last is `extra`. */
+  readonly columns: readonly ColumnSpec[];
+}
+
+export interface FilterSpec {
+  /** The key in the job file's `filter`, and the query parameter of `GET /{name}`. */
+  readonly key: string;
+  /** time: epoch milliseconds (inclusive); string: equality. */
+  readonly kind: 'time' | 'string';
+  /** The field of the `filter` object of `/list` and `/aggregate` that takes it. */
+  readonly field: string;
+  /** time: which end of the field's `{min, max}` range it is. */
+  readonly bound?: 'min' | 'max';
+  /** string: the longest value the platform accepts in the `filter` object. */
+  readonly maxLength?: number;
+}
+
+/**
+ * Column kinds of the Parquet profile: ids INT64, times TIMESTAMP(MILLIS, UTC), metadata
+ * MAP<STRING,STRING>, assetIds LIST<INT64>, and `extra`: every field the schema does not know, as
+ * one JSON object string, so no field is dropped.
+ */
+export type ColumnKind = 'int64' | 'string' | 'timestamp' | 'int64-list' | 'string-map' | 'extra-json';
+
+export interface ColumnSpec {
+  readonly name: string;
+  readonly kind: ColumnKind;
+  /** Required columns must be present in every item. */
+  readonly required: boolean;
+}
+
+export const EXTRA_COLUMN = 'extra';
+
+/** A column of a spec. */
+export const column = (name: string, kind: ColumnKind, required = false): ColumnSpec => ({ name, kind, required });
+
+/** The `minLastUpdatedTime`/`maxLastUpdatedTime` pair every collection has: a run's window is sent through it. */
+export const LAST_UPDATED = [
+  { key: 'minLastUpdatedTime', kind: 'time', field: 'lastUpdatedTime', bound: 'min' },
+  { key: 'maxLastUpdatedTime', kind: 'time', field: 'lastUpdatedTime', bound: 'max' },
+] as const satisfies readonly FilterSpec[];

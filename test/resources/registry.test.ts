@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { streamSchema } from '../../src/config/job-schema.js';
+import { aggregateFilter } from '../../src/export/count-streams.js';
+import { EXTRA_COLUMN, type FilterSpec, filterKeys, RESOURCE_SPECS, RESOURCES, resourceSpec } from '../../src/resources/index.js';
+import { parseAggregateBody } from '../../src/simulator/aggregate-query.js';
+import { parseListQuery } from '../../src/simulator/query.js';
+
+/**
+ * The resource registry (src/resources/): one file per collection, from which the job file's
+ * filters, the request parameters, the count filter, the Parquet columns and the simulator's
+ * validation all derive. These tests hold every spec to the rules those consumers rely on, and
+ * check that each consumer follows the spec rather than a list of its own.
+ */
+describe.each(RESOURCE_SPECS.map((spec) => [spec.name, spec] as const))('the %s spec', (name, spec) => {
+  it('lists its filters once each; times name the range field and the end they set', () => {
+    const keys = spec.filters.map((filter) => filter.key);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const filter of spec.filters as readonly FilterSpec[]) {
+      if (filter.kind === 'time') expect(filter.bound, filter.key).toMatch(/^(min|max)$/);
+      else expect(filter.bound, filter.key).toBeUndefined();
+    }
+    expect(keys).toEqual(expect.arrayContaining(['minLastUpdatedTime', 'maxLastUpdatedTime']));
+  });
+
+  it('has the Parquet columns the profile needs: a required INT64 id first, unique names, `extra` last', () => {
+    const names = spec.columns.map((column) => column.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(spec.columns[0]).toEqual({ name: 'id', kind: 'int64', required: true });
+    expect(spec.columns.at(-1)).toEqual({ name: EXTRA_COLUMN, kind: 'extra-json', required: false });
+  });
+
+  it('is what the job file accepts as its filters, and nothing else', () => {
+    const filter = Object.fromEntries(spec.filters.map((f) => [f.key, f.kind === 'time' ? 1000 : 'x']));
+    expect(streamSchema.safeParse({ resource: name, filter }).success).toBe(true);
+    expect(streamSchema.safeParse({ resource: name, filter: { notAFilter: 1 } }).success).toBe(false);
+  });
+
+  it('is what the simulator accepts on GET and in the count body', () => {
+    const query = new URLSearchParams(spec.filters.map((f): [string, string] => [f.key, f.kind === 'time' ? '1000' : 'x']));
+    expect(parseListQuery(name, query).ok).toBe(true);
+    const body = { filter: aggregateFilter(name, [...query]) };
+    expect(parseAggregateBody(name, body)).toMatchObject({ ok: true });
+  });
+});
+
+describe('the registry', () => {
+  it('names every collection once; resourceSpec finds each; filterKeys keeps the spec order', () => {
+    expect(RESOURCE_SPECS.map((spec) => spec.name)).toEqual([...RESOURCES]);
+    for (const name of RESOURCES) {
+      expect(resourceSpec(name).name).toBe(name);
+      expect(filterKeys(name)).toEqual(resourceSpec(name).filters.map((f) => f.key));
+    }
+  });
+});
