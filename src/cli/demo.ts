@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
-import { runJob } from '../export/run-job.js';
+import { runJob } from '../export/index.js';
 import { createLogger } from '../log.js';
 import { startSimulator } from '../simulator/server.js';
 import { EXIT } from './exit-codes.js';

@@ -1,8 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
-import { destinationOf } from '../export/output-target.js';
-import { finalizeJob } from '../export/finalize.js';
+import { destinationOf, finalizeJob } from '../export/index.js';
 import { createLogger } from '../log.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';

@@ -1,4 +1,4 @@
-import type { RunHandle, StreamProgress } from '../export/run-progress.js';
+import type { RunHandle, StreamProgress } from '../export/index.js';
 import type { Logger } from '../log.js';
 import type { StatusLine } from './status-line.js';
 

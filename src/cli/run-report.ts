@@ -1,7 +1,4 @@
-import type { Manifest } from '../export/manifest.js';
-import { idleMessage, type RunResult } from '../export/run-job.js';
-import type { FinalizeResult } from '../export/finalize.js';
-import type { WorkerSpec } from '../export/workers.js';
+import { type FinalizeResult, idleMessage, type Manifest, type RunResult, type WorkerSpec } from '../export/index.js';
 import { duration } from './progress.js';
 
 /** Per-stream rows, files, bytes, then the run's state, duration, rate and retries (for stderr). */

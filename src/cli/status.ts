@@ -1,13 +1,16 @@
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
-import { CHECKPOINT_FILE } from '../export/layout.js';
-import { openOutput, type Output } from '../export/output-target.js';
-import { streamName } from '../export/streams.js';
-import { type OutputStatus, readStatus, type StreamStatus } from '../export/read-status.js';
+import {
+  openOutput,
+  type Output,
+  outputAt,
+  type OutputStatus,
+  readStatus,
+  streamName,
+  type StreamStatus,
+} from '../export/index.js';
 import { silentLogger } from '../log.js';
-import { createLocalStore } from '../output/local-store.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 import { duration } from './progress.js';
@@ -34,8 +37,7 @@ async function target(
 ): Promise<{ output: Output; jobStreams: string[] }> {
   if (values.config === undefined) {
     if (values.out === undefined) throw new UsageError(`--config FILE or --out DIR is required.\n\n${STATUS_USAGE}`);
-    const store = createLocalStore(resolve(values.out), silentLogger);
-    return { output: { store, checkpointKey: CHECKPOINT_FILE }, jobStreams: [] };
+    return { output: outputAt(values.out, silentLogger), jobStreams: [] };
   }
   const config = loadConfig(values.config, process.env, { out: values.out });
   return { output: await openOutput(config, silentLogger), jobStreams: config.streams.map(streamName) };

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
-import { verifyJob, verifyOutput } from '../export/verify.js';
+import { verifyJob, verifyOutput } from '../export/index.js';
 import { silentLogger } from '../log.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';

@@ -6,20 +6,50 @@ import { BulkExtractError, ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { LockedError } from '../output/folder-lock.js';
 import type { LockState, OutputStore } from '../output/store.js';
-import type { Checkpoint } from './checkpoint.js';
+import { type Checkpoint, isComplete, newCheckpoint } from './checkpoint.js';
 import { readWorkersProgress } from './merge-workers.js';
 import { LOCK_FILE } from './layout.js';
 import { isS3Url, openOutput } from './output-target.js';
+import { chainParams, type PartitionPlan, planPartitions } from './plan.js';
 import { planStreams, type StreamPlan } from './streams.js';
 import { type IdleStream, prepareOutput, restarted } from './prepare-output.js';
-import { workerLockKey } from './workers.js';
+import { newSharedRun, pairKey, pairsOfWorker, type WorkerSpec, workerLockKey } from './workers.js';
+
+/** What a run would do with one stream. */
+export type StreamAction =
+  | { kind: 'fresh' } |
+  { kind: 'new' } |
+  { kind: 'idle'; idle: IdleStream } |
+  { kind: 'complete'; run: string | null } |
+  { kind: 'start'; run: string | null } |
+  { kind: 'resume'; run: string | null; done: number; partitions: number };
+
+export interface StreamInspection {
+  plan: StreamPlan;
+  /** The GET parameters of its chains (without `partition` and `cursor`). */
+  query: [string, string][];
+  action: StreamAction;
+}
+
+/** A worker's share of the run (--shard I/K): its chains per stream (partition numbers). */
+export interface WorkerShare {
+  index: number;
+  count: number;
+  chains: { stream: string; partitions: number[] }[];
+  /** Chains of this worker, and of the run. */
+  mine: number;
+  total: number;
+}
 
 /** What a run of the job would do with its output, found without changing anything. */
 export interface RunInspection {
   /** The output as users name it: the folder, or s3://bucket/prefix. */
   destination: string;
   checkpointLocation: string;
-  streams: StreamPlan[];
+  streams: StreamInspection[];
+  /** Cursor chains the run drains. */
+  chains: number;
+  worker?: WorkerShare;
   lock: LockState;
   /** The checkpoint the run would drain (undefined when it would be refused before deciding). */
   checkpoint: Checkpoint | undefined;
@@ -38,11 +68,11 @@ export interface RunInspection {
  */
 export async function inspectRun(
   config: JobConfig,
-  run: { only: string | undefined; fresh: boolean; repair: boolean },
+  run: { only: string | undefined; fresh: boolean; repair: boolean; worker?: WorkerSpec | undefined },
   logger: Logger,
   now: string,
 ): Promise<RunInspection> {
-  const { only, fresh, repair } = run;
+  const { only, fresh, repair, worker } = run;
   const streams = planStreams(config.streams, config.output.formats, only);
   const refusals: BulkExtractError[] = [];
   const { store, checkpointKey } = await openOutput(config, logger);
@@ -71,10 +101,20 @@ export async function inspectRun(
     }).catch(collect(refusals));
     // A bucket cannot tell its permissions: the probe (a folder's were checked above, as the run checks them).
     if (isS3Url(config.output.dir)) await store.checkWritable([], []).catch(collect(refusals));
+    // A run that would be refused before deciding still shows the plan of a new run.
+    const checkpoint = prepared?.checkpoint ?? newCheckpoint(config.source.baseUrl, streams, now);
+    const idle = new Map((prepared?.idle ?? []).map((i) => [i.stream, i]));
+    const plans = planPartitions(streams, (name) => checkpoint.streams[name] ?? { window: null, run: null });
     return {
       destination: store.location,
       checkpointLocation: store.where(checkpointKey),
-      streams,
+      streams: streams.map((plan) => ({
+        plan,
+        query: chainParams(plan, checkpoint.streams[plan.name] ?? { window: null }),
+        action: fresh ? { kind: 'fresh' } : actionOf(plan, checkpoint, prepared?.resumed ?? false, idle.get(plan.name)),
+      })),
+      chains: plans.length,
+      ...(worker === undefined ? {} : { worker: shareOf(worker, streams, plans, checkpoint, now) }),
       lock,
       checkpoint: prepared?.checkpoint,
       resumed: prepared?.resumed ?? false,
@@ -118,4 +158,40 @@ async function creatable(outDir: string): Promise<BulkExtractError[]> {
     const writable = await access(dir, constants.W_OK | constants.X_OK).then(() => true, () => false);
     return writable ? [] : [new ConfigError(`output.dir: cannot create ${outDir} (EACCES: ${dir} is not writable).`)];
   }
+}
+
+function actionOf(
+  plan: StreamPlan,
+  checkpoint: Checkpoint,
+  resumed: boolean,
+  idle: IdleStream | undefined,
+): StreamAction {
+  if (idle !== undefined) return { kind: 'idle', idle };
+  const state = checkpoint.streams[plan.name];
+  if (state === undefined) return { kind: 'new' };
+  const parts = Object.values(state.parts);
+  const done = parts.filter((p) => p.done).length;
+  const started = parts.some((p) => p.nextSeq > 0 || p.cursor !== null);
+  if (isComplete(state)) return { kind: 'complete', run: state.run };
+  return resumed && (started || done > 0)
+    ? { kind: 'resume', run: state.run, done, partitions: parts.length }
+    : { kind: 'start', run: state.run };
+}
+
+/** A new sharded run's split; one in progress keeps the split of its plan (the same for equal settings). */
+function shareOf(
+  worker: WorkerSpec,
+  streams: StreamPlan[],
+  plans: PartitionPlan[],
+  checkpoint: Checkpoint,
+  now: string,
+): WorkerShare {
+  const mine = pairsOfWorker(newSharedRun(worker.count, streams.map((s) => s.name), checkpoint, now), worker.index);
+  const chains = streams
+    .map((s) => {
+      const partitions = plans.filter((p) => p.stream === s.name && mine.has(pairKey(p.stream, p.m))).map((p) => p.m);
+      return { stream: s.name, partitions };
+    })
+    .filter((c) => c.partitions.length > 0);
+  return { index: worker.index, count: worker.count, chains, mine: mine.size, total: plans.length };
 }

@@ -21,6 +21,11 @@ export function isS3Url(dir: string): boolean {
   return dir.startsWith('s3://');
 }
 
+/** The output in a local folder `dir`, with its checkpoint in the folder (for `status --out`). */
+export function outputAt(dir: string, logger: Logger): Output {
+  return { store: createLocalStore(resolve(dir), logger), checkpointKey: CHECKPOINT_FILE };
+}
+
 /**
  * The store of a job's output, built once per run; the AWS SDK is loaded only for an s3://
  * output.dir. A checkpoint kept elsewhere (the job's `checkpoint` key, local outputs only) has a

@@ -18,7 +18,7 @@ interface Start extends RequestPermit {
   throttled: boolean;
 }
 
-export interface RunOptions {
+export interface SlotOptions {
   /** Aborting it while the request waits for a pacing slot rejects with `abortError()`. */
   signal?: AbortSignal | undefined;
   abortError?: () => Error;
@@ -26,7 +26,7 @@ export interface RunOptions {
 
 /** A limiter that learns from the answers; PlatformClient reports every HTTP status to it. */
 export interface RequestLimiter {
-  run<T>(task: (permit: RequestPermit) => Promise<T>, options?: RunOptions): Promise<T>;
+  run<T>(task: (permit: RequestPermit) => Promise<T>, options?: SlotOptions): Promise<T>;
   onResponse(permit: RequestPermit, status: number, message?: string): void;
   state?(): LimiterState;
 }
@@ -129,7 +129,7 @@ export class AdaptiveLimiter implements RequestLimiter {
     this.lastIncreaseMs = this.lastDecreaseMs;
   }
 
-  run<T>(task: (permit: RequestPermit) => Promise<T>, options: RunOptions = {}): Promise<T> {
+  run<T>(task: (permit: RequestPermit) => Promise<T>, options: SlotOptions = {}): Promise<T> {
     return this.limit(async () => {
       await this.pacer.acquire(options.signal, options.abortError);
       this.inFlight++;
