@@ -1,11 +1,47 @@
-/** bulk-extract as a library: the same pieces the CLI is built from. */
+/**
+ * bulk-extract as a library: the pieces the CLI is built from (docs/library.md).
+ *
+ * ```ts
+ * import pino from 'pino';
+ * import { loadConfig, runJob, verifyJob } from 'bulk-extract';
+ *
+ * const config = loadConfig('job.yaml');
+ * const logger = pino();
+ * const result = await runJob({ config, logger });
+ * const report = await verifyJob(config, logger);
+ * ```
+ */
 export { BadItemError, BulkExtractError, CheckpointError, ConfigError, UsageError } from './errors.js';
 export { type ConfigOverrides, type JobConfig, loadConfig } from './config/load-config.js';
 export { Secret } from './config/secret.js';
-export { destinationOf } from './export/output-target.js';
-export { type RunOptions, type RunResult, runJob } from './export/run-job.js';
-export type { Manifest, ManifestFile } from './export/manifest.js';
-export { type VerifyReport, verifyOutput } from './export/verify.js';
+export {
+  destinationOf,
+  finalizeJob,
+  type FinalizeResult,
+  type IdleStream,
+  inspectRun,
+  LockedError,
+  type Manifest,
+  type ManifestFile,
+  NotAnOutputError,
+  openOutput,
+  type Output,
+  type OutputStatus,
+  outputAt,
+  readStatus,
+  type RunHandle,
+  type RunInspection,
+  type RunOptions,
+  type RunResult,
+  type RunState,
+  runJob,
+  type StreamProgress,
+  type StreamStatus,
+  verifyJob,
+  verifyOutput,
+  type VerifyReport,
+  type WorkerSpec,
+} from './export/index.js';
 export { createPlatformClient } from './http/create-client.js';
 export { type ChainPage, type ChainRequest, drainCursorChain } from './http/cursor-chain.js';
 export {

@@ -21,6 +21,7 @@ export { type OutputStatus, type PartStatus, readStatus, type StreamStatus } fro
 export { NotAnOutputError, verifyJob, verifyOutput, type VerifyReport } from './verify.js';
 export { type AbsorbOutcome, type FinalizeResult, finalizeJob } from './finalize.js';
 export { destinationOf, openOutput, type Output, outputAt } from './output-target.js';
+export { LockedError } from '../output/folder-lock.js';
 export { resolveWorker, type WorkerSpec } from './workers.js';
 export { streamName } from './streams.js';
 export type { Manifest, ManifestFile, RunState } from './manifest.js';
