@@ -13,7 +13,7 @@
  */
 export { BadItemError, BulkExtractError, CheckpointError, ConfigError, UsageError } from './errors.js';
 export { type ConfigOverrides, type JobConfig, loadConfig } from './config/load-config.js';
-export { Secret } from './config/secret.js';
+export { Secret } from './util/secret.js';
 export {
   destinationOf,
   finalizeJob,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ConfigProblem } from './config-problems.js';
-import { Secret } from './secret.js';
+import { Secret } from '../util/secret.js';
 
 /** Keys whose values are credentials: they come from `${ENV_VAR}` or from `<key>File`, never literally. */
 export const SECRET_KEYS: ReadonlySet<string> = new Set(['apiKey', 'token', 'clientSecret', 'cookie']);

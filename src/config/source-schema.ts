@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_RETRY } from '../http/retry-policy.js';
 import { DEFAULT_TRANSPORT } from '../http/transport.js';
-import { Secret } from './secret.js';
+import { Secret } from '../util/secret.js';
 
 const secret = (key: string) =>
   z.instanceof(Secret, { message: `expected \${ENV_VARIABLE} in ${key}, or a file path in ${key}File` });

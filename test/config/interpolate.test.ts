@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { interpolate } from '../../src/config/interpolate.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/util/secret.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
 
 afterEach(removeTempDirs);

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { jobSchema } from '../../src/config/job-schema.js';
 import { type ConfigOverrides, loadConfig } from '../../src/config/load-config.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/util/secret.js';
 import { ConfigError } from '../../src/errors.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/util/secret.js';
 import { ConfigError } from '../../src/errors.js';
 import { DEFAULT_RETRY } from '../../src/http/retry-policy.js';
 import { DEFAULT_TRANSPORT } from '../../src/http/transport.js';

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/util/secret.js';
 import { sourceSchema } from '../../src/config/source-schema.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
 

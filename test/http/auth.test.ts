@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/util/secret.js';
 import { sourceSchema, type SourceConfig } from '../../src/config/source-schema.js';
 import { TOKEN_LEEWAY_MS } from '../../src/http/auth/client-credentials.js';
 import { type ClientDeps, createPlatformClient } from '../../src/http/create-client.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/util/secret.js';
 import { StaticAuth } from '../../src/http/auth/static-auth.js';
 import { type ChainPage, type ChainRequest, drainCursorChain, MAX_PAGE_OVERSHOOT } from '../../src/http/cursor-chain.js';
 import { BadResponseError, CursorLoopError, InvalidJsonError, type RequestError } from '../../src/http/errors.js';

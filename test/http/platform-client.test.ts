@@ -4,7 +4,7 @@ import { inspect } from 'node:util';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/util/secret.js';
 import { StaticAuth } from '../../src/http/auth/static-auth.js';
 import { AdaptiveLimiter } from '../../src/http/adaptive-limiter.js';
 import {

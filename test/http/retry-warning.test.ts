@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/util/secret.js';
 import { sourceSchema } from '../../src/config/source-schema.js';
 import { StaticAuth } from '../../src/http/auth/static-auth.js';
 import { createPlatformClient } from '../../src/http/create-client.js';

@@ -8,7 +8,7 @@ import { inspect } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/util/secret.js';
 import { sourceSchema, type SourceConfig } from '../../src/config/source-schema.js';
 import { type ClientDeps, createPlatformClient } from '../../src/http/create-client.js';
 import { drainCursorChain } from '../../src/http/cursor-chain.js';

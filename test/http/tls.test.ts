@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/util/secret.js';
 import type { SourceConfig } from '../../src/config/source-schema.js';
 import { createPlatformClient } from '../../src/http/create-client.js';
 import { TlsError } from '../../src/http/errors.js';

@@ -1,4 +1,4 @@
-import type { Secret } from '../../config/secret.js';
+import type { Secret } from '../../util/secret.js';
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../util/clock.js';
 import { AuthError, HttpStatusError, InvalidJsonError, type RequestContext, RETRYABLE_STATUSES } from '../errors.js';

@@ -1,4 +1,4 @@
-import type { Secret } from '../../config/secret.js';
+import type { Secret } from '../../util/secret.js';
 import type { Authenticator, Mechanism } from './authenticator.js';
 
 /**

@@ -1,0 +1,137 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The layout CONTRIBUTING.md describes, checked on the import statements of src/: folders import
+ * only from folders below them, the export engine is entered only through src/export/index.ts,
+ * and no file reaches itself through its imports.
+ */
+
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+
+/** A folder's layer: what it may import at run time besides itself. `base` is util/ and src/*.ts but index.ts. */
+const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
+  base: [],
+  resources: ['base'],
+  output: ['base'],
+  http: ['base'],
+  config: ['http', 'resources', 'base'],
+  sink: ['config', 'resources', 'base'],
+  simulator: ['resources', 'base'],
+  export: ['config', 'http', 'output', 'resources', 'sink', 'base'],
+  cli: ['config', 'export', 'http', 'simulator', 'base'],
+  entry: ['config', 'export', 'http', 'simulator', 'base'],
+};
+
+/**
+ * Type-only imports against the layers: they vanish at run time, so they make no load-order cycle.
+ * Each is listed with why; one no longer made is an error too, so the list stays exact.
+ */
+const TYPE_ONLY_UPWARDS: Readonly<Record<string, string>> = {
+  // The client is built from the job file's source section, whose defaults come from http/.
+  'http/create-client.ts -> config/source-schema.ts': 'the source section a client is made from',
+};
+
+interface Import {
+  from: string;
+  to: string;
+  typeOnly: boolean;
+}
+
+const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+  .filter((name) => name.endsWith('.ts'))
+  .map((name) => name.split('\\').join('/'))
+  .sort();
+
+/** The relative imports (and re-exports) of a file, with whether they are type-only. */
+function importsOf(file: string): Import[] {
+  const source = ts.createSourceFile(file, readFileSync(join(SRC, file), 'utf8'), ts.ScriptTarget.Latest);
+  const found: Import[] = [];
+  for (const statement of source.statements) {
+    let specifier: ts.Expression | undefined;
+    let typeOnly = false;
+    if (ts.isImportDeclaration(statement)) {
+      specifier = statement.moduleSpecifier;
+      const clause = statement.importClause;
+      typeOnly =
+        clause !== undefined &&
+        (clause.isTypeOnly ||
+          (clause.name === undefined &&
+            clause.namedBindings !== undefined &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.length > 0 &&
+            clause.namedBindings.elements.every((element) => element.isTypeOnly)));
+    } else if (ts.isExportDeclaration(statement)) {
+      specifier = statement.moduleSpecifier;
+      typeOnly =
+        statement.isTypeOnly ||
+        (statement.exportClause !== undefined &&
+          ts.isNamedExports(statement.exportClause) &&
+          statement.exportClause.elements.every((element) => element.isTypeOnly));
+    }
+    if (specifier === undefined || !ts.isStringLiteral(specifier) || !specifier.text.startsWith('.')) continue;
+    const to = relative(SRC, resolve(SRC, dirname(file), specifier.text.replace(/\.js$/, '.ts'))).split('\\').join('/');
+    found.push({ from: file, to, typeOnly });
+  }
+  return found;
+}
+
+const imports = files.flatMap(importsOf);
+
+function folderOf(file: string): string {
+  if (file === 'index.ts') return 'entry';
+  if (!file.includes('/') || file.startsWith('util/')) return 'base';
+  return file.split('/')[0] ?? '';
+}
+
+describe('the import statements of src/', () => {
+  it('are read (the check sees the files it is about)', () => {
+    expect(files).toEqual(expect.arrayContaining(['index.ts', 'cli/main.ts', 'export/index.ts', 'export/run-job.ts']));
+    expect(imports.length).toBeGreaterThan(200);
+    expect(imports.filter((each) => !files.includes(each.to))).toEqual([]);
+    expect(imports.some((each) => each.typeOnly)).toBe(true);
+  });
+
+  it('put every folder in a layer', () => {
+    expect([...new Set(files.map(folderOf))].filter((folder) => MAY_IMPORT[folder] === undefined)).toEqual([]);
+  });
+
+  it('import only from their own folder or from the folders below it', () => {
+    const upwards = imports
+      .filter(({ from, to }) => folderOf(from) !== folderOf(to))
+      .filter(({ from, to }) => !(MAY_IMPORT[folderOf(from)] ?? []).includes(folderOf(to)))
+      .map(({ from, to, typeOnly }) => ({ edge: `${from} -> ${to}`, typeOnly }));
+    expect(upwards.filter(({ edge, typeOnly }) => !(typeOnly && edge in TYPE_ONLY_UPWARDS))).toEqual([]);
+    expect(upwards.map(({ edge }) => edge).sort()).toEqual(Object.keys(TYPE_ONLY_UPWARDS).sort());
+  });
+
+  it('enter the export engine only through export/index.ts', () => {
+    const inner = imports.filter(
+      ({ from, to }) => folderOf(to) === 'export' && folderOf(from) !== 'export' && to !== 'export/index.ts',
+    );
+    expect(inner.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
+  });
+
+  it('make no cycle of files, counting run-time imports', () => {
+    const next = new Map<string, string[]>(files.map((file) => [file, []]));
+    for (const { from, to, typeOnly } of imports) if (!typeOnly) next.get(from)?.push(to);
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const path: string[] = [];
+    const visit = (file: string): void => {
+      state.set(file, 'open');
+      path.push(file);
+      for (const to of next.get(file) ?? []) {
+        if (state.get(to) === 'open') cycles.push([...path.slice(path.indexOf(to)), to].join(' -> '));
+        else if (state.get(to) === undefined) visit(to);
+      }
+      path.pop();
+      state.set(file, 'done');
+    };
+    for (const file of files) if (state.get(file) === undefined) visit(file);
+    expect(cycles).toEqual([]);
+  });
+});
