@@ -1,11 +1,10 @@
 import { readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { setTimeout as sleepFor } from 'node:timers/promises';
 import { BulkExtractError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { cannotWrite } from './folder-access.js';
-import type { LockOptions, LockOwner, LockState } from './store.js';
+import { lockSettings, STALE_AFTER_MS, type LockOptions, type LockOwner, type LockState } from './store.js';
 
 export type { LockOptions };
 
@@ -16,9 +15,6 @@ export class LockedError extends BulkExtractError {
 
 /** Locks this process holds (absolute paths). */
 const held = new Set<string>();
-
-export const HEARTBEAT_MS = 10_000;
-export const STALE_AFTER_MS = 60_000;
 
 /**
  * Keeps two runs off one output folder (or shard): the lock file is created exclusively and holds
@@ -36,13 +32,7 @@ export async function acquireLock(
   logger: Logger,
   options: LockOptions = {},
 ): Promise<() => Promise<void>> {
-  const {
-    patienceMs = 0,
-    heartbeatMs = HEARTBEAT_MS,
-    staleAfterMs = STALE_AFTER_MS,
-    sleep = (ms: number) => sleepFor(ms),
-    now = Date.now,
-  } = options;
+  const { patienceMs, heartbeatMs, staleAfterMs, sleep, now } = lockSettings(options);
   const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString() };
   const deadline = now() + patienceMs;
   /** A lock of another host being watched: its mtime, and since when (local clock) it is unchanged. */

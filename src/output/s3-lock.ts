@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Logger } from '../log.js';
 import { isAlive, LockedError } from './folder-lock.js';
 import type { S3Objects } from './s3-objects.js';
-import type { LockOptions, LockState } from './store.js';
+import { lockSettings, type LockOptions, type LockState } from './store.js';
 
 interface S3LockOwner {
   pid: number;
@@ -15,9 +14,6 @@ interface S3LockOwner {
   /** Counts heartbeats: the object's content changes with each, which is how others see it alive. */
   beat: number;
 }
-
-const HEARTBEAT_MS = 10_000;
-const STALE_AFTER_MS = 60_000;
 
 /**
  * A lock on object storage: the object `key`, created only if it does not exist (PutObject with
@@ -38,13 +34,7 @@ export async function acquireS3Lock(
   logger: Logger,
   options: LockOptions = {},
 ): Promise<() => Promise<void>> {
-  const {
-    patienceMs = 0,
-    heartbeatMs = HEARTBEAT_MS,
-    staleAfterMs = STALE_AFTER_MS,
-    sleep = (ms: number) => sleepFor(ms),
-    now = Date.now,
-  } = options;
+  const { patienceMs, heartbeatMs, staleAfterMs, sleep, now } = lockSettings(options);
   const me: S3LockOwner = {
     pid: process.pid,
     host: hostname(),

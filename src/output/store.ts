@@ -1,3 +1,5 @@
+import { setTimeout as sleepFor } from 'node:timers/promises';
+
 /**
  * Where an export's output lives: a local folder (local-store.ts) or a bucket prefix of object
  * storage (s3-store.ts). The export layer builds one per run and does all its reading and writing
@@ -65,6 +67,20 @@ export interface LockOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Tests replace the clock that times the waiting (durations only, never times of two hosts). */
   now?: () => number;
+}
+
+const HEARTBEAT_MS = 10_000;
+export const STALE_AFTER_MS = 60_000;
+
+/** Lock options with their defaults filled in: a heartbeat every 10 s, gone after 60 s without one. */
+export function lockSettings(options: LockOptions): Required<LockOptions> {
+  return {
+    patienceMs: options.patienceMs ?? 0,
+    heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS,
+    staleAfterMs: options.staleAfterMs ?? STALE_AFTER_MS,
+    sleep: options.sleep ?? ((ms: number) => sleepFor(ms)),
+    now: options.now ?? Date.now,
+  };
 }
 
 /** Who holds a lock. */

@@ -1,4 +1,4 @@
-import { column, EXTRA_COLUMN, LAST_UPDATED, type ResourceSpec } from './resource.js';
+import { column, COMMON_TAIL, LAST_UPDATED, type ResourceSpec } from './resource.js';
 
 /** Assets: trees of equipment and places (`rootId`, `parentId`). */
 export const assets = {
@@ -11,11 +11,6 @@ export const assets = {
     column('parentId', 'int64'),
     column('rootId', 'int64'),
     column('description', 'string'),
-    column('source', 'string'),
-    column('dataSetId', 'int64'),
-    column('metadata', 'string-map'),
-    column('createdTime', 'timestamp'),
-    column('lastUpdatedTime', 'timestamp'),
-    column(EXTRA_COLUMN, 'extra-json'),
+    ...COMMON_TAIL,
   ],
 } as const satisfies ResourceSpec<'assets'>;

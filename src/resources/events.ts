@@ -1,4 +1,4 @@
-import { column, EXTRA_COLUMN, LAST_UPDATED, type ResourceSpec } from './resource.js';
+import { column, COMMON_TAIL, LAST_UPDATED, type ResourceSpec } from './resource.js';
 
 /** Events: things that happened over a time span, linked to assets (`assetIds`). */
 export const events = {
@@ -20,11 +20,6 @@ export const events = {
     column('startTime', 'timestamp'),
     column('endTime', 'timestamp'),
     column('assetIds', 'int64-list'),
-    column('source', 'string'),
-    column('dataSetId', 'int64'),
-    column('metadata', 'string-map'),
-    column('createdTime', 'timestamp'),
-    column('lastUpdatedTime', 'timestamp'),
-    column(EXTRA_COLUMN, 'extra-json'),
+    ...COMMON_TAIL,
   ],
 } as const satisfies ResourceSpec<'events'>;

@@ -45,6 +45,16 @@ export const EXTRA_COLUMN = 'extra';
 /** A column of a spec. */
 export const column = (name: string, kind: ColumnKind, required = false): ColumnSpec => ({ name, kind, required });
 
+/** The columns every collection ends with, in this order: provenance, metadata, times, and `extra`. */
+export const COMMON_TAIL = [
+  column('source', 'string'),
+  column('dataSetId', 'int64'),
+  column('metadata', 'string-map'),
+  column('createdTime', 'timestamp'),
+  column('lastUpdatedTime', 'timestamp'),
+  column(EXTRA_COLUMN, 'extra-json'),
+] as const;
+
 /** The `minLastUpdatedTime`/`maxLastUpdatedTime` pair every collection has: a run's window is sent through it. */
 export const LAST_UPDATED = [
   { key: 'minLastUpdatedTime', kind: 'time', field: 'lastUpdatedTime', bound: 'min' },
