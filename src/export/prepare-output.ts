@@ -70,47 +70,11 @@ export interface PrepareOptions {
 export async function prepareOutput(options: PrepareOptions): Promise<PreparedOutput> {
   const { store, checkpointKey, baseUrl, streams, fresh, repair = false, now, logger } = options;
   const earlier = options.recorded?.checkpoint ?? (await readCheckpoint(store, checkpointKey, fresh));
-  let checkpoint = earlier ?? newCheckpoint(baseUrl, [], now);
-  if (fresh && earlier !== undefined) {
-    logger.info({ output: store.location, streams: streams.map((s) => s.name) }, `--fresh: deleting earlier output of ${streams.map((s) => s.name).join(', ')}`);
-    // Another source's progress cannot be kept: start the whole checkpoint over.
-    checkpoint = earlier.baseUrl === baseUrl ? without(earlier, streams) : newCheckpoint(baseUrl, [], now);
-  }
-  if (!fresh && earlier !== undefined) {
-    const drift = findDrift(earlier, baseUrl, streams);
-    if (drift.length > 0) {
-      throw new CheckpointError(
-        `The job's settings differ from the run recorded in ${store.where(checkpointKey)}, so resuming would mix two different exports:\n  - ${drift.join('\n  - ')}\nRestore the settings to resume, or run with --fresh to start over.`,
-      );
-    }
-  }
-
+  const taken = takeUp(options, earlier);
   const written = options.recorded?.manifest ?? restarted(await readManifest(store, baseUrl, logger), now);
-  const recorded = reconcile(written, checkpoint);
-  const toSeal: RunToSeal[] = [];
-  const idle: IdleStream[] = [];
-  /** Folders to empty once the checkpoint is saved: nothing in them is committed. */
-  const uncommitted: string[] = [];
-  for (const stream of streams) {
-    const state = checkpoint.streams[stream.name];
-    if (state === undefined) {
-      checkpoint = withStream(checkpoint, stream.name, newStreamState(stream, now));
-      uncommitted.push(stream.name);
-    } else if (isComplete(state) && !repair) {
-      // A completed run is sealed again (the run itself may have stopped before it could).
-      toSeal.push({ stream: stream.name, state, files: recorded.files, keep: stream.keep });
-      const next = nextRun(state, stream, now);
-      if (next === undefined) {
-        idle.push({ stream: stream.name, reason: stream.mode === 'incremental' ? 'waiting' : 'complete', since: lastCommit(state) });
-        continue;
-      }
-      checkpoint = withStream(checkpoint, stream.name, next);
-      uncommitted.push(runDir(stream.name, next.run));
-    } else if (Object.values(state.parts).every((part) => part.nextSeq === 0)) {
-      uncommitted.push(runDir(stream.name, state.run));
-    }
-  }
-
+  const recorded = reconcile(written, taken);
+  const runs = nextRuns(taken, streams, recorded, { repair, now });
+  let { checkpoint } = runs;
   const names = streams.map((s) => s.name);
   let damaged = new Map<string, string[]>();
   /** A repaired run's own seal: it goes before its files change, and comes back when it completes again. */
@@ -122,7 +86,7 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
       const state = checkpoint.streams[name];
       if (state === undefined) continue;
       checkpoint = restartPart(checkpoint, name, Number(m), now);
-      uncommitted.push(partDir(name, Number(m), state.partitions, state.run));
+      runs.uncommitted.push(partDir(name, Number(m), state.partitions, state.run));
       const dir = runDir(name, state.run);
       if (state.run !== null) unsealed.push(`${dir}/${SUCCESS_FILE}`, `${dir}/${MANIFEST_FILE}`);
     }
@@ -131,34 +95,110 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
   if (!fresh && !repair && earlier !== undefined) {
     await assertShardsPresent(store, checkpoint, manifest, names);
   }
-  const writtenDirs = names.flatMap((name) => {
-    const state = checkpoint.streams[name];
-    if (state === undefined) return [];
-    const open = Object.entries(state.parts).filter(([, part]) => !part.done);
-    return [name, runDir(name, state.run), ...open.map(([m]) => partDir(name, Number(m), state.partitions, state.run))];
-  });
   // A run with nothing to do writes nothing: it needs no write access.
-  const writes = repair ? damaged.size > 0 : idle.length < streams.length;
-  const touched = [...writtenDirs, ...uncommitted];
-  if (writes) {
-    await store.checkWritable(
-      ['', parentOf(checkpointKey), ...touched, ...touched.map(parentOf)],
-      [SUCCESS_FILE, MANIFEST_FILE, LOCK_FILE, checkpointKey],
-    );
+  if (repair ? damaged.size > 0 : runs.idle.length < streams.length) {
+    await assertWritable(store, checkpointKey, checkpoint, names, runs.uncommitted);
   }
   return {
     checkpoint,
     manifest,
     resumed: !fresh && earlier !== undefined,
-    idle,
+    idle: runs.idle,
     damaged,
     apply: async (save) => {
       await store.remove([SUCCESS_FILE, ...unsealed]);
-      for (const run of toSeal) await sealRun({ store, baseUrl, logger }, run);
+      for (const run of runs.toSeal) await sealRun({ store, baseUrl, logger }, run);
       await save();
-      for (const dir of uncommitted) await store.removeTree(dir);
+      for (const dir of runs.uncommitted) await store.removeTree(dir);
     },
   };
+}
+
+/**
+ * The checkpoint this run starts from: the recorded one, refused if the job's settings drifted
+ * from it; with `fresh`, the recorded one without the planned streams (or a new one for another
+ * source).
+ */
+function takeUp(options: PrepareOptions, earlier: Checkpoint | undefined): Checkpoint {
+  const { store, checkpointKey, baseUrl, streams, fresh, now, logger } = options;
+  if (earlier === undefined) return newCheckpoint(baseUrl, [], now);
+  if (fresh) {
+    const names = streams.map((s) => s.name);
+    logger.info({ output: store.location, streams: names }, `--fresh: deleting earlier output of ${names.join(', ')}`);
+    // Another source's progress cannot be kept: start the whole checkpoint over.
+    return earlier.baseUrl === baseUrl ? without(earlier, streams) : newCheckpoint(baseUrl, [], now);
+  }
+  const drift = findDrift(earlier, baseUrl, streams);
+  if (drift.length > 0) {
+    throw new CheckpointError(
+      `The job's settings differ from the run recorded in ${store.where(checkpointKey)}, so resuming would mix two different exports:\n  - ${drift.join('\n  - ')}\nRestore the settings to resume, or run with --fresh to start over.`,
+    );
+  }
+  return earlier;
+}
+
+interface NextRuns {
+  checkpoint: Checkpoint;
+  /** Completed runs to seal (again: the run itself may have stopped before it could). */
+  toSeal: RunToSeal[];
+  idle: IdleStream[];
+  /** Folders to empty once the checkpoint is saved: nothing in them is committed. */
+  uncommitted: string[];
+}
+
+/**
+ * What each planned stream reads in this run: a new stream starts; a completed run is sealed and
+ * followed by the stream's next run, or the stream is idle; a run that committed nothing starts
+ * in an empty folder. With `repair`, completed runs stay as they are (their shards are checked).
+ */
+function nextRuns(
+  checkpoint: Checkpoint,
+  streams: readonly StreamPlan[],
+  recorded: Manifest,
+  { repair, now }: { repair: boolean; now: string },
+): NextRuns {
+  const runs: NextRuns = { checkpoint, toSeal: [], idle: [], uncommitted: [] };
+  for (const stream of streams) {
+    const state = runs.checkpoint.streams[stream.name];
+    if (state === undefined) {
+      runs.checkpoint = withStream(runs.checkpoint, stream.name, newStreamState(stream, now));
+      runs.uncommitted.push(stream.name);
+    } else if (isComplete(state) && !repair) {
+      runs.toSeal.push({ stream: stream.name, state, files: recorded.files, keep: stream.keep });
+      const next = nextRun(state, stream, now);
+      if (next === undefined) {
+        const reason = stream.mode === 'incremental' ? 'waiting' : 'complete';
+        runs.idle.push({ stream: stream.name, reason, since: lastCommit(state) });
+        continue;
+      }
+      runs.checkpoint = withStream(runs.checkpoint, stream.name, next);
+      runs.uncommitted.push(runDir(stream.name, next.run));
+    } else if (Object.values(state.parts).every((part) => part.nextSeq === 0)) {
+      runs.uncommitted.push(runDir(stream.name, state.run));
+    }
+  }
+  return runs;
+}
+
+/** Refuses, before any write, a run whose folders or files this process may not write. */
+async function assertWritable(
+  store: OutputStore,
+  checkpointKey: string,
+  checkpoint: Checkpoint,
+  names: readonly string[],
+  uncommitted: readonly string[],
+): Promise<void> {
+  const written = names.flatMap((name) => {
+    const state = checkpoint.streams[name];
+    if (state === undefined) return [];
+    const open = Object.entries(state.parts).filter(([, part]) => !part.done);
+    return [name, runDir(name, state.run), ...open.map(([m]) => partDir(name, Number(m), state.partitions, state.run))];
+  });
+  const touched = [...written, ...uncommitted];
+  await store.checkWritable(
+    ['', parentOf(checkpointKey), ...touched, ...touched.map(parentOf)],
+    [SUCCESS_FILE, MANIFEST_FILE, LOCK_FILE, checkpointKey],
+  );
 }
 
 /** The checkpoint file, if there is one; with `fresh` a damaged one is no obstacle (it is replaced). */

@@ -3,6 +3,7 @@ import type { JobConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { AdaptiveLimiter } from '../http/adaptive-limiter.js';
 import { createPlatformClient } from '../http/create-client.js';
+import type { PlatformClient } from '../http/platform-client.js';
 import { AuthError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { createShardSink, type ShardSink } from '../sink/index.js';
@@ -12,14 +13,15 @@ import { countStreams } from './count-streams.js';
 import { finishRun } from './finish-run.js';
 import type { Manifest, RunState } from './manifest.js';
 import { isS3Url, openOutput } from './output-target.js';
-import { exportPartition, type PartitionOutcome } from './partition-worker.js';
+import { exportPartition, type PartitionContext, type PartitionOutcome } from './partition-worker.js';
+import type { PartitionPlan } from './plan.js';
 import { planStreams } from './streams.js';
 import type { IdleStream } from './prepare-output.js';
 import { RunProgress, type RunHandle } from './run-progress.js';
 import type { WorkerSpec } from './workers.js';
 import { startWorker } from './start-worker.js';
 import type { FinalizeResult } from './finalize.js';
-import { startWhole } from './start-run.js';
+import { type Started, startWhole } from './start-run.js';
 
 export interface RunOptions {
   config: JobConfig;
@@ -84,18 +86,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   const startedAtMs = clock.now();
   assertCompatible(options, s3);
   // The client first: a bad source setting fails here, before there is a lock to release.
-  const client = createPlatformClient(config.source, {
-    logger,
-    clock,
-    configFile: config.file,
-    limiter: new AdaptiveLimiter({
-      maxConcurrency: config.source.concurrency,
-      maxRequestsPerSecond: config.source.maxRequestsPerSecond,
-      clock,
-      logger,
-    }),
-  });
-  // A refused credential stops every partition, not only the one that met it.
+  const client = openClient(config, logger, clock);
   const stopAll = new AbortController();
   const signal = options.signal === undefined ? stopAll.signal : AbortSignal.any([options.signal, stopAll.signal]);
   // Every partition's request, backoff and limiter wait listen to it at once: that is not a leak.
@@ -125,16 +116,8 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
         : await startWorker(setup, worker);
     release = start.release;
     const { committer, plans } = start;
-    for (const idle of start.idle) logger.info({ ...idle }, idleMessage(idle));
-    for (const [pair, problems] of start.damaged) {
-      logger.warn({ partition: pair, problems }, `repair: reading ${pair} again: ${problems[0] ?? ''}`);
-    }
-    if (committer === undefined) {
-      // Nothing was read or written: the summary shows the output as it is, and this run's zero requests.
-      const durationMs = clock.now() - startedAtMs;
-      const manifest: Manifest = { ...start.manifest, state: 'complete', requests: 0, retries: 0, throttled: 0, durationMs };
-      return { state: 'complete', manifest, errors: [], resumed: true, rows: 0, idle: start.idle, wrote: false, damaged: start.damaged };
-    }
+    logFindings(logger, start);
+    if (committer === undefined) return nothingDone(start, clock.now() - startedAtMs);
     logger.info(
       {
         outDir: store.location,
@@ -160,18 +143,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       logger,
       onRows: (count: number, stream: string) => progress.onRows(count, stream),
     };
-    const outcomes = await Promise.allSettled(
-      plans.map(async (plan): Promise<PartitionOutcome> => {
-        try {
-          const outcome = await exportPartition(context, plan);
-          if (outcome !== 'interrupted') progress.onPartitionDone(plan.stream);
-          return outcome;
-        } catch (error) {
-          if (error instanceof AuthError) stopAll.abort();
-          throw error;
-        }
-      }),
-    );
+    const outcomes = await drainAll(context, plans, progress, stopAll);
     const finished = await finishRun({ setup, worker, committer, client, plans, outcomes, release });
     release = finished.release;
     const { resumed, idle, damaged } = start;
@@ -182,6 +154,57 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     await release();
     await store.close();
   }
+}
+
+/** Drains every plan at once under the run's limiter; a refused credential stops them all. */
+function drainAll(
+  context: PartitionContext,
+  plans: PartitionPlan[],
+  progress: RunProgress,
+  stopAll: AbortController,
+): Promise<PromiseSettledResult<PartitionOutcome>[]> {
+  return Promise.allSettled(
+    plans.map(async (plan): Promise<PartitionOutcome> => {
+      try {
+        const outcome = await exportPartition(context, plan);
+        if (outcome !== 'interrupted') progress.onPartitionDone(plan.stream);
+        return outcome;
+      } catch (error) {
+        if (error instanceof AuthError) stopAll.abort();
+        throw error;
+      }
+    }),
+  );
+}
+
+/** What the start of a run found: streams with nothing to do, partitions repair reads again. */
+function logFindings(logger: Logger, start: Started): void {
+  for (const idle of start.idle) logger.info({ ...idle }, idleMessage(idle));
+  for (const [pair, problems] of start.damaged) {
+    logger.warn({ partition: pair, problems }, `repair: reading ${pair} again: ${problems[0] ?? ''}`);
+  }
+}
+
+/** The platform client of a run, with the run's own request limiter. */
+function openClient(config: JobConfig, logger: Logger, clock: Clock): PlatformClient {
+  return createPlatformClient(config.source, {
+    logger,
+    clock,
+    configFile: config.file,
+    limiter: new AdaptiveLimiter({
+      maxConcurrency: config.source.concurrency,
+      maxRequestsPerSecond: config.source.maxRequestsPerSecond,
+      clock,
+      logger,
+    }),
+  });
+}
+
+/** A run that had nothing to read or write: the output as it is, and this run's zero requests. */
+function nothingDone(start: Started, durationMs: number): RunResult {
+  const manifest: Manifest = { ...start.manifest, state: 'complete', requests: 0, retries: 0, throttled: 0, durationMs };
+  const { idle, damaged } = start;
+  return { state: 'complete', manifest, errors: [], resumed: true, rows: 0, idle, wrote: false, damaged };
 }
 
 function assertCompatible(options: RunOptions, s3: boolean): void {
