@@ -4,7 +4,15 @@ import { resolve } from 'node:path';
 import { BulkExtractError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { cannotWrite } from './folder-access.js';
-import { lockSettings, STALE_AFTER_MS, type LockOptions, type LockOwner, type LockState } from './store.js';
+import {
+  lockOwnerSchema,
+  lockSettings,
+  parseLockOwner,
+  STALE_AFTER_MS,
+  type LockOptions,
+  type LockOwner,
+  type LockState,
+} from './store.js';
 
 export type { LockOptions };
 
@@ -119,14 +127,7 @@ function holdLock(path: string, heartbeatMs: number): () => Promise<void> {
 }
 
 async function readOwner(path: string): Promise<LockOwner | undefined> {
-  try {
-    const owner = JSON.parse(await readFile(path, 'utf8')) as Partial<LockOwner>;
-    return typeof owner.pid === 'number' && typeof owner.host === 'string'
-      ? { pid: owner.pid, host: owner.host, startedAt: String(owner.startedAt) }
-      : undefined;
-  } catch {
-    return undefined;
-  }
+  return parseLockOwner(await readFile(path, 'utf8').catch(() => undefined), lockOwnerSchema);
 }
 
 async function mtimeOf(path: string): Promise<number | undefined> {

@@ -3,17 +3,18 @@ import { hostname } from 'node:os';
 import type { Logger } from '../log.js';
 import { isAlive, LockedError } from './folder-lock.js';
 import type { S3Objects } from './s3-objects.js';
-import { lockSettings, type LockOptions, type LockState } from './store.js';
+import { z } from 'zod';
+import { lockOwnerSchema, lockSettings, parseLockOwner, type LockOptions, type LockState } from './store.js';
 
-interface S3LockOwner {
-  pid: number;
-  host: string;
-  startedAt: string;
+/** What the lock object says of its owner. */
+const s3LockOwnerSchema = lockOwnerSchema.extend({
   /** Tells this owner's lock from another's with the same host and pid (a retried pod). */
-  token: string;
+  token: z.string(),
   /** Counts heartbeats: the object's content changes with each, which is how others see it alive. */
-  beat: number;
-}
+  beat: z.unknown().transform(Number),
+});
+
+type S3LockOwner = z.infer<typeof s3LockOwnerSchema>;
 
 /**
  * A lock on object storage: the object `key`, created only if it does not exist (PutObject with
@@ -121,21 +122,7 @@ function hold(
 }
 
 function ownerOf(text: string | undefined): S3LockOwner | undefined {
-  if (text === undefined) return undefined;
-  try {
-    const owner = JSON.parse(text) as Partial<S3LockOwner>;
-    return typeof owner.pid === 'number' && typeof owner.host === 'string' && typeof owner.token === 'string'
-      ? {
-          pid: owner.pid,
-          host: owner.host,
-          startedAt: String(owner.startedAt),
-          token: owner.token,
-          beat: Number(owner.beat),
-        }
-      : undefined;
-  } catch {
-    return undefined;
-  }
+  return parseLockOwner(text, s3LockOwnerSchema);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
+import { z } from 'zod';
 
 /**
  * Where an export's output lives: a local folder (local-store.ts) or a bucket prefix of object
@@ -83,11 +84,30 @@ export function lockSettings(options: LockOptions): Required<LockOptions> {
   };
 }
 
+/** What a lock file says of its owner. */
+export const lockOwnerSchema = z.object({
+  pid: z.number(),
+  host: z.string(),
+  startedAt: z.unknown().transform(String),
+});
+
 /** Who holds a lock. */
-export interface LockOwner {
-  pid: number;
-  host: string;
-  startedAt: string;
+export type LockOwner = z.infer<typeof lockOwnerSchema>;
+
+/**
+ * The owner a lock file names, or undefined when it names none (a damaged or foreign file): such a
+ * lock still holds, and is taken over only once stale.
+ */
+export function parseLockOwner<T extends z.ZodType>(text: string | undefined, schema: T): z.infer<T> | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
 }
 
 export type LockState =

@@ -149,6 +149,21 @@ describe('acquireLock', () => {
     expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual(FOREIGN);
   });
 
+  it.each([
+    ['not JSON', '{"pid": 12'],
+    ['no owner fields', '{"holder":"someone"}'],
+  ])('a lock file that names no owner (%s) still holds: watched, and taken over only once stale', async (_, text) => {
+    const path = join(tempDir('lock-'), '.lock');
+    writeFileSync(path, text);
+    const time = simulatedTime();
+    const log = captureLogger();
+    const release = await acquireLock(path, 'the folder', log.logger, { ...time, heartbeatMs: 10_000, staleAfterMs: 60_000 });
+    expect(time.elapsed()).toBeGreaterThanOrEqual(60_000);
+    expect(log.lines().join('\n')).toContain('removing a stale lock');
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ pid: process.pid });
+    await release();
+  });
+
   it('a lock of another host that stops being touched is taken over a staleAfterMs after its last touch', async () => {
     const path = lockFile(FOREIGN);
     // Alive for 30 s (touched at every look), then its host is gone.

@@ -71,6 +71,23 @@ describe('the lock of an s3:// output', () => {
     await release();
   });
 
+  it.each([
+    ['not JSON', '{"pid": 12'],
+    ['no token', JSON.stringify({ pid: 7, host: 'elsewhere', startedAt: 'x', beat: 0 })],
+  ])('a lock object that names no owner (%s) still holds: taken over only once unchanged for staleAfterMs', async (_, text) => {
+    const { store } = fresh();
+    let now = 0;
+    const sleep = async (ms: number) => {
+      now += ms;
+      await Promise.resolve();
+    };
+    await store.putText('.lock', text);
+    const release = await store.lock('.lock', 'the output', { sleep, now: () => now });
+    expect(now).toBeGreaterThanOrEqual(60_000);
+    expect(JSON.parse((await store.getText('.lock')) ?? '')).toMatchObject({ pid: process.pid });
+    await release();
+  });
+
   it('a lock of another host: watched; alive while its heartbeat changes it, taken over once it stays unchanged', async () => {
     const { store } = fresh();
     let now = 0;
