@@ -8,6 +8,7 @@ import { UsageError } from '../errors.js';
 import { runJob } from '../export/index.js';
 import { createLogger } from '../log.js';
 import { startSimulator } from '../simulator/server.js';
+import { ifFound } from '../util/if-found.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 import { startProgress } from './progress.js';
@@ -89,7 +90,7 @@ export async function runDemo(argv: string[]): Promise<number> {
  * a new or empty one, which it marks as its own, or one it marked before.
  */
 async function claimFolder(outDir: string): Promise<void> {
-  const info = await stat(outDir).catch(() => undefined);
+  const info = await ifFound(stat(outDir), outDir);
   if (info !== undefined && !info.isDirectory()) {
     throw new UsageError(`demo: ${outDir} is a file. Give the demo a folder of its own with --out DIR (npm start -- --out DIR).`);
   }

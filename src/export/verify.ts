@@ -14,6 +14,7 @@ import { downloadAll } from '../output/download.js';
 import { LATEST_FILE, MANIFEST_FILE, SUCCESS_FILE, shardSeq } from './layout.js';
 import { type Manifest, type ManifestFile, manifestSchema, type RunManifest, runManifestSchema } from './manifest.js';
 import { isS3Url, openOutput } from './output-target.js';
+import { ifFound } from '../util/if-found.js';
 import { parseStateFile } from './state-file.js';
 
 /** The folder is not a bulk-extract output (no readable manifest). */
@@ -49,10 +50,7 @@ export async function verifyOutput(outDir: string): Promise<VerifyReport> {
   for (const path of await shardFiles(outDir, streams)) {
     if (!listed.has(path)) problems.push(`${path}: a shard file the manifest does not list`);
   }
-  const success = await stat(join(outDir, SUCCESS_FILE)).then(
-    () => true,
-    () => false,
-  );
+  const success = (await ifFound(stat(join(outDir, SUCCESS_FILE)), join(outDir, SUCCESS_FILE))) !== undefined;
   if (success && manifest.state !== 'complete') problems.push(`_SUCCESS exists but the manifest says '${manifest.state}'`);
   const formats: VerifyReport['formats'] = {};
   for (const file of files.values()) {
@@ -64,14 +62,13 @@ export async function verifyOutput(outDir: string): Promise<VerifyReport> {
 }
 
 async function readManifest(outDir: string): Promise<Manifest> {
-  let text: string;
-  try {
-    text = await readFile(join(outDir, MANIFEST_FILE), 'utf8');
-  } catch {
+  const path = join(outDir, MANIFEST_FILE);
+  const text = await ifFound(readFile(path, 'utf8'), path);
+  if (text === undefined) {
     throw new NotAnOutputError(`${outDir} has no ${MANIFEST_FILE}: it is not a bulk-extract output folder.`);
   }
   try {
-    return parseStateFile(text, join(outDir, MANIFEST_FILE), manifestSchema, 'a bulk-extract manifest');
+    return parseStateFile(text, path, manifestSchema, 'a bulk-extract manifest');
   } catch (error) {
     throw new NotAnOutputError((error as Error).message, { cause: error });
   }
@@ -79,10 +76,7 @@ async function readManifest(outDir: string): Promise<Manifest> {
 
 export async function checkFile(outDir: string, file: ManifestFile): Promise<string[]> {
   const path = join(outDir, file.path);
-  const size = await stat(path).then(
-    (s) => s.size,
-    () => undefined,
-  );
+  const size = (await ifFound(stat(path), path))?.size;
   if (size === undefined) return [`${file.path}: missing`];
   const problems: string[] = [];
   if (size !== file.bytes) problems.push(`${file.path}: ${size} bytes on disk, ${file.bytes} in the manifest`);
@@ -127,11 +121,12 @@ async function ndjsonRows(path: string): Promise<number> {
 /** A snapshot stream's `_LATEST` must name a sealed run folder of the stream. */
 async function checkLatest(outDir: string, stream: string): Promise<string[]> {
   const path = `${stream}/${LATEST_FILE}`;
-  const text = await readFile(join(outDir, path), 'utf8').catch(() => undefined);
+  const text = await ifFound(readFile(join(outDir, path), 'utf8'), join(outDir, path));
   if (text === undefined) return [];
   const run = text.trim();
   if (!/^run=[^/]+$/.test(run)) return [`${path}: does not name a run folder (${JSON.stringify(run.slice(0, 40))})`];
-  const sealed = await stat(join(outDir, stream, run, SUCCESS_FILE)).then(() => true, () => false);
+  const seal = join(outDir, stream, run, SUCCESS_FILE);
+  const sealed = (await ifFound(stat(seal), seal)) !== undefined;
   return sealed ? [] : [`${path}: names ${run}, which is not a sealed run (no ${run}/${SUCCESS_FILE})`];
 }
 
@@ -141,7 +136,7 @@ async function runManifests(outDir: string, streams: readonly string[], problems
   for (const stream of streams) {
     for (const run of await runFolders(outDir, stream)) {
       const path = `${run}/${MANIFEST_FILE}`;
-      const text = await readFile(join(outDir, path), 'utf8').catch(() => undefined);
+      const text = await ifFound(readFile(join(outDir, path), 'utf8'), join(outDir, path));
       if (text === undefined) continue;
       try {
         found.push(parseStateFile(text, path, runManifestSchema, 'the manifest of a sealed run'));
@@ -154,7 +149,7 @@ async function runManifests(outDir: string, streams: readonly string[], problems
 }
 
 async function runFolders(outDir: string, stream: string): Promise<string[]> {
-  const names = await readdir(join(outDir, stream)).catch(() => [] as string[]);
+  const names = (await ifFound(readdir(join(outDir, stream)), join(outDir, stream))) ?? [];
   return names.filter((name) => name.startsWith('run=')).map((name) => `${stream}/${name}`);
 }
 
@@ -162,9 +157,10 @@ async function runFolders(outDir: string, stream: string): Promise<string[]> {
 async function shardFiles(outDir: string, streams: readonly string[]): Promise<string[]> {
   const found: string[] = [];
   const scan = async (folder: string) => {
-    const parts = await readdir(join(outDir, folder)).catch(() => [] as string[]);
+    const parts = (await ifFound(readdir(join(outDir, folder)), join(outDir, folder))) ?? [];
     for (const part of parts.filter((name) => name.startsWith('part='))) {
-      const names = await readdir(join(outDir, folder, part)).catch(() => [] as string[]);
+      const at = join(outDir, folder, part);
+      const names = (await ifFound(readdir(at), at)) ?? [];
       for (const name of names) if (shardSeq(name) !== undefined) found.push(`${folder}/${part}/${name}`);
     }
   };

@@ -195,7 +195,7 @@ export async function readWorkerManifest(
   now: string,
   logger: Logger,
 ): Promise<Manifest> {
-  const text = await store.getText(key).catch(() => undefined);
+  const text = await store.getText(key);
   if (text !== undefined) {
     try {
       const manifest = parseStateFile(text, store.where(key), manifestSchema, 'a bulk-extract manifest');

@@ -4,6 +4,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { CheckpointError, ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { outputError, writeFileAtomic } from '../util/durable-file.js';
+import { ifFound } from '../util/if-found.js';
 import { assertWritable } from './folder-access.js';
 import { acquireLock, inspectLock } from './folder-lock.js';
 import type { LockOptions, OutputStore } from './store.js';
@@ -49,16 +50,14 @@ export function createLocalStore(dir: string, logger: Logger): OutputStore {
     },
 
     async size(key) {
-      return stat(path(key)).then(
-        (info) => (info.isFile() ? info.size : undefined),
-        () => undefined,
-      );
+      const info = await ifFound(stat(path(key)), path(key));
+      return info?.isFile() === true ? info.size : undefined;
     },
 
     async list(prefix) {
       const found: string[] = [];
       const walk = async (folder: string): Promise<void> => {
-        const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+        const entries = (await ifFound(readdir(folder, { withFileTypes: true }), folder)) ?? [];
         for (const entry of entries) {
           const at = join(folder, entry.name);
           if (entry.isDirectory()) await walk(at);

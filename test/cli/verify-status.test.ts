@@ -1,4 +1,5 @@
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,7 @@ import { runJob } from '../../src/export/run-job.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { runCli } from '../support/cli.js';
+import { asNobody } from '../support/unprivileged.js';
 
 const KEY = 'verify-test-key-0001';
 let sim: Simulator;
@@ -153,6 +155,24 @@ describe('bulk-extract verify', () => {
         }
       },
     );
+  });
+
+  it('a folder it may not list is an error naming it, not a pass (run as nobody: a real EACCES)', () => {
+    const copy = mkdtempSync(join(tmpdir(), 'bulk-extract-verify-unlistable-'));
+    try {
+      cpSync(out, copy, { recursive: true });
+      execFileSync('chmod', ['-R', 'a+rX', copy]);
+      // Searchable, not listable: every listed file can still be read, only a stray file could hide.
+      const folder = join(copy, 'events', 'part=1-of-3');
+      chmodSync(folder, 0o311);
+      const { command, args } = asNobody(['verify', copy]);
+      const done = spawnSync(command, args, { encoding: 'utf8' });
+      expect(done.status).toBe(1);
+      expect(done.stderr).toContain(`Cannot read ${folder} (EACCES`);
+      expect(done.stderr).not.toContain('    at ');
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it('refuses a folder that is not an output, exit 2', async () => {
