@@ -11,6 +11,8 @@ export async function ifFound<T>(call: Promise<T>, path: string): Promise<T | un
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    throw new OutputError(`Cannot read ${path} (${code ?? 'error'}: ${(error as Error).message}).`, { cause: error });
+    const message = (error as Error).message;
+    const why = code !== undefined && message.startsWith(code) ? message : `${code ?? 'error'}: ${message}`;
+    throw new OutputError(`Cannot read ${path} (${why}).`, { cause: error });
   }
 }
