@@ -106,6 +106,9 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
     idle: runs.idle,
     damaged,
     apply: async (save) => {
+      if (fresh && earlier !== undefined) {
+        logger.info({ output: store.location, streams: names }, `--fresh: deleting earlier output of ${names.join(', ')}`);
+      }
       await store.remove([SUCCESS_FILE, ...unsealed]);
       for (const run of runs.toSeal) await sealRun({ store, baseUrl, logger }, run);
       await save();
@@ -120,11 +123,9 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
  * source).
  */
 function takeUp(options: PrepareOptions, earlier: Checkpoint | undefined): Checkpoint {
-  const { store, checkpointKey, baseUrl, streams, fresh, now, logger } = options;
+  const { store, checkpointKey, baseUrl, streams, fresh, now } = options;
   if (earlier === undefined) return newCheckpoint(baseUrl, [], now);
   if (fresh) {
-    const names = streams.map((s) => s.name);
-    logger.info({ output: store.location, streams: names }, `--fresh: deleting earlier output of ${names.join(', ')}`);
     // Another source's progress cannot be kept: start the whole checkpoint over.
     return earlier.baseUrl === baseUrl ? without(earlier, streams) : newCheckpoint(baseUrl, [], now);
   }

@@ -63,9 +63,12 @@ function copyOfFinished(extra: Partial<JobSpec> = {}): Case {
 }
 
 /** Runs the case's job; the folder must be byte for byte as it was, and hold no lock. */
-async function refused(c: Case, options: { env?: Record<string, string>; unprivileged?: boolean } = {}): Promise<Exit> {
+async function refused(
+  c: Case,
+  options: { env?: Record<string, string>; unprivileged?: boolean; args?: string[] } = {},
+): Promise<Exit> {
   const before = snapshot(c.out);
-  const exit = await runCliWith(['run', '--config', c.file], {
+  const exit = await runCliWith(['run', '--config', c.file, ...(options.args ?? [])], {
     cwd: c.dir,
     env: { SIM_KEY: KEY, ...options.env },
     unprivileged: options.unprivileged ?? false,
@@ -137,6 +140,13 @@ describe.concurrent('a refused run changes nothing in the output folder', () => 
     const exit = await refused(c, { env: { SIM_KEY: 'a-wrong-key-0000' } });
     expect(exit.code, describeExit(exit)).toBe(3);
     expect(exit.stderr.match(/refused the api-key credential/g)).toHaveLength(1);
+  });
+
+  it('--fresh with a credential the platform refuses: exit 3, the earlier output kept, and no log says it was deleted', async () => {
+    const c = copyOfFinished();
+    const exit = await refused(c, { env: { SIM_KEY: 'a-wrong-key-0000' }, args: ['--fresh'] });
+    expect(exit.code, describeExit(exit)).toBe(3);
+    expect(exit.stderr).not.toContain('deleting earlier output');
   });
 
   it('an output folder this user may not write (a real EACCES, as nobody): exit 1, E_OUTPUT message', async () => {
