@@ -232,7 +232,7 @@ export function parseCheckpoint(text: string, file: string): Checkpoint {
   return checkpointFromValue(parseJson(text, file), file);
 }
 
-/** A checkpoint already parsed from JSON (e.g. embedded in a shard plan), checked the same way. */
+/** A checkpoint already parsed from JSON (e.g. embedded in a sharded run's plan), checked the same way. */
 export function checkpointFromValue(value: unknown, file: string): Checkpoint {
   const version = (value as { version?: unknown } | null)?.version;
   if (typeof version === 'number' && version > CHECKPOINT_VERSION) {

@@ -7,9 +7,9 @@ import { type Manifest, type ManifestFile, type RunState, summarize } from './ma
 
 export interface CommitterOptions {
   store: OutputStore;
-  /** The run's checkpoint, or a shard worker's own. */
+  /** The run's checkpoint, or a worker's own. */
   checkpointKey: string;
-  /** The output's `_manifest.json` (the default), or a shard worker's own manifest. */
+  /** The output's `_manifest.json` (the default), or a worker's own manifest. */
   manifestKey?: string | undefined;
   checkpoint: Checkpoint;
   manifest: Manifest;

@@ -19,18 +19,18 @@ export interface FinalizeResult {
 export type AbsorbOutcome =
   /** No sharded run in the folder. */
   | { state: 'none' } |
-  /** Shards that hold their lock: a worker is running them. Nothing was changed. */
+  /** Workers that hold their lock: they are running. Nothing was changed. */
   { state: 'busy'; plan: SharedRun; running: number[] } |
-  /** `requireComplete` and these shards have partitions left. Nothing was changed. */
+  /** `requireComplete` and these workers have partitions left. Nothing was changed. */
   { state: 'incomplete'; plan: SharedRun; incomplete: number[] } |
   /** Merged into the folder's checkpoint and manifest; `complete`: sealed, with `_SUCCESS`. */
   { state: 'merged'; plan: SharedRun; manifest: Manifest; complete: boolean };
 
 /**
- * Ends a sharded run: the shards' checkpoints and manifests are merged into the output folder's
+ * Ends a sharded run: the workers' checkpoints and manifests are merged into the output folder's
  * own, then the plan and the shard files are deleted. When every shard is complete, incremental
- * and snapshot run folders are sealed and `_SUCCESS` is written, as a run without shards would
- * have. Without `requireComplete` unfinished shards are merged too, with their progress (a run
+ * and snapshot run folders are sealed and `_SUCCESS` is written, as a run without workers would
+ * have. Without `requireComplete` unfinished workers are merged too, with their progress (a run
  * without --shard takes over from there). Idempotent up to the deletion of the plan: a crash
  * before it is finalized again the same way.
  */
@@ -46,11 +46,11 @@ export async function absorbWorkers(options: WorkersOptions & { requireComplete:
   }
 }
 
-/** After a shard completed: the last shard to finish merges them all and ends the run. */
+/** After a worker completed: the last worker to finish merges them all and ends the run. */
 export async function finalizeIfLast(setup: Setup): Promise<FinalizeResult> {
   const outcome = await finalizeWorkers(setup);
   switch (outcome.state) {
-    case 'none': // another shard ended the run between this one's end and now
+    case 'none': // another worker ended the run between this one's end and now
     case 'merged':
       return { finalized: true, waitingFor: [] };
     case 'busy':
@@ -62,7 +62,7 @@ export async function finalizeIfLast(setup: Setup): Promise<FinalizeResult> {
   }
 }
 
-/** `bulk-extract finalize`: ends the folder's sharded run if every shard is complete. */
+/** `bulk-extract finalize`: ends the folder's sharded run if every worker is complete. */
 export async function finalizeJob(
   config: JobConfig,
   logger: Logger,

@@ -20,14 +20,14 @@ export interface Finished {
     errors: { stream: string; m: number; error: unknown }[];
     finalize?: FinalizeResult;
   };
-  /** What is left to release: a shard that ended its run has let its lock go already. */
+  /** What is left to release: a worker that ended its run has let its lock go already. */
   release: () => Promise<void>;
 }
 
 /**
  * Ends a run once its partitions settled: logs the failures (a refused credential once, not per
  * partition), writes the manifest's final state, seals the runs that completed and writes
- * `_SUCCESS` when every stream of the job is complete; a shard instead lets its lock go and ends
+ * `_SUCCESS` when every stream of the job is complete; a worker instead lets its lock go and ends
  * the sharded run if it was the last.
  */
 export async function finishRun(options: {
@@ -53,7 +53,7 @@ export async function finishRun(options: {
     }
   }
   const interrupted = outcomes.some((o) => o.status === 'fulfilled' && o.value === 'interrupted');
-  // A shard's checkpoint holds its own partitions only: complete when they are.
+  // A worker's checkpoint holds its own partitions only: complete when they are.
   const complete = (worker === undefined ? jobStreams : streams).every(({ name }) => {
     const state = committer.state.streams[name];
     return state !== undefined && isComplete(state);
@@ -79,7 +79,7 @@ export async function finishRun(options: {
     return { result, release: options.release };
   }
   if (state !== 'complete') return { result, release: options.release };
-  // The shard's lock goes first: the merge takes every shard's lock.
+  // The worker's lock goes first: the merge takes every worker's lock.
   await options.release();
   result.finalize = await finalizeIfLast(setup);
   return { result, release: async () => {} };

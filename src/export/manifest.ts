@@ -88,7 +88,7 @@ export type ManifestStream = z.output<typeof manifestStreamSchema>;
 export type RunState = (typeof RUN_STATES)[number];
 export type Manifest = z.output<typeof manifestSchema>;
 
-/** The manifest of an output (or of a shard worker, `key`), checked; undefined when there is none. */
+/** The manifest of an output (or of a worker, `key`), checked; undefined when there is none. */
 export function readManifestFile(store: OutputStore, key: string = MANIFEST_FILE): Promise<Manifest | undefined> {
   return readStateFile(store, key, manifestSchema, 'a bulk-extract manifest');
 }

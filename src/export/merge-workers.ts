@@ -36,14 +36,14 @@ export interface WorkersOptions {
   keepOf: (stream: string) => number | undefined;
 }
 
-/** A sharded run whose shards' locks this process holds, merged in memory: nothing is written yet. */
+/** A sharded run whose workers' locks this process holds, merged in memory: nothing is written yet. */
 export interface HeldWorkers {
   state: 'held';
   plan: SharedRun;
   checkpoint: Checkpoint;
   manifest: Manifest;
   complete: boolean;
-  /** Shards with partitions left. */
+  /** Workers with partitions left. */
   incomplete: number[];
   /** Writes the merge into the folder and ends the sharded run (see absorbWorkers). */
   absorb(): Promise<void>;
@@ -51,8 +51,8 @@ export interface HeldWorkers {
 }
 
 /**
- * Takes every shard's lock of the folder's sharded run, so that nothing is merged while a worker
- * runs, and merges the shards' checkpoints and manifests in memory. Refuses (throws) when a shard
+ * Takes every worker's lock of the folder's sharded run, so that nothing is merged while a worker
+ * runs, and merges the workers' checkpoints and manifests in memory. Refuses (throws) when a worker
  * counts files that are not there. The caller holds the output folder's lock.
  */
 export async function holdWorkers(options: WorkersOptions): Promise<{ state: 'none' } | { state: 'busy'; plan: SharedRun; running: number[] } | HeldWorkers> {
@@ -79,16 +79,16 @@ export async function holdWorkers(options: WorkersOptions): Promise<{ state: 'no
       return { state: 'busy', plan, running };
     }
     const root = await readManifest(store, plan.checkpoint.baseUrl, logger);
-    const shards = [];
+    const workers = [];
     for (let index = 0; index < plan.count; index++) {
-      shards.push(await readWorker(store, plan, index, root, now, logger));
+      workers.push(await readWorker(store, plan, index, root, now, logger));
     }
-    const checkpoint = mergeCheckpoints(plan, shards.map((s) => s.checkpoint), now);
+    const checkpoint = mergeCheckpoints(plan, workers.map((s) => s.checkpoint), now);
     const complete = plan.streams.every((name) => {
       const state = checkpoint.streams[name];
       return state !== undefined && isComplete(state);
     });
-    const manifest = mergeManifests(plan, root, shards, checkpoint, complete, now);
+    const manifest = mergeManifests(plan, root, workers, checkpoint, complete, now);
     await assertShardsPresent(store, checkpoint, manifest, plan.streams);
     return {
       state: 'held',
@@ -96,7 +96,7 @@ export async function holdWorkers(options: WorkersOptions): Promise<{ state: 'no
       checkpoint,
       manifest,
       complete,
-      incomplete: shards.flatMap((shard, index) => (workerComplete(shard.checkpoint) ? [] : [index])),
+      incomplete: workers.flatMap((worker, index) => (workerComplete(worker.checkpoint) ? [] : [index])),
       absorb: () => absorb(options, plan, checkpoint, manifest, complete),
       release,
     };
@@ -114,7 +114,7 @@ export async function absorb(
   complete: boolean,
 ): Promise<void> {
   const { store, checkpointKey, logger, keepOf } = options;
-  // Adding the shards' files to the folder's records: manifest first, checkpoint second.
+  // Adding the workers' files to the folder's records: manifest first, checkpoint second.
   await store.putText(MANIFEST_FILE, `${JSON.stringify(manifest, null, 2)}\n`);
   await store.putText(checkpointKey, `${JSON.stringify(checkpoint, null, 2)}\n`);
   if (complete) {
@@ -127,7 +127,7 @@ export async function absorb(
     }
     await store.putText(SUCCESS_FILE, '');
   }
-  // The plan goes first: without it, leftover shard files are never read again.
+  // The plan goes first: without it, leftover worker files are never read again.
   await store.remove([SHARED_RUN_KEY]);
   await store.removeTree(`${WORKERS_DIR}/${plan.id}`);
   logger.info(
@@ -136,7 +136,7 @@ export async function absorb(
   );
 }
 
-/** A sharded run as its shards are now, merged (read only: for `status`). */
+/** A sharded run as its workers are now, merged (read only: for `status`). */
 export interface WorkersProgress {
   plan: SharedRun;
   checkpoint: Checkpoint;
@@ -152,15 +152,17 @@ export async function readWorkersProgress(
   const plan = await readSharedRun(store);
   if (plan === undefined) return undefined;
   const root = await readManifest(store, plan.checkpoint.baseUrl, logger);
-  const shards = [];
-  for (let index = 0; index < plan.count; index++) shards.push(await readWorker(store, plan, index, root, now, logger));
-  const checkpoint = mergeCheckpoints(plan, shards.map((s) => s.checkpoint), now);
-  const states = shards.map((shard, index) => ({
+  const workers = [];
+  for (let index = 0; index < plan.count; index++) {
+    workers.push(await readWorker(store, plan, index, root, now, logger));
+  }
+  const checkpoint = mergeCheckpoints(plan, workers.map((s) => s.checkpoint), now);
+  const states = workers.map((worker, index) => ({
     index,
-    started: shard.started,
-    complete: workerComplete(shard.checkpoint),
+    started: worker.started,
+    complete: workerComplete(worker.checkpoint),
   }));
-  const manifest = mergeManifests(plan, root, shards, checkpoint, states.every((shard) => shard.complete), now);
+  const manifest = mergeManifests(plan, root, workers, checkpoint, states.every((state) => state.complete), now);
   return { plan, checkpoint, manifest, shards: states };
 }
 
@@ -171,7 +173,7 @@ interface WorkerRecords {
   manifest: Manifest;
 }
 
-/** A shard as its worker left it; a shard never started is its part of the plan, untouched. */
+/** A worker's files as it left them; a worker never started is its part of the plan, untouched. */
 async function readWorker(
   store: OutputStore,
   plan: SharedRun,
@@ -191,7 +193,7 @@ async function readWorker(
     const sameRun = planned?.run === state.run && JSON.stringify(planned.window) === JSON.stringify(state.window);
     if (!sameRun) {
       throw new CheckpointError(
-        `${store.where(keys.checkpoint)}: stream '${name}' is not at the run of ${store.where(SHARED_RUN_KEY)}; the shard files were not written for this plan. Move the ${WORKERS_DIR} folder away to start the sharded run over.`,
+        `${store.where(keys.checkpoint)}: stream '${name}' is not at the run of ${store.where(SHARED_RUN_KEY)}; the worker's files were not written for this plan. Move the ${WORKERS_DIR} folder away to start the sharded run over.`,
       );
     }
   }
@@ -199,10 +201,10 @@ async function readWorker(
   return { started: checkpointText !== undefined, checkpoint, manifest: reconcile(manifest, checkpoint) };
 }
 
-function mergeCheckpoints(plan: SharedRun, shards: readonly Checkpoint[], now: string): Checkpoint {
+function mergeCheckpoints(plan: SharedRun, workers: readonly Checkpoint[], now: string): Checkpoint {
   const streams = structuredClone(plan.checkpoint.streams);
-  for (const shard of shards) {
-    for (const [name, state] of Object.entries(shard.streams)) {
+  for (const worker of workers) {
+    for (const [name, state] of Object.entries(worker.streams)) {
       const merged = streams[name];
       if (merged !== undefined) Object.assign(merged.parts, state.parts);
     }
@@ -213,7 +215,7 @@ function mergeCheckpoints(plan: SharedRun, shards: readonly Checkpoint[], now: s
 function mergeManifests(
   plan: SharedRun,
   root: Manifest,
-  shards: readonly WorkerRecords[],
+  workers: readonly WorkerRecords[],
   checkpoint: Checkpoint,
   complete: boolean,
   now: string,
@@ -221,9 +223,9 @@ function mergeManifests(
   const shared = new Set(pairsOf(plan).map((pair) => pairKey(pair.stream, pair.m)));
   const files = [
     ...root.files.filter((file) => !shared.has(pairKey(file.stream, file.m))),
-    ...shards.flatMap((shard) => shard.manifest.files),
+    ...workers.flatMap((worker) => worker.manifest.files),
   ];
-  const sum = (key: 'requests' | 'retries' | 'throttled') => shards.reduce((total, s) => total + (s.manifest[key] ?? 0), 0);
+  const sum = (key: 'requests' | 'retries' | 'throttled') => workers.reduce((total, s) => total + (s.manifest[key] ?? 0), 0);
   const merged: Manifest = {
     ...root,
     state: complete ? 'complete' : 'interrupted',
@@ -233,7 +235,7 @@ function mergeManifests(
     requests: sum('requests'),
     retries: sum('retries'),
     throttled: sum('throttled'),
-    schema: Object.assign({}, root.schema, ...shards.map((s) => s.manifest.schema)) as Manifest['schema'],
+    schema: Object.assign({}, root.schema, ...workers.map((s) => s.manifest.schema)) as Manifest['schema'],
     files,
   };
   return reconcile(merged, checkpoint);

@@ -40,7 +40,7 @@ export interface OutputStatus {
   runner?: LockOwner;
   streams: StreamStatus[];
   parts: PartStatus[];
-  /** During a sharded run: each shard's progress. */
+  /** During a sharded run: each worker's progress (`shards` in `status --json`). */
   shards?: { index: number; started: boolean; complete: boolean }[];
   sharded?: { count: number; since: string };
 }
@@ -50,7 +50,7 @@ export async function readStatus(output: Output, now = Date.now()): Promise<Outp
   const { store, checkpointKey } = output;
   const text = await store.getText(checkpointKey);
   if (text === undefined) return undefined;
-  // During a sharded run the folder's checkpoint is where it started: the shards have the progress.
+  // During a sharded run the folder's checkpoint is where it started: the workers have the progress.
   const sharded = await readWorkersProgress(store, silentLogger, new Date(now).toISOString());
   const checkpoint = sharded?.checkpoint ?? parseCheckpoint(text, store.where(checkpointKey));
   const hasManifest = (await store.size(MANIFEST_FILE)) !== undefined;

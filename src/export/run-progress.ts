@@ -73,7 +73,7 @@ export class RunProgress {
     return {
       name: stream.name,
       rows: (this.committed.get(stream.name) ?? 0) + (this.read.get(stream.name) ?? 0),
-      // A shard reads its share of the stream's partitions.
+      // A worker reads its share of the stream's partitions.
       total: total === undefined ? undefined : Math.round((total * mine) / stream.partitions),
       partitions: mine,
       done: this.done.get(stream.name) ?? 0,

@@ -13,7 +13,7 @@ import { type IdleStream, prepareOutput, restarted } from './prepare-output.js';
 
 /**
  * How a run takes its part of the output folder: the whole job under the folder's lock (here), or
- * one shard of a sharded run under the shard's lock (start-shard.ts). Every start first decides
+ * one worker of a sharded run under the worker's lock (start-worker.ts). Every start first decides
  * what it will change, refusing (throwing) before it changes anything.
  */
 
@@ -60,21 +60,21 @@ export function keepOf(setup: Pick<Setup, 'jobStreams'>): (stream: string) => nu
 
 /**
  * A run of the whole job in this process, under the output folder's lock. A sharded run left in
- * the folder is merged in first when none of its shards is running: this run takes over from there.
+ * the folder is merged in first when none of its workers is running: this run takes over from there.
  */
 export async function startWhole(setup: Setup, mode: { fresh: boolean; repair: boolean }): Promise<Started> {
   const { store, checkpointKey, baseUrl, streams, logger, clock, now } = setup;
   const release = await folderLock(store);
-  let releaseShards = async () => {};
+  let releaseWorkers = async () => {};
   try {
-    const shards = await holdWorkers({ store, checkpointKey, baseUrl, logger, now: now(), keepOf: keepOf(setup) });
-    if (shards.state === 'busy') {
+    const workers = await holdWorkers({ store, checkpointKey, baseUrl, logger, now: now(), keepOf: keepOf(setup) });
+    if (workers.state === 'busy') {
       throw new LockedError(
-        `${store.location} has a sharded run in progress (${shards.plan.count} shards, since ${shards.plan.createdAt}) and shards ${shards.running.join(', ')} are running: let them finish, or run this with --shards ${shards.plan.count} as one of them.`,
+        `${store.location} has a sharded run in progress (${workers.plan.count} shards, since ${workers.plan.createdAt}) and shards ${workers.running.join(', ')} are running: let them finish, or run this with --shards ${workers.plan.count} as one of them.`,
       );
     }
-    const held = shards.state === 'held' ? shards : undefined;
-    if (held !== undefined) releaseShards = () => held.release();
+    const held = workers.state === 'held' ? workers : undefined;
+    if (held !== undefined) releaseWorkers = () => held.release();
     const prepared = await prepareOutput({
       store,
       checkpointKey,
@@ -103,15 +103,15 @@ export async function startWhole(setup: Setup, mode: { fresh: boolean; repair: b
     if (held !== undefined) {
       logger.warn({ shards: held.plan.count, complete: held.complete }, `took over the progress of a sharded run (${held.plan.count} shards) that no worker was running`);
       await held.absorb();
-      await releaseShards();
-      releaseShards = async () => {};
+      await releaseWorkers();
+      releaseWorkers = async () => {};
     }
     const { checkpoint, manifest } = prepared;
     const committer = new Committer({ store, checkpointKey, checkpoint, manifest, clock });
     await prepared.apply(() => committer.save());
     return { ...started, committer };
   } catch (error) {
-    await releaseShards();
+    await releaseWorkers();
     await release();
     throw error;
   }

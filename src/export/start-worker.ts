@@ -25,13 +25,13 @@ import {
 import { folderLock, type Setup, type Started } from './start-run.js';
 
 /**
- * Shard `spec` of a sharded run, under the shard's own lock: the run is the one of the folder's
- * plan, which the first shard to start writes (from the folder's checkpoint, as a run without
- * shards would start); this shard drains its pairs of it, with its own checkpoint and manifest.
+ * Worker `spec` of a sharded run, under the worker's own lock: the run is the one of the folder's
+ * plan, which the first worker to start writes (from the folder's checkpoint, as a run without
+ * workers would start); this worker drains its pairs of it, with its own checkpoint and manifest.
  */
 export async function startWorker(setup: Setup, spec: WorkerSpec): Promise<Started> {
   const { store, baseUrl, streams, logger, clock, now } = setup;
-  // A finalize holds every shard's lock for a moment: wait that out rather than fail.
+  // A finalize holds every worker's lock for a moment: wait that out rather than fail.
   const what = `shard ${spec.index}/${spec.count} of ${store.location}`;
   const release = await store.lock(workerLockKey(spec), what, { patienceMs: 60_000 });
   try {
@@ -82,8 +82,8 @@ export async function startWorker(setup: Setup, spec: WorkerSpec): Promise<Start
 
 /**
  * The plan of a new sharded run, written under the output folder's lock: the folder is readied
- * exactly as for a run without shards (resumed, or the next incremental window opened), and that
- * checkpoint is shared out. Another shard may have written it while this one waited for the lock.
+ * exactly as for a run without workers (resumed, or the next incremental window opened), and that
+ * checkpoint is shared out. Another worker may have written it while this one waited for the lock.
  */
 async function createSharedRun(setup: Setup, count: number): Promise<SharedRun> {
   const { store, checkpointKey, baseUrl, streams, logger, clock, now } = setup;
@@ -96,7 +96,7 @@ async function createSharedRun(setup: Setup, count: number): Promise<SharedRun> 
     const { checkpoint, manifest } = prepared;
     const committer = new Committer({ store, checkpointKey, checkpoint, manifest, clock });
     await prepared.apply(() => committer.save());
-    await removeEarlierShardFiles(store);
+    await removeEarlierWorkerFiles(store);
     const plan = newSharedRun(count, streams.map((s) => s.name), committer.state, now());
     await writeSharedRun(store, plan);
     logger.info({ shards: count, pairs: pairsOf(plan).length, plan: plan.id }, `planned a sharded run of ${count} shards`);
@@ -107,7 +107,7 @@ async function createSharedRun(setup: Setup, count: number): Promise<SharedRun> 
 }
 
 /** Files of an earlier sharded run whose end was interrupted (`_shards/<plan id>/`): nothing reads them any more. */
-async function removeEarlierShardFiles(store: OutputStore): Promise<void> {
+async function removeEarlierWorkerFiles(store: OutputStore): Promise<void> {
   const ids = new Set(
     (await store.list(`${WORKERS_DIR}/`)).flatMap((key) => {
       const [, id, ...rest] = key.split('/');

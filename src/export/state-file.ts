@@ -4,7 +4,7 @@ import type { OutputStore } from '../output/store.js';
 
 /**
  * The one way a state file of an output (checkpoint, manifest, a run's manifest, a sharded run's
- * plan, a shard worker's files) is read: its text parsed as JSON and checked against its schema.
+ * plan, a worker's files) is read: its text parsed as JSON and checked against its schema.
  * Any failure is a CheckpointError that names the file, what it should be and what is wrong.
  */
 export function parseStateFile<S extends z.ZodType>(text: string, file: string, schema: S, what: string): z.output<S> {

@@ -9,7 +9,7 @@ import { checkStateValue, parseJson, parseStateFile } from './state-file.js';
 
 /**
  * Scale-out: k workers share one export. The (stream, partition) pairs of the job are dealt
- * round-robin to shards 0..k-1; each shard drains its pairs with its own checkpoint and manifest
+ * round-robin to workers 0..k-1; each worker drains its pairs with its own checkpoint and manifest
  * and under its own lock, in one output folder:
  *
  *   <out>/_shards/plan.json                               the run being shared, and k
@@ -17,13 +17,13 @@ import { checkStateValue, parseJson, parseStateFile } from './state-file.js';
  *   <out>/_shards/<plan id>/shard-<i>-of-<k>.checkpoint.json   .../shard-<i>-of-<k>.manifest.json
  *
  * The plan is the output folder's checkpoint at the moment the sharded run started (any progress it
- * had included), written by the first worker under the folder's lock. Merging the shards back into
+ * had included), written by the first worker under the folder's lock. Merging the workers' files back into
  * the folder's checkpoint and manifest ends the sharded run: see finalize.ts.
  */
 export const WORKERS_DIR = '_shards';
 export const SHARED_RUN_FILE = 'plan.json';
 
-/** This worker: shard `index` (0-based, as Kubernetes' JOB_COMPLETION_INDEX) of `count`. */
+/** This worker: number `index` (0-based, as Kubernetes' JOB_COMPLETION_INDEX) of `count`. */
 export interface WorkerSpec {
   index: number;
   count: number;
@@ -45,7 +45,7 @@ export function parseWorker(value: string, flag = '--shard'): WorkerSpec {
 }
 
 /**
- * The shard of this worker from `--shard I/K`, or `--shards K` and the JOB_COMPLETION_INDEX that
+ * This worker's index and count from `--shard I/K`, or `--shards K` and the JOB_COMPLETION_INDEX that
  * Kubernetes sets in each pod of an Indexed Job. Undefined when neither flag is given.
  */
 export function resolveWorker(
@@ -81,11 +81,11 @@ export function workerName(spec: WorkerSpec): string {
 
 const planSchema = z.strictObject({
   version: z.literal(1),
-  /** Names the folder of this run's shard files, so files of an earlier sharded run never mix in. */
+  /** Names the folder of this run's worker files, so files of an earlier sharded run never mix in. */
   id: z.string().regex(/^[0-9a-f]{16}$/),
   count: z.number().int().min(1).max(MAX_WORKERS),
   createdAt: z.string(),
-  /** The streams split among the shards, in order. */
+  /** The streams split among the workers, in order. */
   streams: z.array(z.string()).min(1),
   /** The output folder's checkpoint when the sharded run started. */
   checkpoint: z.unknown(),
@@ -106,7 +106,7 @@ export function newSharedRun(
 
 export const SHARED_RUN_KEY = `${WORKERS_DIR}/${SHARED_RUN_FILE}`;
 
-/** The files (keys) of one shard of a plan. */
+/** The files (keys) of one worker of a plan. */
 export function workerKeys(plan: Pick<SharedRun, 'id' | 'count'>, index: number) {
   const base = `${WORKERS_DIR}/${plan.id}/${workerName({ index, count: plan.count })}`;
   return { checkpoint: `${base}.checkpoint.json`, manifest: `${base}.manifest.json` };
@@ -128,7 +128,7 @@ export async function writeSharedRun(store: OutputStore, plan: SharedRun): Promi
   await store.putText(SHARED_RUN_KEY, `${JSON.stringify(plan, null, 2)}\n`);
 }
 
-/** The (stream, partition) pairs of a plan in order: pair j belongs to shard j mod k. */
+/** The (stream, partition) pairs of a plan in order: pair j belongs to worker j mod k. */
 export function pairsOf(plan: Pick<SharedRun, 'streams' | 'checkpoint'>): { stream: string; m: number }[] {
   return plan.streams.flatMap((stream) => {
     const partitions = plan.checkpoint.streams[stream]?.partitions ?? 0;
@@ -136,7 +136,7 @@ export function pairsOf(plan: Pick<SharedRun, 'streams' | 'checkpoint'>): { stre
   });
 }
 
-/** `stream/m` keys of the pairs of shard `index`. */
+/** `stream/m` keys of the pairs of worker `index`. */
 export function pairsOfWorker(plan: Pick<SharedRun, 'streams' | 'checkpoint' | 'count'>, index: number): Set<string> {
   return new Set(
     pairsOf(plan)
@@ -149,7 +149,7 @@ export function pairKey(stream: string, m: number): string {
   return `${stream}/${m}`;
 }
 
-/** A shard's starting checkpoint: the plan's streams with only the shard's partitions. */
+/** A worker's starting checkpoint: the plan's streams with only the worker's partitions. */
 export function workerCheckpoint(plan: SharedRun, index: number): Checkpoint {
   const mine = pairsOfWorker(plan, index);
   return {
@@ -167,7 +167,7 @@ export function workerCheckpoint(plan: SharedRun, index: number): Checkpoint {
   };
 }
 
-/** A shard's starting manifest: the folder's, with only the files of the shard's partitions. */
+/** A worker's starting manifest: the folder's, with only the files of the worker's partitions. */
 export function workerManifest(manifest: Manifest, plan: SharedRun, index: number, now: string): Manifest {
   const mine = pairsOfWorker(plan, index);
   return {
@@ -182,8 +182,8 @@ export function workerManifest(manifest: Manifest, plan: SharedRun, index: numbe
 }
 
 /**
- * A shard's manifest as its worker left it; absent (never started) or damaged, its share of the
- * folder's manifest. A damaged one loses the list of the shard's new files, which the resume then
+ * A worker's manifest as it left it; absent (never started) or damaged, its share of the
+ * folder's manifest. A damaged one loses the list of the worker's new files, which the resume then
  * reports as missing against its checkpoint, rather than going on without them.
  */
 export async function readWorkerManifest(
@@ -208,7 +208,7 @@ export async function readWorkerManifest(
   return workerManifest(root, plan, index, now);
 }
 
-/** Whether every partition of the shard's checkpoint is drained. */
+/** Whether every partition of the worker's checkpoint is drained. */
 export function workerComplete(checkpoint: Checkpoint): boolean {
   return Object.values(checkpoint.streams).every(isComplete);
 }

@@ -16,7 +16,7 @@ import {
 
 export type { LockOptions };
 
-/** Another live run holds the output folder (or the shard). */
+/** Another live run holds the output folder (or the worker's share of it). */
 export class LockedError extends BulkExtractError {
   readonly code = 'E_LOCKED';
 }
@@ -25,7 +25,7 @@ export class LockedError extends BulkExtractError {
 const held = new Set<string>();
 
 /**
- * Keeps two runs off one output folder (or shard): the lock file is created exclusively and holds
+ * Keeps two runs off one output folder (or one worker's share of it): the lock file is created exclusively and holds
  * the owner's pid and host; the owner touches it every `heartbeatMs`.
  *
  * An owner on this host is gone when its pid is not running. An owner on another host (a pod of
