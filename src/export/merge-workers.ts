@@ -1,8 +1,7 @@
-import { CheckpointError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { LockedError } from '../output/folder-lock.js';
 import type { OutputStore } from '../output/store.js';
-import { type Checkpoint, isComplete, parseCheckpoint } from './checkpoint.js';
+import { type Checkpoint, isComplete } from './checkpoint.js';
 import { MANIFEST_FILE, SUCCESS_FILE } from './layout.js';
 import { type Manifest, reconcile } from './manifest.js';
 import { assertShardsPresent, readManifest } from './prepare-output.js';
@@ -11,14 +10,13 @@ import {
   pairKey,
   pairsOf,
   readSharedRun,
-  readWorkerManifest,
+  readWorker,
   SHARED_RUN_KEY,
   type SharedRun,
   WORKERS_DIR,
-  workerCheckpoint,
   workerComplete,
-  workerKeys,
   workerLockKey,
+  type WorkerRecords,
 } from './workers.js';
 
 /**
@@ -81,7 +79,7 @@ export async function holdWorkers(options: WorkersOptions): Promise<{ state: 'no
     const root = await readManifest(store, plan.checkpoint.baseUrl, logger);
     const workers = [];
     for (let index = 0; index < plan.count; index++) {
-      workers.push(await readWorker(store, plan, index, root, now, logger));
+      workers.push(await readWorker({ store, plan, root, now, logger }, index));
     }
     const checkpoint = mergeCheckpoints(plan, workers.map((s) => s.checkpoint), now);
     const complete = plan.streams.every((name) => {
@@ -154,7 +152,7 @@ export async function readWorkersProgress(
   const root = await readManifest(store, plan.checkpoint.baseUrl, logger);
   const workers = [];
   for (let index = 0; index < plan.count; index++) {
-    workers.push(await readWorker(store, plan, index, root, now, logger));
+    workers.push(await readWorker({ store, plan, root, now, logger }, index));
   }
   const checkpoint = mergeCheckpoints(plan, workers.map((s) => s.checkpoint), now);
   const states = workers.map((worker, index) => ({
@@ -164,41 +162,6 @@ export async function readWorkersProgress(
   }));
   const manifest = mergeManifests(plan, root, workers, checkpoint, states.every((state) => state.complete), now);
   return { plan, checkpoint, manifest, shards: states };
-}
-
-interface WorkerRecords {
-  /** Whether its worker has written its checkpoint. */
-  started: boolean;
-  checkpoint: Checkpoint;
-  manifest: Manifest;
-}
-
-/** A worker's files as it left them; a worker never started is its part of the plan, untouched. */
-async function readWorker(
-  store: OutputStore,
-  plan: SharedRun,
-  index: number,
-  root: Manifest,
-  now: string,
-  logger: Logger,
-): Promise<WorkerRecords> {
-  const keys = workerKeys(plan, index);
-  const checkpointText = await store.getText(keys.checkpoint);
-  const checkpoint =
-    checkpointText === undefined
-      ? workerCheckpoint(plan, index)
-      : parseCheckpoint(checkpointText, store.where(keys.checkpoint));
-  for (const [name, state] of Object.entries(checkpoint.streams)) {
-    const planned = plan.checkpoint.streams[name];
-    const sameRun = planned?.run === state.run && JSON.stringify(planned.window) === JSON.stringify(state.window);
-    if (!sameRun) {
-      throw new CheckpointError(
-        `${store.where(keys.checkpoint)}: stream '${name}' is not at the run of ${store.where(SHARED_RUN_KEY)}; the worker's files were not written for this plan. Move the ${WORKERS_DIR} folder away to start the sharded run over.`,
-      );
-    }
-  }
-  const manifest = await readWorkerManifest(store, keys.manifest, root, plan, index, now, logger);
-  return { started: checkpointText !== undefined, checkpoint, manifest: reconcile(manifest, checkpoint) };
 }
 
 function mergeCheckpoints(plan: SharedRun, workers: readonly Checkpoint[], now: string): Checkpoint {

@@ -1,9 +1,8 @@
 import { CheckpointError } from '../errors.js';
-import { findDrift, parseCheckpoint, streamOf } from './checkpoint.js';
+import { findDrift, streamOf } from './checkpoint.js';
 import { Committer } from './committer.js';
 import { WORKER_PATIENCE_MS } from './finalize.js';
 import type { OutputStore } from '../output/store.js';
-import { reconcile } from './manifest.js';
 import { planPartitions } from './plan.js';
 import { assertShardsPresent, prepareOutput, readManifest } from './prepare-output.js';
 import {
@@ -14,10 +13,9 @@ import {
   SHARED_RUN_KEY,
   readSharedRun,
   WORKERS_DIR,
-  workerCheckpoint,
+  readWorker,
   workerKeys,
   workerLockKey,
-  readWorkerManifest,
   type SharedRun,
   type WorkerSpec,
   writeSharedRun,
@@ -52,12 +50,8 @@ export async function startWorker(setup: Setup, spec: WorkerSpec): Promise<Start
       );
     }
     const keys = workerKeys(plan, spec.index);
-    const text = await store.getText(keys.checkpoint);
-    const checkpoint =
-      text === undefined ? workerCheckpoint(plan, spec.index) : parseCheckpoint(text, store.where(keys.checkpoint));
     const root = await readManifest(store, baseUrl, logger);
-    const own = await readWorkerManifest(store, keys.manifest, root, plan, spec.index, now(), logger);
-    const manifest = reconcile(own, checkpoint);
+    const { started, checkpoint, manifest } = await readWorker({ store, plan, root, now: now(), logger }, spec.index);
     await assertShardsPresent(store, checkpoint, manifest, names);
     await setup.beforeWrite(plan.checkpoint);
     const committer = new Committer({
@@ -73,7 +67,7 @@ export async function startWorker(setup: Setup, spec: WorkerSpec): Promise<Start
     const plans = planPartitions(streams, (name) => streamOf(plan.checkpoint, name)).filter((p) =>
       mine.has(pairKey(p.stream, p.m)),
     );
-    return { committer, manifest, plans, resumed: text !== undefined, idle: [], damaged: new Map(), release };
+    return { committer, manifest, plans, resumed: started, idle: [], damaged: new Map(), release };
   } catch (error) {
     await release();
     throw error;

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { CheckpointError, UsageError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { OutputStore } from '../output/store.js';
-import { type Checkpoint, checkpointFromValue, isComplete } from './checkpoint.js';
-import { type Manifest, manifestSchema } from './manifest.js';
+import { type Checkpoint, checkpointFromValue, isComplete, parseCheckpoint } from './checkpoint.js';
+import { type Manifest, manifestSchema, reconcile } from './manifest.js';
 import { checkStateValue, parseJson, parseStateFile } from './state-file.js';
 
 /**
@@ -181,20 +181,57 @@ export function workerManifest(manifest: Manifest, plan: SharedRun, index: numbe
   };
 }
 
+/** What reading a worker's files takes. */
+export interface WorkerFilesContext {
+  store: OutputStore;
+  plan: SharedRun;
+  /** The output folder's manifest: a worker that has none of its own starts from its share of it. */
+  root: Manifest;
+  now: string;
+  logger: Logger;
+}
+
+/** A worker's checkpoint and manifest as it left them. */
+export interface WorkerRecords {
+  /** Whether the worker has written its checkpoint. */
+  started: boolean;
+  checkpoint: Checkpoint;
+  /** Its manifest, reconciled with its checkpoint. */
+  manifest: Manifest;
+}
+
+/**
+ * Worker `index`'s files as it left them; a worker never started is its part of the plan,
+ * untouched. Files written for another run than the plan's are refused.
+ */
+export async function readWorker(context: WorkerFilesContext, index: number): Promise<WorkerRecords> {
+  const { store, plan } = context;
+  const keys = workerKeys(plan, index);
+  const checkpointText = await store.getText(keys.checkpoint);
+  const checkpoint =
+    checkpointText === undefined
+      ? workerCheckpoint(plan, index)
+      : parseCheckpoint(checkpointText, store.where(keys.checkpoint));
+  for (const [name, state] of Object.entries(checkpoint.streams)) {
+    const planned = plan.checkpoint.streams[name];
+    const sameRun = planned?.run === state.run && JSON.stringify(planned.window) === JSON.stringify(state.window);
+    if (!sameRun) {
+      throw new CheckpointError(
+        `${store.where(keys.checkpoint)}: stream '${name}' is not at the run of ${store.where(SHARED_RUN_KEY)}; the worker's files were not written for this plan. Move the ${WORKERS_DIR} folder away to start the sharded run over.`,
+      );
+    }
+  }
+  const manifest = await readWorkerManifest(context, keys.manifest, index);
+  return { started: checkpointText !== undefined, checkpoint, manifest: reconcile(manifest, checkpoint) };
+}
+
 /**
  * A worker's manifest as it left it; absent (never started) or damaged, its share of the
  * folder's manifest. A damaged one loses the list of the worker's new files, which the resume then
  * reports as missing against its checkpoint, rather than going on without them.
  */
-export async function readWorkerManifest(
-  store: OutputStore,
-  key: string,
-  root: Manifest,
-  plan: SharedRun,
-  index: number,
-  now: string,
-  logger: Logger,
-): Promise<Manifest> {
+async function readWorkerManifest(context: WorkerFilesContext, key: string, index: number): Promise<Manifest> {
+  const { store, root, plan, now, logger } = context;
   const text = await store.getText(key);
   if (text !== undefined) {
     try {
