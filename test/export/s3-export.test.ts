@@ -55,11 +55,12 @@ afterAll(async () => {
 interface SetupOptions {
   stream?: StreamSpec;
   maxRows?: number;
+  formats?: ('parquet' | 'ndjson')[];
   simulator?: Partial<SimulatorOptions>;
 }
 
 async function setup(seed: number, prefix: string, options: SetupOptions = {}) {
-  const { stream = { resource: 'events', partitions: 2, limit: 1000 }, maxRows = 20_000 } = options;
+  const { stream = { resource: 'events', partitions: 2, limit: 1000 }, maxRows = 20_000, formats = ['ndjson'] } = options;
   const sim = await newSimulator({
     events: EVENTS,
     assets: 10,
@@ -75,7 +76,7 @@ async function setup(seed: number, prefix: string, options: SetupOptions = {}) {
     baseUrl: sim.baseUrl,
     outDir: url,
     streams: [stream],
-    formats: ['ndjson'],
+    formats,
     maxRows,
   });
   // The harness knows no s3 settings: add them.
@@ -258,7 +259,7 @@ describe.concurrent('output.dir: s3://', () => {
 
   it('3 workers (--shard i/3) into the bucket: one killed and resumed alone, the last finalizes, the union is exact', async () => {
     const stream: StreamSpec = { resource: 'events', partitions: 6, limit: 1000 };
-    const { cli, store, sim } = await setup(25, 'exports/shard', { stream, maxRows: 2000 });
+    const { cli, store, sim } = await setup(25, 'exports/shard', { stream, maxRows: 2000, formats: ['parquet', 'ndjson'] });
     try {
       // Shard 1 is killed after its first shard is uploaded, before its checkpoint counts it.
       const exits = await Promise.all(
@@ -280,7 +281,7 @@ describe.concurrent('output.dir: s3://', () => {
       const verify = await cli(['verify']);
       expect(verify.code, describeExit(verify)).toBe(0);
       const expected = [
-        { name: 'events', resource: 'events' as const, partitions: 6, formats: ['ndjson' as const], ids: expectedIds(sim, 'events') },
+        { name: 'events', resource: 'events' as const, partitions: 6, formats: ['parquet' as const, 'ndjson' as const], ids: expectedIds(sim, 'events') },
       ];
       await expectExactOutput(await downloadAll(store, tempDir('s3-shard-copy')), expected);
     } finally {
