@@ -4,9 +4,10 @@ import type { Dataset, ResourceName } from './dataset/dataset.js';
 import type { FaultPlanner, RateGate, StatusFault } from './faults.js';
 import type { SimulatorConfig } from './options.js';
 import { partitionRange } from './partition.js';
-import { parseListQuery } from './query.js';
-import { type Exchange, sendError, sendText } from './respond.js';
-import { increment, type SimulatorStats } from './stats.js';
+import { parseListBody } from './list-body.js';
+import { type ParseResult, parseListQuery } from './query.js';
+import { type Exchange, readJsonBody, sendError, sendText } from './respond.js';
+import { increment, type RequestNotes, type SimulatorStats } from './stats.js';
 
 export interface ListContext {
   config: SimulatorConfig;
@@ -29,13 +30,22 @@ function throttled(limit: number, what: string): string {
   return `Project exceeded maximum number='${limit}' of ${what}. Please try again later.`;
 }
 
-/** `GET {base}/assets` and `GET {base}/events` for an authenticated principal. */
-export async function handleList(ctx: ListContext, ex: Exchange, resource: ResourceName): Promise<void> {
+/**
+ * `GET {base}/{resource}` (parameters in the query) and `POST {base}/{resource}/list` (in a JSON
+ * body) for an authenticated principal: the same pages, faults and caps either way.
+ */
+export async function handleList(
+  ctx: ListContext,
+  ex: Exchange,
+  route: { resource: ResourceName; method: 'GET' | 'POST' },
+  notes: RequestNotes,
+): Promise<void> {
   const { config, stats } = ctx;
   const faults = config.faults;
-  const parsed = parseListQuery(resource, ex.url.searchParams);
-  if (!parsed.ok) return sendError(ex, 400, parsed.message);
+  const parsed = await readListQuery(ex, route, notes);
+  if (!parsed.ok) return sendError(ex, parsed.status ?? 400, parsed.message);
   const query = parsed.query;
+  const { resource } = route;
 
   if (faults.maxConcurrent !== undefined && stats.inFlight >= faults.maxConcurrent) {
     increment(stats.faults, 'concurrency-cap');
@@ -99,6 +109,21 @@ export async function handleList(ctx: ListContext, ex: Exchange, resource: Resou
     stats.items += items.length;
   }
   return sendText(ex, 200, JSON.stringify(body), 'application/json; charset=utf-8', {}, bodyFault);
+}
+
+async function readListQuery(
+  ex: Exchange,
+  { resource, method }: { resource: ResourceName; method: 'GET' | 'POST' },
+  notes: RequestNotes,
+): Promise<ParseResult & { status?: number }> {
+  if (method === 'GET') return parseListQuery(resource, ex.url.searchParams);
+  if (!(ex.req.headers['content-type'] ?? '').startsWith('application/json')) {
+    return { ok: false, status: 415, message: 'Expected a JSON body (content-type: application/json).' };
+  }
+  const body = await readJsonBody(ex.req);
+  if (!body.ok) return body;
+  notes.body = body.value;
+  return parseListBody(resource, body.value);
 }
 
 function sendServerError(ex: Exchange, status: number, text: string, html: boolean): Promise<void> {

@@ -46,18 +46,10 @@ export function parseListQuery(resource: ResourceName, params: URLSearchParams):
     );
   }
 
-  let partition: Partition | undefined;
   const partitionText = params.get('partition');
-  if (partitionText !== null) {
-    const match = PARTITION.exec(partitionText);
-    const m = Number(match?.[1]);
-    const n = Number(match?.[2]);
-    if (!match || n > MAX_PARTITIONS || m > n) {
-      return fail(
-        `Invalid query parameter 'partition': expected 'm/n' with 1 <= m <= n <= ${MAX_PARTITIONS}, got '${partitionText}'.`,
-      );
-    }
-    partition = { m, n };
+  const partition = partitionText === null ? undefined : parsePartition(partitionText);
+  if (partition === null) {
+    return fail(`Invalid query parameter 'partition': ${PARTITION_EXPECTED}, got '${partitionText}'.`);
   }
 
   const metadataText = params.get('includeMetadata');
@@ -96,6 +88,16 @@ export function parseListQuery(resource: ResourceName, params: URLSearchParams):
   const cursor = params.get('cursor') ?? undefined;
   if (cursor === '') return fail("Invalid query parameter 'cursor': must not be empty.");
   return { ok: true, query: { resource, limit, cursor, partition, includeMetadata, filter, binding } };
+}
+
+export const PARTITION_EXPECTED = `expected 'm/n' with 1 <= m <= n <= ${MAX_PARTITIONS}`;
+
+/** `m/n` as a partition, or null when it is not one. */
+export function parsePartition(text: string): Partition | null {
+  const match = PARTITION.exec(text);
+  const m = Number(match?.[1]);
+  const n = Number(match?.[2]);
+  return !match || n > MAX_PARTITIONS || m > n ? null : { m, n };
 }
 
 function fail(message: string): ParseResult {

@@ -1,6 +1,9 @@
 import type { ResourceName } from './dataset/dataset.js';
 
-/** A route under `/api/v1/projects/{project}`: a resource's list, or its aggregate. */
+/**
+ * A route under `/api/v1/projects/{project}`: a resource's list (`GET /{resource}` or
+ * `POST /{resource}/list`), or its aggregate.
+ */
 export interface ResourceRoute {
   project: string;
   resource: ResourceName;
@@ -9,17 +12,17 @@ export interface ResourceRoute {
   method: 'GET' | 'POST';
 }
 
-const RESOURCE_ROUTE = /^\/api\/v1\/projects\/([^/]+)\/(assets|events)(\/aggregate)?$/;
+const RESOURCE_ROUTE = /^\/api\/v1\/projects\/([^/]+)\/(assets|events)(\/aggregate|\/list)?$/;
 
 export function matchResourceRoute(path: string): ResourceRoute | undefined {
   const match = RESOURCE_ROUTE.exec(path);
   if (match === null) return undefined;
-  const aggregate = match[3] !== undefined;
+  const suffix = match[3];
   return {
     project: match[1] ?? '',
     resource: match[2] === 'assets' ? 'assets' : 'events',
-    action: aggregate ? 'aggregate' : 'list',
-    method: aggregate ? 'POST' : 'GET',
+    action: suffix === '/aggregate' ? 'aggregate' : 'list',
+    method: suffix === undefined ? 'GET' : 'POST',
   };
 }
 

@@ -115,7 +115,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return sendError(ex, 403, `Project '${match?.project}' does not exist or these credentials have no access to it.`);
     }
     if (match.action === 'aggregate') return handleAggregate(dataset, ex, match.resource, notes);
-    return handleList(list, ex, match.resource);
+    return handleList(list, ex, match, notes);
   }
 
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
