@@ -1,7 +1,6 @@
 import { basename } from 'node:path';
-import { drainCursorChain } from '../http/cursor-chain.js';
+import { type ChainClient, drainCursorChain } from '../http/cursor-chain.js';
 import { AbortedError, HttpStatusError } from '../http/errors.js';
-import type { JsonResponse } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
 import type { OutputStore } from '../output/store.js';
 import type { ShardWriter } from '../sink/shard-writer.js';
@@ -16,7 +15,7 @@ import type { PartitionPlan } from './plan.js';
 export interface PartitionContext {
   /** Where committed shards go (a folder: they are in place already; a bucket: uploaded). */
   store: OutputStore;
-  client: { get(path: string, params: Iterable<readonly [string, string]>): Promise<JsonResponse> };
+  client: ChainClient;
   committer: Committer;
   /** Opens the shard `seq` of a partition, one writer per format. */
   openShard(plan: PartitionPlan, seq: number): Promise<ShardWriter[]>;

@@ -1,15 +1,37 @@
 import { BadResponseError, CursorLoopError, type RequestContext } from './errors.js';
 import type { JsonResponse } from './platform-client.js';
 
-export interface ChainRequest {
-  /** Path relative to the base URL, e.g. `/events`. */
+/**
+ * A cursor chain: `GET {path}` with query `params`, or `POST {path}` with a JSON `body` (the way
+ * `POST /{resource}/list` pages). Either way every request of the chain repeats the first one
+ * exactly, with only `cursor` added.
+ */
+export type ChainRequest = ChainCommon & (
+  | {
+    /** Every parameter but `cursor`, in order: sent identically with every request of the chain. */
+    params: readonly (readonly [string, string])[];
+    body?: undefined;
+  } |
+  {
+    /** Every property but `cursor`: sent identically with every request of the chain. */
+    body: Readonly<Record<string, unknown>>;
+    params?: undefined;
+  }
+);
+
+interface ChainCommon {
+  /** Path relative to the base URL, e.g. `/events` (GET) or `/events/list` (POST). */
   path: string;
-  /** Every parameter but `cursor`, in order: sent identically with every request of the chain. */
-  params: readonly (readonly [string, string])[];
   /** Resume from this cursor (from a checkpoint); undefined starts at the first page. */
   startCursor?: string | undefined;
   /** Aborts the request in flight and ends the chain with an AbortedError. */
   signal?: AbortSignal | undefined;
+}
+
+/** What a chain needs of the platform client. */
+export interface ChainClient {
+  get(path: string, params: Iterable<readonly [string, string]>, signal?: AbortSignal): Promise<JsonResponse>;
+  post(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<JsonResponse>;
 }
 
 export interface ChainPage {
@@ -37,24 +59,18 @@ const DEFAULT_LIMIT = 100;
  * `nextCursor` not a non-empty string, a cursor seen before, far more items than `limit`) throws.
  */
 export async function* drainCursorChain(
-  client: {
-    get(path: string, params: Iterable<readonly [string, string]>, signal?: AbortSignal): Promise<JsonResponse>;
-  },
+  client: ChainClient,
   request: ChainRequest,
 ): AsyncGenerator<ChainPage, void, undefined> {
-  if (request.params.some(([key]) => key === 'cursor')) {
-    throw new TypeError('drainCursorChain: pass the cursor as startCursor, not in params');
-  }
-  const limitParam = request.params.find(([key]) => key === 'limit')?.[1];
-  const limit = limitParam === undefined ? DEFAULT_LIMIT : Number(limitParam);
+  const fetchPage = pageFetcher(client, request);
+  const limit = limitOf(request);
   const seen = new RecentSet(LOOP_MEMORY);
   let cursor = request.startCursor;
   if (cursor !== undefined) seen.add(cursor);
   for (let pages = 1; ; pages++) {
-    const params = cursor === undefined ? request.params : [...request.params, ['cursor', cursor] as const];
-    const response = await client.get(request.path, params, request.signal);
+    const response = await fetchPage(cursor);
     const ctx: RequestContext = {
-      method: 'GET',
+      method: request.body === undefined ? 'GET' : 'POST',
       path: response.path,
       attempts: response.attempts,
       ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
@@ -72,6 +88,33 @@ export async function* drainCursorChain(
     seen.add(nextCursor);
     cursor = nextCursor;
   }
+}
+
+/** The request of one page: the chain's first request with `cursor` added. */
+function pageFetcher(
+  client: ChainClient,
+  request: ChainRequest,
+): (cursor: string | undefined) => Promise<JsonResponse> {
+  const { path, signal } = request;
+  if (request.body !== undefined) {
+    const { body } = request;
+    if ('cursor' in body) throw new TypeError('drainCursorChain: pass the cursor as startCursor, not in the body');
+    return (cursor) => client.post(path, cursor === undefined ? body : { ...body, cursor }, signal);
+  }
+  const { params } = request;
+  if (params.some(([key]) => key === 'cursor')) {
+    throw new TypeError('drainCursorChain: pass the cursor as startCursor, not in params');
+  }
+  return (cursor) => {
+    const sent = cursor === undefined ? params : [...params, ['cursor', cursor] as const];
+    return client.get(path, sent, signal);
+  };
+}
+
+/** The chain's page size, which a page may exceed only so far. */
+function limitOf(request: ChainRequest): number {
+  const given = request.body === undefined ? request.params.find(([key]) => key === 'limit')?.[1] : request.body.limit;
+  return given === undefined ? DEFAULT_LIMIT : Number(given);
 }
 
 function validatePage(

@@ -132,6 +132,33 @@ describe('chains against the simulator', () => {
     expect(pages.at(-1)?.nextCursor).toBeUndefined();
   });
 
+  it('a POST chain (body, as POST /list pages) drains what the GET chain drains; every follow-up is the first body plus only cursor', async () => {
+    const sim = await simulator({ events: 3000, recordRequests: true });
+    const { client } = connect(sim.baseUrl);
+    const body = { limit: 20, partition: '2/3', filter: { type: 'alarm' } };
+    const pages = await collect(client, { path: '/events/list', body });
+    expect(ids(pages)).toEqual(expectedEventIds(sim, { type: 'alarm' }, { m: 2, n: 3 }));
+    expect(ids(await collect(client, { path: '/events', params: [['limit', '20'], ['partition', '2/3'], ['type', 'alarm']] }))).toEqual(ids(pages));
+    expect(pages.length).toBeGreaterThan(3);
+
+    await settled(sim);
+    const recorded = sim.requests().filter((r) => r.route === 'POST /events/list');
+    expect(recorded.map((r) => r.status)).toEqual(pages.map(() => 200));
+    expect(recorded[0]?.body).toEqual(body);
+    recorded.slice(1).forEach((request, i) => {
+      expect(request.body).toEqual({ ...body, cursor: pages[i]?.nextCursor });
+    });
+    // Resumed from a cursor, the rest of the chain.
+    const startCursor = pages[1]?.nextCursor;
+    const resumed = await collect(client, { path: '/events/list', body, startCursor });
+    expect([...ids(pages.slice(0, 2)), ...ids(resumed)]).toEqual(ids(pages));
+  });
+
+  it('a cursor inside the chain body is refused before any request: give it as startCursor', async () => {
+    const { client } = connect('http://127.0.0.1:9');
+    await expect(collect(client, { path: '/events/list', body: { limit: 10, cursor: 'x' } })).rejects.toThrow(TypeError);
+  });
+
   it('startCursor resumes mid-chain: the remaining pages equal the rest of the original chain', async () => {
     const sim = await simulator();
     const { client } = connect(sim.baseUrl);
@@ -250,6 +277,17 @@ describe('pages that break the contract (scripted server)', () => {
     expect(pages).toHaveLength(1);
     expect(error).toBeInstanceOf(BadResponseError);
     expect((error as Error).message).toContain('limit=100');
+  });
+
+  it('a POST chain takes its yardstick from the body\'s limit, and names POST in the error', async () => {
+    const items = indexes(10 * MAX_PAGE_OVERSHOOT + 1).map((id) => ({ id }));
+    const server = await scripted(() => ({ body: { items } }));
+    const { client } = connect(server.baseUrl);
+    const error = await drainUntilError(client, { path: '/events/list', body: { limit: 10 } }, []);
+    expect(error).toBeInstanceOf(BadResponseError);
+    expect((error as Error).message).toContain('limit=10');
+    expect((error as RequestError).method).toBe('POST');
+    expect((error as Error).message).toContain('(POST ');
   });
 
   it.each([11, 10 * MAX_PAGE_OVERSHOOT])('a page with %i items for limit 10 is tolerated', async (count) => {
