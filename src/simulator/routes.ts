@@ -1,3 +1,4 @@
+import { RESOURCES } from '../resources/index.js';
 import type { ResourceName } from './dataset/dataset.js';
 
 /**
@@ -12,15 +13,17 @@ export interface ResourceRoute {
   method: 'GET' | 'POST';
 }
 
-const RESOURCE_ROUTE = /^\/api\/v1\/projects\/([^/]+)\/(assets|events)(\/aggregate|\/list)?$/;
+/** Every collection of the registry, listed and counted under the project. */
+const RESOURCE_ROUTE = new RegExp(`^/api/v1/projects/([^/]+)/(${RESOURCES.join('|')})(/aggregate|/list)?$`);
 
 export function matchResourceRoute(path: string): ResourceRoute | undefined {
   const match = RESOURCE_ROUTE.exec(path);
-  if (match === null) return undefined;
+  const resource = RESOURCES.find((name) => name === match?.[2]);
+  if (match === null || resource === undefined) return undefined;
   const suffix = match[3];
   return {
     project: match[1] ?? '',
-    resource: match[2] === 'assets' ? 'assets' : 'events',
+    resource,
     action: suffix === '/aggregate' ? 'aggregate' : 'list',
     method: suffix === undefined ? 'GET' : 'POST',
   };

@@ -1,8 +1,10 @@
+import type { Resource } from '../../resources/index.js';
 import { mix32 } from '../random.js';
 import { type AssetFilter, AssetSet, type GeneratedAsset } from './assets.js';
 import { type EventFilter, EventSet, type GeneratedEvent } from './events.js';
 
-export type ResourceName = 'assets' | 'events';
+/** A collection the simulator serves: every collection of the registry in resources/. */
+export type ResourceName = Resource;
 
 export interface DatasetOptions {
   /** Any integer; equal seeds give byte-identical data. */
