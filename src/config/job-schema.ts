@@ -48,10 +48,22 @@ const duration = z
 export const MODES = ['full', 'incremental', 'snapshot'] as const;
 export type Mode = (typeof MODES)[number];
 
-/** A stream's `filter`: the collection's filters (resources/), times as epoch ms or ISO 8601, strings non-empty. */
+/**
+ * A stream's `filter`: the collection's filters (resources/), times as epoch ms or ISO 8601, strings
+ * non-empty and no longer than the platform accepts.
+ */
 function filterSchema<F extends readonly FilterSpec[]>(filters: F) {
   const shape = Object.fromEntries(
-    filters.map((filter) => [filter.key, filter.kind === 'time' ? time.optional() : z.string().min(1).optional()]),
+    filters.map((filter) => [
+      filter.key,
+      filter.kind === 'time'
+        ? time.optional()
+        : z
+            .string()
+            .min(1)
+            .max(filter.maxLength, `at most ${filter.maxLength} characters, as the platform accepts`)
+            .optional(),
+    ]),
   );
   return z.strictObject(shape as FilterShape<F>);
 }

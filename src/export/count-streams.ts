@@ -17,7 +17,7 @@ export function aggregateFilter(
   for (const [key, value] of params) {
     const spec = specs.get(key);
     if (spec === undefined) continue; // limit, partition
-    if (spec.bound === undefined) filter[spec.field] = value;
+    if (spec.kind === 'string') filter[spec.field] = value;
     else filter[spec.field] = { ...(filter[spec.field] as object | undefined), [spec.bound]: Number(value) };
   }
   return filter;

@@ -13,17 +13,29 @@ export interface ResourceSpec<Name extends string = string> {
   readonly columns: readonly ColumnSpec[];
 }
 
-export interface FilterSpec {
+/** A filter a job may set: an end of a time range, or a string the items' field must equal. */
+export type FilterSpec = TimeFilterSpec | StringFilterSpec;
+
+interface FilterCommon {
   /** The key in the job file's `filter`, and the query parameter of `GET /{name}`. */
   readonly key: string;
-  /** time: epoch milliseconds (inclusive); string: equality. */
-  readonly kind: 'time' | 'string';
   /** The field of the `filter` object of `/list` and `/aggregate` that takes it. */
   readonly field: string;
-  /** time: which end of the field's `{min, max}` range it is. */
-  readonly bound?: 'min' | 'max';
-  /** string: the longest value the platform accepts in the `filter` object. */
-  readonly maxLength?: number;
+}
+
+/** Epoch milliseconds, inclusive: one end of the field's `{min, max}` range. */
+export interface TimeFilterSpec extends FilterCommon {
+  readonly kind: 'time';
+  readonly bound: 'min' | 'max';
+  readonly maxLength?: undefined;
+}
+
+/** Equality with a string field. */
+export interface StringFilterSpec extends FilterCommon {
+  readonly kind: 'string';
+  /** The longest value the platform accepts (PLATFORM.md), on GET and in the `filter` object. */
+  readonly maxLength: number;
+  readonly bound?: undefined;
 }
 
 /**

@@ -20,7 +20,7 @@ function filterFields(resource: ResourceName): FilterFields {
   const strings = new Map<string, number>();
   const ranges = new Map<string, { min?: string; max?: string }>();
   for (const spec of resourceSpec(resource).filters) {
-    if (spec.bound === undefined) strings.set(spec.field, spec.maxLength ?? 128);
+    if (spec.kind === 'string') strings.set(spec.field, spec.maxLength);
     else ranges.set(spec.field, { ...ranges.get(spec.field), [spec.bound]: spec.key });
   }
   return { strings, ranges, names: [...new Set(resourceSpec(resource).filters.map((spec) => spec.field))] };

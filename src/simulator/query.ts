@@ -22,7 +22,6 @@ const COMMON = ['limit', 'cursor', 'partition', 'includeMetadata'];
 
 const INTEGER = /^(0|[1-9][0-9]*)$/;
 const PARTITION = /^([1-9][0-9]*)\/([1-9][0-9]*)$/;
-const MAX_FILTER_LENGTH = 128;
 
 /** Validates the query string of `GET /{resource}` the way the platform does: strictly. */
 export function parseListQuery(resource: ResourceName, params: URLSearchParams): ParseResult {
@@ -60,7 +59,7 @@ export function parseListQuery(resource: ResourceName, params: URLSearchParams):
   }
 
   const given: Record<string, string | number> = {};
-  for (const { key, kind } of filters) {
+  for (const { key, kind, maxLength } of filters) {
     const text = params.get(key);
     if (text === null) continue;
     const value = Number(text);
@@ -69,8 +68,8 @@ export function parseListQuery(resource: ResourceName, params: URLSearchParams):
         `Invalid query parameter '${key}': expected epoch milliseconds (an integer >= 0), got '${text}'.`,
       );
     }
-    if (kind === 'string' && (text.length === 0 || text.length > MAX_FILTER_LENGTH)) {
-      return fail(`Invalid query parameter '${key}': expected 1 to ${MAX_FILTER_LENGTH} characters.`);
+    if (kind === 'string' && (text.length === 0 || text.length > maxLength)) {
+      return fail(`Invalid query parameter '${key}': expected 1 to ${maxLength} characters.`);
     }
     given[key] = kind === 'time' ? value : text;
   }

@@ -123,6 +123,16 @@ describe('streams: every wrong value is an error naming its key path', () => {
     expect(message).toContain('job.yaml');
   });
 
+  it('string filters are held to the platform\'s lengths (type and subtype 64, source 128), naming the key and the bound', () => {
+    expect(load(withStream({ filter: { type: 'x'.repeat(64), source: 's'.repeat(128) } })).streams[0]?.filter).toEqual({
+      type: 'x'.repeat(64),
+      source: 's'.repeat(128),
+    });
+    expect(configError(withStream({ filter: { type: 'x'.repeat(65) } }))).toMatch(/streams\.0\.filter\.type: at most 64 characters/);
+    expect(configError(withStream({ filter: { subtype: 'x'.repeat(65) } }))).toMatch(/streams\.0\.filter\.subtype: at most 64/);
+    expect(configError(withStream({ filter: { source: 's'.repeat(129) } }))).toMatch(/streams\.0\.filter\.source: at most 128/);
+  });
+
   it('an unknown filter key is named', () => {
     expect(configError(withStream({ filter: { color: 'red' } }))).toMatch(/streams\.0\.filter: .*color/);
     expect(configError({ streams: [{ resource: 'assets', filter: { type: 'alarm' } }] })).toMatch(

@@ -69,6 +69,10 @@ describe('parseListQuery', () => {
     expect(binding('assets', '')).not.toBe(binding('events', ''));
   });
 
+  it('takes string filters up to the platform\'s length: type 64, source 128', () => {
+    expect(parse('events', `type=${'x'.repeat(64)}&source=${'s'.repeat(128)}`).ok).toBe(true);
+  });
+
   it.each([
     ['events', 'limit=0', "'limit'"],
     ['events', 'limit=1001', "'limit'"],
@@ -83,6 +87,8 @@ describe('parseListQuery', () => {
     ['events', 'includeMetadata=yes', "'includeMetadata'"],
     ['events', 'type=', "'type'"],
     ['events', `source=${'x'.repeat(129)}`, "'source'"],
+    ['events', `type=${'x'.repeat(65)}`, "'type': expected 1 to 64 characters"],
+    ['events', `subtype=${'x'.repeat(65)}`, "'subtype': expected 1 to 64 characters"],
     ['events', 'cursor=', "'cursor'"],
     ['events', 'limit=5&limit=5', "'limit' was given more than once"],
     ['events', 'foo=bar', "'foo'"],
