@@ -28,10 +28,13 @@ export async function dryRun(
     if (lock.state === 'held' && !lock.alive) {
       lines.push(`lock        left by a run that is gone (pid ${lock.owner?.pid ?? '?'} on ${lock.owner?.host ?? '?'}); a run takes it over`);
     }
-    for (const { plan, query, action } of inspection.streams) {
-      const params = new URLSearchParams(query).toString();
+    for (const { plan, request, action } of inspection.streams) {
+      const listed =
+        request.method === 'POST'
+          ? `POST ${request.path} ${JSON.stringify(request.body)}`
+          : `GET ${request.path}?${new URLSearchParams(request.params.map(([key, value]): [string, string] => [key, value])).toString()}`;
       lines.push(
-        `stream ${plan.name}: GET /${plan.resource}?${params} in ${plan.partitions} partition(s) -> ${plan.formats.join(' + ')}, ${plan.mode}`,
+        `stream ${plan.name}: ${listed} in ${plan.partitions} partition(s) -> ${plan.formats.join(' + ')}, ${plan.mode}`,
         `  ${describe(action)}`,
       );
     }

@@ -54,22 +54,37 @@ export type Mode = (typeof MODES)[number];
  */
 function filterSchema<F extends readonly FilterSpec[]>(filters: F) {
   const shape = Object.fromEntries(
-    filters.map((filter) => [
-      filter.key,
-      filter.kind === 'time'
-        ? time.optional()
-        : z
-            .string()
-            .min(1)
-            .max(filter.maxLength, `at most ${filter.maxLength} characters, as the platform accepts`)
-            .optional(),
-    ]),
+    filters.map((filter) => [filter.key, filterValue(filter).optional()]),
   );
   return z.strictObject(shape as FilterShape<F>);
 }
 
+function filterValue(filter: FilterSpec) {
+  switch (filter.kind) {
+    case 'time':
+      return time;
+    case 'string':
+      return z.string().min(1).max(filter.maxLength, `at most ${filter.maxLength} characters, as the platform accepts`);
+    case 'map':
+      return metadataMap(filter.maxValueLength);
+  }
+}
+
+/** Key-value pairs an item's metadata must hold: at least one, keys non-empty, values within the platform's length. */
+const metadataMap = (maxValueLength: number) =>
+  z
+    .record(
+      z.string().min(1, 'a metadata key must not be empty'),
+      z.string().max(maxValueLength, `at most ${maxValueLength} characters, as the platform accepts`),
+    )
+    .refine((pairs) => Object.keys(pairs).length > 0, 'give at least one key: value pair, or leave metadata out');
+
 type FilterShape<F extends readonly FilterSpec[]> = {
-  [E in F[number] as E['key']]: E extends { kind: 'time' } ? z.ZodOptional<typeof time> : z.ZodOptional<z.ZodString>;
+  [E in F[number] as E['key']]: E extends { kind: 'time' }
+    ? z.ZodOptional<typeof time>
+    : E extends { kind: 'map' }
+      ? z.ZodOptional<ReturnType<typeof metadataMap>>
+      : z.ZodOptional<z.ZodString>;
 };
 
 const common = {

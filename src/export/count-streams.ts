@@ -1,27 +1,10 @@
-import type { Resource } from '../config/job-schema.js';
 import { AuthError, HttpStatusError, type RequestError } from '../http/errors.js';
 import type { PlatformClient } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
-import { resourceSpec } from '../resources/index.js';
 import { type Checkpoint, isComplete } from './checkpoint.js';
+import { aggregateFilter } from './chain-request.js';
 import { chainParams } from './plan.js';
 import type { StreamPlan } from './streams.js';
-
-/** The `filter` of `POST /{resource}/aggregate` (and `/list`) for a chain's GET parameters. */
-export function aggregateFilter(
-  resource: Resource,
-  params: readonly (readonly [string, string])[],
-): Record<string, unknown> {
-  const specs = new Map(resourceSpec(resource).filters.map((filter) => [filter.key, filter]));
-  const filter: Record<string, unknown> = {};
-  for (const [key, value] of params) {
-    const spec = specs.get(key);
-    if (spec === undefined) continue; // limit, partition
-    if (spec.kind === 'string') filter[spec.field] = value;
-    else filter[spec.field] = { ...(filter[spec.field] as object | undefined), [spec.bound]: Number(value) };
-  }
-  return filter;
-}
 
 /**
  * How many items each stream's current run will read, from the platform's count aggregate: for
@@ -59,3 +42,5 @@ function isContentError(error: unknown): error is RequestError {
   const code = (error as { code?: unknown } | null)?.code;
   return code === 'E_BAD_RESPONSE' || code === 'E_INVALID_JSON';
 }
+
+export { aggregateFilter } from './chain-request.js';

@@ -10,6 +10,7 @@ import { type Checkpoint, isComplete, newCheckpoint } from './checkpoint.js';
 import { readWorkersProgress } from './merge-workers.js';
 import { LOCK_FILE } from './layout.js';
 import { isS3Url, openOutput } from './output-target.js';
+import { chainRequest, type ListRequest } from './chain-request.js';
 import { chainParams, type PartitionPlan, planPartitions } from './plan.js';
 import { planStreams, type StreamPlan } from './streams.js';
 import { type IdleStream, prepareOutput, restarted } from './prepare-output.js';
@@ -26,8 +27,8 @@ export type StreamAction =
 
 export interface StreamInspection {
   plan: StreamPlan;
-  /** The GET parameters of its chains (without `partition` and `cursor`). */
-  query: [string, string][];
+  /** How its chains are listed (without `partition` and `cursor`): GET with a query, or POST /list with a body. */
+  request: ListRequest;
   action: StreamAction;
 }
 
@@ -110,7 +111,7 @@ export async function inspectRun(
       checkpointLocation: store.where(checkpointKey),
       streams: streams.map((plan) => ({
         plan,
-        query: chainParams(plan, checkpoint.streams[plan.name] ?? { window: null }),
+        request: chainRequest(plan.resource, chainParams(plan, checkpoint.streams[plan.name] ?? { window: null })),
         action: fresh ? { kind: 'fresh' } : actionOf(plan, checkpoint, prepared?.resumed ?? false, idle.get(plan.name)),
       })),
       chains: plans.length,

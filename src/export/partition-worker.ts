@@ -7,6 +7,7 @@ import type { ShardWriter } from '../sink/shard-writer.js';
 import { crashPoint } from '../util/crash-point.js';
 import { TEMP_SUFFIX } from '../util/durable-file.js';
 import { prefetchOne } from '../util/prefetch.js';
+import { chainRequest } from './chain-request.js';
 import type { Committer } from './committer.js';
 import { shardSeq } from './layout.js';
 import type { ManifestFile } from './manifest.js';
@@ -62,8 +63,7 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
   const start = ctx.committer.part(plan.stream, plan.m);
   const chain = prefetchOne(
     drainCursorChain(ctx.client, {
-      path: `/${plan.resource}`,
-      params: plan.params,
+      ...chainRequest(plan.resource, plan.params),
       startCursor: start.cursor ?? undefined,
       signal: ctx.signal,
     }),

@@ -40,11 +40,12 @@ export function planStreams(
     );
   }
   return selected.map((stream) => {
-    const filter: Readonly<Record<string, string | number | undefined>> = stream.filter;
+    type FilterValue = string | number | Readonly<Record<string, string>> | undefined;
+    const filter: Readonly<Record<string, FilterValue>> = stream.filter;
     const params: [string, string][] = [['limit', String(stream.limit)]];
     for (const key of filterKeys(stream.resource)) {
       const value = filter[key];
-      if (value !== undefined) params.push([key, String(value)]);
+      if (value !== undefined) params.push([key, typeof value === 'object' ? canonicalJson(value) : String(value)]);
     }
     return {
       name: streamName(stream),
@@ -58,4 +59,9 @@ export function planStreams(
       updatedBetween: { min: stream.filter.minLastUpdatedTime, max: stream.filter.maxLastUpdatedTime },
     };
   });
+}
+
+/** A map as JSON with its keys sorted: the same pairs give the same parameter, in any order. */
+function canonicalJson(map: Readonly<Record<string, string>>): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
 }

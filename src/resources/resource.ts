@@ -13,14 +13,19 @@ export interface ResourceSpec<Name extends string = string> {
   readonly columns: readonly ColumnSpec[];
 }
 
-/** A filter a job may set: an end of a time range, or a string the items' field must equal. */
-export type FilterSpec = TimeFilterSpec | StringFilterSpec;
+/**
+ * A filter a job may set: an end of a time range, a string the items' field must equal, or
+ * key-value pairs the items' metadata must hold.
+ */
+export type FilterSpec = TimeFilterSpec | StringFilterSpec | MapFilterSpec;
 
 interface FilterCommon {
-  /** The key in the job file's `filter`, and the query parameter of `GET /{name}`. */
+  /** The key in the job file's `filter`, and (unless `via` is 'body') the query parameter of `GET /{name}`. */
   readonly key: string;
   /** The field of the `filter` object of `/list` and `/aggregate` that takes it. */
   readonly field: string;
+  /** 'body': only `POST /{name}/list` takes it, so a stream that sets it is listed by POST. */
+  readonly via?: 'body';
 }
 
 /** Epoch milliseconds, inclusive: one end of the field's `{min, max}` range. */
@@ -37,6 +42,20 @@ export interface StringFilterSpec extends FilterCommon {
   readonly maxLength: number;
   readonly bound?: undefined;
 }
+
+/** Every pair given must be in the item's map (the platform's `metadata` filter). */
+export interface MapFilterSpec extends FilterCommon {
+  readonly kind: 'map';
+  readonly via: 'body';
+  /** The longest value the platform accepts. */
+  readonly maxValueLength: number;
+  readonly bound?: undefined;
+  readonly maxLength?: undefined;
+}
+
+/** The `metadata` filter: items whose metadata holds every given pair; sent in `POST /list`'s body. */
+export const metadataFilter = (maxValueLength: number) =>
+  ({ key: 'metadata', kind: 'map', field: 'metadata', via: 'body', maxValueLength }) as const satisfies MapFilterSpec;
 
 /**
  * Column kinds of the Parquet profile: ids INT64, times TIMESTAMP(MILLIS, UTC), metadata

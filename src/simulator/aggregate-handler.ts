@@ -1,6 +1,6 @@
 import { parseAggregateBody } from './aggregate-query.js';
 import { type Countable, countMatching } from './count.js';
-import type { AssetFilter, Dataset, EventFilter, ResourceName } from './dataset/dataset.js';
+import type { Dataset, ListFilter, ResourceName } from './dataset/dataset.js';
 import { type Exchange, readJsonBody, sendError, sendJson } from './respond.js';
 import type { RequestNotes } from './stats.js';
 
@@ -23,6 +23,6 @@ export async function handleAggregate(
   notes.body = body.value;
   const parsed = parseAggregateBody(resource, body.value);
   if (!parsed.ok) return sendError(ex, 400, parsed.message);
-  const set: Countable<EventFilter & AssetFilter> = dataset[resource];
+  const set: Countable<ListFilter> = dataset[resource];
   return sendJson(ex, 200, { items: [{ count: countMatching(set, parsed.query.filter) }] });
 }

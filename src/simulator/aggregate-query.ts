@@ -1,11 +1,11 @@
-import type { AssetFilter, EventFilter, ResourceName } from './dataset/dataset.js';
+import type { ListFilter, ResourceName } from './dataset/dataset.js';
 import { isRecord, parseFilterObject, shown } from './filter-object.js';
 
 /** A validated `POST /{resource}/aggregate` body: the count of the items its filter matches. */
 export interface AggregateQuery {
   resource: ResourceName;
   aggregate: 'count';
-  filter: EventFilter & AssetFilter;
+  filter: ListFilter;
 }
 
 export type AggregateParse = { ok: true; query: AggregateQuery } | { ok: false; message: string };

@@ -1,5 +1,5 @@
 import { resourceSpec } from '../resources/index.js';
-import type { AssetFilter, EventFilter, ResourceName } from './dataset/dataset.js';
+import type { ListFilter, ResourceName } from './dataset/dataset.js';
 
 /**
  * The `filter` object of `POST /{resource}/list` and `/aggregate`, as the simulator's data can
@@ -8,22 +8,26 @@ import type { AssetFilter, EventFilter, ResourceName } from './dataset/dataset.j
  * min and max keys. Validated the way the platform validates bodies: strictly, naming the property
  * at fault. Ranges are inclusive epoch ms; min > max is valid (it matches nothing).
  */
-export type FilterParse = { ok: true; filter: EventFilter & AssetFilter } | { ok: false; message: string };
+export type FilterParse = { ok: true; filter: ListFilter } | { ok: false; message: string };
 
 interface FilterFields {
   strings: Map<string, number>;
   ranges: Map<string, { min?: string; max?: string }>;
+  /** Map fields (metadata), with the longest value each takes. */
+  maps: Map<string, number>;
   names: string[];
 }
 
 function filterFields(resource: ResourceName): FilterFields {
   const strings = new Map<string, number>();
   const ranges = new Map<string, { min?: string; max?: string }>();
+  const maps = new Map<string, number>();
   for (const spec of resourceSpec(resource).filters) {
     if (spec.kind === 'string') strings.set(spec.field, spec.maxLength);
+    else if (spec.kind === 'map') maps.set(spec.field, spec.maxValueLength);
     else ranges.set(spec.field, { ...ranges.get(spec.field), [spec.bound]: spec.key });
   }
-  return { strings, ranges, names: [...new Set(resourceSpec(resource).filters.map((spec) => spec.field))] };
+  return { strings, ranges, maps, names: [...new Set(resourceSpec(resource).filters.map((spec) => spec.field))] };
 }
 
 /** `given` is the body's `filter` (absent: no filter); `route` names the endpoint in messages. */
@@ -31,16 +35,19 @@ export function parseFilterObject(resource: ResourceName, given: unknown, route:
   const object = given ?? {};
   if (!isRecord(object)) return { ok: false, message: `Invalid property 'filter': expected an object, got ${shown(object)}.` };
   const fields = filterFields(resource);
-  const filter: Record<string, string | number> = {};
+  const filter: Record<string, string | number | Record<string, string>> = {};
   for (const [key, value] of Object.entries(object)) {
     const max = fields.strings.get(key);
     const range = fields.ranges.get(key);
+    const maxValue = fields.maps.get(key);
     const problem =
       max !== undefined
         ? setString(filter, key, max, value)
         : range !== undefined
           ? setRange(filter, key, range, value)
-          : `Unrecognized property 'filter.${key}' for ${route}. The simulator filters on: ${fields.names.join(', ')}.`;
+          : maxValue !== undefined
+            ? setMap(filter, key, maxValue, value)
+            : `Unrecognized property 'filter.${key}' for ${route}. The simulator filters on: ${fields.names.join(', ')}.`;
     if (problem !== undefined) return { ok: false, message: problem };
   }
   // The keys set are the collection's list filters, which the data's filter types name.
@@ -48,7 +55,7 @@ export function parseFilterObject(resource: ResourceName, given: unknown, route:
 }
 
 function setString(
-  filter: Record<string, string | number>,
+  filter: Record<string, string | number | Record<string, string>>,
   key: string,
   max: number,
   value: unknown,
@@ -61,7 +68,7 @@ function setString(
 }
 
 function setRange(
-  filter: Record<string, string | number>,
+  filter: Record<string, string | number | Record<string, string>>,
   key: string,
   targets: { min?: string; max?: string },
   value: unknown,
@@ -78,6 +85,22 @@ function setRange(
   }
   const extra = Object.keys(value).find((name) => name !== 'min' && name !== 'max');
   return extra === undefined ? undefined : `Unrecognized property 'filter.${key}.${extra}'. Allowed: min, max.`;
+}
+
+function setMap(
+  filter: Record<string, string | number | Record<string, string>>,
+  key: string,
+  maxValue: number,
+  value: unknown,
+): string | undefined {
+  if (!isRecord(value)) return `Invalid property 'filter.${key}': expected an object of strings, got ${shown(value)}.`;
+  for (const [name, text] of Object.entries(value)) {
+    if (typeof text !== 'string' || text.length > maxValue) {
+      return `Invalid property 'filter.${key}.${name}': expected a string of at most ${maxValue} characters, got ${shown(text)}.`;
+    }
+  }
+  filter[key] = value as Record<string, string>;
+  return undefined;
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

@@ -8,6 +8,8 @@ export type {
   EventFilter,
   GeneratedAsset,
   GeneratedEvent,
+  ListFilter,
+  MetadataFilter,
   ResourceName,
 } from './dataset/dataset.js';
 export { createDataset } from './dataset/dataset.js';

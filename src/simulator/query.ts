@@ -1,5 +1,5 @@
 import { resourceSpec } from '../resources/index.js';
-import type { AssetFilter, EventFilter, ResourceName } from './dataset/dataset.js';
+import type { ListFilter, ResourceName } from './dataset/dataset.js';
 import { MAX_PARTITIONS, type Partition } from './partition.js';
 
 export const MAX_LIMIT = 1000;
@@ -12,7 +12,7 @@ export interface ListQuery {
   cursor: string | undefined;
   partition: Partition | undefined;
   includeMetadata: boolean;
-  filter: EventFilter & AssetFilter;
+  filter: ListFilter;
   binding: string;
 }
 
@@ -26,7 +26,7 @@ const PARTITION = /^([1-9][0-9]*)\/([1-9][0-9]*)$/;
 /** Validates the query string of `GET /{resource}` the way the platform does: strictly. */
 export function parseListQuery(resource: ResourceName, params: URLSearchParams): ParseResult {
   // The collection's filters are its file's in resources/, as the export's requests send them.
-  const filters = resourceSpec(resource).filters;
+  const filters = resourceSpec(resource).filters.filter((spec) => spec.via !== 'body');
   const allowed = [...COMMON, ...filters.map((spec) => spec.key)];
   const seen = new Set<string>();
   for (const key of params.keys()) {
@@ -59,22 +59,23 @@ export function parseListQuery(resource: ResourceName, params: URLSearchParams):
   }
 
   const given: Record<string, string | number> = {};
-  for (const { key, kind, maxLength } of filters) {
+  for (const spec of filters) {
+    const { key } = spec;
     const text = params.get(key);
     if (text === null) continue;
     const value = Number(text);
-    if (kind === 'time' && (!INTEGER.test(text) || !Number.isSafeInteger(value))) {
+    if (spec.kind === 'time' && (!INTEGER.test(text) || !Number.isSafeInteger(value))) {
       return fail(
         `Invalid query parameter '${key}': expected epoch milliseconds (an integer >= 0), got '${text}'.`,
       );
     }
-    if (kind === 'string' && (text.length === 0 || text.length > maxLength)) {
-      return fail(`Invalid query parameter '${key}': expected 1 to ${maxLength} characters.`);
+    if (spec.kind === 'string' && (text.length === 0 || text.length > spec.maxLength)) {
+      return fail(`Invalid query parameter '${key}': expected 1 to ${spec.maxLength} characters.`);
     }
-    given[key] = kind === 'time' ? value : text;
+    given[key] = spec.kind === 'time' ? value : text;
   }
   // The keys are the collection's filters, which the data's filter types name.
-  const filter = given as EventFilter & AssetFilter;
+  const filter = given as ListFilter;
 
   const includeMetadata = metadataText !== 'false';
   const binding = JSON.stringify([

@@ -4,8 +4,8 @@ import { jobSchema } from '../../src/config/job-schema.js';
 import { knownKeysAt } from '../../src/config/known-keys.js';
 
 const STREAM = ['resource', 'filter', 'name', 'partitions', 'limit', 'formats', 'mode', 'keep', 'safetyLag'];
-const TIME_FILTER = ['minLastUpdatedTime', 'maxLastUpdatedTime'];
-const EVENT_FILTER = [...TIME_FILTER, 'type', 'subtype', 'source', 'minStartTime', 'maxStartTime'];
+const ASSET_FILTER = ['minLastUpdatedTime', 'maxLastUpdatedTime', 'metadata'];
+const EVENT_FILTER = [...ASSET_FILTER, 'type', 'subtype', 'source', 'minStartTime', 'maxStartTime'];
 const AUTH_OPTIONS = ['type', 'tokenUrl', 'clientId', 'clientSecret', 'scopes', 'audience', 'token', 'apiKey', 'cookie'];
 
 describe('knownKeysAt: the job schema', () => {
@@ -19,7 +19,7 @@ describe('knownKeysAt: the job schema', () => {
     ['source.auth of an unknown type: every option', { source: { auth: { type: 'oauth2' } } }, ['source', 'auth'], AUTH_OPTIONS],
     ['source.auth without a type: every option', { source: { auth: {} } }, ['source', 'auth'], AUTH_OPTIONS],
     ['a stream (array element, default)', { streams: [{ resource: 'assets' }] }, ['streams', 0], STREAM],
-    ['an asset filter', { streams: [{ resource: 'assets' }] }, ['streams', 0, 'filter'], TIME_FILTER],
+    ['an asset filter', { streams: [{ resource: 'assets' }] }, ['streams', 0, 'filter'], ASSET_FILTER],
     ['the event filter of the second stream', { streams: [{ resource: 'assets' }, { resource: 'events' }] }, ['streams', 1, 'filter'], EVENT_FILTER],
     ['a filter of a stream without a resource: both', { streams: [{}] }, ['streams', 0, 'filter'], EVENT_FILTER],
     ['output.s3 (optional)', {}, ['output', 's3'], ['endpoint', 'region', 'forcePathStyle', 'partSizeMiB', 'staging']],

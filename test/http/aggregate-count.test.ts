@@ -100,10 +100,10 @@ describe('PlatformClient.post', () => {
   it('a 400 of the platform is an HttpStatusError naming POST, the path and the platform message, not retried', async () => {
     const sim = await simulator();
     const { client } = connect(sim.baseUrl);
-    const error = await rejection(client.post('/events/aggregate', { filter: { metadata: { a: 'b' } } }));
+    const error = await rejection(client.post('/events/aggregate', { filter: { colour: 'red' } }));
     expect(error).toBeInstanceOf(HttpStatusError);
     expect(error).toMatchObject({ status: 400, method: 'POST', attempts: 1, path: '/api/v1/projects/demo/events/aggregate' });
-    expect((error as Error).message).toContain("Unrecognized property 'filter.metadata'");
+    expect((error as Error).message).toContain("Unrecognized property 'filter.colour'");
     expect((error as Error).message).toContain('POST /api/v1/projects/demo/events/aggregate');
     expect(sim.stats().requests).toBe(1);
   });

@@ -3,7 +3,19 @@ import { streamSchema } from '../../src/config/job-schema.js';
 import { aggregateFilter } from '../../src/export/count-streams.js';
 import { EXTRA_COLUMN, type FilterSpec, filterKeys, RESOURCE_SPECS, RESOURCES, resourceSpec } from '../../src/resources/index.js';
 import { parseAggregateBody } from '../../src/simulator/aggregate-query.js';
+import { parseListBody } from '../../src/simulator/list-body.js';
 import { parseListQuery } from '../../src/simulator/query.js';
+
+/** A value each kind of filter takes. */
+function sample(filter: FilterSpec): number | string | Record<string, string> {
+  return filter.kind === 'time' ? 1000 : filter.kind === 'map' ? { site: 'x' } : 'x';
+}
+
+/** The value as a chain's parameter carries it. */
+function sent(filter: FilterSpec): string {
+  const value = sample(filter);
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
 
 /**
  * The resource registry (src/resources/): one file per collection, from which the job file's
@@ -18,6 +30,8 @@ describe.each(RESOURCE_SPECS.map((spec) => [spec.name, spec] as const))('the %s 
     for (const filter of spec.filters as readonly FilterSpec[]) {
       if (filter.kind === 'time') expect(filter.bound, filter.key).toMatch(/^(min|max)$/);
       else expect(filter.bound, filter.key).toBeUndefined();
+      // A map (metadata) has no GET parameter: only the body of POST /list takes it.
+      if (filter.kind === 'map') expect(filter.via, filter.key).toBe('body');
     }
     expect(keys).toEqual(expect.arrayContaining(['minLastUpdatedTime', 'maxLastUpdatedTime']));
   });
@@ -30,16 +44,23 @@ describe.each(RESOURCE_SPECS.map((spec) => [spec.name, spec] as const))('the %s 
   });
 
   it('is what the job file accepts as its filters, and nothing else', () => {
-    const filter = Object.fromEntries(spec.filters.map((f) => [f.key, f.kind === 'time' ? 1000 : 'x']));
+    const filter = Object.fromEntries(spec.filters.map((f) => [f.key, sample(f)]));
     expect(streamSchema.safeParse({ resource: name, filter }).success).toBe(true);
     expect(streamSchema.safeParse({ resource: name, filter: { notAFilter: 1 } }).success).toBe(false);
   });
 
-  it('is what the simulator accepts on GET and in the count body', () => {
-    const query = new URLSearchParams(spec.filters.map((f): [string, string] => [f.key, f.kind === 'time' ? '1000' : 'x']));
+  it('is what the simulator accepts: on GET the filters GET takes, in the list and count bodies every one', () => {
+    const filters = spec.filters as readonly FilterSpec[];
+    const onGet = filters.filter((f) => f.via !== 'body');
+    const query = new URLSearchParams(onGet.map((f): [string, string] => [f.key, sent(f)]));
     expect(parseListQuery(name, query).ok).toBe(true);
-    const body = { filter: aggregateFilter(name, [...query]) };
+    for (const f of filters.filter((spec) => spec.via === 'body')) {
+      expect(parseListQuery(name, new URLSearchParams([[f.key, 'x']])).ok, `${f.key} on GET`).toBe(false);
+    }
+    const params = filters.map((f): [string, string] => [f.key, sent(f)]);
+    const body = { filter: aggregateFilter(name, params) };
     expect(parseAggregateBody(name, body)).toMatchObject({ ok: true });
+    expect(parseListBody(name, body)).toMatchObject({ ok: true });
   });
 });
 

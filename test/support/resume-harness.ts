@@ -14,9 +14,9 @@ import type { Manifest } from '../../src/export/manifest.js';
 import {
   ASSET_ID_BASE,
   ASSET_ID_STRIDE,
-  type EventFilter,
   EVENT_ID_BASE,
   EVENT_ID_STRIDE,
+  type ListFilter,
   type Simulator,
   type SimulatorOptions,
   startSimulator,
@@ -149,7 +149,7 @@ export interface StreamSpec {
   name?: string;
   partitions?: number;
   limit?: number;
-  filter?: Record<string, string | number>;
+  filter?: Record<string, string | number | Record<string, string>>;
   formats?: Format[];
   mode?: 'full' | 'incremental' | 'snapshot';
   safetyLag?: string | number;
@@ -230,7 +230,7 @@ export function closedForm(resource: Resource, n: number): IdStats {
 }
 
 /** The ids a stream must export: closed form without a filter, else counted item by item. */
-export function expectedIds(sim: Simulator, resource: Resource, filter?: EventFilter): IdStats {
+export function expectedIds(sim: Simulator, resource: Resource, filter?: ListFilter): IdStats {
   const set = sim.dataset[resource];
   if (filter === undefined || Object.keys(filter).length === 0) return closedForm(resource, set.count);
   let count = 0;
@@ -238,7 +238,7 @@ export function expectedIds(sim: Simulator, resource: Resource, filter?: EventFi
   let min: bigint | undefined;
   let max = 0n;
   for (let i = 0; i < set.count; i++) {
-    if (!sim.dataset.events.matches(i, filter)) continue;
+    if (!set.matches(i, filter)) continue;
     const id = BigInt(set.idOf(i));
     count++;
     sum += id;

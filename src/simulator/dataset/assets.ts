@@ -1,6 +1,6 @@
 import { hash3, Rng } from '../random.js';
 import { Revisions } from './revisions.js';
-import { generateMetadata, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
+import { generateMetadata, holdsMetadata, type MetadataFilter, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
 import { ASSET_KINDS, DESCRIPTIONS, LABELS, SOURCES } from './vocabulary.js';
 
 /** Asset ids are `ASSET_ID_BASE + index * ASSET_ID_STRIDE`: above 2^32, below 2^53, unique. */
@@ -57,7 +57,8 @@ export class AssetSet {
     this.revisions.update(index, this.count, generated, at);
   }
 
-  matches(index: number, filter: AssetFilter): boolean {
+  matches(index: number, filter: AssetFilter & MetadataFilter): boolean {
+    if (filter.metadata !== undefined && !holdsMetadata(this.item(index).metadata, filter.metadata)) return false;
     if (filter.minLastUpdatedTime === undefined && filter.maxLastUpdatedTime === undefined) return true;
     this.rng.reset(hash3(this.seed, index, SALT));
     const lastUpdatedTime = this.revisions.lastUpdatedTime(index, this.times(this.rng)[1]);

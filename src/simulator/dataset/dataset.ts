@@ -2,6 +2,7 @@ import type { Resource } from '../../resources/index.js';
 import { mix32 } from '../random.js';
 import { type AssetFilter, AssetSet, type GeneratedAsset } from './assets.js';
 import { type EventFilter, EventSet, type GeneratedEvent } from './events.js';
+import type { MetadataFilter } from './shared.js';
 
 /** A collection the simulator serves: every collection of the registry in resources/. */
 export type ResourceName = Resource;
@@ -28,4 +29,7 @@ export function createDataset(options: DatasetOptions): Dataset {
   return { assets, events };
 }
 
-export type { AssetFilter, EventFilter, GeneratedAsset, GeneratedEvent };
+/** A filter of any collection's list or count: its own fields, plus metadata (POST only). */
+export type ListFilter = EventFilter & AssetFilter & MetadataFilter;
+
+export type { AssetFilter, EventFilter, GeneratedAsset, GeneratedEvent, MetadataFilter };

@@ -1,6 +1,6 @@
 import { hash3, Rng } from '../random.js';
 import { Revisions } from './revisions.js';
-import { generateMetadata, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
+import { generateMetadata, holdsMetadata, type MetadataFilter, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
 import { DESCRIPTIONS, EVENT_SUBTYPES, EVENT_TYPES, SOURCES } from './vocabulary.js';
 
 /** Event ids are `EVENT_ID_BASE + index * EVENT_ID_STRIDE`: above 2^32, below 2^53, unique. */
@@ -73,7 +73,7 @@ export class EventSet {
     this.revisions.update(index, this.count, generated, at);
   }
 
-  matches(index: number, filter: EventFilter): boolean {
+  matches(index: number, filter: EventFilter & MetadataFilter): boolean {
     const h = this.header(index);
     return (
       (filter.type === undefined || filter.type === h.type) &&
@@ -82,7 +82,9 @@ export class EventSet {
       (filter.minLastUpdatedTime === undefined || h.lastUpdatedTime >= filter.minLastUpdatedTime) &&
       (filter.maxLastUpdatedTime === undefined || h.lastUpdatedTime <= filter.maxLastUpdatedTime) &&
       (filter.minStartTime === undefined || h.startTime >= filter.minStartTime) &&
-      (filter.maxStartTime === undefined || h.startTime <= filter.maxStartTime)
+      (filter.maxStartTime === undefined || h.startTime <= filter.maxStartTime) &&
+      // The metadata is drawn last: the whole item is generated only when it is asked about.
+      (filter.metadata === undefined || holdsMetadata(this.item(index).metadata, filter.metadata))
     );
   }
 

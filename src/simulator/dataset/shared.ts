@@ -21,3 +21,17 @@ export function generateMetadata(rng: Rng): Record<string, string> {
   }
   return metadata;
 }
+
+/** The platform's metadata filter (POST /list and /aggregate only): every pair must be in the item's metadata. */
+export interface MetadataFilter {
+  metadata?: Record<string, string>;
+}
+
+/** Whether `metadata` holds every pair of `wanted`; no filter matches all. */
+export function holdsMetadata(
+  metadata: Readonly<Record<string, string>> | undefined,
+  wanted: Readonly<Record<string, string>> | undefined,
+): boolean {
+  if (wanted === undefined) return true;
+  return Object.entries(wanted).every(([key, value]) => metadata?.[key] === value);
+}
