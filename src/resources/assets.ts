@@ -1,9 +1,9 @@
-import { column, COMMON_TAIL, LAST_UPDATED, metadataFilter, type ResourceSpec } from './resource.js';
+import { column, COMMON_TAIL, EXTERNAL_ID_PREFIX, LAST_UPDATED, metadataFilter, type ResourceSpec } from './resource.js';
 
 /** Assets: trees of equipment and places (`rootId`, `parentId`). */
 export const assets = {
   name: 'assets',
-  filters: [...LAST_UPDATED, metadataFilter(10_240)],
+  filters: [...LAST_UPDATED, EXTERNAL_ID_PREFIX, metadataFilter(10_240)],
   columns: [
     column('id', 'int64', true),
     column('externalId', 'string'),

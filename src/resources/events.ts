@@ -1,4 +1,4 @@
-import { column, COMMON_TAIL, LAST_UPDATED, metadataFilter, type ResourceSpec } from './resource.js';
+import { column, COMMON_TAIL, EXTERNAL_ID_PREFIX, LAST_UPDATED, metadataFilter, type ResourceSpec } from './resource.js';
 
 /** Events: things that happened over a time span, linked to assets (`assetIds`). */
 export const events = {
@@ -10,6 +10,7 @@ export const events = {
     ...LAST_UPDATED,
     { key: 'minStartTime', kind: 'time', field: 'startTime', bound: 'min' },
     { key: 'maxStartTime', kind: 'time', field: 'startTime', bound: 'max' },
+    EXTERNAL_ID_PREFIX,
     metadataFilter(128_000),
   ],
   columns: [

@@ -35,7 +35,7 @@ export interface TimeFilterSpec extends FilterCommon {
   readonly maxLength?: undefined;
 }
 
-/** Equality with a string field. */
+/** Equality with a string field (or, for `externalIdPrefix`, the start of `externalId`). */
 export interface StringFilterSpec extends FilterCommon {
   readonly kind: 'string';
   /** The longest value the platform accepts (PLATFORM.md), on GET and in the `filter` object. */
@@ -52,6 +52,14 @@ export interface MapFilterSpec extends FilterCommon {
   readonly bound?: undefined;
   readonly maxLength?: undefined;
 }
+
+/** Items whose `externalId` starts with the given text (at most 255 characters); GET and POST take it. */
+export const EXTERNAL_ID_PREFIX = {
+  key: 'externalIdPrefix',
+  kind: 'string',
+  field: 'externalIdPrefix',
+  maxLength: 255,
+} as const satisfies StringFilterSpec;
 
 /** The `metadata` filter: items whose metadata holds every given pair; sent in `POST /list`'s body. */
 export const metadataFilter = (maxValueLength: number) =>

@@ -379,7 +379,7 @@ describe('pagination (seed rules 1-3, DESIGN: limit 1..1000 default 100, last pa
         ['/events', 'foo'],
         ['/assets', 'bar'],
         ['/events', 'Limit'],
-        ['/events', 'externalIdPrefix'],
+        ['/events', 'externalIdSuffix'],
       ] as const) {
         const message = expect400(await get(sim, path, { [name]: '1' }), `${path}?${name}`);
         expect(message).toContain(name);

@@ -78,6 +78,17 @@ describe('POST /{resource}/list', () => {
     expect(byPost).toEqual(byGet);
   });
 
+  it.each(['events', 'assets'] as const)('%s: externalIdPrefix, by GET and in the body, selects exactly the items whose externalId starts with it', async (resource) => {
+    const prefix = resource === 'events' ? 'EV-0000' : 'AS-00000';
+    const all = itemsOf(await drain(sim.baseUrl, `/${resource}`, { limit: 1000 }, AUTH));
+    const wanted = all.filter((item) => String(item.externalId).startsWith(prefix));
+    expect(wanted.length).toBeGreaterThan(0);
+    expect(wanted.length).toBeLessThan(all.length);
+    expect(itemsOf(await drain(sim.baseUrl, `/${resource}`, { limit: 1000, externalIdPrefix: prefix }, AUTH))).toEqual(wanted);
+    expect(itemsOf(await drainPost(resource, { limit: 1000, filter: { externalIdPrefix: prefix } }))).toEqual(wanted);
+    expect(message(await post(resource, { filter: { externalIdPrefix: 'x'.repeat(256) } }))).toMatch(/1 to 255 characters/);
+  });
+
   it('the request is recorded with its body', async () => {
     const before = sim.requests().length;
     await post('assets', { limit: 5, filter: { lastUpdatedTime: { min: 0 } } });

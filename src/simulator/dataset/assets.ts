@@ -29,6 +29,7 @@ export interface GeneratedAsset {
 export interface AssetFilter {
   minLastUpdatedTime?: number;
   maxLastUpdatedTime?: number;
+  externalIdPrefix?: string;
 }
 
 /**
@@ -50,6 +51,10 @@ export class AssetSet {
     return ASSET_ID_BASE + index * ASSET_ID_STRIDE;
   }
 
+  externalIdOf(index: number): string {
+    return `AS-${index.toString(36).toUpperCase().padStart(6, '0')}`;
+  }
+
   /** A new version of the item: its `lastUpdatedTime` becomes `at`, as the platform does on an update. */
   update(index: number, at: number): void {
     const inRange = index >= 0 && index < this.count;
@@ -58,6 +63,8 @@ export class AssetSet {
   }
 
   matches(index: number, filter: AssetFilter & MetadataFilter): boolean {
+    const prefix = filter.externalIdPrefix;
+    if (prefix !== undefined && !this.externalIdOf(index).startsWith(prefix)) return false;
     if (filter.metadata !== undefined && !holdsMetadata(this.item(index).metadata, filter.metadata)) return false;
     if (filter.minLastUpdatedTime === undefined && filter.maxLastUpdatedTime === undefined) return true;
     this.rng.reset(hash3(this.seed, index, SALT));
@@ -76,7 +83,7 @@ export class AssetSet {
     const kind = rng.pick(ASSET_KINDS);
     const asset: GeneratedAsset = {
       id: this.idOf(index),
-      externalId: `AS-${index.toString(36).toUpperCase().padStart(6, '0')}`,
+      externalId: this.externalIdOf(index),
       name: `${kind} ${rng.int(100)}-${String.fromCharCode(65 + rng.int(26))}-${rng.int(10_000)}`,
       rootId: this.idOf(rootIndex),
       createdTime,

@@ -35,6 +35,7 @@ export interface EventFilter {
   maxLastUpdatedTime?: number;
   minStartTime?: number;
   maxStartTime?: number;
+  externalIdPrefix?: string;
 }
 
 /** The fields a filter looks at, drawn first from the item's random stream so matching is cheap. */
@@ -67,6 +68,10 @@ export class EventSet {
     return EVENT_ID_BASE + index * EVENT_ID_STRIDE;
   }
 
+  externalIdOf(index: number): string {
+    return `EV-${index.toString(36).toUpperCase().padStart(6, '0')}`;
+  }
+
   /** A new version of the item: its `lastUpdatedTime` becomes `at`, as the platform does on an update. */
   update(index: number, at: number): void {
     const generated = index >= 0 && index < this.count ? this.header(index).lastUpdatedTime : 0;
@@ -83,6 +88,7 @@ export class EventSet {
       (filter.maxLastUpdatedTime === undefined || h.lastUpdatedTime <= filter.maxLastUpdatedTime) &&
       (filter.minStartTime === undefined || h.startTime >= filter.minStartTime) &&
       (filter.maxStartTime === undefined || h.startTime <= filter.maxStartTime) &&
+      (filter.externalIdPrefix === undefined || this.externalIdOf(index).startsWith(filter.externalIdPrefix)) &&
       // The metadata is drawn last: the whole item is generated only when it is asked about.
       (filter.metadata === undefined || holdsMetadata(this.item(index).metadata, filter.metadata))
     );
@@ -93,7 +99,7 @@ export class EventSet {
     const rng = this.rng;
     const event: GeneratedEvent = {
       id: this.idOf(index),
-      externalId: `EV-${index.toString(36).toUpperCase().padStart(6, '0')}`,
+      externalId: this.externalIdOf(index),
       type: h.type,
       startTime: h.startTime,
       assetIds: this.assetIds(rng),

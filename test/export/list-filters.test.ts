@@ -11,10 +11,11 @@ import {
 } from '../support/resume-harness.js';
 
 /**
- * `filter.metadata` (issue 15): the platform takes it only in the body of `POST /{resource}/list`,
- * so a stream that sets it is listed by POST, every request of a chain the first one plus only
- * `cursor`. The export holds exactly the items whose metadata has every pair, in both formats;
- * another metadata filter on resume is drift.
+ * Filters of issue 15, end to end. `metadata`: the platform takes it only in the body of
+ * `POST /{resource}/list`, so a stream that sets it is listed by POST, every request of a chain
+ * the first one plus only `cursor`; the export holds exactly the items whose metadata has every
+ * pair, in both formats; another metadata filter on resume is drift. `externalIdPrefix`: GET takes
+ * it, so the chains stay GETs.
  */
 const KEY = 'metadata-filter-key-01';
 let sim: Simulator;
@@ -107,5 +108,33 @@ describe('filter.metadata', () => {
     expect(drift.code, describeExit(drift)).toBe(2);
     expect(drift.stderr).toMatch(/differ from the run recorded/);
     expect(drift.stderr).toContain('metadata');
+  });
+});
+
+describe('filter.externalIdPrefix', () => {
+  it('GET takes it: the export lists by GET and holds exactly the items whose externalId starts with it', async () => {
+    const job = newJob(
+      sim,
+      [
+        { resource: 'events', partitions: 3, limit: 100, filter: { externalIdPrefix: 'EV-0000' } },
+        { resource: 'assets', partitions: 2, limit: 100, filter: { externalIdPrefix: 'AS-00001' } },
+      ],
+      {},
+      'prefix-filter',
+    );
+    const before = sim.requests().length;
+    const exit = await run(job.file, job.dir);
+    expect(exit.code, describeExit(exit)).toBe(0);
+    const formats = job.spec.formats ?? [];
+    const events = expectedIds(sim, 'events', { externalIdPrefix: 'EV-0000' });
+    const assets = expectedIds(sim, 'assets', { externalIdPrefix: 'AS-00001' });
+    expect(events.count).toBe(36 * 36);
+    expect(assets.count).toBe(36);
+    await expectExactOutput(job.out, [
+      { name: 'events', resource: 'events', partitions: 3, formats, ids: events },
+      { name: 'assets', resource: 'assets', partitions: 2, formats, ids: assets },
+    ]);
+    const routes = new Set(sim.requests().slice(before).map((r) => r.route));
+    expect([...routes].sort()).toEqual(['GET /assets', 'GET /events', 'POST /assets/aggregate', 'POST /events/aggregate']);
   });
 });
