@@ -208,7 +208,8 @@ describe.concurrent('SIGKILL at a failpoint, then resume', () => {
 });
 
 describe.concurrent('SIGKILL from outside', () => {
-  it('at seeded random moments (the k-th stderr line at log-level debug, or right after a "shard committed") ends exact', async () => {
+  // Up to 10 CLI processes one after another: on a loaded machine that can take longer than the default 30 s.
+  it('at seeded random moments (the k-th stderr line at log-level debug, or right after a "shard committed") ends exact', { timeout: 120_000 }, async () => {
     const job = await newJob();
     const random = seededRandom(20_260_101);
     let kills = 0;
