@@ -3,7 +3,12 @@ import { column, COMMON_TAIL, EXTERNAL_ID_PREFIX, LAST_UPDATED, metadataFilter, 
 /** Assets: trees of equipment and places (`rootId`, `parentId`). */
 export const assets = {
   name: 'assets',
-  filters: [...LAST_UPDATED, EXTERNAL_ID_PREFIX, metadataFilter(10_240)],
+  filters: [
+    { key: 'source', kind: 'string', field: 'source', maxLength: 128 },
+    ...LAST_UPDATED,
+    EXTERNAL_ID_PREFIX,
+    metadataFilter(10_240),
+  ],
   columns: [
     column('id', 'int64', true),
     column('externalId', 'string'),

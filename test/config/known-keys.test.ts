@@ -4,8 +4,8 @@ import { jobSchema } from '../../src/config/job-schema.js';
 import { knownKeysAt } from '../../src/config/known-keys.js';
 
 const STREAM = ['resource', 'filter', 'name', 'partitions', 'limit', 'formats', 'mode', 'keep', 'safetyLag'];
-const ASSET_FILTER = ['minLastUpdatedTime', 'maxLastUpdatedTime', 'externalIdPrefix', 'metadata'];
-const EVENT_FILTER = [...ASSET_FILTER, 'type', 'subtype', 'source', 'minStartTime', 'maxStartTime'];
+const ASSET_FILTER = ['source', 'minLastUpdatedTime', 'maxLastUpdatedTime', 'externalIdPrefix', 'metadata'];
+const EVENT_FILTER = [...ASSET_FILTER, 'type', 'subtype', 'minStartTime', 'maxStartTime'];
 const AUTH_OPTIONS = ['type', 'tokenUrl', 'clientId', 'clientSecret', 'scopes', 'audience', 'token', 'apiKey', 'cookie'];
 
 describe('knownKeysAt: the job schema', () => {

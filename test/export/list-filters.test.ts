@@ -138,3 +138,17 @@ describe('filter.externalIdPrefix', () => {
     expect([...routes].sort()).toEqual(['GET /assets', 'GET /events', 'POST /assets/aggregate', 'POST /events/aggregate']);
   });
 });
+
+describe('filter.source on assets', () => {
+  it('GET takes it: the export holds exactly the assets of that source, in both formats', async () => {
+    const source = String(sim.dataset.assets.item(1).source ?? sim.dataset.assets.item(2).source);
+    const job = newJob(sim, [{ resource: 'assets', partitions: 2, limit: 50, filter: { source } }], {}, 'asset-source');
+    const exit = await run(job.file, job.dir);
+    expect(exit.code, describeExit(exit)).toBe(0);
+    const ids = expectedIds(sim, 'assets', { source });
+    expect(ids.count).toBeGreaterThan(0);
+    expect(ids.count).toBeLessThan(sim.dataset.assets.count);
+    const formats = job.spec.formats ?? [];
+    await expectExactOutput(job.out, [{ name: 'assets', resource: 'assets', partitions: 2, formats, ids }]);
+  });
+});

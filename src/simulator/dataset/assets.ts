@@ -27,6 +27,7 @@ export interface GeneratedAsset {
 
 /** Filters the platform accepts on `/assets`; time bounds are inclusive, in epoch milliseconds. */
 export interface AssetFilter {
+  source?: string;
   minLastUpdatedTime?: number;
   maxLastUpdatedTime?: number;
   externalIdPrefix?: string;
@@ -65,7 +66,12 @@ export class AssetSet {
   matches(index: number, filter: AssetFilter & MetadataFilter): boolean {
     const prefix = filter.externalIdPrefix;
     if (prefix !== undefined && !this.externalIdOf(index).startsWith(prefix)) return false;
-    if (filter.metadata !== undefined && !holdsMetadata(this.item(index).metadata, filter.metadata)) return false;
+    if (filter.metadata !== undefined || filter.source !== undefined) {
+      // Drawn after the name and times: the whole asset is generated only when they are asked about.
+      const asset = this.item(index);
+      if (!holdsMetadata(asset.metadata, filter.metadata)) return false;
+      if (filter.source !== undefined && asset.source !== filter.source) return false;
+    }
     if (filter.minLastUpdatedTime === undefined && filter.maxLastUpdatedTime === undefined) return true;
     this.rng.reset(hash3(this.seed, index, SALT));
     const lastUpdatedTime = this.revisions.lastUpdatedTime(index, this.times(this.rng)[1]);
