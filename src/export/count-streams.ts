@@ -42,5 +42,3 @@ function isContentError(error: unknown): error is RequestError {
   const code = (error as { code?: unknown } | null)?.code;
   return code === 'E_BAD_RESPONSE' || code === 'E_INVALID_JSON';
 }
-
-export { aggregateFilter } from './chain-request.js';

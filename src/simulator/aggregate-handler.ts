@@ -1,7 +1,7 @@
 import { parseAggregateBody } from './aggregate-query.js';
 import { type Countable, countMatching } from './count.js';
 import type { Dataset, ListFilter, ResourceName } from './dataset/dataset.js';
-import { type Exchange, readJsonBody, sendError, sendJson } from './respond.js';
+import { type Exchange, readResourceBody, sendError, sendJson } from './respond.js';
 import type { RequestNotes } from './stats.js';
 
 /**
@@ -15,12 +15,8 @@ export async function handleAggregate(
   resource: ResourceName,
   notes: RequestNotes,
 ): Promise<void> {
-  if (!(ex.req.headers['content-type'] ?? '').startsWith('application/json')) {
-    return sendError(ex, 415, 'Expected a JSON body (content-type: application/json).');
-  }
-  const body = await readJsonBody(ex.req);
-  if (!body.ok) return sendError(ex, 400, body.message);
-  notes.body = body.value;
+  const body = await readResourceBody(ex, notes);
+  if (!body.ok) return sendError(ex, body.status, body.message);
   const parsed = parseAggregateBody(resource, body.value);
   if (!parsed.ok) return sendError(ex, 400, parsed.message);
   const set: Countable<ListFilter> = dataset[resource];

@@ -6,7 +6,7 @@ import type { SimulatorConfig } from './options.js';
 import { partitionRange } from './partition.js';
 import { parseListBody } from './list-body.js';
 import { type ParseResult, parseListQuery } from './query.js';
-import { type Exchange, readJsonBody, sendError, sendText } from './respond.js';
+import { type Exchange, readResourceBody, sendError, sendText } from './respond.js';
 import { increment, type RequestNotes, type SimulatorStats } from './stats.js';
 
 export interface ListContext {
@@ -117,13 +117,8 @@ async function readListQuery(
   notes: RequestNotes,
 ): Promise<ParseResult & { status?: number }> {
   if (method === 'GET') return parseListQuery(resource, ex.url.searchParams);
-  if (!(ex.req.headers['content-type'] ?? '').startsWith('application/json')) {
-    return { ok: false, status: 415, message: 'Expected a JSON body (content-type: application/json).' };
-  }
-  const body = await readJsonBody(ex.req);
-  if (!body.ok) return body;
-  notes.body = body.value;
-  return parseListBody(resource, body.value);
+  const body = await readResourceBody(ex, notes);
+  return body.ok ? parseListBody(resource, body.value) : body;
 }
 
 function sendServerError(ex: Exchange, status: number, text: string, html: boolean): Promise<void> {

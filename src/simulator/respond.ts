@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { BodyFault } from './faults.js';
+import type { RequestNotes } from './stats.js';
 
 const gzipAsync = promisify(gzip);
 const MAX_REQUEST_BODY = 64 * 1024;
@@ -86,6 +87,23 @@ export async function readJsonBody(req: IncomingMessage): Promise<JsonBody> {
   } catch (error) {
     return { ok: false, message: `The request body is not valid JSON (${(error as Error).message}).` };
   }
+}
+
+/**
+ * The JSON body of a POST to a resource route (`/list`, `/aggregate`), noted for the request
+ * record; or why it cannot be taken: 415 without a JSON content type, 400 when it does not parse.
+ */
+export async function readResourceBody(
+  ex: Exchange,
+  notes: RequestNotes,
+): Promise<{ ok: true; value: unknown } | { ok: false; status: number; message: string }> {
+  if (!(ex.req.headers['content-type'] ?? '').startsWith('application/json')) {
+    return { ok: false, status: 415, message: 'Expected a JSON body (content-type: application/json).' };
+  }
+  const body = await readJsonBody(ex.req);
+  if (!body.ok) return { ...body, status: 400 };
+  notes.body = body.value;
+  return body;
 }
 
 /** Reads a small request body (form or JSON) into key/value pairs; undefined when unreadable. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { aggregateFilter } from '../../src/export/count-streams.js';
+import { aggregateFilter } from '../../src/export/chain-request.js';
 import { runJob } from '../../src/export/run-job.js';
 import type { RunHandle } from '../../src/export/run-progress.js';
 import { silentLogger } from '../../src/log.js';
