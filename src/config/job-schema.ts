@@ -53,9 +53,7 @@ export type Mode = (typeof MODES)[number];
  * non-empty and no longer than the platform accepts.
  */
 function filterSchema<F extends readonly FilterSpec[]>(filters: F) {
-  const shape = Object.fromEntries(
-    filters.map((filter) => [filter.key, filterValue(filter).optional()]),
-  );
+  const shape = Object.fromEntries(filters.map((filter) => [filter.key, filterValue(filter).optional()]));
   return z.strictObject(shape as FilterShape<F>);
 }
 
@@ -63,29 +61,95 @@ function filterValue(filter: FilterSpec) {
   switch (filter.kind) {
     case 'time':
       return time;
+    case 'number':
+      return numberValue(filter.minimum, filter.maximum);
     case 'string':
-      return z.string().min(1).max(filter.maxLength, `at most ${filter.maxLength} characters, as the platform accepts`);
+      return stringValue(filter.maxLength);
+    case 'boolean':
+      return z.boolean();
+    case 'ids':
+      return idList(filter.maxItems);
+    case 'strings':
+      return stringList(filter.maxItems, filter.maxLength, filter.values);
+    case 'refs':
+      return refList(filter.maxItems);
     case 'map':
       return metadataMap(filter.maxValueLength);
   }
 }
 
+const numberValue = (minimum: number, maximum: number) =>
+  z.number().min(minimum, `at least ${minimum}`).max(maximum, `at most ${maximum}`);
+
+const stringValue = (maxLength: number) =>
+  z.string().min(1).max(maxLength, `at most ${maxLength} characters, as the platform accepts`);
+
+/** A list the platform bounds: 1 to `maxItems` entries. */
+const listOf = <T extends z.ZodType>(entry: T, maxItems: number) =>
+  z
+    .array(entry)
+    .min(1, 'give at least one, or leave the filter out')
+    .max(maxItems, `at most ${maxItems} entries, as the platform accepts`);
+
+/** Ids are positive integers the platform can hold (at most 2^53 - 1). */
+const id = z.number().int('an id is an integer').min(1, 'an id is at least 1').max(Number.MAX_SAFE_INTEGER);
+
+const idList = (maxItems: number) => listOf(id, maxItems);
+
+const stringList = (maxItems: number, maxLength: number, values: readonly string[] | undefined) =>
+  listOf(
+    values === undefined
+      ? stringValue(maxLength)
+      : z.string().refine((value) => values.includes(value), { error: `one of ${values.join(', ')}` }),
+    maxItems,
+  );
+
+/**
+ * `{id}` or `{externalId}` objects, as the platform takes them; a bare number is an id and a bare
+ * string an externalId (`dataSetIds: [123, 'my-data-set']`).
+ */
+const reference = z
+  .union(
+    [
+      id.transform((value) => ({ id: value })),
+      z.string().min(1).max(255, 'at most 255 characters, as the platform accepts').transform((value) => ({ externalId: value })),
+      z.strictObject({ id }),
+      z.strictObject({ externalId: z.string().min(1).max(255) }),
+    ],
+    { error: 'expected an id (a number), an externalId (a string), {id: N} or {externalId: "..."}' },
+  )
+  .transform((ref): { id: number } | { externalId: string } => ref);
+
+const refList = (maxItems: number) => listOf(reference, maxItems);
+
 /** Key-value pairs an item's metadata must hold: at least one, keys non-empty, values within the platform's length. */
-const metadataMap = (maxValueLength: number) =>
+const metadataMap = (maxValueLength: number | undefined) =>
   z
     .record(
       z.string().min(1, 'a metadata key must not be empty'),
-      z.string().max(maxValueLength, `at most ${maxValueLength} characters, as the platform accepts`),
+      maxValueLength === undefined
+        ? z.string()
+        : z.string().max(maxValueLength, `at most ${maxValueLength} characters, as the platform accepts`),
     )
     .refine((pairs) => Object.keys(pairs).length > 0, 'give at least one key: value pair, or leave metadata out');
 
+interface FilterValues {
+  time: typeof time;
+  number: ReturnType<typeof numberValue>;
+  string: ReturnType<typeof stringValue>;
+  boolean: z.ZodBoolean;
+  ids: ReturnType<typeof idList>;
+  strings: ReturnType<typeof stringList>;
+  refs: ReturnType<typeof refList>;
+  map: ReturnType<typeof metadataMap>;
+}
+
 type FilterShape<F extends readonly FilterSpec[]> = {
-  [E in F[number] as E['key']]: E extends { kind: 'time' }
-    ? z.ZodOptional<typeof time>
-    : E extends { kind: 'map' }
-      ? z.ZodOptional<ReturnType<typeof metadataMap>>
-      : z.ZodOptional<z.ZodString>;
+  [E in F[number] as E['key']]: z.ZodOptional<FilterValues[E['kind']]>;
 };
+
+/** A filter's value as the job file's schema returns it. */
+export type FilterValue = z.output<FilterValues[keyof FilterValues]>;
 
 const common = {
   /** Names the output folder and the checkpoint entry; defaults to the resource. */

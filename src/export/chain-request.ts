@@ -2,9 +2,9 @@ import type { Resource } from '../config/job-schema.js';
 import { resourceSpec } from '../resources/index.js';
 
 /**
- * The `filter` object of `POST /{resource}/list` and `/aggregate` for a chain's parameters: a
- * string filter as its field, a time bound as one end of its field's `{min, max}` range, a map
- * (metadata) as the object it was given.
+ * The `filter` object of `POST /{resource}/list` and `/aggregate` for a chain's parameters: each
+ * filter as its field, in JSON of its own type (a parameter is text: see FilterSpec); the ends of a
+ * range as the `min` and `max` of its field's object; ids the body takes as references as `{id}`.
  */
 export function aggregateFilter(
   resource: Resource,
@@ -15,9 +15,27 @@ export function aggregateFilter(
   for (const [key, value] of params) {
     const spec = specs.get(key);
     if (spec === undefined) continue; // limit, partition
-    if (spec.kind === 'string') filter[spec.field] = value;
-    else if (spec.kind === 'map') filter[spec.field] = JSON.parse(value) as unknown;
-    else filter[spec.field] = { ...(filter[spec.field] as object | undefined), [spec.bound]: Number(value) };
+    switch (spec.kind) {
+      case 'time':
+      case 'number':
+        filter[spec.field] = { ...(filter[spec.field] as object | undefined), [spec.bound]: Number(value) };
+        break;
+      case 'string':
+        filter[spec.field] = value;
+        break;
+      case 'boolean':
+        filter[spec.field] = value === 'true';
+        break;
+      case 'ids': {
+        const ids = JSON.parse(value) as number[];
+        filter[spec.field] = spec.refsInBody === true ? ids.map((id) => ({ id })) : ids;
+        break;
+      }
+      case 'strings':
+      case 'refs':
+      case 'map':
+        filter[spec.field] = JSON.parse(value) as unknown;
+    }
   }
   return filter;
 }

@@ -1,4 +1,4 @@
-import type { Format, Mode, Resource, StreamConfig } from '../config/job-schema.js';
+import type { FilterValue, Format, Mode, Resource, StreamConfig } from '../config/job-schema.js';
 import { ConfigError } from '../errors.js';
 import { filterKeys } from '../resources/index.js';
 
@@ -40,12 +40,11 @@ export function planStreams(
     );
   }
   return selected.map((stream) => {
-    type FilterValue = string | number | Readonly<Record<string, string>> | undefined;
-    const filter: Readonly<Record<string, FilterValue>> = stream.filter;
+    const filter: Readonly<Record<string, FilterValue | undefined>> = stream.filter;
     const params: [string, string][] = [['limit', String(stream.limit)]];
     for (const key of filterKeys(stream.resource)) {
       const value = filter[key];
-      if (value !== undefined) params.push([key, typeof value === 'object' ? canonicalJson(value) : String(value)]);
+      if (value !== undefined) params.push([key, paramText(value)]);
     }
     return {
       name: streamName(stream),
@@ -61,7 +60,15 @@ export function planStreams(
   });
 }
 
-/** A map as JSON with its keys sorted: the same pairs give the same parameter, in any order. */
+/**
+ * A filter's value as a chain's parameter: numbers and booleans as text, lists as JSON arrays (the
+ * form GET takes), a map as JSON with its keys sorted (the same pairs give the same parameter).
+ */
+function paramText(value: FilterValue): string {
+  if (Array.isArray(value)) return JSON.stringify(value);
+  return typeof value === 'object' ? canonicalJson(value) : String(value);
+}
+
 function canonicalJson(map: Readonly<Record<string, string>>): string {
   return JSON.stringify(Object.fromEntries(Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
 }

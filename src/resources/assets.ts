@@ -1,13 +1,24 @@
-import { column, COMMON_TAIL, EXTERNAL_ID_PREFIX, LAST_UPDATED, metadataFilter, type ResourceSpec } from './resource.js';
+import { column, EXTERNAL_ID_PREFIX, metadataFilter, refsFilter, type ResourceSpec, TIMES_AND_EXTRA, timeRange } from './resource.js';
 
 /** Assets: trees of equipment and places (`rootId`, `parentId`). */
 export const assets = {
   name: 'assets',
+  key: 'id',
+  countable: true,
+  defaultLimit: 100,
   filters: [
     { key: 'source', kind: 'string', field: 'source', maxLength: 128 },
-    ...LAST_UPDATED,
+    ...timeRange('lastUpdatedTime'),
     EXTERNAL_ID_PREFIX,
     metadataFilter(10_240),
+    { key: 'name', kind: 'string', field: 'name', maxLength: 140 },
+    { key: 'parentIds', kind: 'ids', field: 'parentIds', maxItems: 100 },
+    { key: 'parentExternalIds', kind: 'strings', field: 'parentExternalIds', maxItems: 100, maxLength: 255 },
+    { key: 'rootIds', kind: 'ids', field: 'rootIds', maxItems: 100, refsInBody: true },
+    { key: 'root', kind: 'boolean', field: 'root' },
+    ...timeRange('createdTime'),
+    refsFilter('assetSubtreeIds', 100),
+    refsFilter('dataSetIds', 1000),
   ],
   columns: [
     column('id', 'int64', true),
@@ -16,6 +27,9 @@ export const assets = {
     column('parentId', 'int64'),
     column('rootId', 'int64'),
     column('description', 'string'),
-    ...COMMON_TAIL,
+    column('source', 'string'),
+    column('dataSetId', 'int64'),
+    column('metadata', 'string-map'),
+    ...TIMES_AND_EXTRA,
   ],
 } as const satisfies ResourceSpec<'assets'>;

@@ -1,17 +1,34 @@
-import { column, COMMON_TAIL, EXTERNAL_ID_PREFIX, LAST_UPDATED, metadataFilter, type ResourceSpec } from './resource.js';
+import {
+    column,
+  EXTERNAL_ID_PREFIX,
+  metadataFilter,
+  refsFilter,
+  type ResourceSpec,
+  TIMES_AND_EXTRA,
+  timeRange,
+} from './resource.js';
 
 /** Events: things that happened over a time span, linked to assets (`assetIds`). */
 export const events = {
   name: 'events',
+  key: 'id',
+  countable: true,
+  defaultLimit: 100,
   filters: [
     { key: 'type', kind: 'string', field: 'type', maxLength: 64 },
     { key: 'subtype', kind: 'string', field: 'subtype', maxLength: 64 },
     { key: 'source', kind: 'string', field: 'source', maxLength: 128 },
-    ...LAST_UPDATED,
-    { key: 'minStartTime', kind: 'time', field: 'startTime', bound: 'min' },
-    { key: 'maxStartTime', kind: 'time', field: 'startTime', bound: 'max' },
+    ...timeRange('lastUpdatedTime'),
+    ...timeRange('startTime'),
     EXTERNAL_ID_PREFIX,
     metadataFilter(128_000),
+    ...timeRange('endTime'),
+    ...timeRange('activeAtTime'),
+    ...timeRange('createdTime'),
+    { key: 'assetIds', kind: 'ids', field: 'assetIds', maxItems: 100 },
+    { key: 'assetExternalIds', kind: 'strings', field: 'assetExternalIds', maxItems: 100, maxLength: 255 },
+    refsFilter('assetSubtreeIds', 100),
+    refsFilter('dataSetIds', 100),
   ],
   columns: [
     column('id', 'int64', true),
@@ -22,6 +39,9 @@ export const events = {
     column('startTime', 'timestamp'),
     column('endTime', 'timestamp'),
     column('assetIds', 'int64-list'),
-    ...COMMON_TAIL,
+    column('source', 'string'),
+    column('dataSetId', 'int64'),
+    column('metadata', 'string-map'),
+    ...TIMES_AND_EXTRA,
   ],
 } as const satisfies ResourceSpec<'events'>;

@@ -1,13 +1,33 @@
 import { assets } from './assets.js';
 import { events } from './events.js';
+import { files } from './files.js';
+import { relationships } from './relationships.js';
 import type { ResourceSpec } from './resource.js';
+import { sequences } from './sequences.js';
+import { timeseries } from './timeseries.js';
 
-export { type ColumnKind, type ColumnSpec, EXTRA_COLUMN, type FilterSpec, type ResourceSpec } from './resource.js';
+export {
+  type ColumnKind,
+  type ColumnSpec,
+  EXTRA_COLUMN,
+  type FilterKind,
+  type FilterSpec,
+  type ResourceSpec,
+  SEQUENCE_COLUMN_FIELDS,
+} from './resource.js';
+export { RELATIONSHIP_TYPES } from './relationships.js';
 
 /** Every collection bulk-extract exports; a new one is a file beside these and a line here. */
-export const RESOURCE_SPECS = [assets, events] as const;
+export const RESOURCE_SPECS = [assets, events, timeseries, files, sequences, relationships] as const;
 
-export const RESOURCES = ['assets', 'events'] as const satisfies readonly (typeof RESOURCE_SPECS)[number]['name'][];
+export const RESOURCES = [
+  'assets',
+  'events',
+  'timeseries',
+  'files',
+  'sequences',
+  'relationships',
+] as const satisfies readonly (typeof RESOURCE_SPECS)[number]['name'][];
 export type Resource = (typeof RESOURCES)[number];
 
 const byName = new Map<string, ResourceSpec>(RESOURCE_SPECS.map((spec) => [spec.name, spec]));

@@ -1,23 +1,41 @@
 /**
  * What bulk-extract knows of one collection of the platform: where it is listed, which filters a
- * job may set and how each is sent, and the columns of its Parquet files. One file per collection
- * (assets.ts, events.ts) describes it; the job file's schema, the request parameters, the count
- * filter, the Parquet writer and the simulator's validation are all derived from it.
+ * job may set and how each is sent, the field that identifies an item, and the columns of its
+ * Parquet files. One file per collection (assets.ts, events.ts, ...) describes it; the job file's
+ * schema, the request parameters, the count filter, the Parquet writer and the simulator's
+ * validation are all derived from it.
  */
 export interface ResourceSpec<Name extends string = string> {
-  /** The collection: listed by `GET /{name}`, `POST /{name}/list`, counted by `POST /{name}/aggregate`. */
+  /** The collection: listed by `GET /{name}` and `POST /{name}/list`. */
   readonly name: Name;
-  /** The filters a job may set, in the order they are sent as query parameters. */
+  /** The field that identifies an item: `id`, or `externalId` where items have no id (relationships). */
+  readonly key: 'id' | 'externalId';
+  /** Whether `POST /{name}/aggregate` counts it (relationships have no count). */
+  readonly countable: boolean;
+  /** The page size the platform uses when a request gives no `limit`. */
+  readonly defaultLimit: number;
+  /** The filters a job may set, in the order they are sent. */
   readonly filters: readonly FilterSpec[];
-  /** The Parquet columns, in order (DESIGN.md's profile); the last is `extra`. */
+  /** The Parquet columns, in order (DESIGN.md's profile); the key first, `extra` last. */
   readonly columns: readonly ColumnSpec[];
 }
 
 /**
- * A filter a job may set: an end of a time range, a string the items' field must equal, or
- * key-value pairs the items' metadata must hold.
+ * A filter a job may set. Each kind has one text form, a chain's parameter (what the checkpoint
+ * records and `GET` sends): times and numbers as decimals, booleans as `true`/`false`, lists and
+ * maps as JSON. In the `filter` object of `POST /list` and `/aggregate` each is JSON of its own type.
  */
-export type FilterSpec = TimeFilterSpec | StringFilterSpec | MapFilterSpec;
+export type FilterSpec =
+  | TimeFilterSpec
+  | NumberFilterSpec
+  | StringFilterSpec
+  | BooleanFilterSpec
+  | IdListFilterSpec
+  | StringListFilterSpec
+  | RefListFilterSpec
+  | MapFilterSpec;
+
+export type FilterKind = FilterSpec['kind'];
 
 interface FilterCommon {
   /** The key in the job file's `filter`, and (unless `via` is 'body') the query parameter of `GET /{name}`. */
@@ -25,35 +43,73 @@ interface FilterCommon {
   /** The field of the `filter` object of `/list` and `/aggregate` that takes it. */
   readonly field: string;
   /** 'body': only `POST /{name}/list` takes it, so a stream that sets it is listed by POST. */
-  readonly via?: 'body';
+  readonly via?: 'body' | undefined;
 }
 
 /** Epoch milliseconds, inclusive: one end of the field's `{min, max}` range. */
 export interface TimeFilterSpec extends FilterCommon {
   readonly kind: 'time';
   readonly bound: 'min' | 'max';
-  readonly maxLength?: undefined;
 }
 
-/** Equality with a string field (or, for `externalIdPrefix`, the start of `externalId`). */
+/** A number, inclusive: one end of the field's `{min, max}` range (relationships' `confidence`, 0 to 1). */
+export interface NumberFilterSpec extends FilterCommon {
+  readonly kind: 'number';
+  readonly bound: 'min' | 'max';
+  readonly minimum: number;
+  readonly maximum: number;
+}
+
+/** Equality with a string field (or, for `externalIdPrefix` and `directoryPrefix`, its start). */
 export interface StringFilterSpec extends FilterCommon {
   readonly kind: 'string';
   /** The longest value the platform accepts (PLATFORM.md), on GET and in the `filter` object. */
   readonly maxLength: number;
-  readonly bound?: undefined;
+}
+
+/** Equality with a boolean field (`isString`, `uploaded`, `root`, ...). */
+export interface BooleanFilterSpec extends FilterCommon {
+  readonly kind: 'boolean';
+}
+
+/**
+ * Items linked to any of these ids (`assetIds`, `parentIds`, ...): a JSON array of int64 on GET.
+ * `refsInBody`: the `filter` object takes them as `{id}` objects (`rootAssetIds` of files).
+ */
+export interface IdListFilterSpec extends FilterCommon {
+  readonly kind: 'ids';
+  readonly maxItems: number;
+  readonly refsInBody?: true;
+}
+
+/** Items whose field equals any of these strings (`assetExternalIds`, `sourceTypes`, ...). */
+export interface StringListFilterSpec extends FilterCommon {
+  readonly kind: 'strings';
+  readonly maxItems: number;
+  readonly maxLength: number;
+  /** The only values the platform knows, when it has a fixed set (relationships' types). */
+  readonly values?: readonly string[];
+}
+
+/**
+ * Items in any of these, each named by `{id}` or `{externalId}` (`dataSetIds`, `assetSubtreeIds`);
+ * only the `filter` object takes the mixed form, so it is always sent by POST.
+ */
+export interface RefListFilterSpec extends FilterCommon {
+  readonly kind: 'refs';
+  readonly via: 'body';
+  readonly maxItems: number;
 }
 
 /** Every pair given must be in the item's map (the platform's `metadata` filter). */
 export interface MapFilterSpec extends FilterCommon {
   readonly kind: 'map';
   readonly via: 'body';
-  /** The longest value the platform accepts. */
-  readonly maxValueLength: number;
-  readonly bound?: undefined;
-  readonly maxLength?: undefined;
+  /** The longest value the platform accepts, where it documents one. */
+  readonly maxValueLength?: number | undefined;
 }
 
-/** Items whose `externalId` starts with the given text (at most 255 characters); GET and POST take it. */
+/** Items whose `externalId` starts with the given text (at most 255 characters). */
 export const EXTERNAL_ID_PREFIX = {
   key: 'externalIdPrefix',
   kind: 'string',
@@ -62,15 +118,38 @@ export const EXTERNAL_ID_PREFIX = {
 } as const satisfies StringFilterSpec;
 
 /** The `metadata` filter: items whose metadata holds every given pair; sent in `POST /list`'s body. */
-export const metadataFilter = (maxValueLength: number) =>
+export const metadataFilter = (maxValueLength?: number) =>
   ({ key: 'metadata', kind: 'map', field: 'metadata', via: 'body', maxValueLength }) as const satisfies MapFilterSpec;
+
+/** `{id}|{externalId}` lists, body only: `dataSetIds` and `assetSubtreeIds`. */
+export const refsFilter = <K extends string>(key: K, maxItems: number) =>
+  ({ key, kind: 'refs', field: key, via: 'body', maxItems }) as const satisfies RefListFilterSpec;
+
+/** Both ends of a time range: `min<Field>`/`max<Field>` keys over the field's `{min, max}` object. */
+export const timeRange = <F extends string>(field: F, via?: 'body') => {
+  const suffix = `${field[0]!.toUpperCase()}${field.slice(1)}` as Capitalize<F>;
+  return [
+    { key: `min${suffix}`, kind: 'time', field, bound: 'min', via },
+    { key: `max${suffix}`, kind: 'time', field, bound: 'max', via },
+  ] as const satisfies readonly TimeFilterSpec[];
+};
+
 
 /**
  * Column kinds of the Parquet profile: ids INT64, times TIMESTAMP(MILLIS, UTC), metadata
- * MAP<STRING,STRING>, assetIds LIST<INT64>, and `extra`: every field the schema does not know, as
- * one JSON object string, so no field is dropped.
+ * MAP<STRING,STRING>, id lists LIST<INT64>, sequences' columns LIST<STRUCT<...>>, and `extra`:
+ * every field the schema does not know, as one JSON object string, so no field is dropped.
  */
-export type ColumnKind = 'int64' | 'string' | 'timestamp' | 'int64-list' | 'string-map' | 'extra-json';
+export type ColumnKind =
+  | 'int64'
+  | 'string'
+  | 'boolean'
+  | 'double'
+  | 'timestamp'
+  | 'int64-list'
+  | 'string-map'
+  | 'sequence-columns'
+  | 'extra-json';
 
 export interface ColumnSpec {
   readonly name: string;
@@ -84,18 +163,24 @@ export const EXTRA_COLUMN = 'extra';
 /** A column of a spec. */
 export const column = (name: string, kind: ColumnKind, required = false): ColumnSpec => ({ name, kind, required });
 
-/** The columns every collection ends with, in this order: provenance, metadata, times, and `extra`. */
-export const COMMON_TAIL = [
-  column('source', 'string'),
-  column('dataSetId', 'int64'),
+/**
+ * The fields of a sequence column (an element of `sequences.columns`), in the order of the Parquet
+ * struct; `extra` holds the fields it does not know, as JSON.
+ */
+export const SEQUENCE_COLUMN_FIELDS = [
+  column('externalId', 'string'),
+  column('name', 'string'),
+  column('description', 'string'),
+  column('valueType', 'string', true),
   column('metadata', 'string-map'),
   column('createdTime', 'timestamp'),
   column('lastUpdatedTime', 'timestamp'),
   column(EXTRA_COLUMN, 'extra-json'),
 ] as const;
 
-/** The `minLastUpdatedTime`/`maxLastUpdatedTime` pair every collection has: a run's window is sent through it. */
-export const LAST_UPDATED = [
-  { key: 'minLastUpdatedTime', kind: 'time', field: 'lastUpdatedTime', bound: 'min' },
-  { key: 'maxLastUpdatedTime', kind: 'time', field: 'lastUpdatedTime', bound: 'max' },
-] as const satisfies readonly FilterSpec[];
+/** The columns every collection ends with, in this order: its times and `extra`. */
+export const TIMES_AND_EXTRA = [
+  column('createdTime', 'timestamp'),
+  column('lastUpdatedTime', 'timestamp'),
+  column(EXTRA_COLUMN, 'extra-json'),
+] as const;
