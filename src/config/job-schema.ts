@@ -122,14 +122,19 @@ const reference = z
 
 const refList = (maxItems: number) => listOf(reference, maxItems);
 
+/** Metadata values are text: YAML reads `area: 5` as a number, which the platform's metadata never holds. */
+const metadataText = z.string({
+  error: (issue) => `expected a string; quote it in YAML ('${String(issue.input)}') to match the text the platform holds`,
+});
+
 /** Key-value pairs an item's metadata must hold: at least one, keys non-empty, values within the platform's length. */
 const metadataMap = (maxValueLength: number | undefined) =>
   z
     .record(
       z.string().min(1, 'a metadata key must not be empty'),
       maxValueLength === undefined
-        ? z.string()
-        : z.string().max(maxValueLength, `at most ${maxValueLength} characters, as the platform accepts`),
+        ? metadataText
+        : metadataText.max(maxValueLength, `at most ${maxValueLength} characters, as the platform accepts`),
     )
     .refine((pairs) => Object.keys(pairs).length > 0, 'give at least one key: value pair, or leave metadata out');
 

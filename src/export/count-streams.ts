@@ -1,6 +1,7 @@
 import { AuthError, HttpStatusError, type RequestError } from '../http/errors.js';
 import type { PlatformClient } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
+import { resourceSpec } from '../resources/index.js';
 import { type Checkpoint, isComplete } from './checkpoint.js';
 import { aggregateFilter } from './chain-request.js';
 import { chainParams } from './plan.js';
@@ -11,10 +12,12 @@ import type { StreamPlan } from './streams.js';
  * progress and ETA only (it is approximate, and an export never relies on it). Being the run's
  * first contact with the platform, it also proves the credential and the address before the
  * output folder is touched: a refused credential or an unreachable platform is thrown; any other
- * failure only leaves that stream's total unknown. Streams already complete are not counted.
+ * failure only leaves that stream's total unknown. Streams already complete are not counted. A
+ * collection the platform does not count (relationships) has no total: a page of one item is
+ * asked for instead, to prove the credential all the same.
  */
 export async function countStreams(
-  client: Pick<PlatformClient, 'aggregateCount'>,
+  client: Pick<PlatformClient, 'aggregateCount' | 'get'>,
   streams: readonly StreamPlan[],
   checkpoint: Checkpoint,
   logger: Logger,
@@ -26,6 +29,11 @@ export async function countStreams(
       const state = checkpoint.streams[stream.name];
       if (state === undefined || isComplete(state)) return;
       try {
+        if (!resourceSpec(stream.resource).countable) {
+          // No count aggregate (relationships): a one-item page proves the credential; no total.
+          await client.get(`/${stream.resource}`, [['limit', '1']], signal);
+          return;
+        }
         const filter = aggregateFilter(stream.resource, chainParams(stream, state));
         totals.set(stream.name, await client.aggregateCount(stream.resource, filter, signal));
       } catch (error) {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { FORMATS, MODES, RESOURCES } from '../config/job-schema.js';
 import type { OutputStore } from '../output/store.js';
+import { resourceSpec } from '../resources/index.js';
 import { VERSION } from '../version.js';
 import { type Checkpoint, sentBounds } from './checkpoint.js';
 import { MANIFEST_FILE } from './layout.js';
@@ -25,6 +26,8 @@ const manifestFileSchema = z.object({
 
 const manifestStreamSchema = z.object({
   resource: z.enum(RESOURCES),
+  /** The field that identifies an item, unique across the stream's rows: `id`, or `externalId` (relationships). */
+  key: z.enum(['id', 'externalId']).optional(),
   mode: z.enum(MODES),
   /** The lastUpdatedTime range of the current run, as sent: min inclusive, max inclusive (null: none). */
   window: z.object({ minLastUpdatedTime: z.number().nullable(), maxLastUpdatedTime: z.number() }).nullable(),
@@ -136,6 +139,7 @@ export function summarize(checkpoint: Checkpoint, files: readonly ManifestFile[]
         name,
         {
           resource: state.resource,
+          key: resourceSpec(state.resource).key,
           mode: state.mode,
           window: state.window === null ? null : sentBounds(state.window),
           run: state.run,

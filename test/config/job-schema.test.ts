@@ -86,7 +86,7 @@ describe('streams: valid files', () => {
 describe('streams: every wrong value is an error naming its key path', () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ['resource of the wrong type', { streams: [{ resource: 5 }] }, 'streams.0.resource'],
-    ['an unknown resource', { streams: [{ resource: 'timeseries' }] }, 'streams.0.resource'],
+    ['an unknown resource', { streams: [{ resource: 'datapoints' }] }, 'streams.0.resource'],
     ['a missing resource', { streams: [{ limit: 5 }] }, 'streams.0.resource'],
     ['name of the wrong type', withStream({ name: 5 }), 'streams.0.name'],
     ['name with capitals and spaces', withStream({ name: 'My Stream' }), 'streams.0.name'],

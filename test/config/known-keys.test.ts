@@ -2,10 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { jobSchema } from '../../src/config/job-schema.js';
 import { knownKeysAt } from '../../src/config/known-keys.js';
+import { filterKeys, RESOURCES } from '../../src/resources/index.js';
 
 const STREAM = ['resource', 'filter', 'name', 'partitions', 'limit', 'formats', 'mode', 'keep', 'safetyLag'];
-const ASSET_FILTER = ['source', 'minLastUpdatedTime', 'maxLastUpdatedTime', 'externalIdPrefix', 'metadata'];
-const EVENT_FILTER = [...ASSET_FILTER, 'type', 'subtype', 'minStartTime', 'maxStartTime'];
+const ASSET_FILTER = filterKeys('assets');
+const EVENT_FILTER = filterKeys('events');
+/** Every collection's filter keys, once each. */
+const ANY_FILTER = [...new Set(RESOURCES.flatMap((resource) => filterKeys(resource)))];
 const AUTH_OPTIONS = ['type', 'tokenUrl', 'clientId', 'clientSecret', 'scopes', 'audience', 'token', 'apiKey', 'cookie'];
 
 describe('knownKeysAt: the job schema', () => {
@@ -21,7 +24,7 @@ describe('knownKeysAt: the job schema', () => {
     ['a stream (array element, default)', { streams: [{ resource: 'assets' }] }, ['streams', 0], STREAM],
     ['an asset filter', { streams: [{ resource: 'assets' }] }, ['streams', 0, 'filter'], ASSET_FILTER],
     ['the event filter of the second stream', { streams: [{ resource: 'assets' }, { resource: 'events' }] }, ['streams', 1, 'filter'], EVENT_FILTER],
-    ['a filter of a stream without a resource: both', { streams: [{}] }, ['streams', 0, 'filter'], EVENT_FILTER],
+    ['a filter of a stream without a resource: every collection\'s', { streams: [{}] }, ['streams', 0, 'filter'], ANY_FILTER],
     ['output.s3 (optional)', {}, ['output', 's3'], ['endpoint', 'region', 'forcePathStyle', 'partSizeMiB', 'staging']],
     ['output.shard', {}, ['output', 'shard'], ['maxRows', 'maxBytes']],
     ['a key the schema does not have', {}, ['sink'], []],

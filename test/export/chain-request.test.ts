@@ -47,7 +47,7 @@ describe('chainRequest', () => {
 describe('filter.metadata in the job file', () => {
   it.each([
     ['an empty map', {}, /at least one key: value pair/],
-    ['a value that is not a string', { site: 5 }, /expected string/i],
+    ['a value that is not a string', { site: 5 }, /expected a string; quote it in YAML \('5'\)/],
     ['an empty key', { '': 'x' }, /a metadata key must not be empty/],
     ['an event value over 128000 characters', { site: 'x'.repeat(128_001) }, /at most 128000 characters/],
   ])('refuses %s, naming the key', (_, metadata, message) => {
@@ -60,5 +60,115 @@ describe('filter.metadata in the job file', () => {
   it('holds asset values to 10240 characters, as the platform does', () => {
     expect(streamSchema.safeParse({ resource: 'assets', filter: { metadata: { site: 'x'.repeat(10_240) } } }).success).toBe(true);
     expect(streamSchema.safeParse({ resource: 'assets', filter: { metadata: { site: 'x'.repeat(10_241) } } }).success).toBe(false);
+  });
+});
+
+/** The first chain of a one-partition stream. */
+function firstRequest(input: Record<string, unknown>) {
+  const [plan] = planPartitions(planStreams([stream({ partitions: 1, ...input })], ['parquet']), noWindow);
+  if (plan === undefined) throw new Error('no plan');
+  return chainRequest(plan.resource, plan.params);
+}
+
+describe('the filter kinds of the other collections', () => {
+  it('id lists go on GET as one JSON array parameter, as the platform reads them', () => {
+    expect(firstRequest({ resource: 'timeseries', filter: { assetIds: [3, 1], externalIdPrefix: 'PI:' } })).toEqual({
+      method: 'GET',
+      path: '/timeseries',
+      params: [
+        ['limit', '1000'],
+        ['externalIdPrefix', 'PI:'],
+        ['assetIds', '[3,1]'],
+      ],
+    });
+  });
+
+  it('lastUpdatedTime on time series, which GET does not take, makes the chain a POST with a {min, max} range', () => {
+    expect(firstRequest({ resource: 'timeseries', filter: { minLastUpdatedTime: 5, maxLastUpdatedTime: 9, assetIds: [7] } })).toEqual({
+      method: 'POST',
+      path: '/timeseries/list',
+      body: { limit: 1000, filter: { assetIds: [7], lastUpdatedTime: { min: 5, max: 9 } } },
+    });
+  });
+
+  it('booleans, string lists and references: JSON of their own type in the body; bare ids and externalIds become references', () => {
+    const request = firstRequest({
+      resource: 'timeseries',
+      filter: { isString: false, assetExternalIds: ['pump-1'], dataSetIds: [12, 'plant', { id: 3 }, { externalId: 'ds' }] },
+    });
+    expect(request).toEqual({
+      method: 'POST',
+      path: '/timeseries/list',
+      body: {
+        limit: 1000,
+        filter: {
+          isString: false,
+          assetExternalIds: ['pump-1'],
+          dataSetIds: [{ id: 12 }, { externalId: 'plant' }, { id: 3 }, { externalId: 'ds' }],
+        },
+      },
+    });
+  });
+
+  it('files: rootAssetIds are an int64 array on GET and {id} references in the body', () => {
+    expect(firstRequest({ resource: 'files', filter: { rootAssetIds: [4], uploaded: true } })).toMatchObject({
+      method: 'GET',
+      params: [
+        ['limit', '1000'],
+        ['rootAssetIds', '[4]'],
+        ['uploaded', 'true'],
+      ],
+    });
+    expect(firstRequest({ resource: 'files', filter: { rootAssetIds: [4], metadata: { a: 'b' } } })).toMatchObject({
+      method: 'POST',
+      body: { filter: { rootAssetIds: [{ id: 4 }], metadata: { a: 'b' } } },
+    });
+  });
+
+  it('relationships: types, externalIds and a confidence range, all in the body (GET takes no filter)', () => {
+    expect(
+      firstRequest({
+        resource: 'relationships',
+        filter: { sourceTypes: ['asset'], targetExternalIds: ['TS-1'], minConfidence: 0.5, maxConfidence: 1 },
+      }),
+    ).toEqual({
+      method: 'POST',
+      path: '/relationships/list',
+      body: {
+        limit: 1000,
+        filter: { sourceTypes: ['asset'], targetExternalIds: ['TS-1'], confidence: { min: 0.5, max: 1 } },
+      },
+    });
+    expect(firstRequest({ resource: 'relationships' })).toEqual({ method: 'GET', path: '/relationships', params: [['limit', '1000']] });
+  });
+
+  it('sequences: every filter is sent by POST', () => {
+    expect(firstRequest({ resource: 'sequences', filter: { externalIdPrefix: 'SQ' } })).toEqual({
+      method: 'POST',
+      path: '/sequences/list',
+      body: { limit: 1000, filter: { externalIdPrefix: 'SQ' } },
+    });
+  });
+});
+
+describe('the platform bounds of the new filters, in the job file', () => {
+  it.each([
+    ['timeseries', { assetIds: [] }, ['filter', 'assetIds'], /at least one/],
+    ['timeseries', { assetIds: Array.from({ length: 101 }, (_, i) => i + 1) }, ['filter', 'assetIds'], /at most 100 entries/],
+    ['timeseries', { assetIds: [0] }, ['filter', 'assetIds', 0], /at least 1/],
+    ['timeseries', { assetIds: [1.5] }, ['filter', 'assetIds', 0], /integer/],
+    ['timeseries', { unit: 'x'.repeat(33) }, ['filter', 'unit'], /at most 32 characters/],
+    ['timeseries', { isStep: 'yes' }, ['filter', 'isStep'], /boolean/],
+    ['files', { directoryPrefix: 'd'.repeat(513) }, ['filter', 'directoryPrefix'], /at most 512 characters/],
+    ['files', { dataSetIds: [{ name: 'x' }] }, ['filter', 'dataSetIds', 0], /an id \(a number\), an externalId/],
+    ['relationships', { sourceTypes: ['assets'] }, ['filter', 'sourceTypes', 0], /one of asset, timeSeries, file, event, sequence/],
+    ['relationships', { minConfidence: 1.5 }, ['filter', 'minConfidence'], /at most 1/],
+    ['relationships', { metadata: { a: 'b' } }, ['filter'], /metadata/],
+    ['sequences', { source: 'x' }, ['filter'], /source/],
+  ])('%s: refuses %j, naming the key', (resource, filter, path, message) => {
+    const parsed = streamSchema.safeParse({ resource, filter });
+    expect(parsed.success).toBe(false);
+    expect(JSON.stringify(parsed.error?.issues)).toMatch(message);
+    expect(parsed.error?.issues[0]?.path).toEqual(path);
   });
 });
