@@ -3,6 +3,7 @@ import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { type Resource, RESOURCES } from '../config/job-schema.js';
 import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { runJob } from '../export/index.js';
@@ -21,10 +22,24 @@ const DEMO_CONFIG = fileURLToPath(new URL('../../config/demo.yaml', import.meta.
 /** Marks a folder as the demo's own output, which the next demo may replace. */
 export const DEMO_MARKER = '_DEMO';
 
-export const DEMO_USAGE = `Usage: bulk-extract demo [--out DIR] [--assets N] [--events N] [--config FILE]
+/** Items of each collection the demo's simulator serves, unless a flag says otherwise. */
+const DEMO_SIZES = {
+  assets: 10_000,
+  events: 100_000,
+  timeseries: 20_000,
+  files: 20_000,
+  sequences: 10_000,
+  relationships: 40_000,
+} as const satisfies Record<Resource, number>;
 
-Starts the built-in simulator on 127.0.0.1, exports the demo job into ./demo-out (or --out DIR)
-from scratch (Parquet and NDJSON), prints the summary and how to query the result with DuckDB.
+export const DEMO_USAGE = `Usage: bulk-extract demo [--out DIR] [--config FILE] [--assets N] [--events N]
+         [--timeseries N] [--files N] [--sequences N] [--relationships N]
+
+Starts the built-in simulator on 127.0.0.1 with ${Object.entries(DEMO_SIZES)
+  .map(([name, count]) => `${count.toLocaleString('en-US')} ${name}`)
+  .join(', ')} (or as the flags say), exports the demo job (the six collections) into ./demo-out
+(or --out DIR) from scratch (Parquet and NDJSON), prints the summary and how to query the result
+with DuckDB.
 This is \`npm start\`. The folder must be empty, new, or the output of an earlier demo (marked
 by a ${DEMO_MARKER} file); any other folder is refused, so the demo never deletes data of yours.
 `;
@@ -32,8 +47,9 @@ by a ${DEMO_MARKER} file); any other folder is refused, so the demo never delete
 const FLAGS = {
   'config': { type: 'string', default: DEMO_CONFIG },
   'out': { type: 'string' },
-  'assets': { type: 'string', default: '20000' },
-  'events': { type: 'string', default: '200000' },
+  ...(Object.fromEntries(
+    RESOURCES.map((name) => [name, { type: 'string', default: String(DEMO_SIZES[name]) }]),
+  ) as Record<Resource, { type: 'string'; default: string }>),
   'log-level': { type: 'string', default: 'info' },
   'help': { type: 'boolean', short: 'h' },
 } as const;
@@ -47,11 +63,8 @@ export async function runDemo(argv: string[]): Promise<number> {
   const line = process.stderr.isTTY ? new StatusLine(process.stderr) : undefined;
   const logger = createLogger(values['log-level'], line !== undefined, line);
   const secret = randomBytes(18).toString('base64url');
-  const simulator = await startSimulator({
-    assets: Number(values.assets),
-    events: Number(values.events),
-    clients: [{ id: 'demo', secret }],
-  });
+  const sizes = Object.fromEntries(RESOURCES.map((name) => [name, count(name, values[name])]));
+  const simulator = await startSimulator({ ...sizes, clients: [{ id: 'demo', secret }] });
   try {
     logger.info({ baseUrl: simulator.baseUrl }, `simulator started at ${simulator.baseUrl}`);
     const env = {
@@ -83,6 +96,12 @@ export async function runDemo(argv: string[]): Promise<number> {
   } finally {
     await simulator.close();
   }
+}
+
+/** A collection's size flag: a whole number of items. */
+function count(name: Resource, text: string): number {
+  if (!/^\d+$/.test(text)) throw new UsageError(`demo: --${name} expects a whole number of items, got '${text}'.`);
+  return Number(text);
 }
 
 /**

@@ -11,7 +11,7 @@ import { describeExit, listFiles, runCliWith, snapshot, tempDir } from '../suppo
  * that has no config/ of its own.
  */
 const CONFIG = fileURLToPath(new URL('../../config/', import.meta.url));
-const SMALL = ['--assets', '200', '--events', '2000', '--log-level', 'warn'];
+const SMALL = ['--assets', '200', '--events', '2000', '--timeseries', '100', '--files', '100', '--sequences', '50', '--relationships', '300', '--log-level', 'warn'];
 
 function demo(cwd: string, args: string[] = []) {
   return runCliWith(['demo', ...SMALL, ...args], { cwd });
