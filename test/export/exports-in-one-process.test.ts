@@ -117,7 +117,7 @@ describe('two exports in one process', () => {
       Promise.all([exportJob(EVENTS_JOB), exportJob(ASSETS_JOB)]),
     );
     const [events, assets] = result;
-    const expected: [typeof events, Resource, number, string, number, RegExp][] = [
+    const expected: [typeof events, 'assets' | 'events', number, string, number, RegExp][] = [
       [events, 'events', 2, 'ZSTD', 1000, /^events\/part=[12]-of-2\/\d{6}\.(parquet|ndjson\.gz)$/],
       [assets, 'assets', 1, 'SNAPPY', 1500, /^assets\/part=1-of-1\/\d{6}\.(parquet|ndjson)$/],
     ];

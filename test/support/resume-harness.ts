@@ -22,6 +22,7 @@ import {
   startSimulator,
 } from '../../src/simulator/index.js';
 import type { Clock } from '../../src/util/clock.js';
+import { resourceSpec } from '../../src/resources/index.js';
 import { CLI } from './cli.js';
 import { asNobody } from './unprivileged.js';
 
@@ -209,15 +210,21 @@ export function writeJob(file: string, spec: JobSpec): string {
 // What the export must contain
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * What a stream must hold, by its key: for collections keyed by `id`, the count, sum, min and max
+ * of the ids (exact as BigInt); for relationships (keyed by `externalId`), the sorted keys.
+ */
 export interface IdStats {
   count: number;
   sum: bigint;
   min: bigint;
   max: bigint;
+  /** Keyed by externalId: every key, sorted (sum, min and max are then 0). */
+  keys?: string[];
 }
 
 /** Ids of a whole resource in closed form: ids are BASE + i * STRIDE for i in [0, n). */
-export function closedForm(resource: Resource, n: number): IdStats {
+export function closedForm(resource: 'assets' | 'events', n: number): IdStats {
   const base = BigInt(resource === 'events' ? EVENT_ID_BASE : ASSET_ID_BASE);
   const stride = BigInt(resource === 'events' ? EVENT_ID_STRIDE : ASSET_ID_STRIDE);
   const count = BigInt(n);
@@ -229,22 +236,31 @@ export function closedForm(resource: Resource, n: number): IdStats {
   };
 }
 
-/** The ids a stream must export: closed form without a filter, else counted item by item. */
+/** The keys a stream must export: every item of the collection, or those `filter` matches. */
 export function expectedIds(sim: Simulator, resource: Resource, filter?: ListFilter): IdStats {
-  const set = sim.dataset[resource];
-  if (filter === undefined || Object.keys(filter).length === 0) return closedForm(resource, set.count);
+  const set: Pick<Simulator['dataset']['events'], 'count' | 'matches'> & { item(index: number, metadata: boolean): object } =
+    sim.dataset[resource];
+  const key = resourceSpec(resource).key;
+  const filtered = filter !== undefined && Object.keys(filter).length > 0;
   let count = 0;
   let sum = 0n;
   let min: bigint | undefined;
   let max = 0n;
+  const keys: string[] = [];
   for (let i = 0; i < set.count; i++) {
-    if (!set.matches(i, filter)) continue;
-    const id = BigInt(set.idOf(i));
+    if (filtered && !set.matches(i, filter)) continue;
+    const value = (set.item(i, false) as Record<string, unknown>)[key];
     count++;
+    if (key === 'externalId') {
+      keys.push(String(value));
+      continue;
+    }
+    const id = BigInt(value as number);
     sum += id;
-    min ??= id;
-    max = id;
+    min = min === undefined || id < min ? id : min;
+    max = id > max ? id : max;
   }
+  if (key === 'externalId') return { count, sum: 0n, min: 0n, max: 0n, keys: keys.sort() };
   return { count, sum, min: min ?? 0n, max };
 }
 
@@ -399,6 +415,19 @@ async function expectStream(
     }
     if (stream.ids.count === 0) continue;
     expect(paths.length, `${stream.name} ${format} shards`).toBeGreaterThan(0);
+    if (stream.ids.keys !== undefined) {
+      // Keyed by externalId (relationships): every key once, and exactly the expected ones.
+      const got = await query(
+        `SELECT count(*) AS n, count(DISTINCT externalId) AS d, list(externalId ORDER BY externalId) AS k FROM ${reader(format, paths)}`,
+      );
+      const keys = got.k as string[];
+      expect({ n: got.n, d: got.d }, `${stream.name} as ${format}`).toEqual({
+        n: BigInt(stream.ids.count),
+        d: BigInt(stream.ids.count),
+      });
+      expect(keys, `${stream.name} keys as ${format}`).toEqual(stream.ids.keys);
+      continue;
+    }
     const got = await query(
       `SELECT count(*) AS n, count(DISTINCT id) AS d, sum(id) AS s, min(id) AS lo, max(id) AS hi FROM ${reader(format, paths)}`,
     );
