@@ -2,7 +2,6 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Resource } from '../../src/config/job-schema.js';
 import type { Manifest } from '../../src/export/manifest.js';
 import { runJob } from '../../src/export/run-job.js';
 import { silentLogger } from '../../src/log.js';
