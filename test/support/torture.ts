@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'vitest';
 import type { Format, Resource } from '../../src/config/job-schema.js';
+import { resourceSpec } from '../../src/resources/index.js';
 import type { FaultOptionsInput, Simulator } from '../../src/simulator/index.js';
 import { openDuck, parquetItems } from './export-duckdb.js';
 import {
@@ -25,8 +26,8 @@ export interface TortureOptions {
   /** SIGKILLs to land in all. */
   kills: number;
   seed: number;
-  events: number;
-  assets: number;
+  /** Items of each collection the simulator serves. */
+  sizes: Partial<Record<Resource, number>>;
   streams: StreamSpec[];
   formats: Format[];
   ndjsonGzip?: boolean;
@@ -53,8 +54,7 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
   const started = performance.now();
   const random = seededRandom(options.seed);
   const sim = await newSimulator({
-    events: options.events,
-    assets: options.assets,
+    ...options.sizes,
     seed: options.seed,
     apiKeys: [KEY],
     faults: options.faults,
@@ -127,16 +127,15 @@ async function expectEveryRow(sim: Simulator, out: string, options: TortureOptio
   try {
     for (const stream of options.streams) {
       const name = stream.name ?? stream.resource;
-      const expected = (id: number) => sim.dataset[stream.resource].item(indexOf(sim, stream.resource, id));
-      if (options.formats.includes('ndjson')) {
-        const rows = ndjsonRows(join(out, name));
-        expect(rows.length).toBe(sim.dataset[stream.resource].count);
-        for (const row of rows) expect(row).toEqual(expected(row.id as number));
-      }
+      const expected = itemsByKey(sim, stream.resource);
+      const key = resourceSpec(stream.resource).key;
+      const expectEqual = (rows: Record<string, unknown>[]) => {
+        expect(rows.length).toBe(expected.size);
+        for (const row of rows) expect(row, `${name} ${key} ${String(row[key])}`).toEqual(expected.get(row[key]));
+      };
+      if (options.formats.includes('ndjson')) expectEqual(ndjsonRows(join(out, name)));
       if (options.formats.includes('parquet')) {
-        const rows = await parquetItems(duck, stream.resource, `${join(out, name)}/*/*.parquet`);
-        expect(rows.length).toBe(sim.dataset[stream.resource].count);
-        for (const row of rows) expect(row).toEqual(expected(row.id as number));
+        expectEqual(await parquetItems(duck, stream.resource, `${join(out, name)}/*/*.parquet`));
       }
     }
   } finally {
@@ -144,11 +143,16 @@ async function expectEveryRow(sim: Simulator, out: string, options: TortureOptio
   }
 }
 
-function indexOf(sim: Simulator, resource: Resource, id: number): number {
-  const set = sim.dataset[resource];
-  const index = (id - set.idOf(0)) / (set.idOf(1) - set.idOf(0));
-  expect(Number.isInteger(index) && index >= 0 && index < set.count, `id ${id} is not in the data`).toBe(true);
-  return index;
+/** Every item of a collection by its key (`id`, or `externalId` for relationships). */
+function itemsByKey(sim: Simulator, resource: Resource): Map<unknown, Record<string, unknown>> {
+  const set: { count: number; item(index: number): object } = sim.dataset[resource];
+  const key = resourceSpec(resource).key;
+  const items = new Map<unknown, Record<string, unknown>>();
+  for (let index = 0; index < set.count; index++) {
+    const item = { ...set.item(index) } as Record<string, unknown>;
+    items.set(item[key], item);
+  }
+  return items;
 }
 
 function ndjsonRows(streamDir: string): Record<string, unknown>[] {
