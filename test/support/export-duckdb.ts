@@ -1,5 +1,5 @@
 import { DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
-import { columnsOf } from '../../src/sink/parquet/schemas.js';
+import { type ColumnKind, columnsOf, SEQUENCE_COLUMN_FIELDS } from '../../src/sink/parquet/schemas.js';
 import type { Resource } from '../../src/config/job-schema.js';
 
 export type Row = Record<string, DuckDBValue>;
@@ -40,17 +40,46 @@ export function ndjsonAt(glob: string): string {
 }
 
 /** The Parquet profile as DuckDB's DESCRIBE shows it. */
-const DUCK_TYPES = {
-  'int64': 'BIGINT',
-  'string': 'VARCHAR',
-  'timestamp': 'TIMESTAMP WITH TIME ZONE',
-  'int64-list': 'BIGINT[]',
-  'string-map': 'MAP(VARCHAR, VARCHAR)',
-  'extra-json': 'VARCHAR',
-} as const;
+function duckType(kind: ColumnKind): string {
+  switch (kind) {
+    case 'int64':
+      return 'BIGINT';
+    case 'string':
+    case 'extra-json':
+      return 'VARCHAR';
+    case 'boolean':
+      return 'BOOLEAN';
+    case 'double':
+      return 'DOUBLE';
+    case 'timestamp':
+      return 'TIMESTAMP WITH TIME ZONE';
+    case 'int64-list':
+      return 'BIGINT[]';
+    case 'string-map':
+      return 'MAP(VARCHAR, VARCHAR)';
+    case 'sequence-columns':
+      return `STRUCT(${SEQUENCE_COLUMN_FIELDS.map((field) => `${quoted(field.name)} ${duckType(field.kind)}`).join(', ')})[]`;
+  }
+}
+
+/** A name as DuckDB's DESCRIBE spells it inside a STRUCT type: quoted when it is a keyword. */
+function quoted(name: string): string {
+  return name === 'name' ? '"name"' : name;
+}
 
 export function expectedDuckColumns(resource: Resource): { name: string; type: string }[] {
-  return columnsOf(resource).map((spec) => ({ name: spec.name, type: DUCK_TYPES[spec.kind] }));
+  return columnsOf(resource).map((spec) => ({ name: spec.name, type: duckType(spec.kind) }));
+}
+
+/** A struct element read back as the object the platform sent: nulls left out, `extra` merged in. */
+function asElement(element: Record<string, unknown>): Record<string, unknown> {
+  const object: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(element)) {
+    if (value === null) continue;
+    if (name === 'extra') Object.assign(object, JSON.parse(String(value)));
+    else object[name] = value;
+  }
+  return object;
 }
 
 export function asNumber(value: DuckDBValue | undefined): number {
@@ -73,6 +102,13 @@ export async function parquetItems(duck: Duck, resource: Resource, glob: string)
         case 'int64-list':
         case 'string-map':
           return `to_json(${col})::VARCHAR AS ${col}`;
+        case 'sequence-columns': {
+          // Times inside the struct as epoch ms, then the whole list as JSON.
+          const fields = SEQUENCE_COLUMN_FIELDS.map((field) =>
+            field.kind === 'timestamp' ? `"${field.name}" := epoch_ms(c."${field.name}")` : `"${field.name}" := c."${field.name}"`,
+          );
+          return `to_json(list_transform(${col}, c -> struct_pack(${fields.join(', ')})))::VARCHAR AS ${col}`;
+        }
         default:
           return col;
       }
@@ -89,14 +125,21 @@ export async function parquetItems(duck: Duck, resource: Resource, glob: string)
         case 'timestamp':
           item[spec.name] = asNumber(value);
           break;
+        case 'double':
+          item[spec.name] = asNumber(value);
+          break;
         case 'int64-list':
         case 'string-map':
           item[spec.name] = JSON.parse(String(value));
+          break;
+        case 'sequence-columns':
+          item[spec.name] = (JSON.parse(String(value)) as Record<string, unknown>[]).map(asElement);
           break;
         case 'extra-json':
           Object.assign(item, JSON.parse(String(value)));
           break;
         case 'string':
+        case 'boolean':
           item[spec.name] = value;
       }
     }

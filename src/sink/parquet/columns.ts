@@ -2,7 +2,7 @@
  * Arrow column buffers filled by hand: typed arrays, offsets and validity bitmaps, reused from one
  * row group to the next. apache-arrow's Builders do the same job about 4x slower (bench/RESULTS.md).
  */
-import { type Data, type DataType, Int64, makeData, TimestampMillisecond, Type, Utf8 } from 'apache-arrow';
+import { Bool, type Data, type DataType, Float64, Int64, makeData, TimestampMillisecond, Type, Utf8 } from 'apache-arrow';
 
 const TWO_32 = 4294967296;
 const encoder = new TextEncoder();
@@ -156,6 +156,96 @@ export class Utf8Column implements Column {
   reset(): void {
     this.length = 0;
     this.end = 0;
+    this.validity.reset();
+  }
+}
+
+/** BOOLEAN: values packed eight to a byte, least significant bit first, as the validity bitmap. */
+export class BoolColumn implements Column {
+  private bits: Uint8Array;
+  private readonly validity: Validity;
+  length = 0;
+
+  constructor(capacity: number) {
+    this.bits = new Uint8Array((capacity + 7) >> 3);
+    this.validity = new Validity(capacity);
+  }
+
+  push(value: unknown): void {
+    const i = this.length;
+    if (i >> 3 >= this.bits.length) this.bits = grow(this.bits, this.bits.length * 2 + 1);
+    if (value === undefined || value === null) {
+      this.validity.set(i, false);
+    } else {
+      if (typeof value !== 'boolean') throw new ColumnTypeError(`expected true or false, got ${describe(value)}`);
+      this.validity.set(i, true);
+      if (value) this.bits[i >> 3]! |= 1 << (i & 7);
+    }
+    this.length++;
+  }
+
+  toData(type: DataType): Data<Bool> {
+    if (!(type instanceof Bool)) throw wrongType('BoolColumn', type);
+    const { length } = this;
+    return makeData({
+      type,
+      length,
+      nullCount: this.validity.nullCount,
+      nullBitmap: this.validity.bitmap(length),
+      data: this.bits.subarray(0, (length + 7) >> 3),
+    });
+  }
+
+  reset(): void {
+    this.bits.fill(0);
+    this.length = 0;
+    this.validity.reset();
+  }
+}
+
+/** DOUBLE: any finite JSON number (an integer such as 1 included). */
+export class Float64Column implements Column {
+  private values: Float64Array;
+  private readonly validity: Validity;
+  length = 0;
+
+  constructor(capacity: number) {
+    this.values = new Float64Array(capacity);
+    this.validity = new Validity(capacity);
+  }
+
+  push(value: unknown): void {
+    const i = this.length;
+    if (i >= this.values.length) {
+      const bigger = new Float64Array(this.values.length * 2 + 1);
+      bigger.set(this.values);
+      this.values = bigger;
+    }
+    if (value === undefined || value === null) {
+      this.validity.set(i, false);
+      this.values[i] = 0;
+    } else {
+      if (typeof value !== 'number') throw new ColumnTypeError(`expected a number, got ${describe(value)}`);
+      this.validity.set(i, true);
+      this.values[i] = value;
+    }
+    this.length++;
+  }
+
+  toData(type: DataType): Data<Float64> {
+    if (!(type instanceof Float64)) throw wrongType('Float64Column', type);
+    const { length } = this;
+    return makeData({
+      type,
+      length,
+      nullCount: this.validity.nullCount,
+      nullBitmap: this.validity.bitmap(length),
+      data: this.values.subarray(0, length),
+    });
+  }
+
+  reset(): void {
+    this.length = 0;
     this.validity.reset();
   }
 }

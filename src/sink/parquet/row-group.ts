@@ -1,60 +1,12 @@
-import {
-  type DataType,
-  Field,
-  Int64,
-  List,
-  makeData,
-  Map_,
-  RecordBatch,
-  Schema,
-  Struct,
-  TimestampMillisecond,
-  Utf8,
-} from 'apache-arrow';
+import { type DataType, Field, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
 import type { Resource } from '../../config/job-schema.js';
 import { BadItemError } from '../../errors.js';
-import { type Column, ColumnTypeError, describe, Int64Column, Utf8Column } from './columns.js';
-import { Int64ListColumn, StringMapColumn } from './nested-columns.js';
-import { type ColumnKind, type ColumnSpec, EXTRA_COLUMN, columnsOf } from './schemas.js';
+import { resourceSpec } from '../../resources/index.js';
+import { arrowType, newColumn } from './column-kinds.js';
+import { type Column, ColumnTypeError, describe, Utf8Column } from './columns.js';
+import { type ColumnSpec, EXTRA_COLUMN, columnsOf } from './schemas.js';
 
-function arrowType(kind: ColumnKind): DataType {
-  switch (kind) {
-    case 'int64':
-      return new Int64();
-    case 'string':
-    case 'extra-json':
-      return new Utf8();
-    case 'timestamp':
-      // The UTC zone makes readers treat the values as instants, not local wall-clock times.
-      return new TimestampMillisecond('UTC');
-    case 'int64-list':
-      return new List(new Field('item', new Int64(), true));
-    case 'string-map': {
-      const entries = new Struct<{ key: Utf8; value: Utf8 }>([
-        new Field('key', new Utf8(), false),
-        new Field('value', new Utf8(), true),
-      ]);
-      return new Map_(new Field('entries', entries, false), false);
-    }
-  }
-}
-
-function newColumn(kind: ColumnKind, capacity: number): Column {
-  switch (kind) {
-    case 'int64':
-    case 'timestamp':
-      return new Int64Column(capacity);
-    case 'string':
-    case 'extra-json':
-      return new Utf8Column(capacity);
-    case 'int64-list':
-      return new Int64ListColumn(capacity);
-    case 'string-map':
-      return new StringMapColumn(capacity);
-  }
-}
-
-/** The Arrow schema of a resource's Parquet files; only `id` is non-nullable. */
+/** The Arrow schema of a resource's Parquet files; only the key (`id`, or `externalId`) is non-nullable. */
 export function arrowSchema(resource: Resource): Schema {
   return new Schema(columnsOf(resource).map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
 }
@@ -69,6 +21,7 @@ export class RowGroupBuilder {
   private readonly columns: Column[];
   private readonly known: ReadonlySet<string>;
   private readonly extra: Column;
+  private readonly key: string;
   rows = 0;
 
   constructor(
@@ -80,6 +33,7 @@ export class RowGroupBuilder {
     this.columns = this.specs.map((spec) => newColumn(spec.kind, capacity));
     this.extra = new Utf8Column(capacity);
     this.known = new Set(this.specs.map((spec) => spec.name));
+    this.key = resourceSpec(resource).key;
   }
 
   /** Adds items; a field of the wrong type is a BadItemError naming the item and the field. */
@@ -100,7 +54,7 @@ export class RowGroupBuilder {
         } catch (error) {
           if (!(error instanceof ColumnTypeError)) throw error;
           throw new BadItemError(
-            `${this.resource} item id=${String(fields.id)}: field '${spec.name}' ${error.message} (the platform documents it as ${spec.kind}).`,
+            `${this.resource} item ${this.key}=${String(fields[this.key])}: field '${spec.name}' ${error.message} (the platform documents it as ${spec.kind}).`,
           );
         }
       }
