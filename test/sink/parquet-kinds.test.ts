@@ -30,7 +30,7 @@ afterAll(async () => {
 
 afterEach(removeTempDirs);
 
-async function roundTrip(resource: Resource, items: readonly Item[], pageSize = 7): Promise<{ path: string; back: Item[] }> {
+async function roundTrip(resource: Resource, items: readonly Item[], pageSize = 7) {
   const path = join(tempDir('bulk-extract-kinds-'), '000000.parquet');
   const writer = await ParquetShardWriter.create(path, resource, OPTIONS, parquet);
   for (let i = 0; i < items.length; i += pageSize) await writer.append(items.slice(i, i + pageSize));

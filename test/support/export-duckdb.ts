@@ -76,7 +76,7 @@ function asElement(element: Record<string, unknown>): Record<string, unknown> {
   const object: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(element)) {
     if (value === null) continue;
-    if (name === 'extra') Object.assign(object, JSON.parse(String(value)));
+    if (name === 'extra') Object.assign(object, JSON.parse(value as string));
     else object[name] = value;
   }
   return object;

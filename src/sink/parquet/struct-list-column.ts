@@ -70,7 +70,7 @@ export class StructListColumn implements Column {
   }
 
   toData(type: DataType): Data<List<Struct>> {
-    const struct = type instanceof List ? type.valueType : undefined;
+    const struct: unknown = type instanceof List ? (type).valueType : undefined;
     if (!(struct instanceof Struct) || struct.children.length !== this.fields.length + 1) {
       throw wrongType('StructListColumn', type);
     }
