@@ -5,6 +5,7 @@ import { createLogger } from '../log.js';
 import { parseFaultSpec } from '../simulator/options.js';
 import { type Simulator, startSimulator } from '../simulator/server.js';
 import { EXIT } from './exit-codes.js';
+import { type Resource, RESOURCES } from '../config/job-schema.js';
 import { withUsage } from './parse-flags.js';
 
 export const SIMULATE_USAGE = `Usage: bulk-extract simulate [options]
@@ -18,6 +19,11 @@ Options:
   --project NAME         Project name in the base URL (default demo).
   --assets N             Number of assets (default 1000).
   --events N             Number of events (default 10000).
+  --timeseries N         Number of time series (default 1000).
+  --files N              Number of files (default 1000).
+  --sequences N          Number of sequences (default 500).
+  --relationships N      Number of relationships (default 2000).
+  --datasets N           Number of data sets the items belong to (default 5).
   --seed S               Data seed, 0..4294967295 (default 1). Same seed, same data.
   --api-key KEY          Accept this API key (repeatable).
   --client ID:SECRET     Accept this OAuth client at /oauth2/token (repeatable).
@@ -55,8 +61,8 @@ export async function runSimulate(argv: string[]): Promise<number> {
     ...(values.host === undefined ? {} : { host: values.host }),
     ...(values.project === undefined ? {} : { project: values.project }),
     ...(port === undefined ? {} : { port }),
-    ...(values.assets === undefined ? {} : { assets: integer(values.assets, '--assets') }),
-    ...(values.events === undefined ? {} : { events: integer(values.events, '--events') }),
+    ...counts(values),
+    ...(values.datasets === undefined ? {} : { dataSets: integer(values.datasets, '--datasets') }),
     ...(values.seed === undefined ? {} : { seed: integer(values.seed, '--seed') }),
     ...(values.faults === undefined ? {} : { faults: parseFaultSpec(readSpec(values.faults)) }),
     ...tlsOption(values['tls-cert'], values['tls-key']),
@@ -77,6 +83,12 @@ export async function runSimulate(argv: string[]): Promise<number> {
   return EXIT.OK;
 }
 
+/** The collection sizes the flags give. */
+function counts(values: Partial<Record<Resource, string>>): Partial<Record<Resource, number>> {
+  const given = RESOURCES.filter((name) => values[name] !== undefined);
+  return Object.fromEntries(given.map((name) => [name, integer(values[name] ?? '', `--${name}`)]));
+}
+
 /** What `simulate` prints on stdout once listening (docs/simulator.md shows it). */
 export function startupLine(simulator: Simulator, credentials: 'demo' | 'given'): Record<string, string | number> {
   const { config } = simulator;
@@ -86,8 +98,8 @@ export function startupLine(simulator: Simulator, credentials: 'demo' | 'given')
     tokenUrl: simulator.tokenUrl,
     project: simulator.project,
     projectId: simulator.projectId,
-    assets: config.assets,
-    events: config.events,
+    ...Object.fromEntries(RESOURCES.map((name) => [name, config[name]])),
+    dataSets: config.dataSets,
     seed: config.seed,
     credentials,
     pid: process.pid,
@@ -98,8 +110,8 @@ const FLAGS = {
   'host': { type: 'string' },
   'port': { type: 'string' },
   'project': { type: 'string' },
-  'assets': { type: 'string' },
-  'events': { type: 'string' },
+  ...(Object.fromEntries(RESOURCES.map((name) => [name, { type: 'string' }])) as Record<Resource, { type: 'string' }>),
+  'datasets': { type: 'string' },
   'seed': { type: 'string' },
   'api-key': { type: 'string', multiple: true },
   'client': { type: 'string', multiple: true },

@@ -1,5 +1,5 @@
 import {
-    column,
+  column,
   EXTERNAL_ID_PREFIX,
   metadataFilter,
   refsFilter,

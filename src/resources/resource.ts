@@ -26,14 +26,14 @@ export interface ResourceSpec<Name extends string = string> {
  * maps as JSON. In the `filter` object of `POST /list` and `/aggregate` each is JSON of its own type.
  */
 export type FilterSpec =
-  | TimeFilterSpec
-  | NumberFilterSpec
-  | StringFilterSpec
-  | BooleanFilterSpec
-  | IdListFilterSpec
-  | StringListFilterSpec
-  | RefListFilterSpec
-  | MapFilterSpec;
+  | TimeFilterSpec |
+  NumberFilterSpec |
+  StringFilterSpec |
+  BooleanFilterSpec |
+  IdListFilterSpec |
+  StringListFilterSpec |
+  RefListFilterSpec |
+  MapFilterSpec;
 
 export type FilterKind = FilterSpec['kind'];
 
@@ -134,22 +134,21 @@ export const timeRange = <F extends string>(field: F, via?: 'body') => {
   ] as const satisfies readonly TimeFilterSpec[];
 };
 
-
 /**
  * Column kinds of the Parquet profile: ids INT64, times TIMESTAMP(MILLIS, UTC), metadata
  * MAP<STRING,STRING>, id lists LIST<INT64>, sequences' columns LIST<STRUCT<...>>, and `extra`:
  * every field the schema does not know, as one JSON object string, so no field is dropped.
  */
 export type ColumnKind =
-  | 'int64'
-  | 'string'
-  | 'boolean'
-  | 'double'
-  | 'timestamp'
-  | 'int64-list'
-  | 'string-map'
-  | 'sequence-columns'
-  | 'extra-json';
+  | 'int64' |
+  'string' |
+  'boolean' |
+  'double' |
+  'timestamp' |
+  'int64-list' |
+  'string-map' |
+  'sequence-columns' |
+  'extra-json';
 
 export interface ColumnSpec {
   readonly name: string;

@@ -5,7 +5,7 @@ import { type Exchange, readResourceBody, sendError, sendJson } from './respond.
 import type { RequestNotes } from './stats.js';
 
 /**
- * `POST {base}/assets/aggregate` and `POST {base}/events/aggregate` for an authenticated principal:
+ * `POST {base}/{resource}/aggregate` (every collection but relationships) for an authenticated principal:
  * `{"aggregate":"count","filter":{...}}` answered `{"items":[{"count":N}]}`, N approximate as
  * `countMatching` says. No fault, latency or cap applies: fault rates are shares of list requests.
  */

@@ -4,21 +4,30 @@ export { ASSET_ID_BASE, ASSET_ID_STRIDE } from './dataset/assets.js';
 export type {
   AssetFilter,
   Dataset,
-  DatasetOptions,
   EventFilter,
+  DatasetOptions,
+  FilterValue,
   GeneratedAsset,
   GeneratedEvent,
+  GeneratedFile,
+  GeneratedRelationship,
+  GeneratedSequence,
+  GeneratedTimeseries,
   ListFilter,
-  MetadataFilter,
+  Ref,
   ResourceName,
 } from './dataset/dataset.js';
 export { createDataset } from './dataset/dataset.js';
 export { EVENT_ID_BASE, EVENT_ID_STRIDE } from './dataset/events.js';
+export { FILE_ID_BASE, FILE_ID_STRIDE } from './dataset/files.js';
+export { DATA_SET_ID_BASE } from './dataset/links.js';
+export { SEQUENCE_ID_BASE, SEQUENCE_ID_STRIDE } from './dataset/sequences.js';
+export { TIMESERIES_ID_BASE, TIMESERIES_ID_STRIDE } from './dataset/timeseries.js';
 export type { FaultKind } from './faults.js';
 export type { FaultOptions, FaultOptionsInput, SimulatorConfig } from './options.js';
 export { parseFaultSpec } from './options.js';
 export { MAX_PARTITIONS, partitionRange } from './partition.js';
-export { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
+export { MAX_LIMIT } from './query.js';
 export type { Simulator, SimulatorOptions } from './server.js';
 export { startSimulator } from './server.js';
 export type { RecordedRequest, SimulatorStats } from './stats.js';

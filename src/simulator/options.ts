@@ -5,7 +5,7 @@ import { formatZodIssues } from '../util/zod-issues.js';
 const rate = z.number().min(0).max(1);
 
 /**
- * Fault injection. Rates are shares of list requests (`/assets`, `/events`) in [0, 1]; at most one
+ * Fault injection. Rates are shares of list requests (`/assets`, `/events`, ...) in [0, 1]; at most one
  * status or body fault hits a request, so the rates of those add up to at most 1.
  */
 export const faultOptionsSchema = z
@@ -74,6 +74,12 @@ export const simulatorOptionsSchema = z.strictObject({
     .default('demo'),
   assets: z.number().int().min(0).max(1_000_000_000).default(1000),
   events: z.number().int().min(0).max(1_000_000_000).default(10_000),
+  timeseries: z.number().int().min(0).max(1_000_000_000).default(1000),
+  files: z.number().int().min(0).max(1_000_000_000).default(1000),
+  sequences: z.number().int().min(0).max(1_000_000_000).default(500),
+  relationships: z.number().int().min(0).max(1_000_000_000).default(2000),
+  /** Data sets the items belong to (`dataSetId`: 4000000000000 + i, externalId `DS-i`). */
+  dataSets: z.number().int().min(0).max(1_000_000).default(5),
   seed: z.number().int().min(0).max(0xffffffff).default(1),
   /** Assets per tree. */
   treeSize: z.number().int().min(1).default(100),

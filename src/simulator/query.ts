@@ -1,9 +1,9 @@
 import { resourceSpec } from '../resources/index.js';
-import type { ListFilter, ResourceName } from './dataset/dataset.js';
+import type { FilterValue, ListFilter, ResourceName } from './dataset/dataset.js';
+import { queryValue } from './filter-values.js';
 import { MAX_PARTITIONS, type Partition } from './partition.js';
 
 export const MAX_LIMIT = 1000;
-export const DEFAULT_LIMIT = 100;
 
 /** A validated list request. `binding` names every parameter but `cursor`, with defaults applied. */
 export interface ListQuery {
@@ -38,7 +38,7 @@ export function parseListQuery(resource: ResourceName, params: URLSearchParams):
   }
 
   const limitText = params.get('limit');
-  const limit = limitText === null ? DEFAULT_LIMIT : Number(limitText);
+  const limit = limitText === null ? resourceSpec(resource).defaultLimit : Number(limitText);
   if (limitText !== null && (!INTEGER.test(limitText) || limit < 1 || limit > MAX_LIMIT)) {
     return fail(
       `Invalid query parameter 'limit': expected an integer in 1..${MAX_LIMIT}, got '${limitText}'.`,
@@ -58,24 +58,14 @@ export function parseListQuery(resource: ResourceName, params: URLSearchParams):
     );
   }
 
-  const given: Record<string, string | number> = {};
+  const filter: Record<string, FilterValue> = {};
   for (const spec of filters) {
-    const { key } = spec;
-    const text = params.get(key);
+    const text = params.get(spec.key);
     if (text === null) continue;
-    const value = Number(text);
-    if (spec.kind === 'time' && (!INTEGER.test(text) || !Number.isSafeInteger(value))) {
-      return fail(
-        `Invalid query parameter '${key}': expected epoch milliseconds (an integer >= 0), got '${text}'.`,
-      );
-    }
-    if (spec.kind === 'string' && (text.length === 0 || text.length > spec.maxLength)) {
-      return fail(`Invalid query parameter '${key}': expected 1 to ${spec.maxLength} characters.`);
-    }
-    given[key] = spec.kind === 'time' ? value : text;
+    const parsed = queryValue(spec, text);
+    if (!parsed.ok) return fail(`Invalid query parameter '${spec.key}': expected ${parsed.expected}, got '${shownText(text)}'.`);
+    filter[spec.key] = parsed.value;
   }
-  // The keys are the collection's filters, which the data's filter types name.
-  const filter = given as ListFilter;
 
   const includeMetadata = metadataText !== 'false';
   const binding = JSON.stringify([
@@ -98,6 +88,11 @@ export function parsePartition(text: string): Partition | null {
   const m = Number(match?.[1]);
   const n = Number(match?.[2]);
   return !match || n > MAX_PARTITIONS || m > n ? null : { m, n };
+}
+
+/** A parameter's text in a message, cut short. */
+function shownText(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 40)}...` : text;
 }
 
 function fail(message: string): ParseResult {

@@ -1,4 +1,4 @@
-import { RESOURCES } from '../resources/index.js';
+import { RESOURCES, resourceSpec } from '../resources/index.js';
 import type { ResourceName } from './dataset/dataset.js';
 
 /**
@@ -21,6 +21,8 @@ export function matchResourceRoute(path: string): ResourceRoute | undefined {
   const resource = RESOURCES.find((name) => name === match?.[2]);
   if (match === null || resource === undefined) return undefined;
   const suffix = match[3];
+  // The platform has no count for some collections (relationships): that route does not exist.
+  if (suffix === '/aggregate' && !resourceSpec(resource).countable) return undefined;
   return {
     project: match[1] ?? '',
     resource,

@@ -14,6 +14,7 @@ import {
 } from './auth-handlers.js';
 import { handleAggregate } from './aggregate-handler.js';
 import { CursorCodec } from './cursor.js';
+import { RESOURCES } from '../resources/index.js';
 import { createDataset, type Dataset, type ResourceName } from './dataset/dataset.js';
 import { FaultPlanner, RateGate } from './faults.js';
 import { handleList, type ListContext } from './list-handler.js';
@@ -168,7 +169,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const origin = `${tls === undefined ? 'http' : 'https'}://${host}:${address.port}`;
   logger.info(
-    { origin, project: config.project, assets: config.assets, events: config.events },
+    {
+      origin,
+      project: config.project,
+      ...Object.fromEntries(RESOURCES.map((name) => [name, config[name]])),
+      dataSets: config.dataSets,
+    },
     'simulator listening',
   );
 

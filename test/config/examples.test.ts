@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { RESOURCES } from '../../src/resources/index.js';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 
@@ -49,10 +50,10 @@ describe('the example configs in config/', () => {
     expect(JSON.stringify(config)).not.toContain('example-client-secret');
   });
 
-  it('demo.yaml exports both resources in both formats through OAuth client credentials', () => {
+  it('demo.yaml exports every collection in both formats through OAuth client credentials', () => {
     const config = loadConfig(`${dir}demo.yaml`, env);
     expect(config.source.auth.type).toBe('oauth-client-credentials');
-    expect(config.streams.map((s) => s.resource)).toEqual(['events', 'assets']);
+    expect(new Set(config.streams.map((s) => s.resource))).toEqual(new Set(RESOURCES));
     expect(config.output.formats).toEqual(['parquet', 'ndjson']);
   });
 });

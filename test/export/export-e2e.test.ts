@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Resource } from '../../src/config/job-schema.js';
+type Resource = 'assets' | 'events';
 import type { Manifest } from '../../src/export/manifest.js';
 import { runJob, type RunResult } from '../../src/export/run-job.js';
 import { silentLogger } from '../../src/log.js';
@@ -38,8 +38,8 @@ import { createFakeClock } from '../support/fake-clock.js';
 
 const EVENTS = 12_000;
 const ASSETS = 4_000;
-const COUNTS: Record<Resource, number> = { events: EVENTS, assets: ASSETS };
-const ID_BASE: Record<Resource, [number, number]> = {
+const COUNTS: Record<'assets' | 'events', number> = { events: EVENTS, assets: ASSETS };
+const ID_BASE: Record<'assets' | 'events', [number, number]> = {
   events: [EVENT_ID_BASE, EVENT_ID_STRIDE],
   assets: [ASSET_ID_BASE, ASSET_ID_STRIDE],
 };

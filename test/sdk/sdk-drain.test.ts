@@ -1,4 +1,4 @@
-import { CogniteClient } from '@cognite/sdk';
+import * as sdk from '@cognite/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Resource, RESOURCES, resourceSpec } from '../../src/resources/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
@@ -8,6 +8,29 @@ import { type Simulator, startSimulator } from '../../src/simulator/index.js';
  * simulator with its own list methods (which POST to `/{resource}/list` and follow the cursors),
  * three partitions each: the union is the simulator's data, item for item.
  */
+/** The SDK's declarations re-export './src/index' without an extension, which NodeNext resolution cannot follow. */
+interface Listing {
+  autoPagingToArray(options: { limit: number }): Promise<unknown[]>;
+}
+type ListMethod = { list(scope: { partition: string; limit: number }): Listing };
+interface CogniteClient {
+  authenticate(): Promise<unknown>;
+  assets: ListMethod;
+  events: ListMethod;
+  timeseries: ListMethod;
+  files: ListMethod;
+  sequences: ListMethod;
+  relationships: ListMethod;
+}
+const { CogniteClient } = sdk as unknown as {
+  CogniteClient: new (options: {
+    appId: string;
+    project: string;
+    baseUrl: string;
+    oidcTokenProvider: () => Promise<string>;
+  }) => CogniteClient;
+};
+
 const SECRET = 'sdk-drain-test-secret';
 const COUNT = 1500;
 

@@ -115,7 +115,7 @@ describe('POST /{resource}/aggregate on a small set: exact counts', () => {
   });
 
   it.each([
-    ['an unknown filter key', { filter: { assetIds: [1] } }, /filter\.assetIds/],
+    ['an unknown filter key', { filter: { labels: { containsAny: [] } } }, /filter\.labels/],
     ['a wrong type', { filter: { type: ['alarm'] } }, /filter\.type.*got \["alarm"\]/],
     ['a bad bound', { filter: { lastUpdatedTime: { min: 'yesterday' } } }, /filter\.lastUpdatedTime\.min/],
     ['another aggregate', { aggregate: 'uniqueValues' }, /aggregate.*"uniqueValues"/],

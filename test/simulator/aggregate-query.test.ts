@@ -61,7 +61,7 @@ describe('parseAggregateBody', () => {
     ['another aggregate', 'events', { aggregate: 'uniqueValues' }, /'aggregate'.*"count" only, got "uniqueValues"/],
     ['aggregate null', 'events', { aggregate: null }, /'aggregate'.*got null/],
     ['a filter that is not an object', 'events', { filter: 'type=alarm' }, /'filter': expected an object/],
-    ['a filter key the simulator cannot answer', 'events', { filter: { assetIds: [1] } }, /'filter\.assetIds' for \/events\/aggregate/],
+    ['a filter key the simulator cannot answer', 'events', { filter: { labels: { containsAny: [] } } }, /'filter\.labels' for \/events\/aggregate/],
     ['metadata that is not an object of strings', 'events', { filter: { metadata: { a: 1 } } }, /'filter\.metadata\.a': expected a string/],
     ['an event filter on assets', 'assets', { filter: { type: 'alarm' } }, /'filter\.type' for \/assets\/aggregate/],
     ['startTime on assets', 'assets', { filter: { startTime: { min: 1 } } }, /'filter\.startTime'/],

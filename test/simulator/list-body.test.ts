@@ -52,7 +52,7 @@ describe('parseListBody (POST /{resource}/list)', () => {
   it.each([
     ['not an object', [], /must be a JSON object/],
     ['an unknown property', { filter: {}, colour: 'red' }, /Unrecognized property 'colour'. Allowed: filter, limit, cursor, partition/],
-    ['a property the simulator does not serve', { sort: [] }, /'sort' is accepted by the platform but not served/],
+    ['a property the simulator does not serve', { sort: [{ property: ['name'] }] }, /'sort' is accepted by the platform but not served/],
     ['limit 0', { limit: 0 }, /Invalid property 'limit': expected an integer in 1..1000, got 0/],
     ['limit 1001', { limit: 1001 }, /got 1001/],
     ['limit as text', { limit: '10' }, /got "10"/],

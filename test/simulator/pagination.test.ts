@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_LIMIT, MAX_LIMIT, type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { resourceSpec } from '../../src/resources/index.js';
+import { MAX_LIMIT, type Simulator, startSimulator } from '../../src/simulator/index.js';
+
+const DEFAULT_LIMIT = resourceSpec('events').defaultLimit;
 import { createFakeClock } from '../support/fake-clock.js';
 import { drain, listUrl, type Page, type Reply, send } from '../support/http.js';
 import { idOf, idsOf, indexes, type Params } from '../support/items.js';

@@ -55,7 +55,7 @@ function expectDisjointCover(partitions: readonly number[][], expected: readonly
 }
 
 describe('parallel retrieval (seed: "partition has the form m/n … one request series per m … nextCursor followed until drained")', () => {
-  const COUNTS: Record<ResourceName, number> = { assets: 523, events: 1337 };
+  const COUNTS: Record<'assets' | 'events', number> = { assets: 523, events: 1337 };
   let sim: Simulator;
 
   beforeAll(async () => {

@@ -1,5 +1,8 @@
 import { hash3, Rng } from '../random.js';
 import { Revisions } from './revisions.js';
+import { resourceSpec } from '../../resources/index.js';
+import { DATA_SET_ID_BASE, Links } from './links.js';
+import { type ListFilter, matchesItem, needsItem } from './match.js';
 import { generateMetadata, holdsMetadata, type MetadataFilter, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
 import { ASSET_KINDS, DESCRIPTIONS, LABELS, SOURCES } from './vocabulary.js';
 
@@ -25,13 +28,16 @@ export interface GeneratedAsset {
   lastUpdatedTime: number;
 }
 
-/** Filters the platform accepts on `/assets`; time bounds are inclusive, in epoch milliseconds. */
-export interface AssetFilter {
+/** The filters `matches` checks without the links (the others need `matchesItem`). */
+export const ASSET_FAST_FILTERS = new Set(['source', 'minLastUpdatedTime', 'maxLastUpdatedTime', 'externalIdPrefix', 'metadata']);
+
+/** The filters checked without generating the whole item, typed (a ListFilter). */
+export type AssetFilter = {
   source?: string;
   minLastUpdatedTime?: number;
   maxLastUpdatedTime?: number;
   externalIdPrefix?: string;
-}
+};
 
 /**
  * `count` assets forming trees of `treeSize` consecutive indexes: the first of each block is the
@@ -41,12 +47,17 @@ export class AssetSet {
   readonly resource = 'assets';
   private readonly rng = new Rng();
   private readonly revisions = new Revisions('assets');
+  /** This set and the data sets: what filters on assets follow (subtrees, roots, parents). */
+  readonly links: Links;
 
   constructor(
     private readonly seed: number,
     readonly count: number,
     private readonly treeSize: number,
-  ) {}
+    private readonly dataSets = 5,
+  ) {
+    this.links = new Links(this, dataSets);
+  }
 
   idOf(index: number): number {
     return ASSET_ID_BASE + index * ASSET_ID_STRIDE;
@@ -56,6 +67,38 @@ export class AssetSet {
     return `AS-${index.toString(36).toUpperCase().padStart(6, '0')}`;
   }
 
+  /** The index of the asset with this id, or undefined when there is none. */
+  indexOfId(id: number): number | undefined {
+    const index = (id - ASSET_ID_BASE) / ASSET_ID_STRIDE;
+    return Number.isInteger(index) && index >= 0 && index < this.count ? index : undefined;
+  }
+
+  indexOfExternalId(externalId: string): number | undefined {
+    const match = /^AS-([0-9A-Z]{6,})$/.exec(externalId);
+    if (match === null) return undefined;
+    const index = Number.parseInt(match[1]!, 36);
+    return index < this.count && this.externalIdOf(index) === externalId ? index : undefined;
+  }
+
+  rootIndexOf(index: number): number {
+    return index - (index % this.treeSize);
+  }
+
+  /** Whether the asset at `index` is `top` or one of its descendants. */
+  inSubtree(index: number, top: number): boolean {
+    if (this.rootIndexOf(index) !== this.rootIndexOf(top) || index < top) return false;
+    for (let at: number | undefined = index; at !== undefined; at = this.parentIndexOf(at)) {
+      if (at === top) return true;
+      if (at < top) return false;
+    }
+    return false;
+  }
+
+  private parentIndexOf(index: number): number | undefined {
+    const parentId = this.item(index, false).parentId;
+    return parentId === undefined ? undefined : this.indexOfId(parentId);
+  }
+
   /** A new version of the item: its `lastUpdatedTime` becomes `at`, as the platform does on an update. */
   update(index: number, at: number): void {
     const inRange = index >= 0 && index < this.count;
@@ -63,7 +106,12 @@ export class AssetSet {
     this.revisions.update(index, this.count, generated, at);
   }
 
-  matches(index: number, filter: AssetFilter & MetadataFilter): boolean {
+  matches(index: number, filter: ListFilter): boolean {
+    if (!this.matchesFast(index, filter)) return false;
+    return !needsItem(filter, ASSET_FAST_FILTERS) || matchesItem(resourceSpec('assets'), this.item(index), filter, this.links);
+  }
+
+  private matchesFast(index: number, filter: Readonly<AssetFilter & MetadataFilter>): boolean {
     const prefix = filter.externalIdPrefix;
     if (prefix !== undefined && !this.externalIdOf(index).startsWith(prefix)) return false;
     if (filter.metadata !== undefined || filter.source !== undefined) {
@@ -98,7 +146,10 @@ export class AssetSet {
     if (index !== rootIndex) asset.parentId = this.idOf(rootIndex + rng.int(index - rootIndex));
     if (rng.chance(0.6)) asset.description = rng.pick(DESCRIPTIONS);
     if (rng.chance(0.8)) asset.source = rng.pick(SOURCES);
-    if (rng.chance(0.9)) asset.dataSetId = 4_000_000_000_000 + rng.int(5);
+    if (rng.chance(0.9)) {
+      const dataSet = rng.int(Math.max(this.dataSets, 1));
+      if (this.dataSets > 0) asset.dataSetId = DATA_SET_ID_BASE + dataSet;
+    }
     if (rng.chance(0.2)) asset.labels = [{ externalId: rng.pick(LABELS) }];
     const metadata = generateMetadata(rng);
     if (includeMetadata) asset.metadata = metadata;

@@ -2,7 +2,10 @@ import type { Resource } from '../../resources/index.js';
 import { mix32 } from '../random.js';
 import { type AssetFilter, AssetSet, type GeneratedAsset } from './assets.js';
 import { type EventFilter, EventSet, type GeneratedEvent } from './events.js';
-import type { MetadataFilter } from './shared.js';
+import { FileSet, type GeneratedFile } from './files.js';
+import { type GeneratedRelationship, RelationshipSet } from './relationships.js';
+import { type GeneratedSequence, SequenceSet } from './sequences.js';
+import { type GeneratedTimeseries, TimeseriesSet } from './timeseries.js';
 
 /** A collection the simulator serves: every collection of the registry in resources/. */
 export type ResourceName = Resource;
@@ -12,6 +15,12 @@ export interface DatasetOptions {
   seed: number;
   assets: number;
   events: number;
+  timeseries?: number;
+  files?: number;
+  sequences?: number;
+  relationships?: number;
+  /** Data sets the items belong to (`dataSetId`). Default 5. */
+  dataSets?: number;
   /** Assets per tree (a root and its descendants). Default 100. */
   treeSize?: number;
 }
@@ -20,16 +29,39 @@ export interface DatasetOptions {
 export interface Dataset {
   readonly assets: AssetSet;
   readonly events: EventSet;
+  readonly timeseries: TimeseriesSet;
+  readonly files: FileSet;
+  readonly sequences: SequenceSet;
+  readonly relationships: RelationshipSet;
 }
 
 export function createDataset(options: DatasetOptions): Dataset {
   const seed = mix32(options.seed);
-  const assets = new AssetSet(seed, options.assets, options.treeSize ?? 100);
-  const events = new EventSet(seed, options.events, options.assets, (index) => assets.idOf(index));
-  return { assets, events };
+  const assets = new AssetSet(seed, options.assets, options.treeSize ?? 100, options.dataSets ?? 5);
+  const { links } = assets;
+  const events = new EventSet(seed, options.events, links);
+  const timeseries = new TimeseriesSet(seed, options.timeseries ?? 0, links);
+  const files = new FileSet(seed, options.files ?? 0, links);
+  const sequences = new SequenceSet(seed, options.sequences ?? 0, links);
+  const relationships = new RelationshipSet(seed, options.relationships ?? 0, links, [
+    { type: 'asset', count: assets.count, externalIdOf: (index) => assets.externalIdOf(index) },
+    { type: 'event', count: events.count, externalIdOf: (index) => events.externalIdOf(index) },
+    { type: 'timeSeries', count: timeseries.count, externalIdOf: (index) => timeseries.externalIdOf(index) },
+    { type: 'file', count: files.count, externalIdOf: (index) => files.externalIdOf(index) },
+    { type: 'sequence', count: sequences.count, externalIdOf: (index) => sequences.externalIdOf(index) },
+  ]);
+  return { assets, events, timeseries, files, sequences, relationships };
 }
 
-/** A filter of any collection's list or count: its own fields, plus metadata (POST only). */
-export type ListFilter = EventFilter & AssetFilter & MetadataFilter;
-
-export type { AssetFilter, EventFilter, GeneratedAsset, GeneratedEvent, MetadataFilter };
+export type { FilterValue, ListFilter } from './match.js';
+export type { Ref } from './links.js';
+export type {
+  AssetFilter,
+  EventFilter,
+  GeneratedAsset,
+  GeneratedEvent,
+  GeneratedFile,
+  GeneratedRelationship,
+  GeneratedSequence,
+  GeneratedTimeseries,
+};

@@ -1,5 +1,8 @@
 import { hash3, Rng } from '../random.js';
 import { Revisions } from './revisions.js';
+import { resourceSpec } from '../../resources/index.js';
+import type { Links } from './links.js';
+import { type ListFilter, matchesItem, needsItem } from './match.js';
 import { generateMetadata, holdsMetadata, type MetadataFilter, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
 import { DESCRIPTIONS, EVENT_SUBTYPES, EVENT_TYPES, SOURCES } from './vocabulary.js';
 
@@ -26,8 +29,21 @@ export interface GeneratedEvent {
   lastUpdatedTime: number;
 }
 
-/** Filters the platform accepts on `/events`; time bounds are inclusive, in epoch milliseconds. */
-export interface EventFilter {
+/** The filters `matches` checks from the item's header (the others need the whole item). */
+const FAST_FILTERS = new Set([
+  'type',
+  'subtype',
+  'source',
+  'minLastUpdatedTime',
+  'maxLastUpdatedTime',
+  'minStartTime',
+  'maxStartTime',
+  'externalIdPrefix',
+  'metadata',
+]);
+
+/** The filters checked without generating the whole item, typed (a ListFilter). */
+export type EventFilter = {
   type?: string;
   subtype?: string;
   source?: string;
@@ -36,7 +52,7 @@ export interface EventFilter {
   minStartTime?: number;
   maxStartTime?: number;
   externalIdPrefix?: string;
-}
+};
 
 /** The fields a filter looks at, drawn first from the item's random stream so matching is cheap. */
 interface EventHeader {
@@ -60,8 +76,7 @@ export class EventSet {
   constructor(
     private readonly seed: number,
     readonly count: number,
-    private readonly assetCount: number,
-    private readonly assetIdOf: (index: number) => number,
+    private readonly links: Links,
   ) {}
 
   idOf(index: number): number {
@@ -78,7 +93,12 @@ export class EventSet {
     this.revisions.update(index, this.count, generated, at);
   }
 
-  matches(index: number, filter: EventFilter & MetadataFilter): boolean {
+  matches(index: number, filter: ListFilter): boolean {
+    if (!this.matchesFast(index, filter)) return false;
+    return !needsItem(filter, FAST_FILTERS) || matchesItem(resourceSpec('events'), this.item(index), filter, this.links);
+  }
+
+  private matchesFast(index: number, filter: Readonly<EventFilter & MetadataFilter>): boolean {
     const h = this.header(index);
     return (
       (filter.type === undefined || filter.type === h.type) &&
@@ -110,7 +130,10 @@ export class EventSet {
     if (h.subtype !== undefined) event.subtype = h.subtype;
     if (!rng.chance(0.05)) event.endTime = h.startTime + 1000 + rng.int(7 * DAY_MS);
     if (rng.chance(0.7)) event.description = rng.pick(DESCRIPTIONS);
-    if (rng.chance(0.85)) event.dataSetId = 4_000_000_000_000 + rng.int(5);
+    if (rng.chance(0.85)) {
+      const dataSet = rng.int(Math.max(this.links.dataSets, 1));
+      if (this.links.dataSets > 0) event.dataSetId = this.links.dataSetIdOf(dataSet);
+    }
     const metadata = generateMetadata(rng);
     if (includeMetadata) event.metadata = metadata;
     return event;
@@ -130,11 +153,12 @@ export class EventSet {
   }
 
   private assetIds(rng: Rng): number[] {
-    if (this.assetCount === 0) return [];
+    const { assets } = this.links;
+    if (assets.count === 0) return [];
     const wanted = rng.pick([0, 1, 1, 1, 2, 2, 3]);
     const ids: number[] = [];
     for (let attempt = 0; ids.length < wanted && attempt < 8; attempt++) {
-      const id = this.assetIdOf(rng.int(this.assetCount));
+      const id = assets.idOf(rng.int(assets.count));
       if (!ids.includes(id)) ids.push(id);
     }
     return ids;

@@ -105,3 +105,25 @@ export const DESCRIPTIONS = [
 ];
 
 export const LABELS = ['pump', 'critical', 'rotating-equipment', 'offshore', 'onshore', 'ex-zone'];
+
+export const UNITS = ['°C', 'bar', 'm3/h', 'kW', 'rpm', '%', 'mm/s', 'A'];
+
+export const UNIT_EXTERNAL_IDS: Readonly<Record<string, string>> = {
+  '°C': 'temperature:deg_c',
+  'bar': 'pressure:bar',
+  'm3/h': 'volume_flow_rate:m3-per-hr',
+  'kW': 'power:kilowatt',
+  'rpm': 'angular_velocity:rev-per-min',
+};
+
+export const FILE_KINDS = [
+  ['pdf', 'application/pdf'],
+  ['png', 'image/png'],
+  ['dwg', 'application/acad'],
+  ['txt', 'text/plain; charset=utf-8'],
+  ['xlsx', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'],
+] as const;
+
+export const DIRECTORIES = ['/plant/area-10', '/plant/area-20/P&ID', '/documents/manuals', '/データ/報告', '/'];
+
+export const VALUE_TYPES = ['STRING', 'DOUBLE', 'LONG'] as const;
