@@ -31,7 +31,7 @@ function sample(filter: FilterSpec): unknown {
 /** The value as a chain's parameter carries it. */
 function sent(filter: FilterSpec): string {
   const value = sample(filter);
-  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 /**
