@@ -150,7 +150,7 @@ export interface StreamSpec {
   name?: string;
   partitions?: number;
   limit?: number;
-  filter?: Record<string, string | number | Record<string, string>>;
+  filter?: Record<string, unknown>;
   formats?: Format[];
   mode?: 'full' | 'incremental' | 'snapshot';
   safetyLag?: string | number;
@@ -237,7 +237,8 @@ export function closedForm(resource: 'assets' | 'events', n: number): IdStats {
 }
 
 /** The keys a stream must export: every item of the collection, or those `filter` matches. */
-export function expectedIds(sim: Simulator, resource: Resource, filter?: ListFilter): IdStats {
+/** `filter` as a job file gives it, in the simulator's form (its simple filters are the same). */
+export function expectedIds(sim: Simulator, resource: Resource, filter?: Readonly<Record<string, unknown>>): IdStats {
   const set: Pick<Simulator['dataset']['events'], 'count' | 'matches'> & { item(index: number, metadata: boolean): object } =
     sim.dataset[resource];
   const key = resourceSpec(resource).key;
@@ -248,7 +249,7 @@ export function expectedIds(sim: Simulator, resource: Resource, filter?: ListFil
   let max = 0n;
   const keys: string[] = [];
   for (let i = 0; i < set.count; i++) {
-    if (filtered && !set.matches(i, filter)) continue;
+    if (filtered && !set.matches(i, filter as ListFilter)) continue;
     const value = (set.item(i, false) as Record<string, unknown>)[key];
     count++;
     if (key === 'externalId') {
@@ -312,10 +313,11 @@ function sqlList(paths: readonly string[]): string {
   return `[${paths.map((p) => `'${p.replaceAll('\'', '\'\'')}'`).join(', ')}]`;
 }
 
-function reader(format: Format, paths: readonly string[]): string {
+/** The files as a table of their key column (`id` BIGINT, or `externalId` VARCHAR for relationships). */
+function reader(format: Format, paths: readonly string[], key: 'id' | 'externalId' = 'id'): string {
   return format === 'parquet'
     ? `read_parquet(${sqlList(paths)})`
-    : `read_json(${sqlList(paths)}, format = 'newline_delimited', columns = {id: 'BIGINT'})`;
+    : `read_json(${sqlList(paths)}, format = 'newline_delimited', columns = {${key}: '${key === 'id' ? 'BIGINT' : 'VARCHAR'}'})`;
 }
 
 /** Runs queries on one in-memory DuckDB; each query's first row as JS values. */
@@ -418,7 +420,7 @@ async function expectStream(
     if (stream.ids.keys !== undefined) {
       // Keyed by externalId (relationships): every key once, and exactly the expected ones.
       const got = await query(
-        `SELECT count(*) AS n, count(DISTINCT externalId) AS d, list(externalId ORDER BY externalId) AS k FROM ${reader(format, paths)}`,
+        `SELECT count(*) AS n, count(DISTINCT externalId) AS d, list(externalId ORDER BY externalId) AS k FROM ${reader(format, paths, 'externalId')}`,
       );
       const keys = got.k as string[];
       expect({ n: got.n, d: got.d }, `${stream.name} as ${format}`).toEqual({
