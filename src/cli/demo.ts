@@ -32,16 +32,20 @@ const DEMO_SIZES = {
   relationships: 40_000,
 } as const satisfies Record<Resource, number>;
 
+function sizesText(names: readonly Resource[]): string {
+  return names.map((name) => `${DEMO_SIZES[name].toLocaleString('en-US')} ${name}`).join(', ');
+}
+
 export const DEMO_USAGE = `Usage: bulk-extract demo [--out DIR] [--config FILE] [--assets N] [--events N]
          [--timeseries N] [--files N] [--sequences N] [--relationships N]
 
-Starts the built-in simulator on 127.0.0.1 with ${Object.entries(DEMO_SIZES)
-  .map(([name, count]) => `${count.toLocaleString('en-US')} ${name}`)
-  .join(', ')} (or as the flags say), exports the demo job (the six collections) into ./demo-out
-(or --out DIR) from scratch (Parquet and NDJSON), prints the summary and how to query the result
-with DuckDB.
-This is \`npm start\`. The folder must be empty, new, or the output of an earlier demo (marked
-by a ${DEMO_MARKER} file); any other folder is refused, so the demo never deletes data of yours.
+Starts the built-in simulator on 127.0.0.1 with every collection (default sizes:
+${sizesText(RESOURCES.slice(0, 3))},
+${sizesText(RESOURCES.slice(3))}),
+exports the demo job (all six collections) into ./demo-out (or --out DIR) from scratch, in Parquet
+and NDJSON, prints the summary and how to query the result with DuckDB. This is \`npm start\`. The
+folder must be empty, new, or the output of an earlier demo (marked by a ${DEMO_MARKER} file); any
+other folder is refused, so the demo never deletes data of yours.
 `;
 
 const FLAGS = {
@@ -87,10 +91,13 @@ export async function runDemo(argv: string[]): Promise<number> {
     }).finally(() => stopProgress());
     console.error(summary(result.manifest, result.rows));
     const shown = relative(process.cwd(), outDir) || '.';
-    const glob = `${shown.startsWith('..') || shown.startsWith('/') ? outDir : `./${shown}`}/events/*/*.parquet`;
+    const folder = shown.startsWith('..') || shown.startsWith('/') ? outDir : `./${shown}`;
     console.log(`\nOutput in ${outDir}. Query it with DuckDB, for example:`);
     console.log(
-      `  duckdb -c "SELECT type, count(*) AS events, min(startTime), max(startTime) FROM read_parquet('${glob}') GROUP BY type ORDER BY events DESC"`,
+      `  duckdb -c "SELECT type, count(*) AS events, min(startTime), max(startTime) FROM read_parquet('${folder}/events/*/*.parquet') GROUP BY type ORDER BY events DESC"`,
+    );
+    console.log(
+      `  duckdb -c "SELECT sourceType, targetType, count(*) AS links FROM read_parquet('${folder}/relationships/*/*.parquet') GROUP BY ALL ORDER BY links DESC"`,
     );
     return result.state === 'complete' ? EXIT.OK : EXIT.FAILED;
   } finally {

@@ -323,6 +323,7 @@ describe('manifest reconcile', () => {
     const result = reconcile(manifest, checkpoint);
     expect(result.streams.events).toEqual({
       resource: 'events',
+      key: 'id',
       mode: 'full',
       window: { minLastUpdatedTime: null, maxLastUpdatedTime: Date.parse(T0) - 1 },
       run: null,
