@@ -96,7 +96,8 @@ describe.each(NEW.map((resource) => [resource]))('/%s', (resource) => {
       for (const id of (item.assetIds as number[] | undefined) ?? []) expect(assetIds.has(id)).toBe(true);
     }
     // Every item of the collection differs in more than its key: the generator draws real fields.
-    expect(new Set(items.map((item) => JSON.stringify({ ...item, [spec.key]: 0, externalId: 0 }))).size).toBeGreaterThan(items.length / 2);
+    const shapes = new Set(items.map((item) => JSON.stringify({ ...item, [spec.key]: 0, externalId: 0 })));
+    expect(shapes.size).toBeGreaterThan(items.length / 2);
   });
 
   for (const n of [1, 3, 10]) {
@@ -156,7 +157,8 @@ describe('filters of one collection each, against a brute-force pass', () => {
 
   it('metadata: the items holding a pair one of them has', async () => {
     const files = all('files');
-    const [key, value] = Object.entries(files.find((item) => Object.keys(item.metadata ?? {}).length > 0)?.metadata ?? {})[0]!;
+    const withMetadata = files.find((item) => Object.keys(item.metadata ?? {}).length > 0);
+    const [key, value] = Object.entries(withMetadata?.metadata ?? {})[0]!;
     const expected = files.filter((item) => (item.metadata as Record<string, string> | undefined)?.[key] === value);
     expect(expected.length).toBeLessThan(files.length);
     const listed = await drainPost('files', { limit: 1000, filter: { metadata: { [key]: value } } });
@@ -210,7 +212,8 @@ describe('bounds, defaults and errors', () => {
   ])('GET %s %j: 400 naming the parameter', async (path, params, message) => {
     const reply = await send(listUrl(sim.baseUrl, path, params), { headers: AUTH });
     expect(reply.status).toBe(400);
-    expect(reply.json<{ error: { code: number; message: string } }>().error).toMatchObject({ code: 400, message: expect.stringMatching(message) });
+    const { error } = reply.json<{ error: { code: number; message: string } }>();
+    expect(error).toMatchObject({ code: 400, message: expect.stringMatching(message) });
   });
 
   it.each([
@@ -245,7 +248,16 @@ describe('bounds, defaults and errors', () => {
   });
 
   it('10 million items of every collection: the last is there at once, nothing is generated ahead', () => {
-    const big = createDataset({ seed: 1, assets: 1e7, events: 1e7, timeseries: 1e7, files: 1e7, sequences: 1e7, relationships: 1e7 });
+    const many = 10_000_000;
+    const big = createDataset({
+      seed: 1,
+      assets: many,
+      events: many,
+      timeseries: many,
+      files: many,
+      sequences: many,
+      relationships: many,
+    });
     expect(big.relationships.item(9_999_999).externalId).toBe(`REL-${(9_999_999).toString(36).toUpperCase().padStart(6, '0')}`);
     expect(big.timeseries.item(9_999_999).id).toBe(big.timeseries.idOf(9_999_999));
   });
