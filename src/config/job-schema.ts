@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { type FilterSpec, RESOURCE_SPECS, type ResourceSpec } from '../resources/index.js';
+import {
+  type FilterSpec,
+  metadataColumnName,
+  type Resource,
+  RESOURCE_SPECS,
+  type ResourceSpec,
+  resourceSpec,
+} from '../resources/index.js';
 import { sourceSchema } from './source-schema.js';
 
 export { type Resource, RESOURCES } from '../resources/index.js';
@@ -182,6 +189,12 @@ const common = {
    * being written when it starts are left to the next run. Default 5 minutes.
    */
   safetyLag: duration.pipe(z.number().max(7 * 86_400_000, 'at most 7 days')).default(300_000),
+  /** Metadata keys also written as STRING columns `metadata_<key>` in Parquet (the map stays whole). */
+  metadataColumns: z
+    .array(z.string().min(1, 'a metadata key must not be empty'))
+    .min(1, 'give at least one key, or leave metadataColumns out')
+    .max(100, 'at most 100 keys')
+    .optional(),
 };
 
 /** A stream of the collection `spec`. */
@@ -285,6 +298,9 @@ export const jobSchema = z
           message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
         });
       }
+      for (const problem of metadataColumnProblems(stream.resource, stream.metadataColumns ?? [])) {
+        ctx.addIssue({ code: 'custom', path: ['streams', i, 'metadataColumns'], message: problem });
+      }
       if (stream.mode === 'incremental' && stream.filter.maxLastUpdatedTime !== undefined) {
         ctx.addIssue({
           code: 'custom',
@@ -294,6 +310,24 @@ export const jobSchema = z
       }
     });
   });
+
+/** What is wrong with a stream's metadataColumns: no metadata to take them from, or column names that clash. */
+function metadataColumnProblems(resource: Resource, keys: readonly string[]): string[] {
+  const spec = resourceSpec(resource);
+  if (keys.length > 0 && !spec.columns.some((column) => column.name === 'metadata')) {
+    return [`${resource} have no metadata to take columns from; remove metadataColumns`];
+  }
+  const problems: string[] = [];
+  const taken = new Map<string, string>();
+  for (const key of keys) {
+    const name = metadataColumnName(key);
+    const clash = taken.get(name);
+    if (clash !== undefined) problems.push(`'${key}' and '${clash}' both become the column ${name}; keep one`);
+    else if (spec.columns.some((column) => column.name === name)) problems.push(`'${key}' becomes ${name}, a column ${resource} already have`);
+    taken.set(name, key);
+  }
+  return problems;
+}
 
 export type StreamConfig = z.output<typeof streamSchema>;
 export type OutputConfig = z.output<typeof outputSchema>;

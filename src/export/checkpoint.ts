@@ -41,6 +41,8 @@ const streamSchema = z.strictObject({
   watermark: z.number().int().min(0).nullable().default(null),
   partitions: z.number().int().min(1).max(10),
   formats: z.array(z.enum(FORMATS)).min(1),
+  /** Metadata keys written as `metadata_<key>` Parquet columns; a resume must not change them. */
+  metadataColumns: z.array(z.string()).optional(),
   /** Keyed by m, "1".."n". */
   parts: z.record(z.string(), partSchema),
 });
@@ -74,6 +76,7 @@ export function newStreamState(stream: StreamPlan, now: string): StreamState {
     watermark: null,
     partitions: stream.partitions,
     formats: stream.formats,
+    ...(stream.metadataColumns === undefined ? {} : { metadataColumns: [...stream.metadataColumns] }),
     parts: freshParts(stream.partitions, now),
   };
 }
@@ -165,6 +168,11 @@ export function findDrift(checkpoint: Checkpoint, baseUrl: string, streams: read
       if (before.get(key) !== now.get(key)) {
         drift.push(`${at}: ${key} ${show(before.get(key))} in the checkpoint, ${show(now.get(key))} in the config`);
       }
+    }
+    const columnsBefore = (saved.metadataColumns ?? []).join(', ');
+    const columnsNow = (stream.metadataColumns ?? []).join(', ');
+    if (columnsBefore !== columnsNow) {
+      drift.push(`${at}: metadataColumns [${columnsBefore}] in the checkpoint, [${columnsNow}] in the config`);
     }
     if ([...saved.formats].sort().join() !== [...stream.formats].sort().join()) {
       drift.push(`${at}: formats ${saved.formats.join('+')} in the checkpoint, ${stream.formats.join('+')} in the config`);

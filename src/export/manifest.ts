@@ -28,6 +28,8 @@ const manifestStreamSchema = z.object({
   resource: z.enum(RESOURCES),
   /** The field that identifies an item, unique across the stream's rows: `id`, or `externalId` (relationships). */
   key: z.enum(['id', 'externalId']).optional(),
+  /** Metadata keys its Parquet files also hold as `metadata_<key>` STRING columns, before `extra`. */
+  metadataColumns: z.array(z.string()).optional(),
   mode: z.enum(MODES),
   /** The lastUpdatedTime range of the current run, as sent: min inclusive, max inclusive (null: none). */
   window: z.object({ minLastUpdatedTime: z.number().nullable(), maxLastUpdatedTime: z.number() }).nullable(),
@@ -140,6 +142,7 @@ export function summarize(checkpoint: Checkpoint, files: readonly ManifestFile[]
         {
           resource: state.resource,
           key: resourceSpec(state.resource).key,
+          ...(state.metadataColumns === undefined ? {} : { metadataColumns: state.metadataColumns }),
           mode: state.mode,
           window: state.window === null ? null : sentBounds(state.window),
           run: state.run,

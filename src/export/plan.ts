@@ -17,6 +17,8 @@ export interface PartitionPlan {
   run: string | null;
   /** The partition's folder, relative to the output folder. */
   dir: string;
+  /** Metadata keys its Parquet shards also hold as `metadata_<key>` columns. */
+  metadataColumns?: readonly string[];
 }
 
 /**
@@ -56,6 +58,7 @@ export function planPartitions(
         formats: stream.formats,
         run: state.run,
         dir: partDir(stream.name, m, n, state.run),
+        ...(stream.metadataColumns === undefined ? {} : { metadataColumns: stream.metadataColumns }),
       };
     });
   });

@@ -14,6 +14,8 @@ export interface StreamPlan {
   safetyLagMs: number;
   /** snapshot: completed snapshots to keep (undefined: all). */
   keep?: number | undefined;
+  /** Metadata keys also written as `metadata_<key>` Parquet columns (absent: none). */
+  metadataColumns?: readonly string[] | undefined;
   /** The config's own lastUpdatedTime bounds (inclusive), which the run's window stays within. */
   updatedBetween: { min: number | undefined; max: number | undefined };
 }
@@ -55,6 +57,7 @@ export function planStreams(
       mode: stream.mode,
       safetyLagMs: stream.safetyLag,
       keep: stream.keep,
+      metadataColumns: stream.metadataColumns,
       updatedBetween: { min: stream.filter.minLastUpdatedTime, max: stream.filter.maxLastUpdatedTime },
     };
   });

@@ -12,8 +12,10 @@ export {
   EXTRA_COLUMN,
   type FilterKind,
   type FilterSpec,
+  metadataColumnName,
   type ResourceSpec,
   SEQUENCE_COLUMN_FIELDS,
+  streamColumns,
 } from './resource.js';
 export { RELATIONSHIP_TYPES } from './relationships.js';
 

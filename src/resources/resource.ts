@@ -155,6 +155,8 @@ export interface ColumnSpec {
   readonly kind: ColumnKind;
   /** Required columns must be present in every item. */
   readonly required: boolean;
+  /** A stream's `metadataColumns`: the column holds `metadata[metadataKey]` (a string), not a field. */
+  readonly metadataKey?: string;
 }
 
 export const EXTRA_COLUMN = 'extra';
@@ -176,6 +178,27 @@ export const SEQUENCE_COLUMN_FIELDS = [
   column('lastUpdatedTime', 'timestamp'),
   column(EXTRA_COLUMN, 'extra-json'),
 ] as const;
+
+/** The column a stream's `metadataColumns` key becomes: `metadata_<key>`, other characters than [A-Za-z0-9_] as `_`. */
+export function metadataColumnName(key: string): string {
+  return `metadata_${key.replace(/[^A-Za-z0-9_]/g, '_')}`;
+}
+
+/**
+ * The Parquet columns of a stream: its collection's, with a STRING column per `metadataColumns` key
+ * just before `extra` (the full `metadata` map stays).
+ */
+export function streamColumns(
+  columns: readonly ColumnSpec[],
+  metadataColumns: readonly string[] = [],
+): readonly ColumnSpec[] {
+  if (metadataColumns.length === 0) return columns;
+  const extra = columns.length - 1;
+  const added = metadataColumns.map(
+    (key): ColumnSpec => ({ name: metadataColumnName(key), kind: 'string', required: false, metadataKey: key }),
+  );
+  return [...columns.slice(0, extra), ...added, ...columns.slice(extra)];
+}
 
 /** The columns every collection ends with, in this order: its times and `extra`. */
 export const TIMES_AND_EXTRA = [

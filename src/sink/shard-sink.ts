@@ -13,6 +13,8 @@ export interface ShardFolder {
   dir: string;
   resource: Resource;
   formats: readonly Format[];
+  /** Metadata keys the Parquet shards also hold as `metadata_<key>` columns. */
+  metadataColumns?: readonly string[] | undefined;
 }
 
 export interface ShardSinkOptions {
@@ -53,7 +55,7 @@ export function createShardSink(outDir: string, output: OutputConfig, options: S
           const path = join(dir, shardFileName(seq, shardExtension(format, gzip)));
           return format === 'ndjson'
             ? NdjsonWriter.create(path, gzip)
-            : ParquetShardWriter.create(path, folder.resource, output.parquet, parquet);
+            : ParquetShardWriter.create(path, folder, output.parquet, parquet);
         }),
       );
     },

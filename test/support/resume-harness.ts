@@ -151,6 +151,7 @@ export interface StreamSpec {
   partitions?: number;
   limit?: number;
   filter?: Record<string, unknown>;
+  metadataColumns?: string[];
   formats?: Format[];
   mode?: 'full' | 'incremental' | 'snapshot';
   safetyLag?: string | number;

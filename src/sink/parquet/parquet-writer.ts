@@ -27,29 +27,37 @@ export interface ParquetWriterDeps {
  * spill file, memory holds one batch per open shard and one writer per encoder thread; the price
  * is temporary disk of about the shard's NDJSON size (bench/RESULTS.md, "Levers kept").
  */
+/** What a shard holds: a collection's items, with the stream's `metadata_<key>` columns if any. */
+export type ShardTable =
+  | Resource |
+  { readonly resource: Resource; readonly metadataColumns?: readonly string[] | undefined };
+
 export class ParquetShardWriter implements ShardWriter {
   readonly format = 'parquet';
   private readonly builder: RowGroupBuilder;
+  private readonly resource: Resource;
   private count = 0;
 
   private constructor(
     private readonly path: string,
     private readonly spill: SpillFile,
-    private readonly resource: Resource,
+    table: ShardTable,
     private readonly options: OutputConfig['parquet'],
     private readonly deps: ParquetWriterDeps,
   ) {
+    this.resource = typeof table === 'string' ? table : table.resource;
+    const metadataColumns = typeof table === 'string' ? [] : (table.metadataColumns ?? []);
     // Room for one batch; the buffers grow if a page carries it past SPILL_ROWS.
-    this.builder = new RowGroupBuilder(resource, SPILL_ROWS);
+    this.builder = new RowGroupBuilder(this.resource, SPILL_ROWS, metadataColumns);
   }
 
   static async create(
     path: string,
-    resource: Resource,
+    table: ShardTable,
     options: OutputConfig['parquet'],
     deps: ParquetWriterDeps,
   ): Promise<ParquetShardWriter> {
-    return new ParquetShardWriter(path, await SpillFile.create(`${path}.spill${TEMP_SUFFIX}`), resource, options, deps);
+    return new ParquetShardWriter(path, await SpillFile.create(`${path}.spill${TEMP_SUFFIX}`), table, options, deps);
   }
 
   get rows(): number {

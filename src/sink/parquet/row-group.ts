@@ -1,14 +1,25 @@
 import { type DataType, Field, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
 import type { Resource } from '../../config/job-schema.js';
 import { BadItemError } from '../../errors.js';
-import { resourceSpec } from '../../resources/index.js';
+import { resourceSpec, streamColumns } from '../../resources/index.js';
 import { arrowType, newColumn } from './column-kinds.js';
 import { type Column, ColumnTypeError, describe, Utf8Column } from './columns.js';
 import { type ColumnSpec, EXTRA_COLUMN, columnsOf } from './schemas.js';
 
-/** The Arrow schema of a resource's Parquet files; only the key (`id`, or `externalId`) is non-nullable. */
-export function arrowSchema(resource: Resource): Schema {
-  return new Schema(columnsOf(resource).map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
+/**
+ * The Arrow schema of a stream's Parquet files: its collection's columns and its metadata columns;
+ * only the key (`id`, or `externalId`) is non-nullable.
+ */
+export function arrowSchema(resource: Resource, metadataColumns: readonly string[] = []): Schema {
+  const columns = streamColumns(columnsOf(resource), metadataColumns);
+  return new Schema(columns.map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
+}
+
+/** `metadata[key]` when it is a string; the `metadata` column itself refuses a map of another shape. */
+function metadataValue(metadata: unknown, key: string): string | null {
+  if (typeof metadata !== 'object' || metadata === null) return null;
+  const value = (metadata as Record<string, unknown>)[key];
+  return typeof value === 'string' ? value : null;
 }
 
 /**
@@ -27,12 +38,14 @@ export class RowGroupBuilder {
   constructor(
     private readonly resource: Resource,
     capacity: number,
+    metadataColumns: readonly string[] = [],
   ) {
-    this.schema = arrowSchema(resource);
-    this.specs = columnsOf(resource).filter((spec) => spec.name !== EXTRA_COLUMN);
+    this.schema = arrowSchema(resource, metadataColumns);
+    this.specs = streamColumns(columnsOf(resource), metadataColumns).filter((spec) => spec.name !== EXTRA_COLUMN);
     this.columns = this.specs.map((spec) => newColumn(spec.kind, capacity));
     this.extra = new Utf8Column(capacity);
-    this.known = new Set(this.specs.map((spec) => spec.name));
+    // Metadata columns are not fields of the item: a field of that name still goes to `extra`.
+    this.known = new Set(this.specs.filter((spec) => spec.metadataKey === undefined).map((spec) => spec.name));
     this.key = resourceSpec(resource).key;
   }
 
@@ -45,7 +58,8 @@ export class RowGroupBuilder {
       const fields = item as Record<string, unknown>;
       for (let c = 0; c < this.specs.length; c++) {
         const spec = this.specs[c]!;
-        const value = fields[spec.name];
+        const { metadataKey } = spec;
+        const value = metadataKey === undefined ? fields[spec.name] : metadataValue(fields.metadata, metadataKey);
         if (spec.required && (value === undefined || value === null)) {
           throw new BadItemError(`A ${this.resource} item has no '${spec.name}': ${JSON.stringify(item).slice(0, 120)}`);
         }
