@@ -1,7 +1,8 @@
 import { hash3, Rng } from '../random.js';
 import { Revisions } from './revisions.js';
 import { resourceSpec } from '../../resources/index.js';
-import type { Links } from './links.js';
+import type { AssetSet } from './assets.js';
+import { DATA_SET_ID_BASE, type Links } from './links.js';
 import { type ListFilter, matchesItem, needsItem } from './match.js';
 import { generateMetadata, holdsMetadata, type MetadataFilter, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
 import { DESCRIPTIONS, EVENT_SUBTYPES, EVENT_TYPES, SOURCES } from './vocabulary.js';
@@ -77,7 +78,14 @@ export class EventSet {
     private readonly seed: number,
     readonly count: number,
     private readonly links: Links,
-  ) {}
+  ) {
+    this.assets = links.assets;
+    this.dataSetDraw = Math.max(links.dataSets, 1);
+  }
+
+  /** Held here: item() runs for every item served. */
+  private readonly assets: AssetSet;
+  private readonly dataSetDraw: number;
 
   idOf(index: number): number {
     return EVENT_ID_BASE + index * EVENT_ID_STRIDE;
@@ -131,8 +139,8 @@ export class EventSet {
     if (!rng.chance(0.05)) event.endTime = h.startTime + 1000 + rng.int(7 * DAY_MS);
     if (rng.chance(0.7)) event.description = rng.pick(DESCRIPTIONS);
     if (rng.chance(0.85)) {
-      const dataSet = rng.int(Math.max(this.links.dataSets, 1));
-      if (this.links.dataSets > 0) event.dataSetId = this.links.dataSetIdOf(dataSet);
+      const dataSet = rng.int(this.dataSetDraw);
+      if (this.dataSetDraw !== 0 && this.links.dataSets > 0) event.dataSetId = DATA_SET_ID_BASE + dataSet;
     }
     const metadata = generateMetadata(rng);
     if (includeMetadata) event.metadata = metadata;
@@ -153,7 +161,7 @@ export class EventSet {
   }
 
   private assetIds(rng: Rng): number[] {
-    const { assets } = this.links;
+    const assets = this.assets;
     if (assets.count === 0) return [];
     const wanted = rng.pick([0, 1, 1, 1, 2, 2, 3]);
     const ids: number[] = [];
