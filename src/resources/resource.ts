@@ -181,7 +181,7 @@ export const SEQUENCE_COLUMN_FIELDS = [
 
 /** The column a stream's `metadataColumns` key becomes: `metadata_<key>`, other characters than [A-Za-z0-9_] as `_`. */
 export function metadataColumnName(key: string): string {
-  return `metadata_${key.replace(/[^A-Za-z0-9_]/g, '_')}`;
+  return `metadata_${key.replace(/[^A-Za-z0-9_]/gu, '_')}`;
 }
 
 /**

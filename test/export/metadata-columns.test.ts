@@ -55,7 +55,7 @@ describe('metadataColumns', () => {
       const glob = `${withColumns.out}/events/*/*.parquet`;
       const columns = await duck.rows(`DESCRIBE SELECT * FROM ${parquetAt(glob)}`);
       const names = columns.map((row) => String(row.column_name));
-      const added = keys.map((key) => `metadata_${key.replace(/[^A-Za-z0-9_]/g, '_')}`);
+      const added = keys.map((key) => `metadata_${key.replace(/[^A-Za-z0-9_]/gu, '_')}`);
       expect(names.slice(-keys.length - 1)).toEqual([...added, 'extra']);
       expect(names).toContain('metadata');
       for (const [k, key] of keys.entries()) {
@@ -89,6 +89,7 @@ describe('metadataColumns', () => {
   it.each([
     [{ resource: 'relationships', metadataColumns: ['site'] }, /relationships have no metadata to take columns from/],
     [{ resource: 'events', metadataColumns: ['a-b', 'a b'] }, /'a b' and 'a-b' both become the column metadata_a_b/],
+    [{ resource: 'events', metadataColumns: ['🔥x', '°x'] }, /'°x' and '🔥x' both become the column metadata__x/],
     [{ resource: 'events', metadataColumns: [] }, /give at least one key/],
     [{ resource: 'events', metadataColumns: [''] }, /a metadata key must not be empty/],
   ])('refuses %j when the job file is read, naming the key', (stream, message) => {

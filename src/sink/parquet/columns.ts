@@ -35,6 +35,11 @@ export class Validity {
     else this.nullCount++;
   }
 
+  /** The row count, null count and bitmap of `length` rows, as makeData takes them. */
+  rows(length: number) {
+    return { length, nullCount: this.nullCount, nullBitmap: this.bitmap(length) };
+  }
+
   /** Undefined when nothing is null: the reader then needs no bitmap. */
   bitmap(length: number): Uint8Array | undefined {
     return this.nullCount === 0 ? undefined : this.bits.subarray(0, (length + 7) >> 3);
@@ -96,9 +101,7 @@ export class Int64Column implements Column {
   private props() {
     const { length } = this;
     return {
-      length,
-      nullCount: this.validity.nullCount,
-      nullBitmap: this.validity.bitmap(length),
+      ...this.validity.rows(length),
       data: new BigInt64Array(this.words.buffer, 0, length),
     };
   }
@@ -145,9 +148,7 @@ export class Utf8Column implements Column {
     const { length } = this;
     return makeData({
       type,
-      length,
-      nullCount: this.validity.nullCount,
-      nullBitmap: this.validity.bitmap(length),
+      ...this.validity.rows(length),
       valueOffsets: this.offsets.subarray(0, length + 1),
       data: this.bytes.subarray(0, this.end),
     });
@@ -189,9 +190,7 @@ export class BoolColumn implements Column {
     const { length } = this;
     return makeData({
       type,
-      length,
-      nullCount: this.validity.nullCount,
-      nullBitmap: this.validity.bitmap(length),
+      ...this.validity.rows(length),
       data: this.bits.subarray(0, (length + 7) >> 3),
     });
   }
@@ -237,9 +236,7 @@ export class Float64Column implements Column {
     const { length } = this;
     return makeData({
       type,
-      length,
-      nullCount: this.validity.nullCount,
-      nullBitmap: this.validity.bitmap(length),
+      ...this.validity.rows(length),
       data: this.values.subarray(0, length),
     });
   }

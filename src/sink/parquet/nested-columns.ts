@@ -51,9 +51,7 @@ abstract class NestedColumn<V> implements Column {
   protected rowProps() {
     const { length } = this;
     return {
-      length,
-      nullCount: this.validity.nullCount,
-      nullBitmap: this.validity.bitmap(length),
+      ...this.validity.rows(length),
       valueOffsets: this.offsets.subarray(0, length + 1),
     };
   }

@@ -84,9 +84,7 @@ export class StructListColumn implements Column {
     const { length } = this;
     return makeData({
       type: type as List<Struct>,
-      length,
-      nullCount: this.validity.nullCount,
-      nullBitmap: this.validity.bitmap(length),
+      ...this.validity.rows(length),
       valueOffsets: this.offsets.subarray(0, length + 1),
       child,
     });
