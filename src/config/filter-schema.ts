@@ -1,0 +1,134 @@
+/** The job file's `filter` of a stream: one zod schema per filter kind of resources/, with the platform's bounds. */
+import { z } from 'zod';
+import type { FilterSpec } from '../resources/index.js';
+
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+const TIME_EXPECTED = 'expected epoch milliseconds (an integer >= 0) or an ISO 8601 date-time with a zone, e.g. 2024-01-01T00:00:00Z';
+
+/** Epoch milliseconds, given as a number or an ISO 8601 date-time with a zone. */
+const time = z
+  .union([z.number().int().min(0), z.string()], { error: TIME_EXPECTED })
+  .transform((value, ctx) => {
+    if (typeof value === 'number') return value;
+    const ms = ISO_DATE_TIME.test(value) && isCalendarDate(value) ? Date.parse(value) : Number.NaN;
+    if (Number.isNaN(ms) || ms < 0) {
+      ctx.addIssue({ code: 'custom', message: `${TIME_EXPECTED}; '${value}' is not one` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+/** Date.parse rolls 2024-02-30 over into March; a date that does not exist is refused instead. */
+function isCalendarDate(value: string): boolean {
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/**
+ * A stream's `filter`: the collection's filters (resources/), times as epoch ms or ISO 8601, strings
+ * non-empty and no longer than the platform accepts.
+ */
+export function filterSchema<F extends readonly FilterSpec[]>(filters: F) {
+  const shape = Object.fromEntries(filters.map((filter) => [filter.key, filterValue(filter).optional()]));
+  return z.strictObject(shape as FilterShape<F>);
+}
+
+function filterValue(filter: FilterSpec) {
+  switch (filter.kind) {
+    case 'time':
+      return time;
+    case 'number':
+      return numberValue(filter.minimum, filter.maximum);
+    case 'string':
+      return stringValue(filter.maxLength);
+    case 'boolean':
+      return z.boolean();
+    case 'ids':
+      return idList(filter.maxItems);
+    case 'strings':
+      return stringList(filter.maxItems, filter.maxLength, filter.values);
+    case 'refs':
+      return refList(filter.maxItems);
+    case 'map':
+      return metadataMap(filter.maxValueLength);
+  }
+}
+
+const numberValue = (minimum: number, maximum: number) =>
+  z.number().min(minimum, `at least ${minimum}`).max(maximum, `at most ${maximum}`);
+
+const stringValue = (maxLength: number) =>
+  z.string().min(1).max(maxLength, `at most ${maxLength} characters, as the platform accepts`);
+
+/** A list the platform bounds: 1 to `maxItems` entries. */
+const listOf = <T extends z.ZodType>(entry: T, maxItems: number) =>
+  z
+    .array(entry)
+    .min(1, 'give at least one, or leave the filter out')
+    .max(maxItems, `at most ${maxItems} entries, as the platform accepts`);
+
+/** Ids are positive integers the platform can hold (at most 2^53 - 1). */
+const id = z.number().int('an id is an integer').min(1, 'an id is at least 1').max(Number.MAX_SAFE_INTEGER);
+
+const idList = (maxItems: number) => listOf(id, maxItems);
+
+const stringList = (maxItems: number, maxLength: number, values: readonly string[] | undefined) =>
+  listOf(
+    values === undefined
+      ? stringValue(maxLength)
+      : z.string().refine((value) => values.includes(value), { error: `one of ${values.join(', ')}` }),
+    maxItems,
+  );
+
+/**
+ * `{id}` or `{externalId}` objects, as the platform takes them; a bare number is an id and a bare
+ * string an externalId (`dataSetIds: [123, 'my-data-set']`).
+ */
+const reference = z
+  .union(
+    [
+      id.transform((value) => ({ id: value })),
+      z.string().min(1).max(255, 'at most 255 characters, as the platform accepts').transform((value) => ({ externalId: value })),
+      z.strictObject({ id }),
+      z.strictObject({ externalId: z.string().min(1).max(255) }),
+    ],
+    { error: 'expected an id (a number), an externalId (a string), {id: N} or {externalId: "..."}' },
+  )
+  .transform((ref): { id: number } | { externalId: string } => ref);
+
+const refList = (maxItems: number) => listOf(reference, maxItems);
+
+/** Metadata values are text: YAML reads `area: 5` as a number, which the platform's metadata never holds. */
+const metadataText = z.string({
+  error: (issue) => `expected a string; quote it in YAML ('${String(issue.input)}') to match the text the platform holds`,
+});
+
+/** Key-value pairs an item's metadata must hold: at least one, keys non-empty, values within the platform's length. */
+const metadataMap = (maxValueLength: number | undefined) =>
+  z
+    .record(
+      z.string().min(1, 'a metadata key must not be empty'),
+      maxValueLength === undefined
+        ? metadataText
+        : metadataText.max(maxValueLength, `at most ${maxValueLength} characters, as the platform accepts`),
+    )
+    .refine((pairs) => Object.keys(pairs).length > 0, 'give at least one key: value pair, or leave metadata out');
+
+interface FilterValues {
+  time: typeof time;
+  number: ReturnType<typeof numberValue>;
+  string: ReturnType<typeof stringValue>;
+  boolean: z.ZodBoolean;
+  ids: ReturnType<typeof idList>;
+  strings: ReturnType<typeof stringList>;
+  refs: ReturnType<typeof refList>;
+  map: ReturnType<typeof metadataMap>;
+}
+
+type FilterShape<F extends readonly FilterSpec[]> = {
+  [E in F[number] as E['key']]: z.ZodOptional<FilterValues[E['kind']]>;
+};
+
+/** A filter's value as the job file's schema returns it. */
+export type FilterValue = z.output<FilterValues[keyof FilterValues]>;
