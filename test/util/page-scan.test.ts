@@ -1,0 +1,169 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { PageItems } from '../../src/util/page-items.js';
+import { scanPage } from '../../src/util/page-scan.js';
+
+const bytes = (s: string) => Buffer.from(s, 'utf8');
+const slices = (body: Buffer, bounds: readonly number[]) =>
+  Array.from({ length: bounds.length / 2 }, (_, i) => body.toString('utf8', bounds[2 * i], bounds[2 * i + 1]));
+
+/** What JSON.parse makes of the body, in the terms scanPage answers in; undefined when it throws. */
+function parsed(body: Buffer): { items: unknown; nextCursor: unknown; isObject: boolean } | undefined {
+  try {
+    const value: unknown = JSON.parse(body.toString('utf8'));
+    const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
+    const { items, nextCursor } = (isObject ? value : {}) as { items?: unknown; nextCursor?: unknown };
+    return { items, nextCursor, isObject };
+  } catch {
+    return undefined;
+  }
+}
+
+/** When scanPage answers, JSON.parse accepts the body and finds the same items and cursor. */
+function agreesWithJsonParse(body: Buffer): void {
+  const scan = scanPage(body);
+  if (scan === undefined) return;
+  const expected = parsed(body);
+  expect(expected?.isObject).toBe(true);
+  expect(slices(body, scan.bounds).map((item) => JSON.parse(item) as unknown)).toEqual(expected!.items);
+  expect(scan.nextCursor).toEqual(expected!.nextCursor);
+}
+
+const item = fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue());
+const page = fc.record(
+  {
+    items: fc.array(fc.oneof(item, fc.jsonValue()), { maxLength: 12 }),
+    nextCursor: fc.string({ unit: 'binary', minLength: 1 }),
+    other: fc.jsonValue(),
+  },
+  { requiredKeys: ['items'] },
+);
+
+describe('scanPage', () => {
+  it('reads any page JSON.stringify writes, compact or indented, exactly as JSON.parse does', () => {
+    fc.assert(
+      fc.property(page, fc.constantFrom(undefined, 1, 2, '\t'), (value, indent) => {
+        const body = bytes(JSON.stringify(value, null, indent));
+        const scan = scanPage(body);
+        expect(scan).toBeDefined();
+        // Compared with the round trip: JSON.stringify writes -0 as 0.
+        const expected = JSON.parse(body.toString()) as typeof value;
+        expect(slices(body, scan!.bounds).map((s) => JSON.parse(s) as unknown)).toEqual(expected.items);
+        expect(scan!.nextCursor).toEqual(expected.nextCursor);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('never answers for bytes JSON.parse refuses or reads otherwise (random edits of valid pages)', () => {
+    const edit = fc.record({
+      at: fc.nat(),
+      kind: fc.constantFrom('delete', 'insert', 'replace'),
+      char: fc.constantFrom(...'{}[]",:\\ \n\t0123456789-+.eEtrufalsn/bux\u0000\u001f\u00e9'.split('')),
+    });
+    fc.assert(
+      fc.property(page, fc.array(edit, { minLength: 1, maxLength: 4 }), (value, edits) => {
+        let text = JSON.stringify(value);
+        for (const { at, kind, char } of edits) {
+          const i = at % (text.length + 1);
+          if (kind === 'delete') text = text.slice(0, i) + text.slice(i + 1);
+          else if (kind === 'insert') text = text.slice(0, i) + char + text.slice(i);
+          else text = text.slice(0, i) + char + text.slice(i + 1);
+        }
+        agreesWithJsonParse(bytes(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('keeps the bytes as sent: escapes, key order and number forms are not normalized', () => {
+    const body = bytes('{"nextCursor":"c]}","items":[ {"b":1.50,"a":"\\u00e9\\"]}[{"} ,{"items":[1]}\t,2, "x" ]}');
+    const scan = scanPage(body)!;
+    expect(slices(body, scan.bounds)).toEqual(['{"b":1.50,"a":"\\u00e9\\"]}[{"}', '{"items":[1]}', '2', '"x"']);
+    expect(scan.nextCursor).toBe('c]}');
+  });
+
+  it('decodes a cursor with escapes as JSON.parse does', () => {
+    expect(scanPage(bytes('{"items":[],"nextCursor":"a\\"b\\u00e9\\n"}'))?.nextCursor).toBe('a"b\u00e9\n');
+  });
+
+  it('finds items after other keys whose values hold brackets, strings and nested objects', () => {
+    const body = bytes('{"meta":{"items":[9,9]},"list":[[1],[2]],"s":"],\\"items\\":[","items":[{"x":[{"y":{}}]}]}');
+    expect(slices(body, scanPage(body)!.bounds)).toEqual(['{"x":[{"y":{}}]}']);
+  });
+
+  it('tells when an element holds a line break between its tokens (not when only the array does)', () => {
+    expect(scanPage(bytes('{"items":[\n{"a":1},\r\n{"b":2}\n]}'))?.lineBreaks).toBe(false);
+    expect(scanPage(bytes('{"items":[{"a":1},{\n"b":2}]}'))?.lineBreaks).toBe(true);
+  });
+
+  it.each([
+    ['not JSON', '{"items":[{"a":1}]'],
+    ['trailing bytes', '{"items":[]} x'],
+    ['a byte order mark', '\ufeff{"items":[]}'],
+    ['a body that is not an object', '[{"a":1}]'],
+    ['no items', '{"nextCursor":"c"}'],
+    ['items not an array', '{"items":{"a":1}}'],
+    ['items twice (JSON.parse keeps the last)', '{"items":[{"a":1}],"items":[{"b":2}]}'],
+    ['nextCursor twice', '{"items":[],"nextCursor":"a","nextCursor":"b"}'],
+    ['an empty nextCursor', '{"items":[],"nextCursor":""}'],
+    ['a nextCursor that is not a string', '{"items":[],"nextCursor":7}'],
+    ['a null nextCursor', '{"items":[],"nextCursor":null}'],
+    ['a top-level key written with an escape', '{"item\\u0073":[]}'],
+    ['a control character in a string', '{"items":["a\u0001"]}'],
+    ['a bad escape', '{"items":["\\x"]}'],
+    ['a number with a leading zero', '{"items":[01]}'],
+    ['a trailing comma', '{"items":[1,]}'],
+  ])('leaves %s to JSON.parse', (_name, text) => {
+    expect(scanPage(bytes(text))).toBeUndefined();
+  });
+
+  it('leaves bytes that are not valid UTF-8 to JSON.parse, which replaces them', () => {
+    const body = Buffer.concat([bytes('{"items":[{"a":"'), Buffer.from([0xff, 0xfe]), bytes('"}]}')]);
+    expect(scanPage(body)).toBeUndefined();
+  });
+
+  it('leaves nesting deeper than 256 levels to JSON.parse', () => {
+    const deep = (n: number) => bytes(`{"items":[${'['.repeat(n)}${']'.repeat(n)}]}`);
+    expect(scanPage(deep(255))).toBeDefined();
+    expect(scanPage(deep(300))).toBeUndefined();
+  });
+});
+
+describe('PageItems.lines', () => {
+  const linesOf = (text: string) => {
+    const body = bytes(text);
+    return Buffer.from(PageItems.scanned(body, scanPage(body)!).lines()).toString('utf8');
+  };
+
+  it('gives the items of a compact page as lines, byte for byte', () => {
+    expect(linesOf('{"items":[{"a":"x,y"},{"b":[1,2]},3],"nextCursor":"c"}')).toBe('{"a":"x,y"}\n{"b":[1,2]}\n3\n');
+  });
+
+  it('keeps items on their own lines when the array is spaced out', () => {
+    expect(linesOf('{"items":[ {"a":1} ,\n {"b":2} ]}')).toBe('{"a":1}\n{"b":2}\n');
+  });
+
+  it('writes an item that spans lines as one line', () => {
+    expect(linesOf('{"items":[{"a":1},{\n  "b": 2\n}]}')).toBe('{"a":1}\n{"b":2}\n');
+  });
+
+  it('gives nothing for an empty page, and values as JSON.stringify writes them', () => {
+    expect(linesOf('{"items":[]}')).toBe('');
+    expect(Buffer.from(PageItems.of([{ a: 1 }, 'x']).lines()).toString()).toBe('{"a":1}\n"x"\n');
+  });
+
+  it('parses one item at a time, the same values as JSON.parse of the page', () => {
+    fc.assert(
+      fc.property(page, (value) => {
+        const body = bytes(JSON.stringify(value));
+        const expected = (JSON.parse(body.toString()) as typeof value).items;
+        const items = PageItems.scanned(body, scanPage(body)!);
+        expect(Array.from({ length: items.length }, (_, i) => items.value(i))).toEqual(expected);
+        const lines = Buffer.from(items.lines()).toString('utf8');
+        expect(lines).toBe(expected.map((v) => `${JSON.stringify(v)}\n`).join(''));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
