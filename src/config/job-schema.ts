@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { byteSize } from './byte-size.js';
 import {
   type FilterSpec,
   metadataColumnName,
@@ -121,7 +122,7 @@ export const outputSchema = z.strictObject({
   shard: z
     .strictObject({
       maxRows: z.number().int().min(1).default(1_000_000),
-      maxBytes: z.number().int().min(1024).default(256 * 1024 * 1024),
+      maxBytes: byteSize(1024).default(256 * 1024 * 1024),
     })
     .prefault({}),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { byteSize } from './byte-size.js';
 import { DEFAULT_RETRY } from '../http/retry-policy.js';
 import { DEFAULT_TRANSPORT } from '../http/transport.js';
 import { Secret } from '../util/secret.js';
@@ -73,6 +74,12 @@ export const sourceSchema = z.strictObject({
    * identity). Default: none.
    */
   maxRequestsPerSecond: z.number().positive().finite().optional(),
+  /**
+   * Most bytes of responses held in memory at once, over all streams and partitions: a page holds
+   * its share from before its request until its rows are written. Default: 8 MiB per request of
+   * `concurrency`, at least 32 MiB (defaultBufferedBytes). A page larger than this still goes, alone.
+   */
+  maxBufferedBytes: byteSize(1024 * 1024).optional(),
   /** Most connections to the platform at once. */
   maxConnections: z.number().int().min(1).max(256).default(DEFAULT_TRANSPORT.connections),
   timeouts: z
@@ -93,3 +100,8 @@ export const sourceSchema = z.strictObject({
 });
 
 export type SourceConfig = z.output<typeof sourceSchema>;
+
+/** source.maxBufferedBytes when the job file leaves it out: room for two pages of 4 MiB per request in flight. */
+export function defaultBufferedBytes(concurrency: number): number {
+  return Math.max(32, 8 * concurrency) * 1024 * 1024;
+}

@@ -4,6 +4,7 @@ import { AbortedError, HttpStatusError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import type { OutputStore } from '../output/store.js';
 import type { ShardWriter } from '../sink/shard-writer.js';
+import type { ByteBudget } from '../util/byte-budget.js';
 import { crashPoint } from '../util/crash-point.js';
 import { TEMP_SUFFIX } from '../util/durable-file.js';
 import { prefetchOne } from '../util/prefetch.js';
@@ -17,6 +18,8 @@ export interface PartitionContext {
   /** Where committed shards go (a folder: they are in place already; a bucket: uploaded). */
   store: OutputStore;
   client: ChainClient;
+  /** The run's budget of response bytes held at once (source.maxBufferedBytes). */
+  budget?: ByteBudget | undefined;
   committer: Committer;
   /** Opens the shard `seq` of a partition, one writer per format. */
   openShard(plan: PartitionPlan, seq: number): Promise<ShardWriter[]>;
@@ -66,7 +69,9 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
       ...chainRequest(plan.resource, plan.params),
       startCursor: start.cursor ?? undefined,
       signal: ctx.signal,
+      budget: ctx.budget,
     }),
+    (page) => page.release(),
   );
   let seq = start.nextSeq;
   let writers: ShardWriter[] | undefined;
@@ -87,11 +92,15 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
   try {
     for await (const page of chain) {
       pages++;
-      if (page.items.length > 0) {
-        writers ??= await ctx.openShard(plan, seq);
-        for (const writer of writers) await writer.append(page.items, page.bytes);
-        ctx.onRows(page.items.length, plan.stream);
-        crashPoint('after-append');
+      try {
+        if (page.items.length > 0) {
+          writers ??= await ctx.openShard(plan, seq);
+          for (const writer of writers) await writer.append(page.items);
+          ctx.onRows(page.items.length, plan.stream);
+          crashPoint('after-append');
+        }
+      } finally {
+        page.release();
       }
       const last = page.nextCursor === undefined;
       const full =

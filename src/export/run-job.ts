@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { JobConfig } from '../config/load-config.js';
+import { defaultBufferedBytes } from '../config/source-schema.js';
 import { UsageError } from '../errors.js';
 import { AdaptiveLimiter } from '../http/adaptive-limiter.js';
 import { createPlatformClient } from '../http/create-client.js';
@@ -7,6 +8,7 @@ import type { PlatformClient } from '../http/platform-client.js';
 import { AuthError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { createShardSink, type ShardSink } from '../sink/index.js';
+import { ByteBudget } from '../util/byte-budget.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { type Checkpoint, sentBounds, streamOf } from './checkpoint.js';
 import { countStreams } from './count-streams.js';
@@ -133,9 +135,11 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     options.onStart?.(progress.handle(client));
     // Shards are written where the store wants them before it publishes them.
     sink = createShardSink(store.localPath(''), config.output);
+    const { maxBufferedBytes, concurrency } = config.source;
     const context = {
       store,
       client,
+      budget: new ByteBudget(maxBufferedBytes ?? defaultBufferedBytes(concurrency)),
       committer,
       openShard: sink.open,
       limits: config.output.shard,

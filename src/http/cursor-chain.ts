@@ -1,5 +1,7 @@
-import { BadResponseError, CursorLoopError, type RequestContext } from './errors.js';
-import type { JsonResponse } from './platform-client.js';
+import type { BudgetHold, ByteBudget } from '../util/byte-budget.js';
+import { PageItems } from '../util/page-items.js';
+import { AbortedError, BadResponseError, CursorLoopError, type RequestContext } from './errors.js';
+import type { PageResponse } from './platform-client.js';
 
 /**
  * A cursor chain: `GET {path}` with query `params`, or `POST {path}` with a JSON `body` (the way
@@ -26,17 +28,23 @@ interface ChainCommon {
   startCursor?: string | undefined;
   /** Aborts the request in flight and ends the chain with an AbortedError. */
   signal?: AbortSignal | undefined;
+  /**
+   * The run's budget of response bytes held at once: each page holds its share from before its
+   * request until the consumer calls `release()`. Without one, pages are not counted.
+   */
+  budget?: ByteBudget | undefined;
 }
 
 /** What a chain needs of the platform client. */
 export interface ChainClient {
-  get(path: string, params: Iterable<readonly [string, string]>, signal?: AbortSignal): Promise<JsonResponse>;
-  post(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<JsonResponse>;
+  getPage(path: string, params: Iterable<readonly [string, string]>, signal?: AbortSignal): Promise<PageResponse>;
+  postPage(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<PageResponse>;
 }
 
 export interface ChainPage {
-  items: unknown[];
-  /** The page's body as received; `items` was parsed from it. */
+  /** The page's items, read from `bytes` one at a time as the writers ask (PageItems). */
+  items: PageItems;
+  /** The page's body as received. */
   bytes: Buffer;
   /** The cursor this page was fetched with; undefined for the first page of a chain. */
   cursor: string | undefined;
@@ -44,6 +52,8 @@ export interface ChainPage {
   nextCursor: string | undefined;
   requestId: string | undefined;
   attempts: number;
+  /** Gives the page's bytes back to the budget: call it once the page is written (or dropped). */
+  release(): void;
 }
 
 /** A page may exceed `limit`, but more than this many times over is a broken server, not a quirk. */
@@ -67,39 +77,78 @@ export async function* drainCursorChain(
   const seen = new RecentSet(LOOP_MEMORY);
   let cursor = request.startCursor;
   if (cursor !== undefined) seen.add(cursor);
+  const method = request.body === undefined ? 'GET' : 'POST';
   for (let pages = 1; ; pages++) {
-    const response = await fetchPage(cursor);
-    const ctx: RequestContext = {
-      method: request.body === undefined ? 'GET' : 'POST',
-      path: response.path,
-      attempts: response.attempts,
-      ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
-    };
-    const { items, nextCursor } = validatePage(response.body, limit, ctx);
-    if (nextCursor !== undefined && seen.has(nextCursor)) {
-      throw new CursorLoopError(
-        `The platform returned a cursor it had already returned in this chain (page ${pages}): following it would never end`,
-        ctx,
-      );
+    const hold = await holdBudget(request, method);
+    let page: ChainPage;
+    try {
+      const response = await fetchPage(cursor);
+      hold?.resize(response.bytes.length);
+      const ctx: RequestContext = {
+        method,
+        path: response.path,
+        attempts: response.attempts,
+        ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
+      };
+      const { items, nextCursor } = readPage(response, limit, ctx);
+      if (nextCursor !== undefined && seen.has(nextCursor)) {
+        throw new CursorLoopError(
+          `The platform returned a cursor it had already returned in this chain (page ${pages}): following it would never end`,
+          ctx,
+        );
+      }
+      const { bytes, requestId, attempts } = response;
+      page = { items, bytes, cursor, nextCursor, requestId, attempts, release: () => hold?.release() };
+    } catch (error) {
+      hold?.release();
+      throw error;
     }
-    const { bytes, requestId, attempts } = response;
-    yield { items, bytes, cursor, nextCursor, requestId, attempts };
+    yield page;
+    const { nextCursor } = page;
     if (nextCursor === undefined) return;
     seen.add(nextCursor);
     cursor = nextCursor;
   }
 }
 
+/** The budget's share for the next page of the chain, when the chain has a budget. */
+async function holdBudget(request: ChainRequest, method: string): Promise<BudgetHold | undefined> {
+  const { budget, signal, path } = request;
+  if (budget === undefined) return undefined;
+  const ctx = { method, path };
+  return budget.hold(path, signal, () => new AbortedError('Stopped while waiting for room in the memory budget', ctx));
+}
+
+/** The items and cursor of a page: found by the scan, or taken from the parsed body and checked. */
+function readPage(
+  response: PageResponse,
+  limit: number,
+  ctx: RequestContext,
+): { items: PageItems; nextCursor: string | undefined } {
+  const { scan } = response;
+  const page =
+    scan === undefined
+      ? validatePage(response.body, ctx)
+      : { items: PageItems.scanned(response.bytes, scan), nextCursor: scan.nextCursor };
+  if (page.items.length > limit * MAX_PAGE_OVERSHOOT) {
+    throw new BadResponseError(
+      `The page holds ${page.items.length} items, far beyond limit=${limit}: refusing a server that ignores the limit`,
+      ctx,
+    );
+  }
+  return page;
+}
+
 /** The request of one page: the chain's first request with `cursor` added. */
 function pageFetcher(
   client: ChainClient,
   request: ChainRequest,
-): (cursor: string | undefined) => Promise<JsonResponse> {
+): (cursor: string | undefined) => Promise<PageResponse> {
   const { path, signal } = request;
   if (request.body !== undefined) {
     const { body } = request;
     if ('cursor' in body) throw new TypeError('drainCursorChain: pass the cursor as startCursor, not in the body');
-    return (cursor) => client.post(path, cursor === undefined ? body : { ...body, cursor }, signal);
+    return (cursor) => client.postPage(path, cursor === undefined ? body : { ...body, cursor }, signal);
   }
   const { params } = request;
   if (params.some(([key]) => key === 'cursor')) {
@@ -107,7 +156,7 @@ function pageFetcher(
   }
   return (cursor) => {
     const sent = cursor === undefined ? params : [...params, ['cursor', cursor] as const];
-    return client.get(path, sent, signal);
+    return client.getPage(path, sent, signal);
   };
 }
 
@@ -117,11 +166,8 @@ function limitOf(request: ChainRequest): number {
   return given === undefined ? DEFAULT_LIMIT : Number(given);
 }
 
-function validatePage(
-  body: unknown,
-  limit: number,
-  ctx: RequestContext,
-): { items: unknown[]; nextCursor: string | undefined } {
+/** The checks scanPage's answer stands for, on a body JSON.parse read: each names what is wrong. */
+function validatePage(body: unknown, ctx: RequestContext): { items: PageItems; nextCursor: string | undefined } {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new BadResponseError(`Expected a JSON object with 'items', got ${describe(body)}`, ctx);
   }
@@ -138,13 +184,7 @@ function validatePage(
       ctx,
     );
   }
-  if (items.length > limit * MAX_PAGE_OVERSHOOT) {
-    throw new BadResponseError(
-      `The page holds ${items.length} items, far beyond limit=${limit}: refusing a server that ignores the limit`,
-      ctx,
-    );
-  }
-  return { items, nextCursor };
+  return { items: PageItems.of(items), nextCursor };
 }
 
 function describe(value: unknown): string {

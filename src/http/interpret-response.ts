@@ -5,6 +5,7 @@ import {
   InvalidJsonError,
   type RequestContext,
 } from './errors.js';
+import { type ScannedPage, scanPage } from '../util/page-scan.js';
 import { firstHeader, type RawResponse } from './transport.js';
 
 export interface JsonResponse {
@@ -19,25 +20,50 @@ export interface JsonResponse {
 }
 
 /**
+ * A list page's answer: its bytes scanned without building objects (scanPage), or, when the scan
+ * leaves the page to JSON.parse, parsed (`scan` undefined, `body` the value).
+ */
+export interface PageResponse extends JsonResponse {
+  scan: ScannedPage | undefined;
+}
+
+/**
  * A 2xx with a JSON body becomes a JsonResponse; anything else a typed error naming the request:
  * 401 an AuthError (for the `mechanism` in use), a redirect a BadResponseError (never followed, so
  * that credentials stay with the configured host), other statuses an HttpStatusError.
  */
 export function interpretResponse(raw: RawResponse, ctx: RequestContext, mechanism: string): JsonResponse {
-  const { status } = raw;
-  if (status >= 200 && status < 300) {
-    const text = raw.body.toString('utf8');
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw new InvalidJsonError(
-        `HTTP ${status} with a body that is not JSON (${raw.body.length} bytes${preview(text)})`,
-        ctx,
-      );
-    }
-    return { body, bytes: raw.body, path: ctx.path, requestId: raw.requestId, attempts: ctx.attempts ?? 1 };
+  checkStatus(raw, ctx, mechanism);
+  return answered(raw, ctx, parseBody(raw, ctx));
+}
+
+/** Like interpretResponse, for a list page: scanned when it can be, parsed when it must be. */
+export function interpretPage(raw: RawResponse, ctx: RequestContext, mechanism: string): PageResponse {
+  checkStatus(raw, ctx, mechanism);
+  const scan = scanPage(raw.body);
+  return { ...answered(raw, ctx, scan === undefined ? parseBody(raw, ctx) : undefined), scan };
+}
+
+function answered(raw: RawResponse, ctx: RequestContext, body: unknown): JsonResponse {
+  return { body, bytes: raw.body, path: ctx.path, requestId: raw.requestId, attempts: ctx.attempts ?? 1 };
+}
+
+function parseBody(raw: RawResponse, ctx: RequestContext): unknown {
+  const text = raw.body.toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new InvalidJsonError(
+      `HTTP ${raw.status} with a body that is not JSON (${raw.body.length} bytes${preview(text)})`,
+      ctx,
+    );
   }
+}
+
+/** Throws the typed error of an answer that is not a 2xx. */
+function checkStatus(raw: RawResponse, ctx: RequestContext, mechanism: string): void {
+  const { status } = raw;
+  if (status >= 200 && status < 300) return;
   const message = errorMessage(raw);
   if (status === 401) {
     throw new AuthError(

@@ -5,7 +5,13 @@ import { type AggregateFilter, parseAggregateCount } from './aggregate-count.js'
 import type { Authenticator } from './auth/authenticator.js';
 import { AbortedError, type RequestContext } from './errors.js';
 import type { LimiterState, RequestLimiter } from './adaptive-limiter.js';
-import { errorMessage, interpretResponse, type JsonResponse } from './interpret-response.js';
+import {
+  errorMessage,
+  interpretPage,
+  interpretResponse,
+  type JsonResponse,
+  type PageResponse,
+} from './interpret-response.js';
 import { type LoginStatus, parseLoginStatus } from './login-status.js';
 import { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
 import { logRetry } from './retry-warning.js';
@@ -18,7 +24,7 @@ import {
 } from './transport.js';
 import { type RetryRuntime, withRetries } from './with-retries.js';
 
-export type { AggregateFilter, JsonResponse, LoginStatus };
+export type { AggregateFilter, JsonResponse, LoginStatus, PageResponse };
 
 /** Runs one request under the run's shared concurrency limit (a p-limit instance fits). */
 export type Limiter = <T>(task: () => Promise<T>) => Promise<T>;
@@ -97,10 +103,7 @@ export class PlatformClient {
 
   /** GET `{baseUrl}{path}?{params}` and parse the JSON answer. */
   get(path: string, params: Iterable<readonly [string, string]> = [], signal?: AbortSignal): Promise<JsonResponse> {
-    const search = new URLSearchParams();
-    for (const [key, value] of params) search.append(key, value);
-    const query = search.toString();
-    return this.send({ method: 'GET', path: `${this.baseUrl.pathname}${path}${query === '' ? '' : `?${query}`}` }, signal);
+    return this.send(this.getRequest(path, params), interpretResponse, signal);
   }
 
   /**
@@ -108,7 +111,17 @@ export class PlatformClient {
    * (`/list`, `/aggregate`) change nothing, so they are retried like a GET.
    */
   post(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<JsonResponse> {
-    return this.send({ method: 'POST', path: `${this.baseUrl.pathname}${path}`, body: JSON.stringify(body) }, signal);
+    return this.send(this.postRequest(path, body), interpretResponse, signal);
+  }
+
+  /** `get` for a list page: the answer is scanned, not parsed, when it can be (interpretPage). */
+  getPage(path: string, params: Iterable<readonly [string, string]>, signal?: AbortSignal): Promise<PageResponse> {
+    return this.send(this.getRequest(path, params), interpretPage, signal);
+  }
+
+  /** `post` for a list page (`POST /{resource}/list`): scanned, not parsed, when it can be. */
+  postPage(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<PageResponse> {
+    return this.send(this.postRequest(path, body), interpretPage, signal);
   }
 
   /**
@@ -121,12 +134,12 @@ export class PlatformClient {
 
   /** `GET /login/status` at the cluster root: who the credential belongs to (API keys, cookies). */
   async loginStatus(): Promise<LoginStatus> {
-    return parseLoginStatus(await this.send({ method: 'GET', path: `${this.rootPath}/login/status` }));
+    return parseLoginStatus(await this.send({ method: 'GET', path: `${this.rootPath}/login/status` }, interpretResponse));
   }
 
   /** `GET /logout` at the cluster root: ends a cookie session. */
   async logout(): Promise<LoginStatus> {
-    return parseLoginStatus(await this.send({ method: 'GET', path: `${this.rootPath}/logout` }));
+    return parseLoginStatus(await this.send({ method: 'GET', path: `${this.rootPath}/logout` }, interpretResponse));
   }
 
   /** The adaptive limiter's pace and concurrency, when it has one. */
@@ -138,7 +151,22 @@ export class PlatformClient {
     await Promise.all([this.transport.close(), this.options.auth.close()]);
   }
 
-  private send(request: Outgoing, signal?: AbortSignal): Promise<JsonResponse> {
+  private getRequest(path: string, params: Iterable<readonly [string, string]>): Outgoing {
+    const search = new URLSearchParams();
+    for (const [key, value] of params) search.append(key, value);
+    const query = search.toString();
+    return { method: 'GET', path: `${this.baseUrl.pathname}${path}${query === '' ? '' : `?${query}`}` };
+  }
+
+  private postRequest(path: string, body: Readonly<Record<string, unknown>>): Outgoing {
+    return { method: 'POST', path: `${this.baseUrl.pathname}${path}`, body: JSON.stringify(body) };
+  }
+
+  private send<T>(
+    request: Outgoing,
+    interpret: (raw: RawResponse, ctx: RequestContext, mechanism: string) => T,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const { auth } = this.options;
     return withRetries(async (attempts) => {
       const ctx: RequestContext = { method: request.method, path: request.path, attempts };
@@ -152,7 +180,7 @@ export class PlatformClient {
         raw = await this.exchange(request, await auth.headers(), ctx, signal);
       }
       const answered = { ...ctx, ...(raw.requestId === undefined ? {} : { requestId: raw.requestId }) };
-      return interpretResponse(raw, answered, auth.mechanism);
+      return interpret(raw, answered, auth.mechanism);
     }, this.runtime, signal);
   }
 

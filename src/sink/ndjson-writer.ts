@@ -1,10 +1,8 @@
 import { once } from 'node:events';
 import { createGzip, type Gzip } from 'node:zlib';
-import { itemBytes } from './item-bytes.js';
 import { DurableFile } from '../util/durable-file.js';
+import { PageItems } from '../util/page-items.js';
 import type { CommittedShard, ShardWriter } from './shard-writer.js';
-
-const NEWLINE = Buffer.from('\n');
 
 /**
  * NDJSON, one item per line exactly as the platform sent it (every field kept), plain or gzip.
@@ -43,9 +41,9 @@ export class NdjsonWriter implements ShardWriter {
     return this.file.bytes;
   }
 
-  async append(items: readonly unknown[], body?: Uint8Array): Promise<void> {
+  async append(items: PageItems | readonly unknown[]): Promise<void> {
     if (items.length === 0) return;
-    const bytes = lines(items, body);
+    const bytes = PageItems.from(items).lines();
     this.count += items.length;
     if (this.gzip === undefined) return this.file.write(bytes);
     if (!this.gzip.write(bytes)) await once(this.gzip, 'drain');
@@ -68,17 +66,4 @@ export class NdjsonWriter implements ShardWriter {
     this.gzip?.destroy();
     await this.file.abort();
   }
-}
-
-/** One line per item: the item's bytes as received when the body allows it, else JSON.stringify. */
-function lines(items: readonly unknown[], body: Uint8Array | undefined): Buffer {
-  const verbatim = body === undefined ? undefined : itemBytes(body, items.length);
-  if (verbatim === undefined) {
-    let text = '';
-    for (const item of items) text += `${JSON.stringify(item)}\n`;
-    return Buffer.from(text);
-  }
-  const parts: Uint8Array[] = [];
-  for (const item of verbatim) parts.push(item, NEWLINE);
-  return Buffer.concat(parts);
 }

@@ -1,4 +1,5 @@
 import type { Format } from '../config/job-schema.js';
+import type { PageItems } from '../util/page-items.js';
 
 /** A committed shard file. */
 export interface CommittedShard {
@@ -19,8 +20,8 @@ export interface ShardWriter {
   readonly rows: number;
   /** Bytes in the file so far (compressed); a shard is rotated past a byte limit by this. */
   readonly bytes: number;
-  /** `body`, when given, is the page's bytes as received, holding exactly `items` in its `items` array. */
-  append(items: readonly unknown[], body?: Uint8Array): Promise<void>;
+  /** A page's items (PageItems: its bytes as received), or values. */
+  append(items: PageItems | readonly unknown[]): Promise<void>;
   commit(): Promise<CommittedShard>;
   /** Removes the unfinished file. */
   abort(): Promise<void>;

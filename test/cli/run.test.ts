@@ -359,7 +359,8 @@ describe.concurrent('with requests held in flight (a gated simulator clock)', ()
 
   it('--concurrency overrides source.concurrency (requests in flight at the simulator)', async () => {
     // The file's concurrency (8) lets all 4 chains ask at once: hold requests until 4 are waiting.
-    const { clock, job } = await gatedJob(0, { concurrency: 8, formats: ['ndjson'] });
+    // The stream's first page goes alone (the memory budget learns its size), so let it through.
+    const { clock, job } = await gatedJob(1, { concurrency: 8, formats: ['ndjson'] });
     const wide = spawnCli(['run', '--config', job.file], { cwd: job.dir, env: { SIM_KEY: KEY } });
     await clock.whenHeld(4);
     clock.open();

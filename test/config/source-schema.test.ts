@@ -72,3 +72,32 @@ describe('loadConfig: a baseUrl without the project path', () => {
     expect(message).not.toMatch(/someone|pass|word-0001/);
   });
 });
+
+describe('source.maxBufferedBytes takes bytes or a size with a unit', () => {
+  const BASE = 'https://api.example.com/api/v1/projects/acme';
+  const parse = (maxBufferedBytes: unknown) => sourceSchema.safeParse({ baseUrl: BASE, auth: AUTH, maxBufferedBytes });
+
+  it.each([
+    [67_108_864, 67_108_864],
+    ['64MiB', 64 * 2 ** 20],
+    ['64 MiB', 64 * 2 ** 20],
+    ['1.5GiB', 1.5 * 2 ** 30],
+    ['200MB', 200e6],
+    ['2gb', 2e9],
+    ['1048576', 1_048_576],
+  ])('%j is %d bytes', (given, bytes) => {
+    const result = parse(given);
+    expect(result.success && result.data.maxBufferedBytes).toBe(bytes);
+  });
+
+  it.each([['64 MiBs'], ['lots'], ['-5MiB'], [1000], ['512KiB'], [1.5e6 + 0.5], [true]])('%j is refused, naming the units and the least', (given) => {
+    const result = parse(given);
+    expect(result.success).toBe(false);
+    const messages = result.success ? '' : result.error.issues.map((issue) => issue.message).join('; ');
+    expect(messages).toMatch(/a size such as "64MiB".*at least 1048576/);
+  });
+
+  it('is left out by default: the run derives it from concurrency', () => {
+    expect(parse(undefined).success && parse(undefined).data?.maxBufferedBytes).toBeUndefined();
+  });
+});

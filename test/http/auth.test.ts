@@ -265,7 +265,7 @@ describe('OAuth client credentials', () => {
     const ids: number[] = [];
     let pages = 0;
     for await (const page of drainCursorChain(c, { path: '/events', params: [['limit', '10']] })) {
-      ids.push(...page.items.map((item) => idOf(item as Record<string, unknown>)));
+      ids.push(...page.items.toArray().map((item) => idOf(item as Record<string, unknown>)));
       pages++;
       clock.advance(45_000);
     }

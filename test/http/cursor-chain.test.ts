@@ -74,7 +74,7 @@ async function drainUntilError(client: PlatformClient, request: ChainRequest, pa
 }
 
 function ids(pages: readonly ChainPage[]): number[] {
-  return pages.flatMap((page) => (page.items as Item[]).map(idOf));
+  return pages.flatMap((page) => (page.items.toArray() as Item[]).map(idOf));
 }
 
 /** Ids of the events in partition m/n that match `filter`, in index order. */
@@ -173,7 +173,7 @@ describe('chains against the simulator', () => {
     // Cursors are opaque and unique per issue (never compared as strings): compare the pages' items
     // and whether each page has a successor.
     const shape = (pages: ChainPage[]) =>
-      pages.map(({ items, nextCursor }) => ({ items, last: nextCursor === undefined }));
+      pages.map(({ items, nextCursor }) => ({ items: items.toArray(), last: nextCursor === undefined }));
     expect(resumed).toHaveLength(12);
     expect(shape(resumed)).toEqual(shape(original.slice(8)));
     expect([...ids(original.slice(0, 8)), ...ids(resumed)]).toEqual(expectedEventIds(sim));

@@ -5,7 +5,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { OutputConfig, Resource } from '../../src/config/job-schema.js';
 import type { EncodeJob } from '../../src/sink/parquet/encode.js';
 import { EncoderPool } from '../../src/sink/parquet/encoder-pool.js';
-import { ParquetShardWriter } from '../../src/sink/parquet/parquet-writer.js';
+import {
+  ParquetShardWriter,
+  ROW_GROUP_BYTES,
+  rowGroupRowsFor,
+  SPILL_BYTES,
+  SPILL_ROWS,
+} from '../../src/sink/parquet/parquet-writer.js';
+import { PageItems } from '../../src/util/page-items.js';
+import { scanPage } from '../../src/util/page-scan.js';
 import { RowGroupBuilder } from '../../src/sink/parquet/row-group.js';
 import { readSpill, SpillFile } from '../../src/sink/parquet/spill.js';
 import { asNumber, type Duck, openDuck, parquetItems } from '../support/export-duckdb.js';
@@ -129,11 +137,10 @@ describe('ParquetShardWriter through the spill file', () => {
     const writer = await ParquetShardWriter.create(path, 'events', { compression: 'zstd', rowGroupRows: 10_000 }, parquet);
     for (const page of pagesOf(items, 1000)) await writer.append(page);
 
-    // Before commit: more than one batch already on disk, each a whole number of pages, in order.
+    // Before commit: every full batch of SPILL_ROWS is already on disk (cut inside a page where it
+    // falls); the rest waits in memory.
     const spilled = await spillRecordRows(`${path}${SPILL_SUFFIX}`);
-    expect(spilled.length, `spill records ${spilled.join(', ')}`).toBeGreaterThanOrEqual(2);
-    for (const rows of spilled) expect(rows % 1000).toBe(0);
-    expect(spilled.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(25_000);
+    expect(spilled).toEqual(Array.from({ length: Math.floor(25_000 / SPILL_ROWS) }, () => SPILL_ROWS));
     expect(readdirSync(dir)).toEqual([`000000.parquet${SPILL_SUFFIX}`]);
 
     const committed = await writer.commit();
@@ -181,11 +188,11 @@ describe('ParquetShardWriter through the spill file', () => {
     const path = join(dir, '000000.parquet');
     const spillPath = `${path}${SPILL_SUFFIX}`;
     const writer = await ParquetShardWriter.create(path, 'events', ZSTD_1K, parquet);
-    // 10,000 rows in pages of 1000: a whole number of spill batches, so commit appends nothing more
-    // and the cut record stays the last one.
-    for (const page of pagesOf(events(10_000), 1000)) await writer.append(page);
+    // Two spill batches' worth of rows, so commit appends nothing more and the cut record stays the last one.
+    const rows = 2 * SPILL_ROWS;
+    for (const page of pagesOf(events(rows), 1000)) await writer.append(page);
     const records = await spillRecordRows(spillPath);
-    expect(records.reduce((a, b) => a + b, 0), 'every row already spilled').toBe(10_000);
+    expect(records.reduce((a, b) => a + b, 0), 'every row already spilled').toBe(rows);
     truncateSync(spillPath, statSync(spillPath).size - 10);
 
     // The message's cause is checked on the pool below (it depends on where the cut falls).
@@ -194,6 +201,28 @@ describe('ParquetShardWriter through the spill file', () => {
     expect(readdirSync(dir), 'no .parquet, no .inprogress, no spill file').toEqual([]);
     await writer.abort();
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('ParquetShardWriter: batches and row groups bounded by bytes', () => {
+  it('a batch goes to the spill file once its items reach SPILL_BYTES as received, long before SPILL_ROWS', async () => {
+    const dir = tempDir('bulk-extract-spill-');
+    const path = join(dir, '000000.parquet');
+    const writer = await ParquetShardWriter.create(path, 'events', ZSTD_1K, parquet);
+    // Items of about 200 KB of metadata each, as a page's bytes: 21 of them pass 4 MiB.
+    const big = (id: number) => ({ ...events(1)[0], id, metadata: { blob: 'x'.repeat(200_000) } });
+    const body = Buffer.from(JSON.stringify({ items: Array.from({ length: 50 }, (_, i) => big(i + 1)) }));
+    await writer.append(PageItems.scanned(body, scanPage(body)!));
+    const perBatch = Math.ceil(SPILL_BYTES / JSON.stringify(big(1)).length);
+    expect(await spillRecordRows(`${path}${SPILL_SUFFIX}`)).toEqual([perBatch, perBatch]);
+    expect(await writer.commit()).toMatchObject({ rows: 50 });
+  });
+
+  it('row groups hold rowGroupRows rows, or fewer when those would pass ROW_GROUP_BYTES', () => {
+    expect(rowGroupRowsFor(100_000, 400 * 100_000, 100_000)).toBe(100_000);
+    expect(rowGroupRowsFor(100_000, 100_000 * 5000, 5000)).toBe(Math.floor(ROW_GROUP_BYTES / 100_000));
+    expect(rowGroupRowsFor(100_000, 200 * 1024 * 1024, 1)).toBe(1);
+    expect(rowGroupRowsFor(10, 0, 0)).toBe(10);
   });
 });
 

@@ -1,6 +1,7 @@
 import { Table, tableToIPC } from 'apache-arrow';
 import type { OutputConfig, Resource } from '../../config/job-schema.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
+import { PageItems } from '../../util/page-items.js';
 import type { CommittedShard, ShardWriter } from '../shard-writer.js';
 import type { BytesPerRow } from './bytes-per-row.js';
 import type { EncoderPool } from './encoder-pool.js';
@@ -8,7 +9,14 @@ import { RowGroupBuilder } from './row-group.js';
 import { SpillFile } from './spill.js';
 
 /** Rows gathered in memory before they go to the spill file as one Arrow batch (about 1.5 MB of events). */
-const SPILL_ROWS = 4096;
+export const SPILL_ROWS = 4096;
+/** Bytes of items (as received) gathered before they go to the spill file, whatever their rows. */
+export const SPILL_BYTES = 4 * 1024 * 1024;
+/**
+ * The most bytes of rows (as spilled) in one row group: rows with large metadata make row groups of
+ * fewer than `rowGroupRows` rows, so that the encoder never holds more than about this much.
+ */
+export const ROW_GROUP_BYTES = 64 * 1024 * 1024;
 
 /** What the Parquet writers of one sink share: its encoder threads and what it learned of file sizes. */
 export interface ParquetWriterDeps {
@@ -37,6 +45,8 @@ export class ParquetShardWriter implements ShardWriter {
   private readonly builder: RowGroupBuilder;
   private readonly resource: Resource;
   private count = 0;
+  /** Bytes (as received) of the items in the batch being gathered. */
+  private batchBytes = 0;
 
   private constructor(
     private readonly path: string,
@@ -72,10 +82,15 @@ export class ParquetShardWriter implements ShardWriter {
     return this.deps.bytesPerRow.estimate(this.resource, this.count);
   }
 
-  async append(items: readonly unknown[]): Promise<void> {
-    this.builder.add(items);
-    this.count += items.length;
-    if (this.builder.rows >= SPILL_ROWS) await this.spillBatch();
+  /** Parses and adds one item at a time, spilling a batch whenever it reaches SPILL_ROWS or SPILL_BYTES. */
+  async append(items: PageItems | readonly unknown[]): Promise<void> {
+    const page = PageItems.from(items);
+    for (let i = 0; i < page.length; i++) {
+      this.builder.addOne(page.value(i));
+      this.count++;
+      this.batchBytes += page.bytesOf(i) ?? 0;
+      if (this.builder.rows >= SPILL_ROWS || this.batchBytes >= SPILL_BYTES) await this.spillBatch();
+    }
   }
 
   async commit(): Promise<CommittedShard> {
@@ -85,8 +100,14 @@ export class ParquetShardWriter implements ShardWriter {
     await this.spill.close();
     const file = await DurableFile.create(this.path);
     try {
+      const rowGroupRows = rowGroupRowsFor(this.options.rowGroupRows, this.spill.bytes, this.count);
       await this.deps.encoders.encode(
-        { spillPath: this.spill.path, resource: this.resource, options: this.options, rows: this.count },
+        {
+          spillPath: this.spill.path,
+          resource: this.resource,
+          options: { ...this.options, rowGroupRows },
+          rows: this.count,
+        },
         (chunk) => file.write(chunk),
       );
       const done = await file.commit();
@@ -108,6 +129,13 @@ export class ParquetShardWriter implements ShardWriter {
     // The IPC copy is taken before the reused buffers are reset.
     const ipc = tableToIPC(new Table(this.builder.batch()), 'stream');
     this.builder.reset();
+    this.batchBytes = 0;
     await this.spill.append(ipc);
   }
+}
+
+/** `rowGroupRows`, or fewer when that many rows would hold more than ROW_GROUP_BYTES. */
+export function rowGroupRowsFor(rowGroupRows: number, spilledBytes: number, rows: number): number {
+  const bytesPerRow = spilledBytes / Math.max(rows, 1);
+  return Math.max(1, Math.min(rowGroupRows, Math.floor(ROW_GROUP_BYTES / Math.max(bytesPerRow, 1))));
 }

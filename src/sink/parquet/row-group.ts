@@ -2,6 +2,7 @@ import { type DataType, Field, makeData, RecordBatch, Schema, Struct } from 'apa
 import type { Resource } from '../../config/job-schema.js';
 import { BadItemError } from '../../errors.js';
 import { resourceSpec, streamColumns } from '../../resources/index.js';
+import { PageItems } from '../../util/page-items.js';
 import { arrowType, newColumn } from './column-kinds.js';
 import { type Column, ColumnTypeError, describe, Utf8Column } from './columns.js';
 import { type ColumnSpec, EXTRA_COLUMN, columnsOf } from './schemas.js';
@@ -50,35 +51,39 @@ export class RowGroupBuilder {
   }
 
   /** Adds items; a field of the wrong type is a BadItemError naming the item and the field. */
-  add(items: readonly unknown[]): void {
-    for (const item of items) {
-      if (item === null || typeof item !== 'object' || Array.isArray(item)) {
-        throw new BadItemError(`A ${this.resource} item is ${describe(item)}, not an object.`);
-      }
-      const fields = item as Record<string, unknown>;
-      for (let c = 0; c < this.specs.length; c++) {
-        const spec = this.specs[c]!;
-        const { metadataKey } = spec;
-        const value = metadataKey === undefined ? fields[spec.name] : metadataValue(fields.metadata, metadataKey);
-        if (spec.required && (value === undefined || value === null)) {
-          throw new BadItemError(`A ${this.resource} item has no '${spec.name}': ${JSON.stringify(item).slice(0, 120)}`);
-        }
-        try {
-          this.columns[c]!.push(value);
-        } catch (error) {
-          if (!(error instanceof ColumnTypeError)) throw error;
-          throw new BadItemError(
-            `${this.resource} item ${this.key}=${String(fields[this.key])}: field '${spec.name}' ${error.message} (the platform documents it as ${spec.kind}).`,
-          );
-        }
-      }
-      let extra: Record<string, unknown> | undefined;
-      for (const key in fields) {
-        if (!this.known.has(key)) (extra ??= {})[key] = fields[key];
-      }
-      this.extra.push(extra === undefined ? null : JSON.stringify(extra));
-      this.rows++;
+  add(items: PageItems | readonly unknown[]): void {
+    const page = PageItems.from(items);
+    for (let i = 0; i < page.length; i++) this.addOne(page.value(i));
+  }
+
+  /** Adds one item (add). */
+  addOne(item: unknown): void {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+      throw new BadItemError(`A ${this.resource} item is ${describe(item)}, not an object.`);
     }
+    const fields = item as Record<string, unknown>;
+    for (let c = 0; c < this.specs.length; c++) {
+      const spec = this.specs[c]!;
+      const { metadataKey } = spec;
+      const value = metadataKey === undefined ? fields[spec.name] : metadataValue(fields.metadata, metadataKey);
+      if (spec.required && (value === undefined || value === null)) {
+        throw new BadItemError(`A ${this.resource} item has no '${spec.name}': ${JSON.stringify(item).slice(0, 120)}`);
+      }
+      try {
+        this.columns[c]!.push(value);
+      } catch (error) {
+        if (!(error instanceof ColumnTypeError)) throw error;
+        throw new BadItemError(
+          `${this.resource} item ${this.key}=${String(fields[this.key])}: field '${spec.name}' ${error.message} (the platform documents it as ${spec.kind}).`,
+        );
+      }
+    }
+    let extra: Record<string, unknown> | undefined;
+    for (const key in fields) {
+      if (!this.known.has(key)) (extra ??= {})[key] = fields[key];
+    }
+    this.extra.push(extra === undefined ? null : JSON.stringify(extra));
+    this.rows++;
   }
 
   batch(): RecordBatch {
