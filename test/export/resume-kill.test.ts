@@ -134,7 +134,8 @@ describe.concurrent('SIGKILL at a failpoint, then resume', () => {
 
   // One folder per failpoint: killed the 1st, 3rd and 7th time the run reaches it (each run resuming
   // what the previous one left), then resumed without a failpoint. The counts are per process.
-  it.each(POINTS)('%s at counts 1, 3, 7 in a row, then a resume: exact', async (point) => {
+  // Four real processes a test, four tests at once: 25-35 s each on 2 cores.
+  it.each(POINTS)('%s at counts 1, 3, 7 in a row, then a resume: exact', { timeout: 120_000 }, async (point) => {
     const job = await newJob();
     let progress = -1;
     for (const count of [1, 3, 7]) {

@@ -168,7 +168,7 @@ describe.concurrent('output.dir: s3://', () => {
     }
   });
 
-  it('mode: incremental: each run\'s folder is sealed in the bucket, and the second run holds exactly what changed', async () => {
+  it('mode: incremental: each run\'s folder is sealed in the bucket, and the second run holds exactly what changed', { timeout: 120_000 }, async () => {
     const stream: StreamSpec = { resource: 'events', mode: 'incremental', safetyLag: 0, partitions: 2, limit: 1000 };
     const { sim, cli, store } = await setup(26, 'exports/incremental', { stream });
     try {
@@ -257,7 +257,7 @@ describe.concurrent('output.dir: s3://', () => {
     }
   });
 
-  it('3 workers (--shard i/3) into the bucket: one killed and resumed alone, the last finalizes, the union is exact', async () => {
+  it('3 workers (--shard i/3) into the bucket: one killed and resumed alone, the last finalizes, the union is exact', { timeout: 120_000 }, async () => {
     const stream: StreamSpec = { resource: 'events', partitions: 6, limit: 1000 };
     const { cli, store, sim } = await setup(25, 'exports/shard', { stream, maxRows: 2000, formats: ['parquet', 'ndjson'] });
     try {

@@ -85,7 +85,7 @@ describe.concurrent('run --shard I/K: workers sharing one output folder', () => 
     expect(again.stderr).toContain('has no sharded run in progress');
   });
 
-  it('a worker killed mid-run: the others complete, the run waits, and its shard resumes alone', async () => {
+  it('a worker killed mid-run: the others complete, the run waits, and its shard resumes alone', { timeout: 120_000 }, async () => {
     const { sim, job, cli, expected } = await setup(12);
     // Shard 1 is killed once its second shard file is renamed into place (its first is committed).
     const exits = await Promise.all([
