@@ -24,6 +24,9 @@ Options:
   --sequences N          Number of sequences (default 500).
   --relationships N      Number of relationships (default 2000).
   --datasets N           Number of data sets the items belong to (default 5).
+  --event-metadata-bytes N
+                         Each event's metadata also holds "padding", N characters
+                         (0..128000, default 0): large items for memory tests.
   --seed S               Data seed, 0..4294967295 (default 1). Same seed, same data.
   --api-key KEY          Accept this API key (repeatable).
   --client ID:SECRET     Accept this OAuth client at /oauth2/token (repeatable).
@@ -63,6 +66,9 @@ export async function runSimulate(argv: string[]): Promise<number> {
     ...(port === undefined ? {} : { port }),
     ...counts(values),
     ...(values.datasets === undefined ? {} : { dataSets: integer(values.datasets, '--datasets') }),
+    ...(values['event-metadata-bytes'] === undefined
+      ? {}
+      : { eventMetadataBytes: integer(values['event-metadata-bytes'], '--event-metadata-bytes') }),
     ...(values.seed === undefined ? {} : { seed: integer(values.seed, '--seed') }),
     ...(values.faults === undefined ? {} : { faults: parseFaultSpec(readSpec(values.faults)) }),
     ...tlsOption(values['tls-cert'], values['tls-key']),
@@ -112,6 +118,7 @@ const FLAGS = {
   'project': { type: 'string' },
   ...(Object.fromEntries(RESOURCES.map((name) => [name, { type: 'string' }])) as Record<Resource, { type: 'string' }>),
   'datasets': { type: 'string' },
+  'event-metadata-bytes': { type: 'string' },
   'seed': { type: 'string' },
   'api-key': { type: 'string', multiple: true },
   'client': { type: 'string', multiple: true },

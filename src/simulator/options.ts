@@ -81,6 +81,11 @@ export const simulatorOptionsSchema = z.strictObject({
   /** Data sets the items belong to (`dataSetId`: 4000000000000 + i, externalId `DS-i`). */
   dataSets: z.number().int().min(0).max(1_000_000).default(5),
   seed: z.number().int().min(0).max(0xffffffff).default(1),
+  /**
+   * Each event's metadata also holds `padding`: this many characters. For memory benchmarks with
+   * large items (the platform allows values up to 128,000 bytes); 0, the default, adds nothing.
+   */
+  eventMetadataBytes: z.number().int().min(0).max(128_000).default(0),
   /** Assets per tree. */
   treeSize: z.number().int().min(1).default(100),
   apiKeys: z.array(z.string().min(8, 'API keys have at least 8 characters')).default([]),

@@ -112,6 +112,23 @@ describe('dataset: determinism ("equal seeds give byte-identical data")', () => 
   });
 });
 
+describe('dataset: eventMetadataBytes (large items for memory benchmarks)', () => {
+  it('adds metadata.padding of exactly N characters to every event and changes nothing else', () => {
+    const plain = createDataset({ seed: 7, assets: 50, events: 200 });
+    const padded = createDataset({ seed: 7, assets: 50, events: 200, eventMetadataBytes: 100_000 });
+    for (const i of indexes(200)) {
+      const { metadata, ...rest } = padded.events.item(i);
+      const { padding, ...others } = metadata ?? {};
+      expect(padding).toHaveLength(100_000);
+      const { metadata: plainMetadata, ...plainRest } = plain.events.item(i);
+      expect(rest).toStrictEqual(plainRest);
+      expect(others).toStrictEqual(Object.fromEntries(Object.entries(plainMetadata ?? {}).filter(([k]) => k !== 'padding')));
+    }
+    expect(plain.events.item(0).metadata?.padding).toBeUndefined();
+    expect(padded.events.item(0, false).metadata).toBeUndefined();
+  });
+});
+
 describe('dataset: items as served over HTTP', () => {
   const ASSETS = 2000;
   const EVENTS = 2000;

@@ -21,6 +21,8 @@ export interface DatasetOptions {
   relationships?: number;
   /** Data sets the items belong to (`dataSetId`). Default 5. */
   dataSets?: number;
+  /** Characters of the `padding` metadata value added to every event; 0 (default) adds none. */
+  eventMetadataBytes?: number;
   /** Assets per tree (a root and its descendants). Default 100. */
   treeSize?: number;
 }
@@ -39,7 +41,7 @@ export function createDataset(options: DatasetOptions): Dataset {
   const seed = mix32(options.seed);
   const assets = new AssetSet(seed, options.assets, options.treeSize ?? 100, options.dataSets ?? 5);
   const { links } = assets;
-  const events = new EventSet(seed, options.events, links);
+  const events = new EventSet(seed, options.events, links, options.eventMetadataBytes ?? 0);
   const timeseries = new TimeseriesSet(seed, options.timeseries ?? 0, links);
   const files = new FileSet(seed, options.files ?? 0, links);
   const sequences = new SequenceSet(seed, options.sequences ?? 0, links);

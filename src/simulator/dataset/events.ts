@@ -65,6 +65,9 @@ interface EventHeader {
   startTime: number;
 }
 
+/** Repeated to make the `padding` metadata value (`eventMetadataBytes`). */
+const PADDING_TEXT = 'pressure reading within limits; ';
+
 /**
  * `count` events, each a pure function of (seed, index). Nothing is stored, so ten million events
  * cost no more memory than ten.
@@ -78,14 +81,19 @@ export class EventSet {
     private readonly seed: number,
     readonly count: number,
     private readonly links: Links,
+    paddingBytes = 0,
   ) {
     this.assets = links.assets;
     this.dataSetDraw = Math.max(links.dataSets, 1);
+    const repeats = Math.ceil(paddingBytes / PADDING_TEXT.length);
+    this.padding = paddingBytes > 0 ? PADDING_TEXT.repeat(repeats).slice(0, paddingBytes) : undefined;
   }
 
   /** Held here: item() runs for every item served. */
   private readonly assets: AssetSet;
   private readonly dataSetDraw: number;
+  /** The `padding` metadata value of every event, when the simulator is asked for large items. */
+  private readonly padding: string | undefined;
 
   idOf(index: number): number {
     return EVENT_ID_BASE + index * EVENT_ID_STRIDE;
@@ -143,6 +151,7 @@ export class EventSet {
       if (this.dataSetDraw !== 0 && this.links.dataSets > 0) event.dataSetId = DATA_SET_ID_BASE + dataSet;
     }
     const metadata = generateMetadata(rng);
+    if (this.padding !== undefined) metadata.padding = this.padding;
     if (includeMetadata) event.metadata = metadata;
     return event;
   }
