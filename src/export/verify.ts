@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { ParquetFile } from 'parquet-wasm';
 import type { JobConfig } from '../config/load-config.js';
 import { BulkExtractError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -95,6 +94,8 @@ export async function checkFile(outDir: string, file: ManifestFile): Promise<str
 
 /** Row count from the Parquet footer; only the footer is read. */
 async function parquetRows(path: string): Promise<number> {
+  // Loaded on first use: parquet-wasm takes about 20 MB that an NDJSON-only run never needs.
+  const { ParquetFile } = await import('parquet-wasm');
   const file = await ParquetFile.fromFile(await openAsBlob(path));
   try {
     const metadata = file.metadata();

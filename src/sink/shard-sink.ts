@@ -4,7 +4,7 @@ import type { Format, OutputConfig, Resource } from '../config/job-schema.js';
 import { NdjsonWriter } from './ndjson-writer.js';
 import { BytesPerRow } from './parquet/bytes-per-row.js';
 import { EncoderPool } from './parquet/encoder-pool.js';
-import { ParquetShardWriter } from './parquet/parquet-writer.js';
+import type { ParquetShardWriter } from './parquet/parquet-writer.js';
 import { shardExtension, shardFileName } from './shard-files.js';
 import type { ShardWriter } from './shard-writer.js';
 
@@ -40,6 +40,14 @@ export interface ShardSink {
   close(): Promise<void>;
 }
 
+/**
+ * The Parquet writer, loaded on first use: apache-arrow and its columns take about 20 MB of memory
+ * that an NDJSON-only export never needs.
+ */
+async function parquetWriter(): Promise<typeof ParquetShardWriter> {
+  return (await import('./parquet/parquet-writer.js')).ParquetShardWriter;
+}
+
 export function createShardSink(outDir: string, output: OutputConfig, options: ShardSinkOptions = {}): ShardSink {
   const encoders = new EncoderPool(options.encoderThreads);
   const parquet = { encoders, bytesPerRow: new BytesPerRow() };
@@ -55,7 +63,7 @@ export function createShardSink(outDir: string, output: OutputConfig, options: S
           const path = join(dir, shardFileName(seq, shardExtension(format, gzip)));
           return format === 'ndjson'
             ? NdjsonWriter.create(path, gzip)
-            : ParquetShardWriter.create(path, folder, output.parquet, parquet);
+            : parquetWriter().then((writer) => writer.create(path, folder, output.parquet, parquet));
         }),
       );
     },
