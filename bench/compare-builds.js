@@ -8,30 +8,20 @@
 //     && (cd /tmp/wt-abc && npx tsc -p tsconfig.build.json)
 //   node bench/compare-builds.js --build before=/tmp/wt-abc --build after=. [--events 1000000] [--rounds 2]
 //
-// With 2 or more cores the simulator and the exports get a core each (--no-pin to share them): the
-// script runs itself again under `taskset -c 1`, so every export it starts is on core 1, and moves
-// the simulator (all its threads) to core 0 once it listens.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { cpus } from 'node:os';
+// With 2 or more cores the simulator and the exports get a core each (bench/lib/harness.js;
+// BENCH_NO_PIN=1 to share them).
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { fmt, machine, runExport, table, withSimulator } from './lib/harness.js';
+import { fmt, machine, placement, runExport, table, withSimulator } from './lib/harness.js';
 
 const { values } = parseArgs({
   options: {
-    'build': { type: 'string', multiple: true, default: [] },
-    'events': { type: 'string', default: '1000000' },
-    'rounds': { type: 'string', default: '2' },
-    'partitions': { type: 'string', default: '10' },
-    'no-pin': { type: 'boolean', default: false },
+    build: { type: 'string', multiple: true, default: [] },
+    events: { type: 'string', default: '1000000' },
+    rounds: { type: 'string', default: '2' },
+    partitions: { type: 'string', default: '10' },
   },
 });
-const pinned = !values['no-pin'] && cpus().length >= 2;
-if (pinned && process.env.BENCH_PINNED === undefined) {
-  const args = ['-c', '1', process.execPath, ...process.argv.slice(1)];
-  const child = spawnSync('taskset', args, { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } });
-  process.exit(child.status ?? 1);
-}
 const builds = values.build.map((spec) => {
   const [name, dir] = spec.includes('=') ? spec.split('=') : [spec, spec];
   return { name, cli: join(resolve(dir), 'bin', 'bulk-extract.js') };
@@ -46,7 +36,6 @@ const formats = ['ndjson', 'parquet'];
 
 const samples = new Map();
 await withSimulator({ events }, async (sim) => {
-  if (pinned) execFileSync('taskset', ['-a', '-cp', '0', String(sim.pid)], { stdio: 'ignore' });
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const build of builds) {
       for (const format of formats) {
@@ -77,6 +66,5 @@ for (const format of formats) {
     ]);
   }
 }
-const placement = pinned ? 'simulator on core 0, exports on core 1' : 'simulator and exports share the cores';
-console.log(`${fmt.int(events)} events, n = ${partitions}, no added latency, ${values.rounds} rounds (medians), ${placement}; ${machine()}\n`);
+console.log(`${fmt.int(events)} events, n = ${partitions}, no added latency, ${values.rounds} rounds (medians), ${placement()}; ${machine()}\n`);
 console.log(table(['Format', 'Build', 'Wall s', 'CPU s per 1M rows', 'Peak RSS MB'], rows));

@@ -1,14 +1,16 @@
 #!/usr/bin/env node
-// The benchmark suite of issue 6. Every scenario starts the simulator in its own process and runs
-// each program measured in its own process under /usr/bin/time; ratios compare figures of one run.
+// The benchmark suite (issues 6 and 16). Every scenario starts the simulator in its own process and
+// runs each program measured in its own process under /usr/bin/time; ratios compare figures of one
+// run. With 2 or more cores the simulator runs on core 0 and the program measured on core 1
+// (bench/lib/harness.js; BENCH_NO_PIN=1 to share them); the report's first line says which.
 //
-//   npm run bench                      every scenario (about 10 minutes on 2 cores)
+//   npm run bench                      every scenario (about 25 minutes on 2 cores)
 //   npm run bench -- memory polite     some of them
 //   npm run bench -- memory --events 200000   smaller data sets for a quick look
 import { parseArgs } from 'node:util';
-import { machine } from './lib/harness.js';
+import { machine, placement } from './lib/harness.js';
 
-const SCENARIOS = ['overhead', 'cpu', 'sdk', 'memory', 'partitions', 'polite'];
+const SCENARIOS = ['sdk', 'memory', 'large-items', 'overhead', 'cpu', 'partitions', 'polite'];
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -22,7 +24,7 @@ if (unknown.length > 0) {
 const chosen = positionals.length > 0 ? positionals : SCENARIOS;
 const options = values.events === undefined ? {} : { events: Number(values.events) };
 
-console.log(`# bulk-extract benchmarks, ${new Date().toISOString().slice(0, 10)}, ${machine()}\n`);
+console.log(`# bulk-extract benchmarks, ${new Date().toISOString().slice(0, 10)}, ${machine()}\n\n${placement()}.\n`);
 for (const name of chosen) {
   const scenario = await import(`./scenarios/${name}.js`);
   console.error(`running ${name}...`);

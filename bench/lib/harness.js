@@ -2,7 +2,7 @@
 // programs run under /usr/bin/time (wall, user + sys CPU, peak RSS of that process alone), and job
 // files for the real CLI. Every program measured runs in its own process, so one program's CPU and
 // memory are never mixed with another's.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,6 +15,26 @@ export const CLI = process.env.BENCH_CLI ?? join(ROOT, 'bin', 'bulk-extract.js')
 const SIMULATOR_CLI = join(ROOT, 'bin', 'bulk-extract.js');
 const CLIENT_SECRET = 'demo-secret';
 
+/**
+ * With 2 or more cores (and `taskset`), the simulator runs on core 0 and every program measured on
+ * core 1, every thread of each, so that one never takes CPU from the other. BENCH_NO_PIN=1 lets
+ * them share the cores.
+ */
+export const PINNED =
+  cpus().length >= 2 && process.env.BENCH_NO_PIN === undefined && spawnSync('taskset', ['-V']).status === 0;
+
+/** Where the processes ran, for the reports. */
+export function placement() {
+  return PINNED
+    ? 'pinned: simulator on core 0, the program measured on core 1 (taskset)'
+    : 'not pinned: simulator and the program measured share the cores';
+}
+
+/** `command args` run on `core` when pinning, as spawn arguments. */
+function onCore(core, command, args) {
+  return PINNED ? ['taskset', ['-c', String(core), command, ...args]] : [command, args];
+}
+
 /** The machine, as RESULTS.md records it. */
 export function machine() {
   const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
@@ -25,10 +45,11 @@ export function machine() {
  * Starts `bulk-extract simulate` in its own process. `faults` is the simulator's --faults object
  * (e.g. { latencyMs: 20 }). Resolves once it prints its address line.
  */
-export async function startSimulator({ events, assets = 10_000, faults = {} }) {
+export async function startSimulator({ events, assets = 10_000, faults = {}, eventMetadataBytes = 0 }) {
   const args = [SIMULATOR_CLI, 'simulate', '--events', String(events), '--assets', String(assets), '--log-level', 'warn'];
   if (Object.keys(faults).length > 0) args.push('--faults', JSON.stringify(faults));
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  if (eventMetadataBytes > 0) args.push('--event-metadata-bytes', String(eventMetadataBytes));
+  const child = spawn(...onCore(0, process.execPath, args), { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise((resolveLine, reject) => {
     child.once('exit', (code) => reject(new Error(`the simulator exited with ${code} before listening`)));
     createInterface({ input: child.stdout }).once('line', resolveLine);
@@ -76,7 +97,8 @@ export async function timed(nodeArgs, { env = {}, sim } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-time-'));
   const report = join(dir, 'time.txt');
   const simCpuBefore = sim?.cpuSeconds();
-  const child = spawn('/usr/bin/time', ['-o', report, '-f', '%e %U %S %M', process.execPath, ...nodeArgs], {
+  const timeArgs = ['-o', report, '-f', '%e %U %S %M', process.execPath, ...nodeArgs];
+  const child = spawn(...onCore(1, '/usr/bin/time', timeArgs), {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -175,13 +197,13 @@ export async function runRawDrain(
   return figures;
 }
 
-/** Runs the @cognite/sdk drain into NDJSON in its own process. */
-export async function runSdkDrain(sim, { resource = 'events', partitions = 10, expectRows }) {
+/** Runs the @cognite/sdk drain into NDJSON in its own process; `mode` get or list (bench/peers/sdk-drain.js). */
+export async function runSdkDrain(sim, { resource = 'events', partitions = 10, mode = 'get', expectRows }) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-sdk-'));
   try {
     const args = [join(ROOT, 'bench/peers/sdk-drain.js'), '--origin', sim.origin, '--project', sim.project];
     args.push('--token-url', sim.tokenUrl, '--resource', resource, '--partitions', String(partitions));
-    args.push('--out', join(dir, 'out.ndjson'), '--max-last-updated-time', String(Date.now()));
+    args.push('--out', join(dir, 'out.ndjson'), '--max-last-updated-time', String(Date.now()), '--mode', mode);
     const result = await timed(args, { sim, env: { SDK_CLIENT_SECRET: CLIENT_SECRET } });
     const figures = { ...result, ...lastJsonLine(result.stdout) };
     if (expectRows !== undefined && figures.rows !== expectRows) {

@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 // The peer of the benchmark suite: the platform's official JavaScript SDK (@cognite/sdk) draining
-// the same partitions into one NDJSON file, written the way a user of the SDK would write it. The
-// SDK's `client.events.list({ partition })` / `client.assets.list` POST to `/events/list` and
-// `/assets/list`, which the simulator does not serve, so this uses the generic
-// `client.get(path, { params })` on GET /events and /assets. That still goes through the SDK's own
-// HTTP stack: cross-fetch (node-fetch 2 on Node), its retry policy and its 401 re-authentication.
+// the same partitions into one NDJSON file, written the way a user of the SDK would write it, in
+// one of two ways (--mode):
+//   get   the generic `client.get(path, { params })` on GET /events, following nextCursor (the
+//         lighter of the two, and the peer issue 16's targets are set against);
+//   list  the typed `client.events.list({ partition, limit })` (POST /events/list), then
+//         `page.next()` while the page has one (the SDK turns every time field into a Date).
+// Both go through the SDK's own HTTP stack: cross-fetch (node-fetch 2 on Node), its retry policy
+// and its 401 re-authentication.
 // It runs in its own process so that a parent can measure its CPU time and peak RSS.
 //
 //   node bench/peers/sdk-drain.js --origin URL --project P --token-url URL --out FILE
 //     [--client-id demo] [--client-secret S | env SDK_CLIENT_SECRET] [--resource events|assets]
-//     [--partitions 10] [--limit 1000] [--max-last-updated-time MS]
+//     [--partitions 10] [--limit 1000] [--max-last-updated-time MS] [--mode get|list]
 //
 // The token comes from the client-credentials grant at --token-url; the SDK asks for it through
 // `oidcTokenProvider` (on `client.authenticate()` and after a 401), and a token close to expiry
@@ -36,6 +39,7 @@ const { values } = parseArgs({
     'limit': { type: 'string', default: '1000' },
     'max-last-updated-time': { type: 'string' },
     'out': { type: 'string' },
+    'mode': { type: 'string', default: 'get' },
   },
 });
 
@@ -48,6 +52,7 @@ function fail(message) {
 for (const name of ['origin', 'project', 'token-url', 'out']) {
   if (values[name] === undefined) fail(`--${name} is required`);
 }
+if (!['get', 'list'].includes(values.mode)) fail(`--mode is get or list, got ${values.mode}`);
 const clientSecret = values['client-secret'] ?? process.env.SDK_CLIENT_SECRET;
 if (clientSecret === undefined) fail('give --client-secret or set SDK_CLIENT_SECRET');
 const n = Number(values.partitions);
@@ -78,6 +83,7 @@ const client = new CogniteClient({
   baseUrl: values.origin,
   oidcTokenProvider,
 });
+const api = values.resource === 'assets' ? client.assets : client.events;
 const path = `/api/v1/projects/${encodeURIComponent(values.project)}/${values.resource}`;
 const out = createWriteStream(values.out);
 
@@ -88,8 +94,8 @@ async function writeItems(items) {
   if (!out.write(lines)) await once(out, 'drain');
 }
 
-/** Follows one partition's cursor chain with the SDK until the page without nextCursor. */
-async function drainPartition(m) {
+/** Follows one partition's cursor chain with `client.get` until the page without nextCursor. */
+async function drainWithGet(m) {
   const totals = { rows: 0, pages: 0 };
   let cursor;
   do {
@@ -107,6 +113,26 @@ async function drainPartition(m) {
   } while (cursor !== undefined);
   return totals;
 }
+
+/** Follows one partition's cursor chain with the SDK's list and `next()` until the last page. */
+async function drainWithList(m) {
+  const totals = { rows: 0, pages: 0 };
+  const maxLastUpdatedTime = values['max-last-updated-time'];
+  let page = await api.list({
+    limit: Number(values.limit),
+    ...(n > 1 ? { partition: `${m}/${n}` } : {}),
+    ...(maxLastUpdatedTime === undefined ? {} : { filter: { lastUpdatedTime: { max: Number(maxLastUpdatedTime) } } }),
+  });
+  for (;;) {
+    await writeItems(page.items);
+    totals.rows += page.items.length;
+    totals.pages++;
+    if (page.next === undefined) return totals;
+    page = await page.next();
+  }
+}
+
+const drainPartition = values.mode === 'list' ? drainWithList : drainWithGet;
 
 /**
  * node-fetch 2 never settles a response whose connection closes mid-body (node-fetch issue 1604),
