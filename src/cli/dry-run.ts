@@ -1,3 +1,5 @@
+import { formatByteSize } from '../config/byte-size.js';
+import { bufferedBytesOf } from '../config/source-schema.js';
 import type { JobConfig } from '../config/load-config.js';
 import { idleMessage, inspectRun, type StreamAction, type WorkerSpec } from '../export/index.js';
 import { createPlatformClient } from '../http/create-client.js';
@@ -39,7 +41,8 @@ export async function dryRun(
       );
     }
     const { worker } = inspection;
-    const inFlight = `at most ${config.source.concurrency} requests in flight`;
+    const held = formatByteSize(bufferedBytesOf(config.source));
+    const inFlight = `at most ${config.source.concurrency} requests in flight and ${held} of responses held`;
     if (worker === undefined) {
       lines.push(`${inspection.chains} cursor chains; ${inFlight}.`);
     } else {

@@ -19,9 +19,18 @@ export function parseByteSize(text: string): number | undefined {
   return unit === undefined ? undefined : Math.round(Number(match[1]) * unit);
 }
 
+/** `bytes` in the largest binary unit that divides it: "1 MiB", "1536 KiB", "1000 bytes". */
+export function formatByteSize(bytes: number): string {
+  for (const [unit, size] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
+}
+
 /** A number of bytes, or a size with a unit: B, KB, MB, GB (powers of 1000), KiB, MiB, GiB (of 1024). */
 export function byteSize(min: number) {
-  const message = `expected a number of bytes or a size such as "64MiB" or "1GB" (units B, KB, MB, GB, KiB, MiB, GiB), at least ${min}`;
+  const units = 'units B, KB, MB, GB, KiB, MiB, GiB';
+  const message = `expected a number of bytes or a size such as "64MiB" or "1GB" (${units}), at least ${formatByteSize(min)}`;
   return z.union([
     z.number().int().min(min, message),
     z.string().transform((text, ctx) => {

@@ -105,3 +105,8 @@ export type SourceConfig = z.output<typeof sourceSchema>;
 export function defaultBufferedBytes(concurrency: number): number {
   return Math.max(32, 8 * concurrency) * 1024 * 1024;
 }
+
+/** The run's budget of response bytes: source.maxBufferedBytes, or the default for its concurrency. */
+export function bufferedBytesOf(source: Pick<SourceConfig, 'concurrency' | 'maxBufferedBytes'>): number {
+  return source.maxBufferedBytes ?? defaultBufferedBytes(source.concurrency);
+}

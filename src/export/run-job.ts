@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { JobConfig } from '../config/load-config.js';
-import { defaultBufferedBytes } from '../config/source-schema.js';
+import { bufferedBytesOf } from '../config/source-schema.js';
 import { UsageError } from '../errors.js';
 import { AdaptiveLimiter } from '../http/adaptive-limiter.js';
 import { createPlatformClient } from '../http/create-client.js';
@@ -135,11 +135,10 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     options.onStart?.(progress.handle(client));
     // Shards are written where the store wants them before it publishes them.
     sink = createShardSink(store.localPath(''), config.output);
-    const { maxBufferedBytes, concurrency } = config.source;
     const context = {
       store,
       client,
-      budget: new ByteBudget(maxBufferedBytes ?? defaultBufferedBytes(concurrency)),
+      budget: new ByteBudget(bufferedBytesOf(config.source)),
       committer,
       openShard: sink.open,
       limits: config.output.shard,

@@ -119,7 +119,7 @@ describe.concurrent('--dry-run', () => {
     expect(pinned(exit.stdout)).toContain(
       'stream all-assets: GET /assets?limit=500&maxLastUpdatedTime=PIN in 2 partition(s) -> parquet + ndjson, full\n',
     );
-    expect(exit.stdout).toContain('6 cursor chains; at most 8 requests in flight.');
+    expect(exit.stdout).toContain('6 cursor chains; at most 8 requests in flight and 64 MiB of responses held.');
 
     expect(job.sim.requests().map((r) => r.route)).toEqual(['GET /login/status']);
     expect(existsSync(job.out), 'a dry run creates no output folder').toBe(false);
@@ -142,7 +142,7 @@ describe.concurrent('--dry-run', () => {
     const job = newJob(await simulator());
     const exit = await run(job, ['--dry-run', '--concurrency', '3', '--formats', 'ndjson']);
     expect(exit.code, describeExit(exit)).toBe(0);
-    expect(exit.stdout).toContain('at most 3 requests in flight.');
+    expect(exit.stdout).toContain('at most 3 requests in flight and 32 MiB of responses held.');
     expect(exit.stdout).toContain('in 4 partition(s) -> ndjson, full\n');
   });
 
