@@ -170,26 +170,31 @@ class Scanner {
   }
 
   private object(): boolean {
+    return this.container(CLOSE_OBJECT, true);
+  }
+
+  private array(): boolean {
+    return this.container(CLOSE_ARRAY, false);
+  }
+
+  /** An object (`keyed`: members `"key": value`) or an array at `pos`, up to `close`. */
+  private container(close: number, keyed: boolean): boolean {
     const { b } = this;
     if (++this.depth > MAX_DEPTH) return false;
     this.pos++;
     this.ws();
-    if (b[this.pos] === CLOSE_OBJECT) {
+    if (b[this.pos] === close) {
       this.pos++;
       this.depth--;
       return true;
     }
     for (;;) {
-      if (b[this.pos] !== QUOTE || !this.string()) return false;
-      this.ws();
-      if (b[this.pos] !== COLON) return false;
-      this.pos++;
-      this.ws();
+      if (keyed && !this.key()) return false;
       if (!this.value()) return false;
       this.ws();
       const c = b[this.pos];
       this.pos++;
-      if (c === CLOSE_OBJECT) break;
+      if (c === close) break;
       if (c !== COMMA) return false;
       this.ws();
     }
@@ -197,26 +202,13 @@ class Scanner {
     return true;
   }
 
-  private array(): boolean {
-    const { b } = this;
-    if (++this.depth > MAX_DEPTH) return false;
+  /** A member's key and colon at `pos`: leaves `pos` at its value. */
+  private key(): boolean {
+    if (this.b[this.pos] !== QUOTE || !this.string()) return false;
+    this.ws();
+    if (this.b[this.pos] !== COLON) return false;
     this.pos++;
     this.ws();
-    if (b[this.pos] === CLOSE_ARRAY) {
-      this.pos++;
-      this.depth--;
-      return true;
-    }
-    for (;;) {
-      if (!this.value()) return false;
-      this.ws();
-      const c = b[this.pos];
-      this.pos++;
-      if (c === CLOSE_ARRAY) break;
-      if (c !== COMMA) return false;
-      this.ws();
-    }
-    this.depth--;
     return true;
   }
 
