@@ -5,7 +5,7 @@
 //   get   the generic `client.get(path, { params })` on GET /events, following nextCursor (the
 //         lighter of the two, and the peer issue 16's targets are set against);
 //   list  the typed `client.events.list({ partition, limit })` (POST /events/list), then
-//         `page.next()` while the page has one (the SDK turns every time field into a Date).
+//         `page.next()` while the page has one (1.29x the CPU of `get`, bench/RESULTS.md).
 // Both go through the SDK's own HTTP stack: cross-fetch (node-fetch 2 on Node), its retry policy
 // and its 401 re-authentication.
 // It runs in its own process so that a parent can measure its CPU time and peak RSS.
