@@ -28,6 +28,12 @@ const NINE = 0x39;
 const LF = 0x0a;
 const CR = 0x0d;
 
+/** What follows a member or an element (Scanner.separator). */
+const MORE = 0;
+const CLOSED = 1;
+const BAD = 2;
+type Separator = typeof MORE | typeof CLOSED | typeof BAD;
+
 /** Nesting deeper than this is left to JSON.parse (the scan recurses once per level). */
 const MAX_DEPTH = 256;
 
@@ -110,12 +116,9 @@ class Scanner {
       } else if (!this.value()) {
         return undefined;
       }
-      this.ws();
-      const c = b[this.pos];
-      this.pos++;
-      if (c === CLOSE_OBJECT) break;
-      if (c !== COMMA) return undefined;
-      this.ws();
+      const next = this.separator(CLOSE_OBJECT);
+      if (next === BAD) return undefined;
+      if (next === CLOSED) break;
     }
     this.ws();
     if (this.pos !== b.length || bounds === undefined) return undefined;
@@ -138,13 +141,23 @@ class Scanner {
       if (!this.value()) return undefined;
       bounds.push(start, this.pos);
       lineBreaks ||= this.broke;
-      this.ws();
-      const c = b[this.pos];
-      this.pos++;
-      if (c === CLOSE_ARRAY) return lineBreaks;
-      if (c !== COMMA) return undefined;
-      this.ws();
+      const next = this.separator(CLOSE_ARRAY);
+      if (next === BAD) return undefined;
+      if (next === CLOSED) return lineBreaks;
     }
+  }
+
+  /**
+   * After a member or element: the closing byte `close` (CLOSED) or a comma and the whitespace
+   * after it (MORE), else BAD.
+   */
+  private separator(close: number): Separator {
+    this.ws();
+    const c = this.b[this.pos++];
+    if (c === close) return CLOSED;
+    if (c !== COMMA) return BAD;
+    this.ws();
+    return MORE;
   }
 
   private ws(): void {
@@ -191,12 +204,9 @@ class Scanner {
     for (;;) {
       if (keyed && !this.key()) return false;
       if (!this.value()) return false;
-      this.ws();
-      const c = b[this.pos];
-      this.pos++;
-      if (c === close) break;
-      if (c !== COMMA) return false;
-      this.ws();
+      const next = this.separator(close);
+      if (next === BAD) return false;
+      if (next === CLOSED) break;
     }
     this.depth--;
     return true;
