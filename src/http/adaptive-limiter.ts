@@ -36,6 +36,8 @@ export interface LimiterState {
   /** Request starts per second allowed now; undefined while unpaced. */
   ratePerSecond: number | undefined;
   concurrency: number;
+  /** Requests sent and not answered yet. */
+  inFlight: number;
   /** HTTP 429 answers seen. */
   throttled: number;
   /** Backoffs made (at most one per congestion event). */
@@ -164,6 +166,7 @@ export class AdaptiveLimiter implements RequestLimiter {
     return {
       ratePerSecond: rate === Number.POSITIVE_INFINITY ? undefined : rate,
       concurrency: this.limit.concurrency,
+      inFlight: this.inFlight,
       throttled: this.throttled,
       decreases: this.epoch,
     };

@@ -27,6 +27,14 @@ import { type RetryRuntime, withRetries } from './with-retries.js';
 export type { AggregateFilter, JsonResponse, LoginStatus, PageResponse };
 
 /** Runs one request under the run's shared concurrency limit (a p-limit instance fits). */
+/** The class of an HTTP answer, or `none` for a request that got no answer. */
+export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'none';
+
+function statusClass(status: number): StatusClass {
+  const cls = `${Math.floor(status / 100)}xx`;
+  return cls === '1xx' || cls === '2xx' || cls === '3xx' || cls === '4xx' || cls === '5xx' ? cls : 'none';
+}
+
 export type Limiter = <T>(task: () => Promise<T>) => Promise<T>;
 
 /** A plain limiter learns nothing from the answers. */
@@ -70,8 +78,12 @@ export class PlatformClient {
   readonly baseUrl: URL;
   /** Cluster root, where `/login/status` and `/logout` live (the base URL without `/api/...`). */
   readonly rootPath: string;
-  /** Requests sent (attempts, not calls), retries made and 429 answers, for the run's summary. */
-  readonly stats = { requests: 0, retries: 0, throttled: 0 };
+  /**
+   * Requests sent (attempts, not calls), retries made and 429 answers, for the run's summary; and
+   * the requests that reached the server, by the class of their answer (`2xx` to `5xx`, or `none`
+   * when none came: a connection refused or reset, a timeout), for metrics.
+   */
+  readonly stats = { requests: 0, retries: 0, throttled: 0, answers: {} as Record<StatusClass, number> };
   private readonly transport: Transport;
   private readonly runtime: RetryRuntime;
   private readonly limiter: RequestLimiter;
@@ -151,6 +163,10 @@ export class PlatformClient {
     await Promise.all([this.transport.close(), this.options.auth.close()]);
   }
 
+  private countAnswer(cls: StatusClass): void {
+    this.stats.answers[cls] = (this.stats.answers[cls] ?? 0) + 1;
+  }
+
   private getRequest(path: string, params: Iterable<readonly [string, string]>): Outgoing {
     const search = new URLSearchParams();
     for (const [key, value] of params) search.append(key, value);
@@ -200,7 +216,13 @@ export class PlatformClient {
     return this.limiter.run(
       async (permit) => {
         if (signal?.aborted === true) throw new AbortedError('Stopped before sending', ctx);
-        const raw = await this.transport.request(request.method, request.path, headers, ctx, request.body, signal);
+        const raw = await this.transport
+          .request(request.method, request.path, headers, ctx, request.body, signal)
+          .catch((error: unknown) => {
+            if (!(error instanceof AbortedError)) this.countAnswer('none');
+            throw error;
+          });
+        this.countAnswer(statusClass(raw.status));
         if (raw.status === 429) this.stats.throttled++;
         this.limiter.onResponse(permit, raw.status, raw.status === 429 ? errorMessage(raw) : undefined);
         return raw;

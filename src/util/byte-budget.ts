@@ -28,6 +28,7 @@ interface Waiter {
 export class ByteBudget {
   private used = 0;
   private highest = 0;
+  private holds = 0;
   private readonly queue: Waiter[] = [];
   private readonly estimates = new Map<string, number>();
 
@@ -38,6 +39,11 @@ export class ByteBudget {
   /** Bytes held now. */
   get held(): number {
     return this.used;
+  }
+
+  /** Pages held now: asked for, arrived or being written. */
+  get pages(): number {
+    return this.holds;
   }
 
   /** The most bytes held at once so far. */
@@ -85,6 +91,7 @@ export class ByteBudget {
     let bytes = initial;
     let released = false;
     this.take(bytes);
+    this.holds++;
     return {
       get bytes() {
         return released ? 0 : bytes;
@@ -101,6 +108,7 @@ export class ByteBudget {
         if (released) return;
         released = true;
         this.used -= bytes;
+        this.holds--;
         this.wake();
       },
     };

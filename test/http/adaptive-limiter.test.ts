@@ -61,7 +61,13 @@ describe('AdaptiveLimiter: decrease', () => {
     const { clock, limiter, starts, send } = harness();
     await during(clock, 10, Promise.all(Array.from({ length: 10 }, () => send())));
     expect(starts).toEqual(Array.from({ length: 10 }, () => 0));
-    expect(limiter.state()).toEqual({ ratePerSecond: undefined, concurrency: 10, throttled: 0, decreases: 0 });
+    expect(limiter.state()).toEqual({
+      ratePerSecond: undefined,
+      concurrency: 10,
+      inFlight: 0,
+      throttled: 0,
+      decreases: 0,
+    });
   });
 
   it('a 429 paces starts at 0.8 x the rate granted over the last second, and logs it once', async () => {
@@ -108,7 +114,13 @@ describe('AdaptiveLimiter: decrease', () => {
     const answers: Answer[] = Array.from({ length: 4 }, (_, i) =>
       i === 3 ? { status: 429, message: concurrent429(50), latencyMs: 1 } : {});
     await during(clock, 10, Promise.all(answers.map((answer) => send(answer))));
-    expect(limiter.state()).toEqual({ ratePerSecond: undefined, concurrency: 3, throttled: 1, decreases: 1 });
+    expect(limiter.state()).toEqual({
+      ratePerSecond: undefined,
+      concurrency: 3,
+      inFlight: 0,
+      throttled: 1,
+      decreases: 1,
+    });
     expect(messages()[0]).toContain('a limit of 50 shared with other clients');
   });
 

@@ -217,7 +217,12 @@ describe('retryable statuses are retried with backoff', () => {
     expect(response.attempts).toBe(3);
     expect(response.requestId).toBe('scripted-3');
     expect(server.requests).toHaveLength(3);
-    expect(client.stats).toEqual({ requests: 3, retries: 2, throttled: status === 429 ? 2 : 0 });
+    expect(client.stats).toEqual({
+      requests: 3,
+      retries: 2,
+      throttled: status === 429 ? 2 : 0,
+      answers: { [status === 429 ? '4xx' : '5xx']: 2, '2xx': 1 },
+    });
     expect(clock.sleeps).toEqual([halfBackoff(1), halfBackoff(2)]);
   });
 
@@ -257,7 +262,7 @@ describe('non-retryable statuses fail at once', () => {
     expect(error.message).toContain(`Nope: reason ${status}`);
     expect(server.requests).toHaveLength(1);
     expect(clock.sleeps).toEqual([]);
-    expect(client.stats).toEqual({ requests: 1, retries: 0, throttled: 0 });
+    expect(client.stats).toEqual({ requests: 1, retries: 0, throttled: 0, answers: { '4xx': 1 } });
   });
 
   it('a wrong api key against the simulator gives AuthError E_AUTH after exactly one request', async () => {
@@ -327,7 +332,7 @@ describe('attempts exhausted', () => {
     expect(served.requests).toBe(4);
     expect(served.byStatus['503']).toBe(4);
     expect(clock.sleeps).toEqual([halfBackoff(1), halfBackoff(2), halfBackoff(3)]);
-    expect(client.stats).toEqual({ requests: 4, retries: 3, throttled: 0 });
+    expect(client.stats).toEqual({ requests: 4, retries: 3, throttled: 0, answers: { '5xx': 4 } });
   });
 });
 
@@ -349,6 +354,7 @@ describe('connection resets', () => {
     expect(response.body).toEqual({ items: [{ id: 1 }] });
     expect(response.attempts).toBe(2);
     expect(server.requests).toHaveLength(2);
+    expect(client.stats.answers, 'a body cut short is no answer').toEqual({ 'none': 1, '2xx': 1 });
   });
 
   it('resetRate 1 with maxAttempts 3: NetworkError E_NETWORK after 3 attempts', async () => {
@@ -359,6 +365,7 @@ describe('connection resets', () => {
     expect(error.message).toContain('/api/v1/projects/demo/events?limit=10');
     expect((await settled(sim)).requests).toBe(3);
     expect(clock.sleeps).toHaveLength(2);
+    expect(client.stats.answers).toEqual({ none: 3 });
   });
 });
 
@@ -638,7 +645,7 @@ describe('adaptive limiter', () => {
     const limiter = new AdaptiveLimiter({ maxConcurrency: 4, clock });
     const { client } = connect(server.baseUrl, { clock, limiter });
     await client.get('/events', LIMIT);
-    expect(client.stats).toEqual({ requests: 2, retries: 1, throttled: 1 });
+    expect(client.stats).toEqual({ requests: 2, retries: 1, throttled: 1, answers: { '4xx': 1, '2xx': 1 } });
     // Nothing was granted in the last second: the pace falls to its floor of 0.5/s, so the retry
     // waits the backoff (250 ms) and then the rest of the 2 s slot.
     expect(client.limiterState()).toMatchObject({ concurrency: 4, throttled: 1, decreases: 1 });

@@ -29,9 +29,12 @@ describe('ByteBudget', () => {
     // 400 held: one more page of 400 fits, a third would pass 1000.
     expect(granted).toEqual(['b']);
     expect(budget.held).toBe(800);
+    expect(budget.pages, 'the first page and b').toBe(2);
+    (await holds[0]!).release();
     (await holds[0]!).release();
     await settle();
     expect(granted).toEqual(['b', 'c']);
+    expect(budget.pages, 'a release counts once').toBe(2);
     expect(budget.peak).toBeLessThanOrEqual(1000);
   });
 
