@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { metricsSchema } from './metrics-schema.js';
 import { byteSize } from './byte-size.js';
 import {
   type FilterSpec,
@@ -135,6 +136,8 @@ export const jobSchema = z
     output: outputSchema.prefault({}),
     /** Checkpoint file; default `<output.dir>/_checkpoint.json`. */
     checkpoint: z.string().min(1).optional(),
+    /** Prometheus metrics of each run: a textfile, a Pushgateway, a `/metrics` port. */
+    metrics: metricsSchema.optional(),
   })
   .superRefine((job, ctx) => {
     const s3 = job.output.dir.startsWith('s3://');

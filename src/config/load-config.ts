@@ -18,6 +18,8 @@ export interface ConfigOverrides {
   concurrency?: number | undefined;
   /** output.formats */
   formats?: string[] | undefined;
+  /** metrics.textfile, metrics.pushgateway, metrics.port */
+  metrics?: { textfile?: string | undefined; pushgateway?: string | undefined; port?: number | undefined };
 }
 
 export type JobConfig = z.output<typeof jobSchema> & {
@@ -82,4 +84,7 @@ function applyOverrides(job: Record<string, unknown>, overrides: ConfigOverrides
   if (overrides.out !== undefined) section('output').dir = overrides.out;
   if (overrides.formats !== undefined) section('output').formats = overrides.formats;
   if (overrides.concurrency !== undefined) section('source').concurrency = overrides.concurrency;
+  for (const [key, value] of Object.entries(overrides.metrics ?? {})) {
+    if (value !== undefined) section('metrics')[key] = value;
+  }
 }

@@ -132,13 +132,14 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     );
 
     const progress = new RunProgress(streams, plans, committer.state, () => totals);
-    options.onStart?.(progress.handle(client));
+    const budget = new ByteBudget(bufferedBytesOf(config.source));
+    options.onStart?.(progress.handle(client, budget, () => committer.files));
     // Shards are written where the store wants them before it publishes them.
     sink = createShardSink(store.localPath(''), config.output);
     const context = {
       store,
       client,
-      budget: new ByteBudget(bufferedBytesOf(config.source)),
+      budget,
       committer,
       openShard: sink.open,
       limits: config.output.shard,

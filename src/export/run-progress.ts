@@ -1,5 +1,7 @@
 import type { PlatformClient } from '../http/platform-client.js';
+import type { ByteBudget } from '../util/byte-budget.js';
 import { type Checkpoint, streamOf } from './checkpoint.js';
+import type { ManifestFile } from './manifest.js';
 import type { PartitionPlan } from './plan.js';
 import type { StreamPlan } from './streams.js';
 
@@ -14,10 +16,14 @@ export interface StreamProgress {
   done: number;
 }
 
-/** What a progress display asks a running export. */
+/** What a progress display (or the metrics) asks a running export. */
 export interface RunHandle {
   client: PlatformClient;
+  /** The response bytes held in memory now, and the pages holding them. */
+  budget: ByteBudget;
   plans: readonly PartitionPlan[];
+  /** The shards this run committed so far (not those of earlier runs it resumed), all formats. */
+  written(): ManifestFile[];
   rows(): number;
   partitionsDone(): number;
   streams(): StreamProgress[];
@@ -57,10 +63,16 @@ export class RunProgress {
     this.done.set(stream, (this.done.get(stream) ?? 0) + 1);
   }
 
-  handle(client: PlatformClient): RunHandle {
+  /** `files()`: the manifest's shards now; those listed at this call are earlier runs'. */
+  handle(client: PlatformClient, budget: ByteBudget, files: () => readonly ManifestFile[]): RunHandle {
+    // A repaired shard may come back under its old path: it is this run's when its bytes differ.
+    const key = (file: ManifestFile) => `${file.path} ${file.sha256}`;
+    const earlier = new Set(files().map(key));
     return {
       client,
+      budget,
       plans: this.plans,
+      written: () => files().filter((file) => !earlier.has(key(file))),
       rows: () => this.rowsRead,
       partitionsDone: () => this.partitionsDone,
       streams: () => this.streams.map((s) => this.ofStream(s)),

@@ -1,0 +1,44 @@
+import { basename, extname } from 'node:path';
+import { z } from 'zod';
+
+const pushgatewayUrl = z.string().superRefine((text, ctx) => {
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (url === undefined || !/^https?:$/.test(url.protocol)) {
+    ctx.addIssue({ code: 'custom', message: 'expected the http(s):// URL of a Pushgateway, e.g. http://pushgateway:9091' });
+  } else if (url.username !== '' || url.password !== '') {
+    // It would be logged with every failed push.
+    ctx.addIssue({ code: 'custom', message: 'expected a URL without user or password' });
+  } else if (url.search !== '' || url.hash !== '') {
+    ctx.addIssue({ code: 'custom', message: 'expected a URL without ?query or #fragment' });
+  }
+});
+
+/**
+ * `metrics:`: where a run's Prometheus metrics go (docs/monitoring.md#prometheus-metrics). Any of
+ * the three outputs, or none; a failing output is logged and never fails the export.
+ */
+export const metricsSchema = z.strictObject({
+  /** The `export` label of every metric, and the Pushgateway's `job`; default: the job file's name, less extension. */
+  export: z.string().min(1).max(200).optional(),
+  /** node_exporter textfile collector file, replaced atomically every intervalSeconds and at the end. */
+  textfile: z
+    .string()
+    .min(1)
+    .refine((path) => path.endsWith('.prom'), "expected a file name ending in .prom (node_exporter's textfile collector reads only those)")
+    .optional(),
+  /** Pushgateway base URL: pushed every intervalSeconds and at the end, grouped by job and stream. */
+  pushgateway: pushgatewayUrl.optional(),
+  /** Serve `/metrics` on this port while the run lasts. */
+  port: z.number().int().min(1).max(65_535).optional(),
+  /** The address `port` listens on. */
+  host: z.string().min(1).default('0.0.0.0'),
+  /** How often the textfile is written and the Pushgateway pushed, in seconds. */
+  intervalSeconds: z.number().min(1).max(3600).default(15),
+});
+
+export type MetricsConfig = z.output<typeof metricsSchema>;
+
+/** The `export` label: `metrics.export`, else the job file's name without its extension. */
+export function exportLabelOf(metrics: MetricsConfig | undefined, configFile: string): string {
+  return metrics?.export ?? basename(configFile, extname(configFile));
+}

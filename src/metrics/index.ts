@@ -1,0 +1,65 @@
+import { resolve } from 'node:path';
+import type { JobConfig } from '../config/load-config.js';
+import { exportLabelOf } from '../config/metrics-schema.js';
+import type { RunHandle } from '../export/index.js';
+import { planStreams } from '../export/streams.js';
+import type { Logger } from '../log.js';
+import { endpointOutput, type MetricsOutput, pushgatewayOutput, textfileOutput } from './outputs.js';
+import { type EarlierRuns, RunMetrics } from './run-metrics.js';
+
+export type { EarlierRuns } from './run-metrics.js';
+export { RunMetrics } from './run-metrics.js';
+
+/** A run's metrics and where they go, from the job file's `metrics:` (and its flags). */
+export interface MetricsSession {
+  readonly metrics: RunMetrics;
+  /** The export started draining: its figures are read from `run` from now on. */
+  attach(run: RunHandle): void;
+  /** The run ended with `exitCode`: the last textfile and push, then the endpoint closes. */
+  finish(exitCode: number): Promise<void>;
+}
+
+export interface MetricsOptions {
+  /** The stream `--stream` limits the run to. */
+  only?: string | undefined;
+  earlier?: EarlierRuns;
+  now?: () => number;
+}
+
+/**
+ * Starts the outputs that `config.metrics` asks for: the textfile and the Pushgateway at once and
+ * every `intervalSeconds`, the endpoint until finish(). Undefined when it asks for none.
+ */
+export async function startMetrics(
+  config: JobConfig,
+  logger: Logger,
+  options: MetricsOptions = {},
+): Promise<MetricsSession | undefined> {
+  const settings = config.metrics;
+  const wanted = settings?.textfile ?? settings?.pushgateway ?? settings?.port;
+  if (settings === undefined || wanted === undefined) return undefined;
+  const now = options.now ?? Date.now;
+  const streams = planStreams(config.streams, config.output.formats, options.only).map((stream) => ({
+    name: stream.name,
+    formats: stream.formats,
+  }));
+  const metrics = new RunMetrics(exportLabelOf(settings, config.file), streams, options.earlier ?? {}, now(), now);
+  const outputs: MetricsOutput[] = [];
+  if (settings.textfile !== undefined) outputs.push(textfileOutput(resolve(settings.textfile), metrics, logger));
+  if (settings.pushgateway !== undefined) outputs.push(pushgatewayOutput(settings.pushgateway, metrics, logger));
+  if (settings.port !== undefined) outputs.push(await endpointOutput(settings.host, settings.port, metrics, logger));
+  const publish = () => Promise.all(outputs.map((output) => output.publish()));
+  await publish();
+  const timer = setInterval(() => void publish(), settings.intervalSeconds * 1000);
+  timer.unref();
+  return {
+    metrics,
+    attach: (run) => metrics.attach(run),
+    async finish(exitCode) {
+      clearInterval(timer);
+      metrics.finish(exitCode);
+      await publish();
+      await Promise.all(outputs.map((output) => output.close()));
+    },
+  };
+}
