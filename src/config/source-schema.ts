@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { byteSize } from './byte-size.js';
+import { appNameProblem, DEFAULT_APP_NAME } from '../http/identification-headers.js';
 import { DEFAULT_RETRY } from '../http/retry-policy.js';
 import { DEFAULT_TRANSPORT } from '../http/transport.js';
 import { Secret } from '../util/secret.js';
@@ -32,6 +33,12 @@ const projectRootUrl = z.string().superRefine((text, ctx) => {
   }
 });
 
+/** `source.appName`: sent to the platform as the `x-cdp-app` header, so it must be a valid header value. */
+const appName = z.string().superRefine((text, ctx) => {
+  const problem = appNameProblem(text);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
 /** How requests are authenticated; `type` picks the mechanism. */
 export const authSchema = z.discriminatedUnion('type', [
   z.strictObject({
@@ -55,6 +62,11 @@ export const sourceSchema = z.strictObject({
   /** `https://{cluster}.host/api/v1/projects/{project}`. */
   baseUrl: projectRootUrl,
   auth: authSchema,
+  /**
+   * Names the application to the platform: sent as `x-cdp-app` with every request to it (never to
+   * the identity provider), so the platform's operators can tell this job's traffic from others'.
+   */
+  appName: appName.default(DEFAULT_APP_NAME),
   /** Credentials over plain http:// to a non-loopback host are refused unless this is true. */
   allowInsecureHttp: z.boolean().default(false),
   /** PEM file of a private CA to trust (relative to the config file). TLS verification stays on. */

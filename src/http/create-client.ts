@@ -38,6 +38,7 @@ export function createPlatformClient(source: SourceConfig, deps: ClientDeps = {}
     baseUrl: source.baseUrl,
     setting: 'source.baseUrl',
     auth,
+    appName: source.appName,
     transport,
     retry: source.retry,
     allowInsecureHttp: source.allowInsecureHttp,

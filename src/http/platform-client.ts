@@ -1,9 +1,11 @@
+import { ConfigError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { USER_AGENT } from '../version.js';
 import { type AggregateFilter, parseAggregateCount } from './aggregate-count.js';
 import type { Authenticator } from './auth/authenticator.js';
 import { AbortedError, type RequestContext } from './errors.js';
+import { appNameProblem, DEFAULT_APP_NAME, identificationHeaders } from './identification-headers.js';
 import type { LimiterState, RequestLimiter } from './adaptive-limiter.js';
 import {
   errorMessage,
@@ -46,6 +48,8 @@ export interface PlatformClientOptions {
   /** `https://{cluster}.host/api/v1/projects/{project}`; list paths are relative to it. */
   baseUrl: string;
   auth: Authenticator;
+  /** Sent as `x-cdp-app` with every request (`source.appName`). Default `bulk-extract`. */
+  appName?: string;
   transport?: Partial<TransportOptions>;
   retry?: Partial<RetryOptions>;
   /** Allow credentials over plain http:// to a host other than this machine. Default false. */
@@ -70,9 +74,10 @@ interface Outgoing {
 }
 
 /**
- * Talks to the platform: every request carries the credential, `Accept: application/json` and a
- * User-Agent; failures become typed errors naming the request; retryable ones are retried under
- * the retry policy, and a 401 renews a token once.
+ * Talks to the platform: every request carries the credential, `Accept: application/json`, a
+ * User-Agent and the identification headers (`x-cdp-app`, `x-cdp-sdk`); failures become typed
+ * errors naming the request; retryable ones are retried under the retry policy, and a 401 renews a
+ * token once.
  */
 export class PlatformClient {
   readonly baseUrl: URL;
@@ -88,12 +93,17 @@ export class PlatformClient {
   private readonly runtime: RetryRuntime;
   private readonly limiter: RequestLimiter;
   private readonly logger: Logger;
+  private readonly identification: Record<string, string>;
 
   constructor(private readonly options: PlatformClientOptions) {
     this.baseUrl = new URL(options.baseUrl.replace(/\/+$/, ''));
     const setting = options.setting ?? 'source.baseUrl';
     assertSecureTransport(this.baseUrl, options.allowInsecureHttp ?? false, setting);
     this.rootPath = this.baseUrl.pathname.split('/api/')[0] ?? '';
+    const appName = options.appName ?? DEFAULT_APP_NAME;
+    const problem = appNameProblem(appName);
+    if (problem !== undefined) throw new ConfigError(`appName: ${problem} (got ${JSON.stringify(appName)})`);
+    this.identification = identificationHeaders(appName);
     const clock = options.clock ?? systemClock;
     const transport = { ...DEFAULT_TRANSPORT, ...options.transport };
     this.transport = new Transport(this.baseUrl.origin, transport, { setting, clock });
@@ -210,6 +220,7 @@ export class PlatformClient {
     const headers: Record<string, string> = {
       'accept': 'application/json',
       'user-agent': USER_AGENT,
+      ...this.identification,
       ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
       ...credential,
     };

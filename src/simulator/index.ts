@@ -30,4 +30,4 @@ export { MAX_PARTITIONS, partitionRange } from './partition.js';
 export { MAX_LIMIT } from './query.js';
 export type { Simulator, SimulatorOptions } from './server.js';
 export { startSimulator } from './server.js';
-export type { RecordedRequest, SimulatorStats } from './stats.js';
+export type { ClientCount, RecordedRequest, SimulatorStats } from './stats.js';

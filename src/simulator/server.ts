@@ -22,7 +22,17 @@ import { parseSimulatorOptions, type SimulatorConfig, type SimulatorConfigInput 
 import { hashString } from './random.js';
 import { type Exchange, sendError } from './respond.js';
 import { matchResourceRoute, routeName } from './routes.js';
-import { emptyStats, increment, type RecordedRequest, type RequestNotes, type SimulatorStats } from './stats.js';
+import {
+  countClient,
+  emptyStats,
+  increment,
+  type RecordedRequest,
+  type RequestNotes,
+  type SimulatorStats,
+} from './stats.js';
+
+/** The identity provider's token endpoint, at the origin's root. */
+const TOKEN_PATH = '/oauth2/token';
 
 export interface SimulatorOptions extends SimulatorConfigInput {
   /** Defaults to a silent logger. */
@@ -97,7 +107,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       '/login/status': ['GET', () => handleLoginStatus(auth, ex)],
       '/logout': ['GET', () => handleLogout(auth, ex)],
       '/login': ['POST', () => handleLogin(auth, ex)],
-      '/oauth2/token': ['POST', () => handleToken(auth, ex)],
+      [TOKEN_PATH]: ['POST', () => handleToken(auth, ex)],
     };
     const known = fixed[path];
     const match = matchResourceRoute(path);
@@ -127,6 +137,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const name = routeName(req.method, url.pathname);
     stats.requests++;
     increment(stats.byRoute, name);
+    countClient(url.pathname === TOKEN_PATH ? stats.clients.token : stats.clients.platform, req.headers);
     const notes: RequestNotes = {};
     res.once('close', () => {
       increment(stats.byStatus, String(res.statusCode));
@@ -181,7 +192,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   return {
     baseUrl: `${origin}/api/v1/projects/${config.project}`,
     origin,
-    tokenUrl: `${origin}/oauth2/token`,
+    tokenUrl: `${origin}${TOKEN_PATH}`,
     project: config.project,
     projectId,
     config,

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FaultKind } from './faults.js';
 
 export type StatsEvent = FaultKind | 'concurrency-cap' | 'rate-cap' | 'short-page' | 'cursor-expired';
@@ -19,6 +20,21 @@ export interface SimulatorStats {
   inFlight: number;
   maxInFlight: number;
   tokensIssued: number;
+  /**
+   * Requests by the identification headers they carried (`x-cdp-app`, `x-cdp-sdk`): `platform`
+   * for every route but the token endpoint, `token` for the identity provider's token endpoint
+   * (a client should send it neither header). Together they count every request.
+   */
+  clients: { platform: ClientCount[]; token: ClientCount[] };
+}
+
+/** Requests that carried one pair of identification headers; `null` for a header not sent. */
+export interface ClientCount {
+  /** `x-cdp-app`: the application, e.g. `bulk-extract`. */
+  app: string | null;
+  /** `x-cdp-sdk`: the client library and its version, e.g. `bulk-extract:0.1.0`. */
+  sdk: string | null;
+  requests: number;
 }
 
 export function emptyStats(): SimulatorStats {
@@ -32,7 +48,23 @@ export function emptyStats(): SimulatorStats {
     inFlight: 0,
     maxInFlight: 0,
     tokensIssued: 0,
+    clients: { platform: [], token: [] },
   };
+}
+
+/** Counts one request under the identification headers it carried, in order of first sight. */
+export function countClient(counts: ClientCount[], headers: IncomingHttpHeaders): void {
+  const app = headerText(headers['x-cdp-app']);
+  const sdk = headerText(headers['x-cdp-sdk']);
+  const seen = counts.find((count) => count.app === app && count.sdk === sdk);
+  if (seen === undefined) counts.push({ app, sdk, requests: 1 });
+  else seen.requests++;
+}
+
+/** A header as one string (repeats joined as Node joins them), or null when it was not sent. */
+function headerText(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 export function increment<K extends string>(counts: Partial<Record<K, number>>, key: K, by = 1): void {

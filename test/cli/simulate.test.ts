@@ -30,7 +30,7 @@ describe('bulk-extract simulate', () => {
       expect(line).toMatchObject({ project: 'acme', events: 1_000_000, credentials: 'given' });
 
       const page = await send(`${line.baseUrl}/events?limit=1000&partition=10/10`, {
-        headers: { 'api-key': 'cli-test-key-1' },
+        headers: { 'api-key': 'cli-test-key-1', 'x-cdp-app': 'cli-test' },
       });
       expect(page.status).toBe(200);
       expect(page.json<{ items: unknown[] }>().items).toHaveLength(1000);
@@ -43,6 +43,17 @@ describe('bulk-extract simulate', () => {
       expect(done.code).toBe(0);
       expect(done.stderr).toContain('simulator stopped');
       expect(done.stderr).not.toContain('cli-test-key-1');
+      const stopped = done.stderr
+        .split('\n')
+        .filter((text) => text.includes('simulator stopped'))
+        .map((text) => JSON.parse(text) as { stats: { clients: unknown } });
+      expect(stopped[0]?.stats.clients).toEqual({
+        platform: [
+          { app: 'cli-test', sdk: null, requests: 1 },
+          { app: null, sdk: null, requests: 1 },
+        ],
+        token: [],
+      });
     },
   );
 

@@ -67,6 +67,7 @@ describe('loadConfig: a valid file', () => {
     const { auth, ...rest } = config.source;
     expect(rest).toEqual({
       baseUrl: BASE,
+      appName: 'bulk-extract',
       allowInsecureHttp: false,
       concurrency: 8,
       maxConnections: DEFAULT_TRANSPORT.connections,

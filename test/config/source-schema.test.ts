@@ -101,3 +101,41 @@ describe('source.maxBufferedBytes takes bytes or a size with a unit', () => {
     expect(parse(undefined).success && parse(undefined).data?.maxBufferedBytes).toBeUndefined();
   });
 });
+
+describe('source.appName is sent as the x-cdp-app header', () => {
+  const BASE = 'https://api.example.com/api/v1/projects/acme';
+  const parse = (appName: unknown) => sourceSchema.safeParse({ baseUrl: BASE, auth: AUTH, appName });
+
+  it('defaults to bulk-extract', () => {
+    expect(parse(undefined).data?.appName).toBe('bulk-extract');
+  });
+
+  it.each(['plant-historian-sync', 'Nightly export (team A) v2.1', 'x'.repeat(100)])('%j is accepted', (name) => {
+    expect(parse(name).data?.appName).toBe(name);
+  });
+
+  it.each([
+    ['an empty name', '', /non-empty/],
+    ['101 characters', 'x'.repeat(101), /at most 100 characters/],
+    ['a line break', 'two\nlines', /printable ASCII.*U\+000A/],
+    ['a letter outside ASCII', 'Ærlig', /printable ASCII.*U\+00C6/],
+    ['a trailing space', 'app ', /space at the start or end/],
+    ['a number', 42, /expected string/],
+  ])('%s is refused', (_, name, message) => {
+    const result = parse(name);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((issue) => [issue.path.join('.'), issue.message])).toEqual([
+      ['appName', expect.stringMatching(message)],
+    ]);
+  });
+
+  it('loadConfig names source.appName, what is expected and what was got', () => {
+    const file = join(tempDir('bulk-extract-source-'), 'job.yaml');
+    const auth = '  auth:\n    type: api-key\n    apiKey: ${K}\n';
+    writeFileSync(file, `source:\n  baseUrl: ${BASE}\n  appName: "tab\\there"\n${auth}`);
+    expect(() => loadConfig(file, { K: 'env-api-key-0001' })).toThrow(
+      `${file}: source.appName: expected printable ASCII without control characters or spaces at either end ` +
+      '(it is sent as the x-cdp-app header), found U+0009 (got "tab\\there")',
+    );
+  });
+});

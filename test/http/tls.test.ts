@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/util/secret.js';
 import type { SourceConfig } from '../../src/config/source-schema.js';
 import { createPlatformClient } from '../../src/http/create-client.js';
+import { DEFAULT_APP_NAME } from '../../src/http/identification-headers.js';
 import { TlsError } from '../../src/http/errors.js';
 import { DEFAULT_RETRY } from '../../src/http/retry-policy.js';
 import { DEFAULT_TRANSPORT } from '../../src/http/transport.js';
@@ -17,6 +18,7 @@ function source(baseUrl: string, caFile?: string): SourceConfig {
   return {
     baseUrl,
     auth: { type: 'api-key', apiKey: new Secret(API_KEY) },
+    appName: DEFAULT_APP_NAME,
     allowInsecureHttp: false,
     concurrency: 8,
     maxConnections: 4,
