@@ -88,7 +88,7 @@ export class PlatformClient {
    * the requests that reached the server, by the class of their answer (`2xx` to `5xx`, or `none`
    * when none came: a connection refused or reset, a timeout), for metrics.
    */
-  readonly stats = { requests: 0, retries: 0, throttled: 0, answers: {} as Record<StatusClass, number> };
+  readonly stats = { requests: 0, retries: 0, throttled: 0, answers: {} as Partial<Record<StatusClass, number>> };
   private readonly transport: Transport;
   private readonly runtime: RetryRuntime;
   private readonly limiter: RequestLimiter;

@@ -15,7 +15,8 @@ describe('knownKeysAt: the job schema', () => {
   const job = (extra: Record<string, unknown>) => ({ source: { auth: { type: 'token' } }, ...extra });
 
   it.each([
-    ['the top', {}, [], ['source', 'streams', 'output', 'checkpoint']],
+    ['the top', {}, [], ['source', 'streams', 'output', 'checkpoint', 'metrics']],
+    ['metrics (optional)', {}, ['metrics'], ['export', 'textfile', 'pushgateway', 'port', 'host', 'intervalSeconds']],
     ['source', {}, ['source'], ['baseUrl', 'auth', 'appName', 'allowInsecureHttp', 'caFile', 'concurrency', 'maxRequestsPerSecond', 'maxBufferedBytes', 'maxConnections', 'timeouts', 'retry']],
     ['source.retry (prefault)', {}, ['source', 'retry'], ['maxAttempts', 'baseDelayMs', 'maxDelayMs', 'maxRetryAfterMs']],
     ['source.auth of type token', {}, ['source', 'auth'], ['type', 'token']],
