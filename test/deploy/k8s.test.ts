@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ICronJob, IJob } from 'kubernetes-models/batch/v1';
 import type { IConfigMap, IContainer, IPersistentVolumeClaim } from 'kubernetes-models/v1';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -27,6 +28,9 @@ import {
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const manifests = loadManifests(join(ROOT, 'deploy/k8s'));
+/** The Prometheus Operator's PodMonitor is a custom resource: kubernetes-models has no schema of it. */
+const isPodMonitor = (doc: Doc) => doc.apiVersion === 'monitoring.coreos.com/v1' && doc.kind === 'PodMonitor';
+const builtIn = manifests.filter((m) => !isPodMonitor(m.doc));
 const all = workloads(manifests);
 const named = (name: string): Workload => {
   const workload = all.find((w) => w.name === name);
@@ -71,11 +75,11 @@ describe('deploy/k8s manifests', () => {
     expect(ids.sort()).toEqual([
       'ConfigMap/bulk-extract-env', 'ConfigMap/bulk-extract-job', 'CronJob/bulk-extract-incremental',
       'Job/bulk-extract-backfill', 'Job/bulk-extract-finalize', 'PersistentVolumeClaim/bulk-extract-out',
-      'Secret/bulk-extract-credentials',
+      'PodMonitor/bulk-extract-incremental', 'Secret/bulk-extract-credentials',
     ]);
   });
 
-  it.each(manifests.map((m) => [m.where, m.doc] as const))('%s is valid against the Kubernetes schema', (_where, doc) => {
+  it.each(builtIn.map((m) => [m.where, m.doc] as const))('%s is valid against the Kubernetes schema', (_where, doc) => {
     expect(schemaProblems(doc)).toEqual([]);
   });
 });
@@ -206,5 +210,47 @@ describe('the CronJob and Jobs', () => {
     expect(bytesOf(requests?.memory ?? 0)).toBeGreaterThan(PARQUET_PEAK_RSS);
     expect(bytesOf(requests?.memory ?? 0)).toBeLessThanOrEqual(bytesOf(limits?.memory ?? 0));
     expect(requests?.cpu).toBeDefined();
+  });
+});
+
+describe('Prometheus metrics of the CronJob', () => {
+  const template = find<ICronJob>(manifests, 'CronJob', incremental.name)?.spec?.jobTemplate.spec?.template;
+  const container = containerOf(incremental);
+  const args = container.args ?? [];
+  const port = Number(args[args.indexOf('--metrics-port') + 1]);
+
+  it('--metrics-port is the container port named metrics, and the annotations say port and path', () => {
+    expect(args).toContain('--metrics-port');
+    expect(Number.isInteger(port) && port > 1024, 'a port an unprivileged user may bind').toBe(true);
+    expect(container.ports).toContainEqual(expect.objectContaining({ name: 'metrics', containerPort: port }));
+    expect(template?.metadata?.annotations).toEqual(expect.objectContaining({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': String(port),
+      'prometheus.io/path': '/metrics',
+    }));
+  });
+
+  /** The fields of the PodMonitor CRD (monitoring.coreos.com/v1) that these manifests may use. */
+  const SPEC_FIELDS = ['selector', 'namespaceSelector', 'podMetricsEndpoints', 'jobLabel', 'podTargetLabels'];
+  const ENDPOINT_FIELDS = ['port', 'path', 'scheme', 'interval', 'scrapeTimeout', 'honorLabels', 'relabelings', 'metricRelabelings'];
+  const monitors = manifests.filter((m) => isPodMonitor(m.doc));
+
+  it.each(monitors.map((m) => [m.where, m.doc] as const))('%s: selects the CronJob\'s pods, on its metrics port', (where, doc) => {
+    const spec = doc.spec as { selector?: { matchLabels?: Record<string, string> }; podMetricsEndpoints?: Doc[] };
+    expect(Object.keys(spec).filter((key) => !SPEC_FIELDS.includes(key)), `${where}: unknown spec fields`).toEqual([]);
+    const selector = spec.selector?.matchLabels ?? {};
+    expect(Object.keys(spec.selector ?? {}), `${where}: matchLabels only`).toEqual(['matchLabels']);
+    expect(Object.keys(selector).length).toBeGreaterThan(0);
+    expect(template?.metadata?.labels).toEqual(expect.objectContaining(selector));
+    const selectsBackfill = Object.entries(selector).every(([key, value]) =>
+      find<IJob>(manifests, 'Job', backfill.name)?.spec?.template.metadata?.labels?.[key] === value);
+    expect(selectsBackfill, 'the backfill pods serve no metrics port').toBe(false);
+    const endpoints = spec.podMetricsEndpoints ?? [];
+    expect(endpoints.length).toBeGreaterThan(0);
+    for (const endpoint of endpoints) {
+      expect(Object.keys(endpoint).filter((key) => !ENDPOINT_FIELDS.includes(key)), `${where}: unknown endpoint fields`).toEqual([]);
+      expect(container.ports?.map((p) => p.name)).toContain(endpoint.port);
+      expect(endpoint.path ?? '/metrics').toBe(template?.metadata?.annotations?.['prometheus.io/path']);
+    }
   });
 });
