@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { JobConfig } from '../config/load-config.js';
 import { exportLabelOf } from '../config/metrics-schema.js';
-import type { RunHandle } from '../export/index.js';
+import type { RunHandle, WorkerSpec } from '../export/index.js';
 import { planStreams } from '../export/streams.js';
 import type { Logger } from '../log.js';
 import { endpointOutput, type MetricsOutput, pushgatewayOutput, textfileOutput } from './outputs.js';
@@ -22,6 +22,8 @@ export interface MetricsSession {
 export interface MetricsOptions {
   /** The stream `--stream` limits the run to. */
   only?: string | undefined;
+  /** This process as worker I of K (`--shard I/K`): its pushes are grouped by `shard` too. */
+  worker?: WorkerSpec | undefined;
   earlier?: EarlierRuns;
   now?: () => number;
 }
@@ -46,7 +48,10 @@ export async function startMetrics(
   const metrics = new RunMetrics(exportLabelOf(settings, config.file), streams, options.earlier ?? {}, now(), now);
   const outputs: MetricsOutput[] = [];
   if (settings.textfile !== undefined) outputs.push(textfileOutput(resolve(settings.textfile), metrics, logger));
-  if (settings.pushgateway !== undefined) outputs.push(pushgatewayOutput(settings.pushgateway, metrics, logger));
+  if (settings.pushgateway !== undefined) {
+    const shard = options.worker === undefined ? undefined : String(options.worker.index);
+    outputs.push(pushgatewayOutput(settings.pushgateway, metrics, logger, shard));
+  }
   if (settings.port !== undefined) outputs.push(await endpointOutput(settings.host, settings.port, metrics, logger));
   const publish = () => Promise.all(outputs.map((output) => output.publish()));
   await publish();

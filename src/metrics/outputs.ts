@@ -60,14 +60,22 @@ export function textfileOutput(path: string, metrics: RunMetrics, logger: Logger
 
 /**
  * Pushes to a Pushgateway: the run-wide metrics under `job=<export>`, each stream's under
- * `job=<export>/stream=<name>`. A push adds to (POST), not replaces, the group, so that a run
- * that never succeeded leaves the last success pushed by an earlier one in place.
+ * `job=<export>/stream=<name>`, both with `shard` (its index I) first for a worker of a sharded run so
+ * that the workers do not overwrite each other. A push adds to (POST), not replaces, the group, so
+ * that a run that never succeeded leaves the last success pushed by an earlier one in place.
  */
-export function pushgatewayOutput(url: string, metrics: RunMetrics, logger: Logger, timeoutMs = 10_000): MetricsOutput {
+export function pushgatewayOutput(
+  url: string,
+  metrics: RunMetrics,
+  logger: Logger,
+  shard?: string,
+  timeoutMs = 10_000,
+): MetricsOutput {
   const complaints = new Complaints(logger, `pushing to ${url}`);
+  const base: Record<string, string> = shard === undefined ? {} : { shard };
   const groups = [
-    { registry: metrics.job, groupings: undefined },
-    ...[...metrics.streams].map(([stream, registry]) => ({ registry, groupings: { stream } })),
+    { registry: metrics.job, groupings: base },
+    ...[...metrics.streams].map(([stream, registry]) => ({ registry, groupings: { ...base, stream } })),
   ];
   const jobName = metrics.exportLabel;
   let pushing: Promise<void> | undefined;
@@ -75,7 +83,7 @@ export function pushgatewayOutput(url: string, metrics: RunMetrics, logger: Logg
     try {
       for (const { registry, groupings } of groups) {
         const gateway = new Pushgateway(url, { timeout: timeoutMs }, registry);
-        await gateway.pushAdd(groupings === undefined ? { jobName } : { jobName, groupings });
+        await gateway.pushAdd(Object.keys(groupings).length === 0 ? { jobName } : { jobName, groupings });
       }
       complaints.worked();
     } catch (error) {

@@ -12,7 +12,7 @@ import { removeTempDirs, tempDir } from '../support/export-harness.js';
 import { documentationBlocks, type FencedBlock, fencedBlocks } from './fenced-blocks.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const JOB_KEYS = ['source', 'streams', 'output', 'checkpoint'];
+const JOB_KEYS = ['source', 'streams', 'output', 'checkpoint', 'metrics'];
 /** What a fragment of a job lacks to be one: a source and a stream. */
 const BASE = {
   source: { baseUrl: 'https://acme.example.com/api/v1/projects/demo', auth: { type: 'api-key', apiKey: '${API_KEY}' } },

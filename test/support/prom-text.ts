@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { promisify } from 'node:util';
 
 /** One sample of the Prometheus text format: its metric name, labels and value. */
 export interface Sample {
@@ -50,4 +50,16 @@ export function prometheusTool(name: 'promtool' | 'prometheus-pushgateway'): str
   return undefined;
 }
 
-export const execFileAsync = promisify(execFile);
+/** `promtool check metrics` of `text` (on its stdin): its exit code and what it printed. */
+export async function promtoolCheckMetrics(
+  promtool: string,
+  text: string,
+): Promise<{ code: number | null; output: string }> {
+  const child = spawn(promtool, ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdin.end(text);
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, output };
+}

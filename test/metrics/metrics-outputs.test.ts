@@ -1,0 +1,179 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Manifest } from '../../src/export/manifest.js';
+import { closedPort } from '../support/closed-port.js';
+import { parseSamples, prometheusTool, promtoolCheckMetrics, type Sample, valueOf } from '../support/prom-text.js';
+import {
+  describeExit,
+  type Job,
+  newJob,
+  newSimulator,
+  readManifest,
+  runCliWith,
+  spawnCli,
+  tempDir,
+} from '../support/resume-harness.js';
+
+/**
+ * The three ways out of a run's Prometheus metrics, each with the built CLI against the simulator:
+ * a node_exporter textfile (checked by promtool), a real Pushgateway (Debian's
+ * prometheus-pushgateway, on loopback) scraped back, and the `/metrics` endpoint during a run.
+ */
+const KEY = 'metrics-test-api-key-0001';
+const WRONG_KEY = 'metrics-test-wrong-key-0002';
+const EVENTS = 6000;
+const ASSETS = 600;
+
+const gateways: ChildProcess[] = [];
+afterEach(() => {
+  for (const gateway of gateways.splice(0)) gateway.kill('SIGKILL');
+});
+
+async function newMetricsJob(metrics: Record<string, unknown>, latencyMs = 0): Promise<Job> {
+  const sim = await newSimulator({ events: EVENTS, assets: ASSETS, seed: 5, apiKeys: [KEY], faults: { latencyMs } });
+  const streams = [
+    { resource: 'events' as const, partitions: 3, limit: 1000 },
+    { resource: 'assets' as const, partitions: 1, limit: 1000 },
+  ];
+  const job = newJob(sim, streams, { formats: ['parquet', 'ndjson'] }, 'metrics');
+  appendFileSync(job.file, `metrics: ${JSON.stringify(metrics)}\n`);
+  return job;
+}
+
+function run(job: Job, args: string[] = [], key = KEY) {
+  return runCliWith(['run', '--config', job.file, ...args], { env: { SIM_KEY: key } });
+}
+
+/** Rows, bytes and files per stream and format, as the manifest lists them. */
+function manifestFigures(manifest: Manifest) {
+  const figures = new Map<string, { rows: number; bytes: number; files: number }>();
+  for (const file of manifest.files) {
+    const key = `${file.stream}/${file.format}`;
+    const sum = figures.get(key) ?? { rows: 0, bytes: 0, files: 0 };
+    figures.set(key, { rows: sum.rows + file.rows, bytes: sum.bytes + file.bytes, files: sum.files + 1 });
+  }
+  return figures;
+}
+
+/** The written counters equal the manifest's figures, for each of its streams and formats. */
+function expectManifestFigures(samples: Sample[], manifest: Manifest, labels: Record<string, string>): void {
+  const figures = manifestFigures(manifest);
+  expect([...figures.keys()].sort()).toEqual(['assets/ndjson', 'assets/parquet', 'events/ndjson', 'events/parquet']);
+  for (const [key, want] of figures) {
+    const [stream, format] = key.split('/') as [string, string];
+    const at = { ...labels, stream, format };
+    expect(valueOf(samples, 'bulk_extract_rows_written_total', at), `${key} rows`).toBe(want.rows);
+    expect(valueOf(samples, 'bulk_extract_bytes_written_total', at), `${key} bytes`).toBe(want.bytes);
+    expect(valueOf(samples, 'bulk_extract_files_written_total', at), `${key} files`).toBe(want.files);
+  }
+  expect(figures.get('events/parquet')?.rows).toBe(EVENTS);
+  const requests = samples.filter((s) => s.name === 'bulk_extract_requests_total').reduce((sum, s) => sum + s.value, 0);
+  expect(requests).toBe(manifest.requests);
+  expect(valueOf(samples, 'bulk_extract_throttled_total', labels)).toBe(manifest.throttled);
+  expect(valueOf(samples, 'bulk_extract_partitions', { ...labels, stream: 'events' })).toBe(3);
+  expect(valueOf(samples, 'bulk_extract_partitions_done', { ...labels, stream: 'events' })).toBe(3);
+}
+
+/** A Pushgateway on a free loopback port, started by the test; resolves once it listens. */
+async function startPushgateway(binary: string): Promise<string> {
+  const port = await closedPort();
+  const gateway = spawn(binary, [`--web.listen-address=127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  gateways.push(gateway);
+  const lines = createInterface({ input: gateway.stderr });
+  const exited = once(gateway, 'exit').then(([code]) => {
+    throw new Error(`prometheus-pushgateway exited with ${String(code)}`);
+  });
+  const listening = new Promise<void>((resolve) => lines.on('line', (line) => /Listening on/.test(line) && resolve()));
+  await Promise.race([listening, exited]);
+  return `http://127.0.0.1:${port}`;
+}
+
+describe('metrics', () => {
+  it('textfile: written atomically at the end with the manifest figures, accepted by promtool check metrics', async () => {
+    const dir = tempDir('metrics-textfile');
+    const path = join(dir, 'bulk-extract.prom');
+    const job = await newMetricsJob({ textfile: path, export: 'nightly' });
+    const started = Date.now() / 1000;
+    const exit = await run(job);
+    expect(exit.code, describeExit(exit)).toBe(0);
+    const text = readFileSync(path, 'utf8');
+    const samples = parseSamples(text);
+    expectManifestFigures(samples, readManifest(job.out), { export: 'nightly' });
+    expect(valueOf(samples, 'bulk_extract_last_run_exit_code')).toBe(0);
+    const success = valueOf(samples, 'bulk_extract_last_success_timestamp_seconds')!;
+    expect(success).toBeGreaterThanOrEqual(started);
+    expect(success).toBeLessThanOrEqual(Date.now() / 1000);
+    expect(readdirSync(dir), 'no temporary file left beside it').toEqual(['bulk-extract.prom']);
+    const promtool = prometheusTool('promtool');
+    if (promtool !== undefined) {
+      // Lint problems (names, help texts, units) are printed and fail the check as well.
+      expect(await promtoolCheckMetrics(promtool, text)).toEqual({ code: 0, output: '' });
+    }
+  });
+
+  it.skipIf(prometheusTool('prometheus-pushgateway') === undefined)(
+    'Pushgateway: grouped by job and stream, equal to the manifest; a refused run pushes its exit code and keeps the success',
+    async () => {
+      const url = await startPushgateway(prometheusTool('prometheus-pushgateway')!);
+      const job = await newMetricsJob({ export: 'nightly' });
+      const exit = await run(job, ['--metrics-push', url]);
+      expect(exit.code, describeExit(exit)).toBe(0);
+      const scrape = async () => parseSamples(await (await fetch(`${url}/metrics`)).text());
+      let samples = await scrape();
+      expectManifestFigures(samples, readManifest(job.out), { export: 'nightly', job: 'nightly' });
+      expect(valueOf(samples, 'bulk_extract_rows_written_total', { stream: 'events', format: 'ndjson' })).toBe(EVENTS);
+      const runWide = samples.filter((s) => s.name === 'bulk_extract_last_run_exit_code');
+      expect(runWide.map((s) => s.labels)).toEqual([{ export: 'nightly', instance: '', job: 'nightly' }]);
+      expect(runWide[0]!.value).toBe(0);
+      const success = valueOf(samples, 'bulk_extract_last_success_timestamp_seconds', { job: 'nightly' });
+      expect(success).toBeGreaterThan(0);
+
+      const refused = await run(job, ['--fresh', '--metrics-push', url], WRONG_KEY);
+      expect(refused.code, describeExit(refused)).toBe(3);
+      samples = await scrape();
+      expect(valueOf(samples, 'bulk_extract_last_run_exit_code', { job: 'nightly' })).toBe(3);
+      expect(valueOf(samples, 'bulk_extract_last_success_timestamp_seconds', { job: 'nightly' })).toBe(success);
+    },
+  );
+
+  it('a Pushgateway that cannot be reached is one warning, and the export completes', async () => {
+    const job = await newMetricsJob({ pushgateway: `http://127.0.0.1:${await closedPort()}`, intervalSeconds: 1 });
+    const exit = await run(job);
+    expect(exit.code, describeExit(exit)).toBe(0);
+    expect(readManifest(job.out).state).toBe('complete');
+    const warnings = exit.stderr.split('\n').filter((line) => line.includes('metrics: pushing to'));
+    expect(warnings, exit.stderr).toHaveLength(1);
+    expect(warnings[0]).toContain('the export goes on');
+  });
+
+  it('/metrics: served while the run lasts (pages in flight, partitions), closed when it ends', async () => {
+    const port = await closedPort();
+    // Every list request takes a minute: the run is surely going on while the test scrapes it.
+    const job = await newMetricsJob({ port, host: '127.0.0.1', export: 'scraped' }, 60_000);
+    const cli = spawnCli(['run', '--config', job.file], { env: { SIM_KEY: KEY } });
+    await cli.waitForStderr(/starting export/);
+    const url = `http://127.0.0.1:${port}/metrics`;
+    let samples: Sample[] = [];
+    // The pages are asked for right after the start is logged: scrape until they are in flight.
+    for (let scrapes = 0; !((valueOf(samples, 'bulk_extract_pages_in_flight') ?? 0) > 0); scrapes++) {
+      expect(scrapes, 'scrapes before a page was in flight').toBeLessThan(1000);
+      const response = await fetch(url);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toContain('text/plain');
+      samples = parseSamples(await response.text());
+    }
+    expect(valueOf(samples, 'bulk_extract_partitions', { export: 'scraped', stream: 'events' })).toBe(3);
+    expect(valueOf(samples, 'bulk_extract_partitions_done', { stream: 'events' })).toBe(0);
+    expect(valueOf(samples, 'bulk_extract_rows_written_total', { stream: 'events', format: 'parquet' })).toBe(0);
+    expect(valueOf(samples, 'bulk_extract_limiter_concurrency')).toBeGreaterThan(0);
+    expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
+    cli.child.kill('SIGINT');
+    const exit = await cli.done;
+    expect(exit.code, describeExit(exit)).toBe(130);
+    await expect(fetch(url)).rejects.toThrow();
+  });
+});
