@@ -1,4 +1,11 @@
-import { type FinalizeResult, idleMessage, type Manifest, type RunResult, type WorkerSpec } from '../export/index.js';
+import {
+  type FinalizeResult,
+  idleMessage,
+  type Manifest,
+  type RunRecord,
+  type RunResult,
+  type WorkerSpec,
+} from '../export/index.js';
 import { duration } from './progress.js';
 
 /** Per-stream rows, files, bytes, then the run's state, duration, rate and retries (for stderr). */
@@ -32,34 +39,11 @@ export function workerSummary(worker: WorkerSpec, finalize: FinalizeResult): str
     : `${me}: complete; shards ${finalize.waitingFor.join(', ')} are not, and the last of them to finish ends the run.`;
 }
 
-/** `run --json`: one object on stdout at the end of every run, refused and failed ones included. */
-export interface JsonReport {
-  exitCode: number;
-  /** The run's state, `nothing-to-do` when it changed nothing, or `refused` when it never started. */
-  state: string;
-  /** Why it did not complete: the error's stable code and message; null when it completed. */
-  reason: { code: string; message: string } | null;
-  destination: string | null;
-  startedAt: string | null;
-  finishedAt: string | null;
-  durationMs: number | null;
-  requests: number;
-  retries: number;
-  throttled: number;
-  rowsThisRun: number;
-  streams: {
-    name: string;
-    resource: string;
-    mode: string;
-    state: 'done' | 'not done' | 'nothing to do';
-    rows: number;
-    files: number;
-    bytes: number;
-    run: string | null;
-    window: { minLastUpdatedTime: number | null; maxLastUpdatedTime: number } | null;
-  }[];
-  errors: { stream: string; partition: number; code: string; message: string }[];
-}
+/**
+ * `run --json`: one object on stdout at the end of every run, refused and failed ones included; the
+ * same object is the run's record in the output's `_runs/` (its fields: export/run-records.ts).
+ */
+export type JsonReport = RunRecord;
 
 export function jsonReport(result: RunResult, exitCode: number, destination: string): JsonReport {
   const { manifest } = result;

@@ -2,14 +2,14 @@ import { parseArgs } from 'node:util';
 import { type JobConfig, loadConfig } from '../config/load-config.js';
 import { BulkExtractError, UsageError } from '../errors.js';
 import { AuthError } from '../http/errors.js';
-import { destinationOf, resolveWorker, runJob, type RunResult } from '../export/index.js';
-import { createLogger } from '../log.js';
+import { destinationOf, recordRun, resolveWorker, runJob, type RunResult, type WorkerSpec } from '../export/index.js';
+import { createLogger, type Logger } from '../log.js';
 import { dryRun } from './dry-run.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 import { startProgress } from './progress.js';
 import { StatusLine } from './status-line.js';
-import { jsonReport, refusedReport, runSummary, workerSummary } from './run-report.js';
+import { type JsonReport, jsonReport, refusedReport, runSummary, workerSummary } from './run-report.js';
 
 export const RUN_USAGE = `Usage: bulk-extract run --config FILE [options]
 
@@ -59,19 +59,33 @@ export async function runRun(argv: string[]): Promise<number> {
     console.log(RUN_USAGE);
     return EXIT.OK;
   }
-  if (!values.json) return run(values);
-  // --json: the summary comes on stdout whatever happens; the message still goes to stderr.
-  let destination: string | null = null;
+  // The summary comes whatever happens (on stdout with --json); a refusal's message still goes to stderr.
+  const known: Known = {};
+  let report: JsonReport;
+  let refusal: BulkExtractError | undefined;
   try {
-    return await run(values, (config) => {
-      destination = destinationOf(config);
-    });
+    const ended = await run(values, known);
+    if (ended.report === undefined) return ended.code;
+    report = ended.report;
   } catch (error) {
     if (!(error instanceof BulkExtractError)) throw error;
-    const code = exitCodeOf(error);
-    console.log(JSON.stringify(refusedReport(error, code, destination)));
-    throw error;
+    refusal = error;
+    report = refusedReport(error, exitCodeOf(error), known.config === undefined ? null : destinationOf(known.config));
   }
+  if (values.json) console.log(JSON.stringify(report));
+  // The same summary as the run's record in the output (_runs/), except for a dry run, which writes nothing.
+  if (known.config !== undefined && known.logger !== undefined && !values['dry-run']) {
+    await recordRun(known.config, report, { shard: known.worker, logger: known.logger });
+  }
+  if (refusal !== undefined) throw refusal;
+  return report.exitCode;
+}
+
+/** What a run has learned of itself so far, for its summary and record. */
+interface Known {
+  config?: JobConfig;
+  worker?: WorkerSpec | undefined;
+  logger?: Logger;
 }
 
 type Flags = ReturnType<typeof parseFlags>['values'];
@@ -80,7 +94,8 @@ function parseFlags(argv: string[]) {
   return parseArgs({ args: argv, strict: true, options: FLAGS });
 }
 
-async function run(values: Flags, onConfig: (config: JobConfig) => void = () => {}): Promise<number> {
+/** A run to its end: its exit code, and its summary (none for a dry run). */
+async function run(values: Flags, known: Known): Promise<{ code: number; report?: JsonReport }> {
   if (values.config === undefined) throw new UsageError(`--config FILE is required.\n\n${RUN_USAGE}`);
   const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
   if (concurrency !== undefined && !Number.isInteger(concurrency)) {
@@ -91,12 +106,15 @@ async function run(values: Flags, onConfig: (config: JobConfig) => void = () => 
     concurrency,
     formats: values.formats?.split(',').map((f) => f.trim()),
   });
-  onConfig(config);
+  known.config = config;
   const worker = resolveWorker({ shard: values.shard, shards: values.shards }, process.env);
+  known.worker = worker;
   const line = process.stderr.isTTY ? new StatusLine(process.stderr) : undefined;
   const logger = createLogger(values['log-level'], line !== undefined, line);
+  known.logger = logger;
   if (values['dry-run']) {
-    return dryRun(config, { only: values.stream, fresh: values.fresh, repair: values.repair, worker }, logger);
+    const plan = { only: values.stream, fresh: values.fresh, repair: values.repair, worker };
+    return { code: await dryRun(config, plan, logger) };
   }
 
   const controller = new AbortController();
@@ -128,10 +146,7 @@ async function run(values: Flags, onConfig: (config: JobConfig) => void = () => 
     console.error(runSummary(result, values.repair));
     if (worker !== undefined && result.finalize !== undefined) console.error(workerSummary(worker, result.finalize));
     const code = exitCode(result);
-    if (values.json) {
-      console.log(JSON.stringify(jsonReport(result, code, destinationOf(config))));
-    }
-    return code;
+    return { code, report: jsonReport(result, code, destinationOf(config)) };
   } finally {
     stopProgress();
     process.off('SIGINT', stop);

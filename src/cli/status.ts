@@ -6,27 +6,36 @@ import {
   type Output,
   outputAt,
   type OutputStatus,
+  readRunRecords,
   readStatus,
   streamName,
   type StreamStatus,
 } from '../export/index.js';
-import { silentLogger } from '../log.js';
+import { createLogger, silentLogger } from '../log.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 import { duration } from './progress.js';
+import { formatRuns } from './run-history.js';
 
-export const STATUS_USAGE = `Usage: bulk-extract status --config FILE [--json]
-       bulk-extract status --out DIR [--json]
+export const STATUS_USAGE = `Usage: bulk-extract status --config FILE [--runs N] [--json]
+       bulk-extract status --out DIR [--runs N] [--json]
 
 Shows the progress recorded in an output folder's checkpoint, without contacting the platform: per
 stream its mode and window (snapshots: the latest complete one), per partition rows, shards, and
 whether it is done, not started, or how long ago its cursor was saved; whether a run is running.
+Then the last runs, from the records runs leave in the folder's _runs/: when each ended, its state,
+exit code, duration, rows written, requests (throttled ones), and why it did not complete.
 With --out, no job file is needed (an s3:// output needs --config).
+
+Options:
+  --runs N    How many of the last runs to show (default 5; 0: none).
+  --json      Print one JSON object; the runs are its "runs", newest first.
 `;
 
 const FLAGS = {
   config: { type: 'string', short: 'c' },
   out: { type: 'string' },
+  runs: { type: 'string', default: '5' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -49,6 +58,7 @@ export async function runStatus(argv: string[]): Promise<number> {
     console.log(STATUS_USAGE);
     return EXIT.OK;
   }
+  const limit = runsFlag(values.runs);
   const { output, jobStreams } = await target(values);
   try {
     const status = await readStatus(output);
@@ -57,12 +67,19 @@ export async function runStatus(argv: string[]): Promise<number> {
       console.log(`No checkpoint at ${store.where(checkpointKey)}: the job has not run yet (into ${store.location}).`);
       return EXIT.OK;
     }
-    if (values.json) console.log(JSON.stringify(status));
-    else console.log(formatStatus(status, jobStreams));
+    // A record that cannot be read is a warning on stderr, not a failure of status.
+    const runs = await readRunRecords(output.store, limit, { logger: createLogger('warn') });
+    if (values.json) console.log(JSON.stringify({ ...status, runs }));
+    else console.log([formatStatus(status, jobStreams), ...(limit === 0 ? [] : formatRuns(runs))].join('\n'));
     return EXIT.OK;
   } finally {
     await output.store.close();
   }
+}
+
+function runsFlag(text: string): number {
+  if (!/^\d+$/.test(text)) throw new UsageError(`--runs expects a whole number of runs (0: none), got '${text}'.`);
+  return Number(text);
 }
 
 function formatStatus(status: OutputStatus, jobStreams: readonly string[]): string {

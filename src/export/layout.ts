@@ -9,6 +9,9 @@ import { join } from 'node:path';
  *   <out>/<stream>/run=<run>/_manifest.json  .../_SUCCESS          a completed run
  *   <out>/<stream>/_LATEST                                         snapshot: the newest completed run
  *   <out>/_checkpoint.json  <out>/_manifest.json  <out>/_SUCCESS  <out>/.lock
+ *   <out>/_runs/<time>[.shard-<i>-of-<k>].json                    every run's record (run-records.ts)
+ *
+ * Stream names start with a letter or digit, so no stream folder is ever one of the `_` names.
  */
 export const CHECKPOINT_FILE = '_checkpoint.json';
 export const MANIFEST_FILE = '_manifest.json';
@@ -17,6 +20,8 @@ export const LOCK_FILE = '.lock';
 /** snapshot: names the newest sealed run folder (`run=<run>`), for readers that want one copy. */
 export const LATEST_FILE = '_LATEST';
 export const RUN_PREFIX = 'run=';
+/** One record of each run, what `run --json` prints, named by when the run ended. */
+export const RUNS_DIR = '_runs';
 
 /** The folder of a stream's current run: the stream's own for a full export. */
 export function runDir(stream: string, run: string | null): string {

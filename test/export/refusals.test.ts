@@ -9,6 +9,7 @@ import {
   type JobSpec,
   listFiles,
   newSimulator,
+  recordsIn,
   runCliWith,
   snapshot,
   type StreamSpec,
@@ -21,7 +22,8 @@ import { NOBODY } from '../support/unprivileged.js';
  * A refused run changes nothing (issue 13, point 1): every refusal is decided before anything in
  * the output folder is touched. Each case starts from a copy of one finished export (with its
  * `_SUCCESS`), breaks one thing, runs the real CLI and compares the sha256 of every file in the
- * folder, `_SUCCESS`, checkpoint and manifest included, before and after; no lock is left.
+ * folder, `_SUCCESS`, checkpoint and manifest included, before and after; no lock is left. The
+ * one file a refusal adds is its record in `_runs/` (none when the job file was at fault).
  */
 const KEY = 'refusals-key-0001';
 const STREAMS: StreamSpec[] = [
@@ -62,12 +64,17 @@ function copyOfFinished(extra: Partial<JobSpec> = {}): Case {
   return { dir, out, file: writeJob(join(dir, 'job.yaml'), spec(out, extra)) };
 }
 
-/** Runs the case's job; the folder must be byte for byte as it was, and hold no lock. */
+/**
+ * Runs the case's job; the folder must be byte for byte as it was, and hold no lock. Its one
+ * change is the run's record in `_runs/`, refused with the code `recorded`, or none (`false`: the
+ * job file was at fault, or the record could not be written).
+ */
 async function refused(
   c: Case,
-  options: { env?: Record<string, string>; unprivileged?: boolean; args?: string[] } = {},
+  options: { env?: Record<string, string>; unprivileged?: boolean; args?: string[]; recorded: string | false },
 ): Promise<Exit> {
   const before = snapshot(c.out);
+  const records = recordsIn(c.out).length;
   const exit = await runCliWith(['run', '--config', c.file, ...(options.args ?? [])], {
     cwd: c.dir,
     env: { SIM_KEY: KEY, ...options.env },
@@ -76,6 +83,13 @@ async function refused(
   expect(snapshot(c.out), `the folder changed:\n${describeExit(exit)}`).toEqual(before);
   expect(listFiles(c.out)).not.toContain('.lock');
   expect(exit.stderr, 'no stack trace').not.toMatch(/^\s+at /m);
+  const added = recordsIn(c.out).slice(records).map(({ record }) => record);
+  if (options.recorded === false) {
+    expect(added, describeExit(exit)).toEqual([]);
+  } else {
+    expect(added, describeExit(exit)).toHaveLength(1);
+    expect(added[0]).toMatchObject({ state: 'refused', exitCode: exit.code, reason: { code: options.recorded } });
+  }
   return exit;
 }
 
@@ -84,7 +98,7 @@ const firstShard = (c: Case) => join(c.out, 'events', 'part=1-of-3', '000000.par
 describe.concurrent('a refused run changes nothing in the output folder', () => {
   it('settings that differ from the recorded run (drift): exit 2, _SUCCESS kept', async () => {
     const c = copyOfFinished({ streams: [{ ...STREAMS[0], limit: 500 } as StreamSpec, STREAMS[1] as StreamSpec] });
-    const exit = await refused(c);
+    const exit = await refused(c, { recorded: 'E_CHECKPOINT' });
     expect(exit.code, describeExit(exit)).toBe(2);
     expect(exit.stderr).toContain('settings differ from the run recorded');
     expect(listFiles(c.out)).toContain('_SUCCESS');
@@ -93,7 +107,7 @@ describe.concurrent('a refused run changes nothing in the output folder', () => 
   it('a missing shard: exit 2, naming it and `repair`', async () => {
     const c = copyOfFinished();
     unlinkSync(firstShard(c));
-    const exit = await refused(c);
+    const exit = await refused(c, { recorded: 'E_CHECKPOINT' });
     expect(exit.code, describeExit(exit)).toBe(2);
     expect(exit.stderr).toContain('events/part=1-of-3/000000.parquet: missing');
     expect(exit.stderr).toContain('bulk-extract repair');
@@ -102,7 +116,7 @@ describe.concurrent('a refused run changes nothing in the output folder', () => 
   it('a damaged (truncated) shard: exit 2', async () => {
     const c = copyOfFinished();
     truncateSync(firstShard(c), 100);
-    const exit = await refused(c);
+    const exit = await refused(c, { recorded: 'E_CHECKPOINT' });
     expect(exit.code, describeExit(exit)).toBe(2);
     expect(exit.stderr).toMatch(/000000\.parquet: 100 bytes, not \d+/);
   });
@@ -115,13 +129,16 @@ describe.concurrent('a refused run changes nothing in the output folder', () => 
     expect(exit.code, describeExit(exit)).toBe(2);
     expect(exit.stderr).toContain(`in use by another bulk-extract run (pid ${process.pid}`);
     expect(snapshot(c.out)).toEqual(before);
+    // The holder's folder gets the refused run's record beside its own, under another name.
+    const records = recordsIn(c.out).map(({ record }) => record);
+    expect(records.at(-1)).toMatchObject({ state: 'refused', exitCode: 2, reason: { code: 'E_LOCKED' } });
   });
 
   it('an unreadable (truncated) checkpoint: exit 2', async () => {
     const c = copyOfFinished();
     const path = join(c.out, '_checkpoint.json');
     writeFileSync(path, readFileSync(path, 'utf8').slice(0, 200));
-    const exit = await refused(c);
+    const exit = await refused(c, { recorded: 'E_CHECKPOINT' });
     expect(exit.code, describeExit(exit)).toBe(2);
     expect(exit.stderr).toContain('is not valid JSON');
   });
@@ -129,7 +146,7 @@ describe.concurrent('a refused run changes nothing in the output folder', () => 
   it('a bad config (an unknown key): exit 2', async () => {
     const c = copyOfFinished();
     writeFileSync(c.file, readFileSync(c.file, 'utf8').replace('partitions: 3', 'partitions: 3\n    colour: red'));
-    const exit = await refused(c);
+    const exit = await refused(c, { recorded: false });
     expect(exit.code, describeExit(exit)).toBe(2);
     expect(exit.stderr).toContain('Unrecognized key: "colour"');
   });
@@ -137,21 +154,21 @@ describe.concurrent('a refused run changes nothing in the output folder', () => 
   it('a credential the platform refuses, before the first page: exit 3, one message', async () => {
     // An unfinished export (the assets stream is new), so the run would have work to do.
     const c = copyOfFinished({ streams: [...STREAMS, { resource: 'assets', name: 'more-assets', partitions: 2 }] });
-    const exit = await refused(c, { env: { SIM_KEY: 'a-wrong-key-0000' } });
+    const exit = await refused(c, { env: { SIM_KEY: 'a-wrong-key-0000' }, recorded: 'E_AUTH' });
     expect(exit.code, describeExit(exit)).toBe(3);
     expect(exit.stderr.match(/refused the api-key credential/g)).toHaveLength(1);
   });
 
   it('--fresh with a credential the platform refuses: exit 3, the earlier output kept, and no log says it was deleted', async () => {
     const c = copyOfFinished();
-    const exit = await refused(c, { env: { SIM_KEY: 'a-wrong-key-0000' }, args: ['--fresh'] });
+    const exit = await refused(c, { env: { SIM_KEY: 'a-wrong-key-0000' }, args: ['--fresh'], recorded: 'E_AUTH' });
     expect(exit.code, describeExit(exit)).toBe(3);
     expect(exit.stderr).not.toContain('deleting earlier output');
   });
 
   it('an output folder this user may not write (a real EACCES, as nobody): exit 1, E_OUTPUT message', async () => {
     const c = copyOfFinished({ streams: [...STREAMS, { resource: 'assets', name: 'more-assets', partitions: 2 }] });
-    const exit = await refused(c, { unprivileged: true });
+    const exit = await refused(c, { unprivileged: true, recorded: false });
     expect(exit.code, describeExit(exit)).toBe(1);
     expect(exit.stderr).toContain(`Cannot write to ${c.out}`);
     expect(exit.stderr).toContain('EACCES');
@@ -165,8 +182,9 @@ describe.concurrent('a refused run changes nothing in the output folder', () => 
     for (const name of ['events', 'assets']) chownDeep(join(c.out, name), NOBODY);
     mkdirSync(join(c.out, 'more-assets'), { mode: 0o777 });
     chmodSync(join(c.out, 'more-assets'), 0o777);
-    const exit = await refused(c, { unprivileged: true });
+    const exit = await refused(c, { unprivileged: true, recorded: false });
     expect(exit.code, describeExit(exit)).toBe(1);
+    expect(exit.stderr).toContain('the run\'s record was not written to _runs/ (the run\'s outcome stands)');
     expect(exit.stderr).toMatch(/Cannot write to \S+\/(_SUCCESS|_manifest\.json) \(EPERM: its folder is sticky/);
   });
 });

@@ -11,6 +11,7 @@ import type { Format, Resource } from '../../src/config/job-schema.js';
 import { type Checkpoint, parseCheckpoint } from '../../src/export/checkpoint.js';
 import { shardSeq } from '../../src/export/layout.js';
 import type { Manifest } from '../../src/export/manifest.js';
+import type { RunRecord } from '../../src/export/run-records.js';
 import {
   ASSET_ID_BASE,
   ASSET_ID_STRIDE,
@@ -285,9 +286,21 @@ export function listFiles(dir: string): string[] {
   return found.sort();
 }
 
-/** Path -> sha256 of every file under `dir`: to prove a run changed nothing. */
+/**
+ * Path -> sha256 of every file under `dir`: to prove a run changed nothing. The run records in
+ * `_runs/` are left out: every run adds one, a refused one too (recordsIn() reads them).
+ */
 export function snapshot(dir: string): Record<string, string> {
-  return Object.fromEntries(listFiles(dir).map((path) => [path, sha256(join(dir, path))]));
+  const files = listFiles(dir).filter((path) => !path.startsWith('_runs/'));
+  return Object.fromEntries(files.map((path) => [path, sha256(join(dir, path))]));
+}
+
+/** The run records in `dir/_runs/`, oldest first. */
+export function recordsIn(dir: string): { name: string; record: RunRecord }[] {
+  return listFiles(join(dir, '_runs')).map((name) => ({
+    name,
+    record: JSON.parse(readFileSync(join(dir, '_runs', name), 'utf8')) as RunRecord,
+  }));
 }
 
 export function sha256(path: string): string {
