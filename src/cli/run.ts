@@ -9,6 +9,7 @@ import { EXIT, exitCodeOf } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 import { startProgress } from './progress.js';
 import { StatusLine } from './status-line.js';
+import type { MetricsSession } from '../metrics/index.js';
 import { type JsonReport, jsonReport, refusedReport, runSummary, workerSummary } from './run-report.js';
 
 export const RUN_USAGE = `Usage: bulk-extract run --config FILE [options]
@@ -31,6 +32,11 @@ Options:
   --out DIR              Override output.dir.
   --concurrency N        Override source.concurrency (requests in flight at once).
   --formats LIST         Override output.formats, e.g. parquet,ndjson.
+  --metrics-textfile PATH
+                         Write Prometheus metrics to PATH (*.prom) for node_exporter's textfile
+                         collector (metrics.textfile).
+  --metrics-push URL     Push Prometheus metrics to the Pushgateway at URL (metrics.pushgateway).
+  --metrics-port PORT    Serve Prometheus metrics on PORT at /metrics while the run lasts (metrics.port).
   --log-level LEVEL      debug | info | warn | error (default info).
 
 Exit codes: 0 complete, 1 failed (resumable), 2 usage/config error, 3 auth refused,
@@ -49,6 +55,9 @@ const FLAGS = {
   'out': { type: 'string' },
   'concurrency': { type: 'string' },
   'formats': { type: 'string' },
+  'metrics-textfile': { type: 'string' },
+  'metrics-push': { type: 'string' },
+  'metrics-port': { type: 'string' },
   'log-level': { type: 'string', default: 'info' },
   'help': { type: 'boolean', short: 'h' },
 } as const;
@@ -68,10 +77,14 @@ export async function runRun(argv: string[]): Promise<number> {
     if (ended.report === undefined) return ended.code;
     report = ended.report;
   } catch (error) {
-    if (!(error instanceof BulkExtractError)) throw error;
+    if (!(error instanceof BulkExtractError)) {
+      await known.metrics?.finish(EXIT.FAILED);
+      throw error;
+    }
     refusal = error;
     report = refusedReport(error, exitCodeOf(error), known.config === undefined ? null : destinationOf(known.config));
   }
+  await known.metrics?.finish(report.exitCode, report.finishedAt === null ? undefined : Date.parse(report.finishedAt));
   if (values.json) console.log(JSON.stringify(report));
   // The same summary as the run's record in the output (_runs/), except for a dry run, which writes nothing.
   if (known.config !== undefined && known.logger !== undefined && !values['dry-run']) {
@@ -86,6 +99,7 @@ interface Known {
   config?: JobConfig;
   worker?: WorkerSpec | undefined;
   logger?: Logger;
+  metrics?: MetricsSession | undefined;
 }
 
 type Flags = ReturnType<typeof parseFlags>['values'];
@@ -101,10 +115,15 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
   if (concurrency !== undefined && !Number.isInteger(concurrency)) {
     throw new UsageError(`--concurrency expects an integer, got '${values.concurrency}'.`);
   }
+  const port = values['metrics-port'] === undefined ? undefined : Number(values['metrics-port']);
+  if (port !== undefined && !Number.isInteger(port)) {
+    throw new UsageError(`--metrics-port expects a port number, got '${values['metrics-port']}'.`);
+  }
   const config = loadConfig(values.config, process.env, {
     out: values.out,
     concurrency,
     formats: values.formats?.split(',').map((f) => f.trim()),
+    metrics: { textfile: values['metrics-textfile'], pushgateway: values['metrics-push'], port },
   });
   known.config = config;
   const worker = resolveWorker({ shard: values.shard, shards: values.shards }, process.env);
@@ -117,6 +136,7 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
     return { code: await dryRun(config, plan, logger) };
   }
 
+  known.metrics = await openMetrics(config, logger, values.stream, worker);
   const controller = new AbortController();
   const stop = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) {
@@ -140,6 +160,7 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
       signal: controller.signal,
       onStart: (handle) => {
         stopProgress = startProgress(handle, logger, line);
+        known.metrics?.attach(handle);
       },
     });
     stopProgress();
@@ -159,4 +180,16 @@ function exitCode(result: RunResult): number {
   if (result.state === 'failed') return EXIT.FAILED;
   if (result.state === 'interrupted') return EXIT.INTERRUPTED;
   return EXIT.OK;
+}
+
+/** The run's metrics when the job asks for them; prom-client is loaded only then. */
+async function openMetrics(
+  config: JobConfig,
+  logger: Logger,
+  only: string | undefined,
+  worker: WorkerSpec | undefined,
+): Promise<MetricsSession | undefined> {
+  if (config.metrics === undefined) return undefined;
+  const { readEarlierRuns, startMetrics } = await import('../metrics/index.js');
+  return startMetrics(config, logger, { only, worker, earlier: await readEarlierRuns(config, logger) });
 }

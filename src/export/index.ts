@@ -40,6 +40,6 @@ export { type AbsorbOutcome, type FinalizeResult, finalizeJob } from './finalize
 export { destinationOf, openOutput, type Output, outputAt } from './output-target.js';
 export { LockedError } from '../output/folder-lock.js';
 export { resolveWorker, type WorkerSpec } from './workers.js';
-export { streamName } from './streams.js';
+export { planStreams, streamName } from './streams.js';
 export type { Manifest, ManifestFile, RunState } from './manifest.js';
 export type { IdleStream } from './prepare-output.js';

@@ -1,13 +1,13 @@
 import { resolve } from 'node:path';
 import type { JobConfig } from '../config/load-config.js';
 import { exportLabelOf } from '../config/metrics-schema.js';
-import type { RunHandle, WorkerSpec } from '../export/index.js';
-import { planStreams } from '../export/streams.js';
+import { planStreams, type RunHandle, type WorkerSpec } from '../export/index.js';
 import type { Logger } from '../log.js';
 import { endpointOutput, type MetricsOutput, pushgatewayOutput, textfileOutput } from './outputs.js';
 import { type EarlierRuns, RunMetrics } from './run-metrics.js';
 
 export type { EarlierRuns } from './run-metrics.js';
+export { readEarlierRuns } from './earlier-runs.js';
 export { RunMetrics } from './run-metrics.js';
 
 /** A run's metrics and where they go, from the job file's `metrics:` (and its flags). */
@@ -15,8 +15,8 @@ export interface MetricsSession {
   readonly metrics: RunMetrics;
   /** The export started draining: its figures are read from `run` from now on. */
   attach(run: RunHandle): void;
-  /** The run ended with `exitCode`: the last textfile and push, then the endpoint closes. */
-  finish(exitCode: number): Promise<void>;
+  /** The run ended with `exitCode` (at `endedAtMs`): the last textfile and push, then the endpoint closes. */
+  finish(exitCode: number, endedAtMs?: number): Promise<void>;
 }
 
 export interface MetricsOptions {
@@ -60,9 +60,9 @@ export async function startMetrics(
   return {
     metrics,
     attach: (run) => metrics.attach(run),
-    async finish(exitCode) {
+    async finish(exitCode, endedAtMs) {
       clearInterval(timer);
-      metrics.finish(exitCode);
+      metrics.finish(exitCode, endedAtMs);
       await publish();
       await Promise.all(outputs.map((output) => output.close()));
     },

@@ -58,9 +58,12 @@ export class RunMetrics {
     this.run = run;
   }
 
-  /** The run ended with `exitCode`: its duration stops, and it becomes the last run. */
-  finish(exitCode: number): void {
-    this.finishedAtMs = this.now();
+  /**
+   * The run ended with `exitCode` at `endedAtMs` (default now; the run's `finishedAt`, so that the
+   * last success equals its record's): its duration stops, and it becomes the last run.
+   */
+  finish(exitCode: number, endedAtMs = this.now()): void {
+    this.finishedAtMs = endedAtMs;
     this.lastExitCode = exitCode;
     if (exitCode === 0) this.lastSuccessMs = this.finishedAtMs;
   }

@@ -22,7 +22,8 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   sink: ['config', 'resources', 'base'],
   simulator: ['resources', 'base'],
   export: ['config', 'http', 'output', 'resources', 'sink', 'base'],
-  cli: ['config', 'export', 'http', 'simulator', 'base'],
+  metrics: ['config', 'export', 'http', 'base'],
+  cli: ['config', 'export', 'http', 'metrics', 'simulator', 'base'],
   entry: ['config', 'export', 'http', 'simulator', 'base'],
 };
 

@@ -1,0 +1,30 @@
+import type { JobConfig } from '../config/load-config.js';
+import { latestRunRecord, openOutput, type Output, type StoredRunRecord } from '../export/index.js';
+import type { Logger } from '../log.js';
+import type { EarlierRuns } from './run-metrics.js';
+
+/**
+ * The last run and the last successful one, from the output's run records (`_runs/`), so that a
+ * new process reports the same last success as the Pushgateway or textfile that an earlier one
+ * wrote. Nothing when the output holds no record or cannot be read (then said at debug level).
+ */
+export async function readEarlierRuns(config: JobConfig, logger: Logger): Promise<EarlierRuns> {
+  let output: Output | undefined;
+  try {
+    output = await openOutput(config, logger);
+    const { store } = output;
+    const last = await latestRunRecord(store, () => true, { logger });
+    const succeeded = (entry: StoredRunRecord) => entry.record.exitCode === 0;
+    const success = last !== undefined && succeeded(last) ? last : await latestRunRecord(store, succeeded, { logger });
+    return { lastExitCode: last?.record.exitCode, lastSuccessMs: success === undefined ? undefined : endOf(success) };
+  } catch (error) {
+    logger.debug({ err: error instanceof Error ? error.message : String(error) }, 'metrics: the earlier runs could not be read');
+    return {};
+  } finally {
+    await output?.store.close().catch(() => undefined);
+  }
+}
+
+function endOf(entry: StoredRunRecord): number {
+  return Date.parse(entry.record.finishedAt ?? entry.recordedAt);
+}
