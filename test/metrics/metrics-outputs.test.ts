@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../src/export/manifest.js';
@@ -175,5 +177,23 @@ describe('metrics', () => {
     const exit = await cli.done;
     expect(exit.code, describeExit(exit)).toBe(130);
     await expect(fetch(url)).rejects.toThrow();
+  });
+
+  it('a port already in use is one warning, and the export completes; a port that is no number is a usage error', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = taken.address() as AddressInfo;
+      const job = await newMetricsJob({ port, host: '127.0.0.1' });
+      const exit = await run(job);
+      expect(exit.code, describeExit(exit)).toBe(0);
+      expect(exit.stderr).toContain(`metrics: cannot serve /metrics on 127.0.0.1:${port} (the export goes on)`);
+      expect(readManifest(job.out).state).toBe('complete');
+      const bad = await run(job, ['--metrics-port', 'nine']);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("--metrics-port expects a port number, got 'nine'");
+    } finally {
+      taken.close();
+    }
   });
 });
