@@ -1,4 +1,5 @@
 import { formatByteSize } from '../config/byte-size.js';
+import { describeMetrics } from '../config/metrics-schema.js';
 import { bufferedBytesOf } from '../config/source-schema.js';
 import type { JobConfig } from '../config/load-config.js';
 import { idleMessage, inspectRun, type StreamAction, type WorkerSpec } from '../export/index.js';
@@ -26,6 +27,8 @@ export async function dryRun(
       `output      ${inspection.destination}`,
       `checkpoint  ${inspection.checkpointLocation}`,
     ];
+    const metrics = describeMetrics(config.metrics, config.file);
+    if (metrics !== undefined) lines.push(`metrics     ${metrics}`);
     const { lock } = inspection;
     if (lock.state === 'held' && !lock.alive) {
       lines.push(`lock        left by a run that is gone (pid ${lock.owner?.pid ?? '?'} on ${lock.owner?.host ?? '?'}); a run takes it over`);

@@ -1,4 +1,4 @@
-import { basename, extname } from 'node:path';
+import { basename, extname, resolve } from 'node:path';
 import { z } from 'zod';
 
 const pushgatewayUrl = z.string().superRefine((text, ctx) => {
@@ -41,4 +41,17 @@ export type MetricsConfig = z.output<typeof metricsSchema>;
 /** The `export` label: `metrics.export`, else the job file's name without its extension. */
 export function exportLabelOf(metrics: MetricsConfig | undefined, configFile: string): string {
   return metrics?.export ?? basename(configFile, extname(configFile));
+}
+
+/** Where a run's metrics go, in one line (`run --dry-run`); undefined when nowhere. */
+export function describeMetrics(metrics: MetricsConfig | undefined, configFile: string): string | undefined {
+  if (metrics === undefined) return undefined;
+  const every = `every ${metrics.intervalSeconds} s and at the end`;
+  const outputs = [
+    metrics.textfile === undefined ? undefined : `textfile ${resolve(metrics.textfile)} (${every})`,
+    metrics.pushgateway === undefined ? undefined : `push to ${metrics.pushgateway} (${every})`,
+    metrics.port === undefined ? undefined : `/metrics on ${metrics.host}:${metrics.port} while the run lasts`,
+  ].filter((output) => output !== undefined);
+  if (outputs.length === 0) return undefined;
+  return `export="${exportLabelOf(metrics, configFile)}": ${outputs.join('; ')}`;
 }

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
-import { exportLabelOf } from '../../src/config/metrics-schema.js';
+import { describeMetrics, exportLabelOf } from '../../src/config/metrics-schema.js';
 import { ConfigError } from '../../src/errors.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
 
@@ -72,5 +72,15 @@ describe('metrics: in the job file', () => {
     const config = loadConfig(file, ENV, { metrics: { pushgateway: 'http://pg:9091', port: 9100, textfile: undefined } });
     expect(config.metrics).toMatchObject({ textfile: './a.prom', pushgateway: 'http://pg:9091', port: 9100 });
     expect(problemOf(write([]), { metrics: { port: 0 } })).toContain('metrics.port: Too small');
+  });
+
+  it('describeMetrics: the outputs in one line for --dry-run, or nothing', () => {
+    expect(describeMetrics(undefined, '/jobs/a.yaml')).toBeUndefined();
+    expect(describeMetrics({ host: '0.0.0.0', intervalSeconds: 15 }, '/jobs/a.yaml')).toBeUndefined();
+    const all = { textfile: '/m/a.prom', pushgateway: 'http://pg:9091', port: 9464, host: '0.0.0.0', intervalSeconds: 30 };
+    expect(describeMetrics(all, '/jobs/a.yaml')).toBe(
+      'export="a": textfile /m/a.prom (every 30 s and at the end); push to http://pg:9091 (every 30 s and at the end); ' +
+      '/metrics on 0.0.0.0:9464 while the run lasts',
+    );
   });
 });

@@ -99,6 +99,10 @@ describe('metrics', () => {
     const dir = tempDir('metrics-textfile');
     const path = join(dir, 'bulk-extract.prom');
     const job = await newMetricsJob({ textfile: path, export: 'nightly' });
+    const dry = await run(job, ['--dry-run']);
+    expect(dry.code, describeExit(dry)).toBe(0);
+    expect(dry.stdout).toContain(`metrics     export="nightly": textfile ${path} (every 15 s and at the end)`);
+    expect(readdirSync(dir), 'a dry run writes no metrics').toEqual([]);
     const started = Date.now() / 1000;
     const exit = await run(job);
     expect(exit.code, describeExit(exit)).toBe(0);
