@@ -88,50 +88,42 @@ export class RunMetrics {
         for (const cls of STATUS_CLASSES) this.inc({ ...label, status_class: cls }, answers[cls] ?? 0);
       },
     });
-    counter('retries_total', 'Requests sent again after a retryable failure.', () => client()?.stats.retries ?? 0);
-    counter('throttled_total', 'Answers that were HTTP 429 (also counted in requests_total).', () => client()?.stats.throttled ?? 0);
-    gauge('limiter_concurrency', 'Requests the adaptive limiter lets be in flight at once now.', () => client()?.limiterState()?.concurrency);
-    gauge('limiter_rate', 'Request starts per second the adaptive limiter allows now; 0 while unpaced.', () => {
+    runWide('counter', 'retries_total', 'Requests sent again after a retryable failure.', () => client()?.stats.retries ?? 0);
+    runWide('counter', 'throttled_total', 'Answers that were HTTP 429 (also counted in requests_total).', () => client()?.stats.throttled ?? 0);
+    runWide('gauge', 'limiter_concurrency', 'Requests the adaptive limiter lets be in flight at once now.', () => client()?.limiterState()?.concurrency);
+    runWide('gauge', 'limiter_rate', 'Request starts per second the adaptive limiter allows now; 0 while unpaced.', () => {
       const state = client()?.limiterState();
       return state === undefined ? undefined : (state.ratePerSecond ?? 0);
     });
-    gauge('pages_in_flight', 'Pages asked for or held in memory, not yet written.', () => this.run?.budget.pages);
-    gauge('buffered_bytes', 'Response bytes held in memory now (source.maxBufferedBytes bounds them).', () => this.run?.budget.held);
-    gauge('run_start_timestamp_seconds', 'When this run started, seconds since the epoch.', () => this.startedAtMs / 1000);
-    gauge('run_duration_seconds', 'How long this run has lasted, or lasted once it ended.', () =>
+    runWide('gauge', 'pages_in_flight', 'Pages asked for or held in memory, not yet written.', () => this.run?.budget.pages);
+    runWide('gauge', 'buffered_bytes', 'Response bytes held in memory now (source.maxBufferedBytes bounds them).', () => this.run?.budget.held);
+    runWide('gauge', 'run_start_timestamp_seconds', 'When this run started, seconds since the epoch.', () => this.startedAtMs / 1000);
+    runWide('gauge', 'run_duration_seconds', 'How long this run has lasted, or lasted once it ended.', () =>
       ((this.finishedAtMs ?? this.now()) - this.startedAtMs) / 1000,
     );
-    gauge('last_success_timestamp_seconds', 'When the last run that exited 0 ended, seconds since the epoch.', () =>
+    runWide('gauge', 'last_success_timestamp_seconds', 'When the last run that exited 0 ended, seconds since the epoch.', () =>
       this.lastSuccessMs === undefined ? undefined : this.lastSuccessMs / 1000,
     );
-    gauge('last_run_exit_code', 'Exit code of the last run that ended (0 complete, 1 failed, 2 usage, 3 auth, 130 interrupted).', () =>
+    runWide('gauge', 'last_run_exit_code', 'Exit code of the last run that ended (0 complete, 1 failed, 2 usage, 3 auth, 130 interrupted).', () =>
       this.lastExitCode,
     );
 
-    function counter(name: string, help: string, value: () => number): void {
-      new Counter({
+    /** A run-wide metric whose value is read at each collection; none while `value` has none. */
+    function runWide(kind: 'counter' | 'gauge', name: string, help: string, value: () => number | undefined): void {
+      const configuration = {
         name: `${PREFIX}${name}`,
         help,
-        labelNames: ['export'],
+        labelNames: ['export'] as const,
         registers,
-        collect() {
-          this.reset();
-          this.inc(label, value());
-        },
-      });
-    }
-    function gauge(name: string, help: string, value: () => number | undefined): void {
-      new Gauge({
-        name: `${PREFIX}${name}`,
-        help,
-        labelNames: ['export'],
-        registers,
-        collect() {
+        // After reset() a metric holds no value, so inc() sets it, for a counter as for a gauge.
+        collect(this: Counter<'export'> | Gauge<'export'>) {
           this.reset();
           const current = value();
-          if (current !== undefined) this.set(label, current);
+          if (current !== undefined) this.inc(label, current);
         },
-      });
+      };
+      if (kind === 'counter') new Counter(configuration);
+      else new Gauge(configuration);
     }
   }
 
