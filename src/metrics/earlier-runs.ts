@@ -1,5 +1,5 @@
 import type { JobConfig } from '../config/load-config.js';
-import { latestRunRecord, openOutput, type Output, type StoredRunRecord } from '../export/index.js';
+import { openOutput, type Output, runRecords, type StoredRunRecord } from '../export/index.js';
 import type { Logger } from '../log.js';
 import type { EarlierRuns } from './run-metrics.js';
 
@@ -12,11 +12,16 @@ export async function readEarlierRuns(config: JobConfig, logger: Logger): Promis
   let output: Output | undefined;
   try {
     output = await openOutput(config, logger);
-    const { store } = output;
-    const last = await latestRunRecord(store, () => true, { logger });
-    const succeeded = (entry: StoredRunRecord) => entry.record.exitCode === 0;
-    const success = last !== undefined && succeeded(last) ? last : await latestRunRecord(store, succeeded, { logger });
-    return { lastExitCode: last?.record.exitCode, lastSuccessMs: success === undefined ? undefined : endOf(success) };
+    // One walk of the records, newest first: the first is the last run; stop at the last success.
+    const earlier: EarlierRuns = {};
+    for await (const entry of runRecords(output.store, { logger })) {
+      earlier.lastExitCode ??= entry.record.exitCode;
+      if (entry.record.exitCode === 0) {
+        earlier.lastSuccessMs = endOf(entry);
+        break;
+      }
+    }
+    return earlier;
   } catch (error) {
     logger.debug({ err: error instanceof Error ? error.message : String(error) }, 'metrics: the earlier runs could not be read');
     return {};

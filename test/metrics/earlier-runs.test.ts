@@ -1,0 +1,63 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type RunRecord, writeRunRecord } from '../../src/export/run-records.js';
+import { silentLogger } from '../../src/log.js';
+import { readEarlierRuns } from '../../src/metrics/earlier-runs.js';
+import { createLocalStore } from '../../src/output/local-store.js';
+import { loadJob, removeTempDirs, tempDir } from '../support/export-harness.js';
+
+afterEach(removeTempDirs);
+
+function ended(at: string, exitCode: number): RunRecord {
+  return {
+    exitCode,
+    state: exitCode === 0 ? 'complete' : 'failed',
+    reason: exitCode === 0 ? null : { code: 'E_NETWORK', message: 'reset' },
+    destination: '/out',
+    startedAt: at,
+    finishedAt: at,
+    durationMs: 1000,
+    requests: 1,
+    retries: 0,
+    throttled: 0,
+    rowsThisRun: 0,
+    streams: [],
+    errors: [],
+  };
+}
+
+describe('readEarlierRuns: where a run\'s metrics start', () => {
+  function job() {
+    const dir = tempDir('bulk-extract-earlier-runs-');
+    const out = join(dir, 'out');
+    const config = loadJob(dir, { baseUrl: 'https://acme.example.com/api/v1/projects/demo', out, streams: [{ resource: 'events' }] });
+    return { config, store: createLocalStore(out, silentLogger) };
+  }
+
+  it('no output yet: nothing known', async () => {
+    expect(await readEarlierRuns(job().config, silentLogger)).toEqual({});
+  });
+
+  it('the newest record is the last run; the newest that exited 0 is the last success, older failures aside', async () => {
+    const { config, store } = job();
+    await writeRunRecord(store, ended('2026-11-20T01:00:00.000Z', 1));
+    await writeRunRecord(store, ended('2026-11-21T01:00:00.000Z', 0));
+    await writeRunRecord(store, ended('2026-11-22T01:00:00.000Z', 1));
+    await writeRunRecord(store, ended('2026-11-23T01:00:00.000Z', 130));
+    expect(await readEarlierRuns(config, silentLogger)).toEqual({
+      lastExitCode: 130,
+      lastSuccessMs: Date.parse('2026-11-21T01:00:00.000Z'),
+    });
+    await writeRunRecord(store, ended('2026-11-24T01:00:00.000Z', 0));
+    expect(await readEarlierRuns(config, silentLogger)).toEqual({
+      lastExitCode: 0,
+      lastSuccessMs: Date.parse('2026-11-24T01:00:00.000Z'),
+    });
+  });
+
+  it('only failures: the last exit code, no success', async () => {
+    const { config, store } = job();
+    await writeRunRecord(store, ended('2026-11-20T01:00:00.000Z', 2));
+    expect(await readEarlierRuns(config, silentLogger)).toEqual({ lastExitCode: 2 });
+  });
+});
