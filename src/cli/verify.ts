@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
-import { verifyJob, verifyOutput } from '../export/index.js';
+import { verifyJob, verifyOutput, type VerifyReport } from '../export/index.js';
 import { silentLogger } from '../log.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
@@ -11,10 +11,13 @@ export const VERIFY_USAGE = `Usage: bulk-extract verify DIR [--json]
        bulk-extract verify --config FILE [--json]
 
 Reads back every shard listed in DIR/_manifest.json and checks that it is there, with the same size,
-sha256 and row count (Parquet footer, NDJSON lines); shard files the manifest does not list are
-reported too. With --config, the job's output.dir is checked; an s3:// one is downloaded into a
-temporary folder first (it needs that much free space). Exit code 0 when everything matches, 1 on
-any difference, 2 when DIR is not an output.
+sha256 and row count (Parquet footer, NDJSON lines), and that every row's key (id, or externalId) is
+unique in its stream (in its run, for incremental and snapshot streams). Checks the records against
+each other too: the manifest's row counts against its shards', the formats of each shard against
+each other, the checkpoint against the manifest. Shard files the manifest does not list are
+reported. With --config, the job's output.dir is checked, a folder or an s3:// bucket (read object
+by object; each Parquet shard is downloaded into a temporary file while it is checked). Exit code 0
+when everything matches, 1 on any difference, 2 when DIR is not an output.
 `;
 
 const FLAGS = {
@@ -40,11 +43,23 @@ export async function runVerify(argv: string[]): Promise<number> {
   if (values.json) {
     console.log(JSON.stringify(report));
   } else {
-    const formats = Object.entries(report.formats).map(
-      ([format, { files, rows }]) => `${format}: ${files} files, ${rows.toLocaleString('en-US')} rows`,
-    );
-    console.log(`run ${report.state}${report.success ? ', _SUCCESS present' : ''}; ${formats.join('; ') || 'no files'}`);
-    console.log(report.problems.length === 0 ? 'OK: every file matches the manifest' : report.problems.join('\n'));
+    console.log(verdict(report));
   }
   return report.problems.length === 0 ? EXIT.OK : EXIT.FAILED;
+}
+
+/** The verdict first (problems, one a line), then what was checked. */
+export function verdict(report: VerifyReport): string {
+  const formats = Object.entries(report.formats).map(
+    ([format, { files, rows }]) => `${format}: ${files} files, ${rows.toLocaleString('en-US')} rows`,
+  );
+  const checked = [
+    `run ${report.state}${report.success ? ', _SUCCESS present' : ''}`,
+    formats.join('; ') || 'no files',
+    report.keysChecked > 0 ? `${report.keysChecked.toLocaleString('en-US')} keys checked` : 'no keys checked',
+    report.checkpointChecked ? 'checkpoint compared' : 'no checkpoint found to compare',
+  ].join('; ');
+  if (report.problems.length === 0) return `OK: every file matches the manifest, every key is unique\n${checked}`;
+  const problems = report.problems.map((problem) => `  - ${problem}`);
+  return [`FAILED: ${report.problems.length} problem(s)`, ...problems, checked].join('\n');
 }

@@ -36,12 +36,12 @@ const duration = z
 export const MODES = ['full', 'incremental', 'snapshot'] as const;
 export type Mode = (typeof MODES)[number];
 
+/** A stream's name: its folder in the output, so nothing that could lead elsewhere. */
+export const STREAM_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
 const common = {
   /** Names the output folder and the checkpoint entry; defaults to the resource. */
-  name: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'lowercase letters, digits, _ and -, starting with a letter or digit')
-    .optional(),
+  name: z.string().regex(STREAM_NAME, 'lowercase letters, digits, _ and -, starting with a letter or digit').optional(),
   /** Parallel cursor chains (`partition=m/n`); 1 sends no partition parameter. */
   partitions: z.number().int().min(1).max(10).default(10),
   /** Items per page, 1..1000. */

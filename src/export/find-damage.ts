@@ -3,7 +3,7 @@ import type { OutputStore } from '../output/store.js';
 import type { Checkpoint } from './checkpoint.js';
 import type { Manifest, ManifestFile } from './manifest.js';
 import { pairKey } from './workers.js';
-import { checkFile } from './verify.js';
+import { checkShard } from './verify-shard.js';
 
 /** A shard the checkpoint counts: its manifest entry, or undefined when the manifest lacks it. */
 export interface CountedShard {
@@ -56,9 +56,7 @@ export async function findDamage(
 ): Promise<Map<string, string[]>> {
   const damaged = new Map<string, string[]>();
   for (const shard of countedShards(checkpoint, manifest, streams)) {
-    // The files are read back where they are: repair needs a local output folder.
-    const problems =
-      shard.file === undefined ? [(await sizeProblem(store, shard)) ?? ''] : await checkFile(store.localPath(''), shard.file);
+    const problems = shard.file === undefined ? [(await sizeProblem(store, shard)) ?? ''] : await checkShard(store, shard.file);
     if (problems.length === 0) continue;
     const key = pairKey(shard.stream, shard.m);
     damaged.set(key, [...(damaged.get(key) ?? []), ...problems]);

@@ -1,20 +1,21 @@
 import { z } from 'zod';
-import { FORMATS, MODES, RESOURCES } from '../config/job-schema.js';
+import { FORMATS, MODES, RESOURCES, STREAM_NAME } from '../config/job-schema.js';
 import type { OutputStore } from '../output/store.js';
 import { resourceSpec } from '../resources/index.js';
 import { VERSION } from '../version.js';
 import { type Checkpoint, sentBounds } from './checkpoint.js';
-import { MANIFEST_FILE } from './layout.js';
+import { MANIFEST_FILE, partDir } from './layout.js';
+import { shardFileName } from '../sink/index.js';
 import { readStateFile } from './state-file.js';
 
 export const MANIFEST_VERSION = 1;
 
 const manifestFileSchema = z.object({
-  /** Relative to the output folder, with `/` separators. */
+  /** Relative to the output folder, with `/` separators: always where the shard belongs (shardPaths). */
   path: z.string().min(1),
-  stream: z.string(),
+  stream: z.string().regex(STREAM_NAME),
   /** incremental and snapshot: the run that wrote it (absent for a full export). */
-  run: z.string().optional(),
+  run: z.string().regex(/^\d{8}T\d{6}\.\d{3}Z$/).optional(),
   m: z.number().int().min(1),
   n: z.number().int().min(1),
   seq: z.number().int().min(0),
@@ -22,7 +23,26 @@ const manifestFileSchema = z.object({
   rows: z.number().int().min(0),
   bytes: z.number().int().min(0),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
+}).superRefine((file, ctx) => {
+  const paths = shardPaths(file);
+  if (!paths.includes(file.path)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['path'],
+      message: `${JSON.stringify(file.path.slice(0, 200))} is not where shard ${file.seq} of ${file.stream} partition ${file.m}/${file.n} belongs (${paths.join(' or ')}): the manifest was edited or damaged`,
+    });
+  }
 });
+
+/**
+ * Where a shard of this partition, sequence number and format lies: the only paths a manifest may
+ * list for it, so that no entry can lead outside the output or onto another shard.
+ */
+export function shardPaths(file: Pick<ManifestFile, 'stream' | 'run' | 'm' | 'n' | 'seq' | 'format'>): string[] {
+  const dir = partDir(file.stream, file.m, file.n, file.run ?? null);
+  const extensions = file.format === 'parquet' ? ['parquet'] : ['ndjson', 'ndjson.gz'];
+  return extensions.map((ext) => `${dir}/${shardFileName(file.seq, ext)}`);
+}
 
 const manifestStreamSchema = z.object({
   resource: z.enum(RESOURCES),

@@ -2,6 +2,7 @@ import type { Logger } from '../log.js';
 import { LockedError } from '../output/folder-lock.js';
 import type { OutputStore } from '../output/store.js';
 import { type Checkpoint, isComplete } from './checkpoint.js';
+import { removeOwnedTree } from './clean-up.js';
 import { MANIFEST_FILE, SUCCESS_FILE } from './layout.js';
 import { type Manifest, reconcile } from './manifest.js';
 import { assertShardsPresent, readManifest } from './prepare-output.js';
@@ -127,7 +128,7 @@ export async function absorb(
   }
   // The plan goes first: without it, leftover worker files are never read again.
   await store.remove([SHARED_RUN_KEY]);
-  await store.removeTree(`${WORKERS_DIR}/${plan.id}`);
+  await removeOwnedTree(store, `${WORKERS_DIR}/${plan.id}`, logger);
   logger.info(
     { shards: plan.count, complete, rows: Object.values(manifest.streams).reduce((sum, s) => sum + s.rows, 0) },
     complete ? `sharded run finalized: ${plan.count} shards merged, _SUCCESS written` : 'merged the unfinished shards into the output folder\'s checkpoint',

@@ -9,8 +9,9 @@ import { crashPoint } from '../util/crash-point.js';
 import { TEMP_SUFFIX } from '../util/durable-file.js';
 import { prefetchOne } from '../util/prefetch.js';
 import { chainRequest } from './chain-request.js';
+import { removeOwnedTree } from './clean-up.js';
 import type { Committer } from './committer.js';
-import { shardSeq } from './layout.js';
+import { isOwnedKey, shardSeq } from './layout.js';
 import type { ManifestFile } from './manifest.js';
 import type { PartitionPlan } from './plan.js';
 
@@ -51,7 +52,7 @@ export async function exportPartition(ctx: PartitionContext, plan: PartitionPlan
     );
     // Forget first, delete second: a crash in between leaves files the next run removes as leftovers.
     await ctx.committer.restart(plan.stream, plan.m);
-    await ctx.store.removeTree(plan.dir);
+    await removeOwnedTree(ctx.store, plan.dir, ctx.logger);
     return drain(ctx, plan, log);
   }
 }
@@ -159,7 +160,8 @@ async function removeLeftovers(ctx: PartitionContext, plan: PartitionPlan): Prom
   const left = (await ctx.store.list(`${plan.dir}/`)).filter((key) => {
     const name = key.slice(plan.dir.length + 1);
     const seq = shardSeq(name);
-    return !name.includes('/') && (name.endsWith(TEMP_SUFFIX) || (seq !== undefined && seq >= nextSeq));
+    const mine = !name.includes('/') && isOwnedKey(key);
+    return mine && (name.endsWith(TEMP_SUFFIX) || (seq !== undefined && seq >= nextSeq));
   });
   for (const key of left) ctx.logger.info({ file: ctx.store.where(key) }, 'removing a file written after the last checkpoint');
   await ctx.store.remove(left);

@@ -12,8 +12,9 @@ import {
   restartPart,
   type StreamState,
 } from './checkpoint.js';
+import { removeOwnedTree } from './clean-up.js';
 import { countedShards, findDamage, sizeProblem } from './find-damage.js';
-import { LOCK_FILE, MANIFEST_FILE, partDir, runDir, SUCCESS_FILE } from './layout.js';
+import { LOCK_FILE, MANIFEST_FILE, partDir, runDir, RUNS_DIR, SUCCESS_FILE } from './layout.js';
 import { type Manifest, manifestSchema, newManifest, reconcile } from './manifest.js';
 import type { StreamPlan } from './streams.js';
 import { type RunToSeal, sealRun } from './seal-run.js';
@@ -112,7 +113,7 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
       await store.remove([SUCCESS_FILE, ...unsealed]);
       for (const run of runs.toSeal) await sealRun({ store, baseUrl, logger }, run);
       await save();
-      for (const dir of runs.uncommitted) await store.removeTree(dir);
+      for (const dir of runs.uncommitted) await removeOwnedTree(store, dir, logger);
     },
   };
 }
@@ -197,7 +198,7 @@ async function assertWritable(
   });
   const touched = [...written, ...uncommitted];
   await store.checkWritable(
-    ['', parentOf(checkpointKey), ...touched, ...touched.map(parentOf)],
+    ['', parentOf(checkpointKey), RUNS_DIR, ...touched, ...touched.map(parentOf)],
     [SUCCESS_FILE, MANIFEST_FILE, LOCK_FILE, checkpointKey],
   );
 }

@@ -2,6 +2,7 @@ import type { Logger } from '../log.js';
 import type { OutputStore } from '../output/store.js';
 import { VERSION } from '../version.js';
 import { isComplete, sentBounds, type StreamState } from './checkpoint.js';
+import { removeOwnedTree } from './clean-up.js';
 import { LATEST_FILE, MANIFEST_FILE, RUN_PREFIX, runDir, SUCCESS_FILE } from './layout.js';
 import type { ManifestFile, RunManifest } from './manifest.js';
 
@@ -58,7 +59,7 @@ async function pruneSnapshots(target: SealTarget, stream: string, keep: number):
     logger.info({ stream, run: name, keep }, `deleting snapshot ${stream}/${name}: keep is ${keep}`);
     // Its _SUCCESS first: a reader never sees a sealed run with files missing.
     await store.remove([`${stream}/${name}/${SUCCESS_FILE}`]);
-    await store.removeTree(`${stream}/${name}`);
+    await removeOwnedTree(store, `${stream}/${name}`, logger);
   }
 }
 

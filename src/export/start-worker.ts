@@ -1,5 +1,7 @@
 import { CheckpointError } from '../errors.js';
+import type { Logger } from '../log.js';
 import { findDrift, streamOf } from './checkpoint.js';
+import { removeOwnedTree } from './clean-up.js';
 import { Committer } from './committer.js';
 import { WORKER_PATIENCE_MS } from './finalize.js';
 import type { OutputStore } from '../output/store.js';
@@ -90,7 +92,7 @@ async function createSharedRun(setup: Setup, count: number): Promise<SharedRun> 
     const { checkpoint, manifest } = prepared;
     const committer = new Committer({ store, checkpointKey, checkpoint, manifest, clock });
     await prepared.apply(() => committer.save());
-    await removeEarlierWorkerFiles(store);
+    await removeEarlierWorkerFiles(store, logger);
     const plan = newSharedRun(count, streams.map((s) => s.name), committer.state, now());
     await writeSharedRun(store, plan);
     logger.info({ shards: count, pairs: pairsOf(plan).length, plan: plan.id }, `planned a sharded run of ${count} shards`);
@@ -101,12 +103,12 @@ async function createSharedRun(setup: Setup, count: number): Promise<SharedRun> 
 }
 
 /** Files of an earlier sharded run whose end was interrupted (`_shards/<plan id>/`): nothing reads them any more. */
-async function removeEarlierWorkerFiles(store: OutputStore): Promise<void> {
+async function removeEarlierWorkerFiles(store: OutputStore, logger: Logger): Promise<void> {
   const ids = new Set(
     (await store.list(`${WORKERS_DIR}/`)).flatMap((key) => {
       const [, id, ...rest] = key.split('/');
       return id !== undefined && rest.length > 0 ? [id] : [];
     }),
   );
-  for (const id of ids) await store.removeTree(`${WORKERS_DIR}/${id}`);
+  for (const id of ids) await removeOwnedTree(store, `${WORKERS_DIR}/${id}`, logger);
 }

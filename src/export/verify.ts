@@ -1,20 +1,16 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { openAsBlob } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
 import type { JobConfig } from '../config/load-config.js';
-import { BulkExtractError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { downloadAll } from '../output/download.js';
-import { LATEST_FILE, MANIFEST_FILE, SUCCESS_FILE, shardSeq } from './layout.js';
+import { BulkExtractError, CheckpointError } from '../errors.js';
+import { type Logger, silentLogger } from '../log.js';
+import type { OutputStore } from '../output/store.js';
+import { resourceSpec } from '../resources/index.js';
+import { type Checkpoint, parseCheckpoint } from './checkpoint.js';
+import { KeyCheck, type KeyReport } from './key-check.js';
+import { CHECKPOINT_FILE, isOwnedKey, LATEST_FILE, MANIFEST_FILE, RUN_PREFIX, shardSeq, SUCCESS_FILE } from './layout.js';
 import { type Manifest, type ManifestFile, manifestSchema, type RunManifest, runManifestSchema } from './manifest.js';
-import { isS3Url, openOutput } from './output-target.js';
-import { ifFound } from '../util/if-found.js';
+import { openOutput, outputAt } from './output-target.js';
+import { recordProblems } from './record-problems.js';
 import { parseStateFile } from './state-file.js';
+import { checkShard, type KeyReader } from './verify-shard.js';
 
 /** The folder is not a bulk-extract output (no readable manifest). */
 export class NotAnOutputError extends BulkExtractError {
@@ -26,161 +22,215 @@ export interface VerifyReport {
   success: boolean;
   /** Files and rows per format (each format holds every row once). */
   formats: Partial<Record<ManifestFile['format'], { files: number; rows: number }>>;
+  /** Whether the checkpoint was found and compared with the manifest. */
+  checkpointChecked: boolean;
+  /** Rows whose key was checked to be unique in its stream (in its run, for incremental and snapshot streams). */
+  keysChecked: number;
   problems: string[];
 }
 
+export interface VerifyOptions {
+  /** The checkpoint's key in the store. Default `_checkpoint.json`. */
+  checkpointKey?: string;
+  /** Check that every row's key is unique in its stream (in its run). Default true. */
+  keys?: boolean;
+}
+
+/** Verifies the output folder `outDir` (see verifyStore). */
+export async function verifyOutput(outDir: string, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const { store } = outputAt(outDir, silentLogger);
+  try {
+    return await verifyStore(store, options);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Verifies a job's output, a folder or a bucket, with its checkpoint where the job keeps it. */
+export async function verifyJob(
+  config: JobConfig,
+  logger: Logger,
+  options: Omit<VerifyOptions, 'checkpointKey'> = {},
+): Promise<VerifyReport> {
+  const { store, checkpointKey } = await openOutput(config, logger);
+  try {
+    return await verifyStore(store, { ...options, checkpointKey });
+  } finally {
+    await store.close();
+  }
+}
+
 /**
- * Reads back every shard the manifest lists: present, same size, same sha256, same row count (from
- * the Parquet footer, or NDJSON lines). Shard files the manifest does not list are problems too.
- * The shards of completed incremental and snapshot runs are listed by their run folder's
- * `_manifest.json`; a snapshot stream's `_LATEST` must name one of its sealed runs.
+ * Reads back every shard the manifest lists, through the store: present, same size, same sha256,
+ * same row count (the Parquet footer, or NDJSON lines). The shards of completed incremental and
+ * snapshot runs are listed by their run folder's `_manifest.json`. Also problems: shard files no
+ * manifest lists, a `_LATEST` that names no sealed run, the manifest's row counts against its
+ * shards', formats of one shard that disagree, a checkpoint that disagrees with the manifest, and
+ * a key (`id`, or `externalId`) that two rows of a stream's run share.
  */
-export async function verifyOutput(outDir: string): Promise<VerifyReport> {
-  const manifest = await readManifest(outDir);
+export async function verifyStore(store: OutputStore, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const manifest = await readManifest(store);
   const problems: string[] = [];
   const streams = Object.keys(manifest.streams);
-  const files = new Map(manifest.files.map((file) => [file.path, file]));
-  for (const run of await runManifests(outDir, streams, problems)) {
-    for (const file of run.files) files.set(file.path, file);
+  const runs = await runManifests(store, streams, problems);
+  const checkpoint = await readCheckpoint(store, options.checkpointKey ?? CHECKPOINT_FILE, problems);
+  problems.push(...recordProblems(manifest, runs, checkpoint));
+
+  const groups = shardGroups(manifest, runs);
+  let keysChecked = 0;
+  for (const group of groups) {
+    const keyFormat = group.files.some((file) => file.format === 'parquet') ? 'parquet' : 'ndjson';
+    const keys = options.keys === false ? undefined : new KeyCheck(group.rows);
+    try {
+      for (const file of group.files) {
+        const reader = keys !== undefined && file.format === keyFormat ? keyReader(group.key, keys) : undefined;
+        problems.push(...(await checkShard(store, file, reader)));
+      }
+      if (keys !== undefined) {
+        const report = keys.finish();
+        keysChecked += report.keys;
+        problems.push(...keyProblems(group, report));
+      }
+    } finally {
+      await keys?.close();
+    }
   }
-  for (const file of files.values()) problems.push(...(await checkFile(outDir, file)));
-  for (const stream of streams) problems.push(...(await checkLatest(outDir, stream)));
-  const listed = new Set(files.keys());
-  for (const path of await shardFiles(outDir, streams)) {
-    if (!listed.has(path)) problems.push(`${path}: a shard file the manifest does not list`);
+
+  for (const stream of streams) problems.push(...(await checkLatest(store, stream)));
+  const listed = new Set(groups.flatMap((group) => group.files.map((file) => file.path)));
+  for (const key of await shardKeys(store, streams)) {
+    if (!listed.has(key)) problems.push(`${key}: a shard file the manifest does not list`);
   }
-  const success = (await ifFound(stat(join(outDir, SUCCESS_FILE)), join(outDir, SUCCESS_FILE))) !== undefined;
+  const success = (await store.size(SUCCESS_FILE)) !== undefined;
   if (success && manifest.state !== 'complete') problems.push(`_SUCCESS exists but the manifest says '${manifest.state}'`);
   const formats: VerifyReport['formats'] = {};
-  for (const file of files.values()) {
+  for (const file of groups.flatMap((group) => group.files)) {
     const entry = (formats[file.format] ??= { files: 0, rows: 0 });
     entry.files++;
     entry.rows += file.rows;
   }
-  return { state: manifest.state, success, formats, problems };
+  const checkpointChecked = checkpoint !== undefined;
+  return { state: manifest.state, success, formats, checkpointChecked, keysChecked, problems };
 }
 
-async function readManifest(outDir: string): Promise<Manifest> {
-  const path = join(outDir, MANIFEST_FILE);
-  const text = await ifFound(readFile(path, 'utf8'), path);
+/** The shards of one stream's run, whose keys must be unique among them. */
+interface ShardGroup {
+  stream: string;
+  run: string | undefined;
+  key: string;
+  /** Rows the records count (of one format): sizes the key check. */
+  rows: number;
+  files: ManifestFile[];
+}
+
+/** The files of the output by stream and run: the current runs' (the manifest) and the sealed runs'. */
+function shardGroups(manifest: Manifest, runs: readonly RunManifest[]): ShardGroup[] {
+  const groups = new Map<string, ShardGroup>();
+  const add = (file: ManifestFile) => {
+    const id = `${file.stream}/${file.run ?? ''}`;
+    let group = groups.get(id);
+    if (group === undefined) {
+      const sealed = runs.find((run) => run.stream === file.stream);
+      const resource = manifest.streams[file.stream]?.resource ?? sealed?.resource;
+      const key = resource === undefined ? 'id' : resourceSpec(resource).key;
+      group = { stream: file.stream, run: file.run, key, rows: 0, files: [] };
+      groups.set(id, group);
+    }
+    // A path listed twice (the current run and its own sealed manifest) is read once.
+    if (group.files.some((known) => known.path === file.path)) return;
+    group.files.push(file);
+  };
+  for (const file of manifest.files) add(file);
+  for (const run of runs) for (const file of run.files) add(file);
+  for (const group of groups.values()) {
+    const format = group.files[0]?.format;
+    group.rows = group.files.filter((file) => file.format === format).reduce((sum, file) => sum + file.rows, 0);
+  }
+  return [...groups.values()];
+}
+
+function keyReader(field: string, keys: KeyCheck): KeyReader {
+  return { field, add: (value) => keys.add(value) };
+}
+
+function keyProblems(group: ShardGroup, report: KeyReport): string[] {
+  const where = group.run === undefined ? group.stream : `${group.stream}/${RUN_PREFIX}${group.run}`;
+  const problems: string[] = [];
+  if (report.repeated > 0) {
+    const examples = report.examples.map(({ key, count }) => `${group.key} ${key} ${count} times`).join(', ');
+    const rows = report.repeated.toLocaleString('en-US');
+    problems.push(`${where}: ${rows} row(s) repeat the ${group.key} of an earlier row (${examples}): the platform sent duplicates`);
+  }
+  if (report.missing > 0) problems.push(`${where}: ${report.missing.toLocaleString('en-US')} row(s) without a ${group.key}`);
+  return problems;
+}
+
+async function readManifest(store: OutputStore): Promise<Manifest> {
+  const text = await store.getText(MANIFEST_FILE);
   if (text === undefined) {
-    throw new NotAnOutputError(`${outDir} has no ${MANIFEST_FILE}: it is not a bulk-extract output folder.`);
+    throw new NotAnOutputError(`${store.location} has no ${MANIFEST_FILE}: it is not a bulk-extract output folder.`);
   }
   try {
-    return parseStateFile(text, path, manifestSchema, 'a bulk-extract manifest');
+    return parseStateFile(text, store.where(MANIFEST_FILE), manifestSchema, 'a bulk-extract manifest');
   } catch (error) {
     throw new NotAnOutputError((error as Error).message, { cause: error });
   }
 }
 
-export async function checkFile(outDir: string, file: ManifestFile): Promise<string[]> {
-  const path = join(outDir, file.path);
-  const size = (await ifFound(stat(path), path))?.size;
-  if (size === undefined) return [`${file.path}: missing`];
-  const problems: string[] = [];
-  if (size !== file.bytes) problems.push(`${file.path}: ${size} bytes on disk, ${file.bytes} in the manifest`);
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(path), hash);
-  const sha256 = hash.digest('hex');
-  if (sha256 !== file.sha256) problems.push(`${file.path}: sha256 ${sha256} on disk, ${file.sha256} in the manifest`);
+/** The checkpoint, when there is one where it is looked for; an unreadable one is a problem. */
+async function readCheckpoint(store: OutputStore, key: string, problems: string[]): Promise<Checkpoint | undefined> {
+  const text = await store.getText(key);
+  if (text === undefined) return undefined;
   try {
-    const rows = file.format === 'parquet' ? await parquetRows(path) : await ndjsonRows(path);
-    if (rows !== file.rows) problems.push(`${file.path}: ${rows} rows in the file, ${file.rows} in the manifest`);
+    return parseCheckpoint(text, store.where(key));
   } catch (error) {
-    problems.push(`${file.path}: unreadable ${file.format} (${(error as Error).message})`);
+    if (!(error instanceof CheckpointError)) throw error;
+    problems.push(error.message);
+    return undefined;
   }
-  return problems;
-}
-
-/** Row count from the Parquet footer; only the footer is read. */
-async function parquetRows(path: string): Promise<number> {
-  // Loaded on first use: parquet-wasm takes about 20 MB that an NDJSON-only run never needs.
-  const { ParquetFile } = await import('parquet-wasm');
-  const file = await ParquetFile.fromFile(await openAsBlob(path));
-  try {
-    const metadata = file.metadata();
-    const fileMetadata = metadata.fileMetadata();
-    const rows = fileMetadata.numRows();
-    fileMetadata.free();
-    metadata.free();
-    return rows;
-  } finally {
-    file.free();
-  }
-}
-
-async function ndjsonRows(path: string): Promise<number> {
-  let lines = 0;
-  const source = createReadStream(path);
-  const stream = path.endsWith('.gz') ? source.pipe(createGunzip()) : source;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
-  }
-  return lines;
 }
 
 /** A snapshot stream's `_LATEST` must name a sealed run folder of the stream. */
-async function checkLatest(outDir: string, stream: string): Promise<string[]> {
+async function checkLatest(store: OutputStore, stream: string): Promise<string[]> {
   const path = `${stream}/${LATEST_FILE}`;
-  const text = await ifFound(readFile(join(outDir, path), 'utf8'), join(outDir, path));
+  const text = await store.getText(path);
   if (text === undefined) return [];
   const run = text.trim();
-  if (!/^run=[^/]+$/.test(run)) return [`${path}: does not name a run folder (${JSON.stringify(run.slice(0, 40))})`];
-  const seal = join(outDir, stream, run, SUCCESS_FILE);
-  const sealed = (await ifFound(stat(seal), seal)) !== undefined;
+  if (!/^run=\d{8}T\d{6}\.\d{3}Z$/.test(run)) return [`${path}: does not name a run folder (${JSON.stringify(run.slice(0, 40))})`];
+  const sealed = (await store.size(`${stream}/${run}/${SUCCESS_FILE}`)) !== undefined;
   return sealed ? [] : [`${path}: names ${run}, which is not a sealed run (no ${run}/${SUCCESS_FILE})`];
 }
 
 /** The manifests of sealed runs (`<stream>/run=*\/_manifest.json`); unreadable ones are problems. */
-async function runManifests(outDir: string, streams: readonly string[], problems: string[]): Promise<RunManifest[]> {
+async function runManifests(
+  store: OutputStore,
+  streams: readonly string[],
+  problems: string[],
+): Promise<RunManifest[]> {
   const found: RunManifest[] = [];
   for (const stream of streams) {
-    for (const run of await runFolders(outDir, stream)) {
-      const path = `${run}/${MANIFEST_FILE}`;
-      const text = await ifFound(readFile(join(outDir, path), 'utf8'), join(outDir, path));
+    for (const key of await store.list(`${stream}/${RUN_PREFIX}`)) {
+      if (!isOwnedKey(key) || !key.endsWith(`/${MANIFEST_FILE}`)) continue;
+      const text = await store.getText(key);
       if (text === undefined) continue;
       try {
-        found.push(parseStateFile(text, path, runManifestSchema, 'the manifest of a sealed run'));
+        found.push(parseStateFile(text, key, runManifestSchema, 'the manifest of a sealed run'));
       } catch (error) {
-        problems.push(`${path}: damaged (${(error as Error).message})`);
+        problems.push(`${key}: damaged (${(error as Error).message})`);
       }
     }
   }
   return found;
 }
 
-async function runFolders(outDir: string, stream: string): Promise<string[]> {
-  const names = (await ifFound(readdir(join(outDir, stream)), join(outDir, stream))) ?? [];
-  return names.filter((name) => name.startsWith('run=')).map((name) => `${stream}/${name}`);
-}
-
-/** Shard files under the streams' partition folders (and their runs' folders), as manifest paths. */
-async function shardFiles(outDir: string, streams: readonly string[]): Promise<string[]> {
+/** Shard files under the streams' partition folders (and their runs'), as keys. */
+async function shardKeys(store: OutputStore, streams: readonly string[]): Promise<string[]> {
   const found: string[] = [];
-  const scan = async (folder: string) => {
-    const parts = (await ifFound(readdir(join(outDir, folder)), join(outDir, folder))) ?? [];
-    for (const part of parts.filter((name) => name.startsWith('part='))) {
-      const at = join(outDir, folder, part);
-      const names = (await ifFound(readdir(at), at)) ?? [];
-      for (const name of names) if (shardSeq(name) !== undefined) found.push(`${folder}/${part}/${name}`);
-    }
-  };
   for (const stream of streams) {
-    await scan(stream);
-    for (const run of await runFolders(outDir, stream)) await scan(run);
+    for (const key of await store.list(`${stream}/`)) {
+      const name = key.slice(key.lastIndexOf('/') + 1);
+      if (isOwnedKey(key) && shardSeq(name) !== undefined) found.push(key);
+    }
   }
   return found;
-}
-
-/** The output of a job: its folder, or a downloaded copy of its bucket prefix (it needs that much space). */
-export async function verifyJob(config: JobConfig, logger: Logger): Promise<VerifyReport> {
-  if (!isS3Url(config.output.dir)) return verifyOutput(resolve(config.output.dir));
-  const { store } = await openOutput(config, logger);
-  const copy = await mkdtemp(join(tmpdir(), 'bulk-extract-verify-'));
-  try {
-    return await verifyOutput(await downloadAll(store, copy));
-  } finally {
-    await store.close();
-    await rm(copy, { recursive: true, force: true });
-  }
 }

@@ -1,8 +1,9 @@
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pushgateway } from 'prom-client';
 import type { Logger } from '../log.js';
+import { createExclusive } from '../util/durable-file.js';
 import type { RunMetrics } from './run-metrics.js';
 
 /** One place the metrics go. `publish` never rejects: a failure is logged, the export goes on. */
@@ -46,7 +47,14 @@ export function textfileOutput(path: string, metrics: RunMetrics, logger: Logger
     name: 'textfile',
     async publish() {
       try {
-        await writeFile(temporary, await metrics.merged().metrics());
+        const text = await metrics.merged().metrics();
+        // Created anew, never through a link left at the temporary name.
+        const file = await createExclusive(temporary);
+        try {
+          await file.writeFile(text);
+        } finally {
+          await file.close();
+        }
         await rename(temporary, path);
         complaints.worked();
       } catch (error) {

@@ -1,10 +1,11 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, readdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
-import { CheckpointError, ConfigError } from '../errors.js';
+import { mkdir, readdir, readFile, rmdir, stat, unlink } from 'node:fs/promises';
+import { join, relative, resolve, sep } from 'node:path';
+import { CheckpointError, ConfigError, OutputError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { outputError, writeFileAtomic } from '../util/durable-file.js';
 import { ifFound } from '../util/if-found.js';
+import { realFolder } from '../util/real-folder.js';
 import { assertWritable } from './folder-access.js';
 import { acquireLock, inspectLock } from './folder-lock.js';
 import type { LockOptions, OutputStore } from './store.js';
@@ -16,6 +17,10 @@ import type { LockOptions, OutputStore } from './store.js';
  *
  * A key may lead outside the folder with '..' (a checkpoint kept elsewhere, `checkpoint:` in the
  * job file): it is a path relative to the folder like any other.
+ *
+ * Nothing is written or deleted through a symbolic link inside the folder: every folder a write,
+ * a listing or a delete goes through is checked to be a real folder first (realFolder), and a
+ * link found there refuses the operation with LinkInOutputError. The folder itself may be a link.
  */
 export function createLocalStore(dir: string, logger: Logger): OutputStore {
   const root = resolve(dir);
@@ -34,7 +39,7 @@ export function createLocalStore(dir: string, logger: Logger): OutputStore {
     publishFile: () => Promise.resolve(),
 
     async putText(key, text) {
-      await mkdirOrFail(dirname(path(key)));
+      await realFolder(root, parentKey(key), true);
       await writeFileAtomic(path(key), text);
     },
 
@@ -55,27 +60,31 @@ export function createLocalStore(dir: string, logger: Logger): OutputStore {
     },
 
     async list(prefix) {
-      const found: string[] = [];
-      const walk = async (folder: string): Promise<void> => {
-        const entries = (await ifFound(readdir(folder, { withFileTypes: true }), folder)) ?? [];
-        for (const entry of entries) {
-          const at = join(folder, entry.name);
-          if (entry.isDirectory()) await walk(at);
-          else found.push(keyOf(at));
-        }
-      };
       // The folder the prefix is in; its keys are then kept when they start with the prefix.
-      const folder = prefix.slice(0, Math.max(0, prefix.lastIndexOf('/')));
-      await walk(folder === '' ? root : path(folder));
-      return found.filter((key) => key.startsWith(prefix)).sort();
+      const folder = parentKey(prefix);
+      if (!(await realFolder(root, folder, false))) return [];
+      const found = await walk(folder === '' ? root : path(folder), keyOf);
+      return found.keys.filter((key) => key.startsWith(prefix)).sort();
     },
 
     async remove(keys) {
-      for (const key of keys) await removeOrFail(path(key), false);
+      const checked = new Set<string>();
+      for (const key of keys) {
+        const folder = parentKey(key);
+        if (!checked.has(folder) && !(await realFolder(root, folder, false))) continue;
+        checked.add(folder);
+        await removeOrFail(path(key));
+      }
     },
 
-    async removeTree(folder) {
-      await removeOrFail(path(folder), true);
+    async removeTree(folder, owned) {
+      if (!(await realFolder(root, folder, false))) return [];
+      const found = await walk(path(folder), keyOf);
+      const mine = found.keys.filter(owned);
+      for (const key of mine) await removeOrFail(path(key));
+      // Folders left empty go too, deepest first; a folder holding anything else stays.
+      for (const dir of [...found.folders].reverse()) await rmdir(dir).catch(() => undefined);
+      return found.keys.filter((key) => !owned(key)).sort();
     },
 
     read(key) {
@@ -86,14 +95,25 @@ export function createLocalStore(dir: string, logger: Logger): OutputStore {
       });
     },
 
+    async localCopy(key) {
+      const file = path(key);
+      const info = (await realFolder(root, parentKey(key), false)) ? await ifFound(stat(file), file) : undefined;
+      if (info?.isFile() !== true) throw new OutputError(`${file} does not exist.`);
+      return { path: file, release: () => Promise.resolve() };
+    },
+
     async lock(key, what, options?: LockOptions) {
-      await mkdirOrFail(dirname(path(key)));
+      await realFolder(root, parentKey(key), true);
       return acquireLock(path(key), what, logger, options);
     },
 
     lockState: (key) => inspectLock(path(key)),
 
-    checkWritable: (dirs, files) => assertWritable(dirs.map(path), files.map(path)),
+    async checkWritable(dirs, files) {
+      // A link on the way to any of them is refused first: nothing is written through it.
+      for (const dir of new Set([...dirs, ...files.map(parentKey)])) await realFolder(root, dir, false);
+      await assertWritable(dirs.map(path), files.map(path));
+    },
 
     async prepare() {
       try {
@@ -111,18 +131,37 @@ export function createLocalStore(dir: string, logger: Logger): OutputStore {
   };
 }
 
-async function mkdirOrFail(dir: string): Promise<void> {
-  try {
-    await mkdir(dir, { recursive: true });
-  } catch (error) {
-    throw outputError('Creating the folder', dir, error);
-  }
+/** The folder of a key ('' for the root). */
+function parentKey(key: string): string {
+  return key.slice(0, Math.max(0, key.lastIndexOf('/')));
 }
 
-async function removeOrFail(path: string, tree: boolean): Promise<void> {
+/**
+ * The files under `folder` as keys, and its folders (itself first, parents before children). A
+ * symbolic link is listed as a file, never followed.
+ */
+async function walk(folder: string, keyOf: (file: string) => string): Promise<{ keys: string[]; folders: string[] }> {
+  const found = { keys: [] as string[], folders: [] as string[] };
+  const visit = async (at: string): Promise<void> => {
+    const entries = await ifFound(readdir(at, { withFileTypes: true }), at);
+    if (entries === undefined) return;
+    found.folders.push(at);
+    for (const entry of entries) {
+      const path = join(at, entry.name);
+      if (entry.isDirectory()) await visit(path);
+      else found.keys.push(keyOf(path));
+    }
+  };
+  await visit(folder);
+  return found;
+}
+
+/** Deletes one file (a link itself, never its target); a missing one is fine. */
+async function removeOrFail(path: string): Promise<void> {
   try {
-    await rm(path, { recursive: tree, force: true });
+    await unlink(path);
   } catch (error) {
-    throw outputError('Removing', path, error);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT') throw outputError('Removing', path, error);
   }
 }

@@ -1,7 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { lstat, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { ConfigError } from '../errors.js';
 import { isAlive } from './folder-lock.js';
 import { acquireS3Lock, s3LockState } from './s3-lock.js';
@@ -13,31 +15,54 @@ export { parseS3Url } from './s3-url.js';
 
 export interface S3StoreOptions extends ObjectOptions {
   /**
-   * Local folder where shard files are written before their upload. Default: a folder under the
-   * OS temp folder named after the URL, so that runs of one output on one machine share it.
+   * Local folder under which shard files are written before their upload, in a folder of
+   * bulk-extract's own (`bulk-extract-staging-<hash of the URL>`). Default: the OS temp folder.
    */
   staging?: string | undefined;
 }
+
+/** Marks a staging folder as bulk-extract's own: only a folder holding it is ever cleaned. */
+export const STAGING_MARKER = '.bulk-extract-staging';
+/** A process's folder in the staging folder: `<pid>-<8 hex digits>`. */
+const PROCESS_FOLDER = /^(\d+)-[0-9a-f]{8}$/;
 
 /**
  * An output in object storage (S3 or an S3-compatible server). Shard files are written into a
  * local staging folder, then uploaded (multipart) by `publishFile`, which deletes the local copy;
  * small files are single PutObjects; the lock is an object created only if absent (s3-lock.ts).
+ *
+ * Staging: `<staging>/bulk-extract-staging-<hash>/` is created by the first run and marked with
+ * STAGING_MARKER; each process writes in a folder of its own in it (`<pid>-<random>`), deleted
+ * when it ends. What processes that are gone left there is deleted at the next start: only such
+ * folders of a marked staging folder, never anything else of `staging`.
  */
 export function createS3Store(options: S3StoreOptions): OutputStore {
   const objects = createS3Objects(options);
-  const root = resolve(
-    options.staging ?? join(tmpdir(), 'bulk-extract', createHash('sha256').update(options.url).digest('hex').slice(0, 16)),
-  );
+  const base = resolve(options.staging ?? tmpdir());
+  const root = join(base, `bulk-extract-staging-${createHash('sha256').update(options.url).digest('hex').slice(0, 16)}`);
   // A folder of this process's own: workers of a sharded run on one machine share the root.
   const staging = join(root, `${process.pid}-${randomBytes(4).toString('hex')}`);
+  let prepared = false;
+  /** Where `localCopy` downloads objects: a temporary folder made on first use, removed by close. */
+  let scratch: string | undefined;
+  let copies = 0;
   return {
     ...objects,
 
     localPath: (key) => join(staging, ...key.split('/')),
 
-    async removeTree(dir) {
-      await objects.remove(await objects.list(`${dir}/`));
+    async removeTree(dir, owned) {
+      const keys = await objects.list(`${dir}/`);
+      await objects.remove(keys.filter(owned));
+      return keys.filter((key) => !owned(key));
+    },
+
+    async localCopy(key) {
+      scratch ??= await mkdtemp(join(tmpdir(), 'bulk-extract-read-'));
+      // Named by a counter, never by the key: a key with '..' in it stays a key.
+      const path = join(scratch, `object-${++copies}`);
+      await pipeline(await objects.read(key), createWriteStream(path, { flags: 'wx' }));
+      return { path, release: () => rm(path, { force: true }) };
     },
 
     lock: (key, what, lockOptions) => acquireS3Lock(objects, key, what, options.logger, lockOptions),
@@ -52,16 +77,14 @@ export function createS3Store(options: S3StoreOptions): OutputStore {
     },
 
     async prepare() {
-      // Staging only ever holds shards not committed yet: what processes that are gone left there is dropped.
       try {
-        await mkdir(staging, { recursive: true });
-        for (const entry of await readdir(root)) {
-          const pid = Number(/^(\d+)-/.exec(entry)?.[1]);
-          if (!Number.isInteger(pid) || (pid !== process.pid && !isAlive(pid))) {
-            await rm(join(root, entry), { recursive: true, force: true });
-          }
-        }
+        await mkdir(base, { recursive: true });
+        await claimStagingRoot(root, options.url);
+        await mkdir(staging);
+        prepared = true;
+        await removeGoneProcesses(root);
       } catch (error) {
+        if (error instanceof ConfigError) throw error;
         throw new ConfigError(`output.s3.staging: cannot use ${root} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, {
           cause: error,
         });
@@ -69,8 +92,41 @@ export function createS3Store(options: S3StoreOptions): OutputStore {
     },
 
     async close() {
-      await rm(staging, { recursive: true, force: true });
+      // Only the folder this process made: its files are shards not uploaded, nothing else.
+      if (prepared) await rm(staging, { recursive: true, force: true });
+      if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
       await objects.close();
     },
   };
+}
+
+/**
+ * Makes `root` bulk-extract's staging folder, or checks that it already is: created here and
+ * marked, or a real folder (not a link) holding the marker. Anything else is refused, and left as
+ * it is.
+ */
+async function claimStagingRoot(root: string, url: string): Promise<void> {
+  const marker = join(root, STAGING_MARKER);
+  try {
+    await mkdir(root);
+    await writeFile(marker, `bulk-extract staging folder for ${url}: shards wait here for their upload.\n`, { flag: 'wx' });
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const [folder, mark] = await Promise.all([lstat(root), lstat(marker).catch(() => undefined)]);
+  if (!folder.isDirectory() || folder.isSymbolicLink() || mark?.isFile() !== true) {
+    throw new ConfigError(
+      `output.s3.staging: ${root} exists but is not a staging folder bulk-extract made (it lacks its ${STAGING_MARKER} file), so it is not used and nothing in it is touched. Move it away, or set output.s3.staging to another folder.`,
+    );
+  }
+}
+
+/** Deletes the folders of processes that are gone (`<pid>-<random>`, real folders only). */
+async function removeGoneProcesses(root: string): Promise<void> {
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    const pid = Number(PROCESS_FOLDER.exec(entry.name)?.[1]);
+    if (!entry.isDirectory() || !Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    await rm(join(root, entry.name), { recursive: true, force: true });
+  }
 }

@@ -36,10 +36,21 @@ export interface OutputStore {
   list(prefix: string): Promise<string[]>;
   /** Deletes keys; missing ones are fine. */
   remove(keys: readonly string[]): Promise<void>;
-  /** Deletes everything under the folder `dir` (a key without the trailing '/'). */
-  removeTree(dir: string): Promise<void>;
+  /**
+   * Deletes the keys under the folder `dir` (a key without the trailing '/') that `owned` says this
+   * program wrote, and a folder's empty folders below it (and it, once empty). Resolves to the keys
+   * it left, which the caller names: nothing it cannot prove it wrote is ever deleted.
+   */
+  removeTree(dir: string, owned: (key: string) => boolean): Promise<string[]>;
   /** A readable stream of the file's bytes (for verify). Throws OutputError when absent. */
   read(key: string): Promise<NodeJS.ReadableStream>;
+  /**
+   * A file on this machine holding the bytes of `key`, for readers that need a file (a Parquet
+   * footer): the file itself in a folder; for a bucket, a copy downloaded into a temporary folder
+   * of the store's own under a name of its own (never the key), deleted by `release`. Throws
+   * OutputError when absent.
+   */
+  localCopy(key: string): Promise<LocalCopy>;
   /**
    * Takes the lock `key` for one run (or one worker): refused with LockedError while another live
    * run holds it. Resolves to the function that lets it go. See each store for what "live" means.
@@ -55,6 +66,12 @@ export interface OutputStore {
   /** Readies the local side before a run: the folder (or the staging folder) exists; staging holds nothing old. */
   prepare(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A local file with a key's bytes; `release` when done with it. */
+export interface LocalCopy {
+  path: string;
+  release(): Promise<void>;
 }
 
 export interface LockOptions {

@@ -1,6 +1,6 @@
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Format, OutputConfig, Resource } from '../config/job-schema.js';
+import { realFolder } from '../util/real-folder.js';
 import { NdjsonWriter } from './ndjson-writer.js';
 import { BytesPerRow } from './parquet/bytes-per-row.js';
 import { EncoderPool } from './parquet/encoder-pool.js';
@@ -55,8 +55,9 @@ export function createShardSink(outDir: string, output: OutputConfig, options: S
   return {
     open: async (folder, seq) => {
       if (closed) throw new Error(`The shard sink of ${outDir} is closed; shard ${seq} of ${folder.dir} cannot open`);
+      // Created one folder at a time, never through a link inside the output (realFolder).
+      await realFolder(outDir, folder.dir, true);
       const dir = join(outDir, folder.dir);
-      await mkdir(dir, { recursive: true });
       return Promise.all(
         folder.formats.map((format) => {
           const gzip = format === 'ndjson' && output.ndjson.compression === 'gzip';

@@ -49,7 +49,7 @@ export class DurableFile {
 
   static async create(path: string): Promise<DurableFile> {
     try {
-      return new DurableFile(path, await open(`${path}${TEMP_SUFFIX}`, 'w'));
+      return new DurableFile(path, await createExclusive(`${path}${TEMP_SUFFIX}`));
     } catch (error) {
       throw outputError('Creating', path, error);
     }
@@ -92,6 +92,19 @@ export class DurableFile {
     await this.handle.close().catch(() => undefined);
     await unlink(`${this.path}${TEMP_SUFFIX}`).catch(() => undefined);
   }
+}
+
+/**
+ * Opens a new file for writing at `path`, created by this call: whatever was there (a temp file a
+ * crash left, or a symbolic link) is unlinked first (a link itself, never its target), and the
+ * file is then created exclusively (O_CREAT | O_EXCL, which never follows a link), so a write can
+ * never land in a file this process did not create.
+ */
+export async function createExclusive(path: string): Promise<FileHandle> {
+  await unlink(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  });
+  return open(path, 'wx');
 }
 
 /** A file-system failure as an OutputError that names the file and says what is safe. */

@@ -106,7 +106,7 @@ describe('bulk-extract verify', () => {
         const done = await runCli(['verify', out, '--json']);
         expect(done.code).toBe(1);
         const report = JSON.parse(done.stdout) as { problems: string[] };
-        expect(report.problems.some((p) => p.includes('bytes on disk'))).toBe(true);
+        expect(report.problems.some((p) => p.includes('bytes in the output'))).toBe(true);
         expect(report.problems.some((p) => p.includes('unreadable ndjson'))).toBe(true);
       },
     );

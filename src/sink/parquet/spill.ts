@@ -1,5 +1,5 @@
 import { type FileHandle, open, rm } from 'node:fs/promises';
-import { outputError } from '../../util/durable-file.js';
+import { createExclusive, outputError } from '../../util/durable-file.js';
 import { injectedWriteError } from '../../util/crash-point.js';
 
 /** Bytes of the length prefix in front of every record. */
@@ -20,7 +20,7 @@ export class SpillFile {
 
   static async create(path: string): Promise<SpillFile> {
     try {
-      return new SpillFile(path, await open(path, 'w'));
+      return new SpillFile(path, await createExclusive(path));
     } catch (error) {
       throw outputError('Creating', path, error);
     }
