@@ -43,7 +43,7 @@ const streamSchema = z.strictObject({
   formats: z.array(z.enum(FORMATS)).min(1),
   /** Metadata keys written as `metadata_<key>` Parquet columns; a resume must not change them. */
   metadataColumns: z.array(z.string()).optional(),
-  /** Keyed by m, "1".."n". */
+  /** Keyed by m, "1".."n": exactly one entry for each partition. */
   parts: z.record(z.string(), partSchema),
 });
 
@@ -235,18 +235,46 @@ function withPart(checkpoint: Checkpoint, stream: string, m: number, part: PartS
   };
 }
 
+/**
+ * Which partitions a checkpoint holds: `all` of each stream's (the output's own), or `some` of them
+ * (a worker's, which holds its share).
+ */
+export type PartitionSet = 'all' | 'some';
+
 /** Reads a checkpoint file's text; every way it can be unusable gets its own message. */
-export function parseCheckpoint(text: string, file: string): Checkpoint {
-  return checkpointFromValue(parseJson(text, file), file);
+export function parseCheckpoint(text: string, file: string, parts: PartitionSet = 'all'): Checkpoint {
+  return checkpointFromValue(parseJson(text, file), file, parts);
 }
 
 /** A checkpoint already parsed from JSON (e.g. embedded in a sharded run's plan), checked the same way. */
-export function checkpointFromValue(value: unknown, file: string): Checkpoint {
+export function checkpointFromValue(value: unknown, file: string, parts: PartitionSet = 'all'): Checkpoint {
   const version = (value as { version?: unknown } | null)?.version;
   if (typeof version === 'number' && version > CHECKPOINT_VERSION) {
     throw new CheckpointError(
       `${file} was written by a newer bulk-extract (checkpoint version ${version}, this one reads ${CHECKPOINT_VERSION}). Upgrade bulk-extract, or run with --fresh to start over.`,
     );
   }
-  return checkStateValue(value, file, checkpointSchema, 'a bulk-extract checkpoint');
+  const checkpoint = checkStateValue(value, file, checkpointSchema, 'a bulk-extract checkpoint');
+  for (const [name, stream] of Object.entries(checkpoint.streams)) {
+    const problem = partitionSetProblem(stream, parts);
+    if (problem !== undefined) {
+      throw new CheckpointError(
+        `${file} is not a bulk-extract checkpoint (streams.${name}.parts: ${problem}). Move it away, or run with --fresh.`,
+      );
+    }
+  }
+  return checkpoint;
+}
+
+/** What is wrong with a stream's partition entries: each m from 1 to `partitions`, once (all of them, or some). */
+function partitionSetProblem(stream: StreamState, parts: PartitionSet): string | undefined {
+  const expected = Array.from({ length: stream.partitions }, (_, i) => String(i + 1));
+  const missing = parts === 'all' ? expected.filter((m) => !(m in stream.parts)) : [];
+  const extra = Object.keys(stream.parts).filter((m) => !expected.includes(m));
+  if (missing.length === 0 && extra.length === 0) return undefined;
+  const wrong = [
+    ...(missing.length === 0 ? [] : [`no entry for partition ${missing.join(', ')}`]),
+    ...(extra.length === 0 ? [] : [`an entry ${extra.map((m) => JSON.stringify(m)).join(', ')}, which is no partition`]),
+  ];
+  return `partitions: ${stream.partitions} wants entries 1 to ${stream.partitions}, but there is ${wrong.join(' and ')}`;
 }

@@ -35,6 +35,21 @@ const manifestFileSchema = z.object({
 });
 
 /**
+ * The entries of a manifest (parsed JSON, not checked yet) that name a path other than their
+ * shard's: one line each. Such a manifest was edited, and a run refuses it rather than start over
+ * from an empty list, as it does for one that is merely damaged.
+ */
+export function misplacedEntries(value: unknown): string[] {
+  const files = (value as { files?: unknown } | null)?.files;
+  if (!Array.isArray(files)) return [];
+  return files.flatMap((entry: unknown, i) => {
+    const parsed = manifestFileSchema.safeParse(entry);
+    const issue = parsed.error?.issues.find((found) => found.path[0] === 'path');
+    return issue === undefined ? [] : [`files.${i}.path: ${issue.message}`];
+  });
+}
+
+/**
  * Where a shard of this partition, sequence number and format lies: the only paths a manifest may
  * list for it, so that no entry can lead outside the output or onto another shard.
  */

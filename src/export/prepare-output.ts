@@ -14,8 +14,10 @@ import {
 } from './checkpoint.js';
 import { removeOwnedTree } from './clean-up.js';
 import { countedShards, findDamage, sizeProblem } from './find-damage.js';
-import { LOCK_FILE, MANIFEST_FILE, partDir, runDir, RUNS_DIR, SUCCESS_FILE } from './layout.js';
-import { type Manifest, manifestSchema, newManifest, reconcile } from './manifest.js';
+import { LOCK_FILE, MANIFEST_FILE, partDir, runDir, SUCCESS_FILE } from './layout.js';
+import { type Manifest, manifestSchema, misplacedEntries, newManifest, reconcile } from './manifest.js';
+import { checkpointProblems, type PartProblem } from './record-problems.js';
+import { pairKey } from './workers.js';
 import type { StreamPlan } from './streams.js';
 import { type RunToSeal, sealRun } from './seal-run.js';
 import { parseStateFile } from './state-file.js';
@@ -72,7 +74,12 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
   const { store, checkpointKey, baseUrl, streams, fresh, repair = false, now, logger } = options;
   const earlier = options.recorded?.checkpoint ?? (await readCheckpoint(store, checkpointKey, fresh));
   const taken = takeUp(options, earlier);
-  const written = options.recorded?.manifest ?? restarted(await readManifest(store, baseUrl, logger), now);
+  const read = options.recorded?.manifest ?? (await readManifest(store, baseUrl, logger));
+  // The records of the folder must agree before the run goes on from them (a sharded run's merge was checked).
+  const checked = !fresh && earlier !== undefined && options.recorded === undefined;
+  const disagree = checked ? disagreements(taken, read, streams) : [];
+  if (disagree.length > 0 && !repair) throw disagreeError(store, checkpointKey, disagree);
+  const written = options.recorded === undefined ? restarted(read, now) : read;
   const recorded = reconcile(written, taken);
   const runs = nextRuns(taken, streams, recorded, { repair, now });
   let { checkpoint } = runs;
@@ -82,6 +89,10 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
   const unsealed: string[] = [];
   if (repair) {
     damaged = await findDamage(store, checkpoint, recorded, names);
+    for (const { stream, m, text } of disagree) {
+      const key = pairKey(stream, m);
+      damaged.set(key, [...(damaged.get(key) ?? []), text]);
+    }
     for (const key of damaged.keys()) {
       const [name = '', m = ''] = key.split('/');
       const state = checkpoint.streams[name];
@@ -198,7 +209,7 @@ async function assertWritable(
   });
   const touched = [...written, ...uncommitted];
   await store.checkWritable(
-    ['', parentOf(checkpointKey), RUNS_DIR, ...touched, ...touched.map(parentOf)],
+    ['', parentOf(checkpointKey), ...touched, ...touched.map(parentOf)],
     [SUCCESS_FILE, MANIFEST_FILE, LOCK_FILE, checkpointKey],
   );
 }
@@ -239,6 +250,12 @@ export function lastCommit(state: StreamState): string {
 export async function readManifest(store: OutputStore, baseUrl: string, logger: Logger): Promise<Manifest> {
   const text = await store.getText(MANIFEST_FILE);
   if (text !== undefined) {
+    const misplaced = misplacedEntries(safeJson(text));
+    if (misplaced.length > 0) {
+      throw new CheckpointError(
+        `${store.where(MANIFEST_FILE)} lists shards outside their partition's folder, so it was edited; no run goes on from it:\n  - ${misplaced.slice(0, 5).join('\n  - ')}\nRestore it, or move it away and run with --fresh to start over. Nothing was changed.`,
+      );
+    }
     try {
       return parseStateFile(text, store.where(MANIFEST_FILE), manifestSchema, 'a bulk-extract manifest');
     } catch (error) {
@@ -247,6 +264,14 @@ export async function readManifest(store: OutputStore, baseUrl: string, logger: 
     }
   }
   return newManifest(baseUrl, new Date(0).toISOString());
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A manifest as a new run starts it: running since `now`. */
@@ -275,6 +300,21 @@ export async function assertShardsPresent(
       `${store.location} does not hold the shards the checkpoint counts (${missing.length} missing), so resuming would report rows that are not there:\n  - ${missing.slice(0, 5).join('\n  - ')}${missing.length > 5 ? '\n  - ...' : ''}\nWas the folder moved or cleaned, or is output.dir not the one of the run that wrote the checkpoint? Nothing was changed. Run \`bulk-extract repair\` to read only the damaged partitions again, or run with --fresh to start over.`,
     );
   }
+}
+
+/** Where the checkpoint and the manifest disagree on the planned streams' partitions. */
+function disagreements(checkpoint: Checkpoint, manifest: Manifest, streams: readonly StreamPlan[]): PartProblem[] {
+  const names = new Set(streams.map((s) => s.name));
+  const planned = Object.entries(checkpoint.streams).filter(([name]) => names.has(name));
+  return checkpointProblems({ ...checkpoint, streams: Object.fromEntries(planned) }, manifest);
+}
+
+function disagreeError(store: OutputStore, checkpointKey: string, problems: readonly PartProblem[]): CheckpointError {
+  const lines = problems.slice(0, 5).map((problem) => `  - ${problem.text}`);
+  if (problems.length > 5) lines.push(`  - ... (${problems.length} in all)`);
+  return new CheckpointError(
+    `${store.where(checkpointKey)} and ${store.where(MANIFEST_FILE)} disagree, so resuming from them would lose or repeat rows:\n${lines.join('\n')}\nWere they edited or restored from different times? Nothing was changed. Run \`bulk-extract repair\` to read the partitions named here again, or run with --fresh to start over.`,
+  );
 }
 
 /** The folder a key is in ('' for the root). */

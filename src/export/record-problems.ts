@@ -28,7 +28,8 @@ export function recordProblems(
     problems.push(...sumProblems(`${run.stream}/run=${run.run}/_manifest.json`, run.rows, formats, run.files));
   }
   problems.push(...formatProblems([...manifest.files, ...runs.flatMap((run) => run.files)]));
-  if (checkpoint !== undefined) problems.push(...checkpointProblems(checkpoint, manifest));
+  const parts = checkpoint === undefined ? [] : checkpointProblems(checkpoint, manifest);
+  problems.push(...parts.map((problem) => problem.text));
   return problems;
 }
 
@@ -61,19 +62,28 @@ function formatProblems(files: readonly ManifestFile[]): string[] {
 
 /**
  * The checkpoint and the manifest must count the same shards and rows for every partition of the
- * streams both know. Two states a crash leaves are allowed while the manifest says `running`: the
- * manifest one shard ahead (it is written first when shards are added), and a partition the
- * checkpoint has forgotten (it is written first when shards are forgotten).
+ * streams both know. Two states a crash leaves are allowed: the manifest one shard ahead while it
+ * says `running` (it is written first when shards are added), and a partition the checkpoint has
+ * forgotten, at its first page again (it is written first when shards are forgotten: the run
+ * reads the partition again, and its listed shards are dropped).
  */
-export function checkpointProblems(checkpoint: Checkpoint, manifest: Manifest): string[] {
-  const problems: string[] = [];
+/** A partition whose checkpoint and manifest disagree. */
+export interface PartProblem {
+  stream: string;
+  m: number;
+  text: string;
+}
+
+export function checkpointProblems(checkpoint: Checkpoint, manifest: Manifest): PartProblem[] {
+  const problems: PartProblem[] = [];
   const running = manifest.state === 'running';
   for (const [name, state] of Object.entries(checkpoint.streams)) {
     if (manifest.streams[name] === undefined) continue;
     const files = manifest.files.filter((file) => file.stream === name && (file.run ?? null) === state.run);
     for (const [m, part] of Object.entries(state.parts)) {
+      // Read again from its first page: whatever the manifest still lists of it is dropped, never counted.
       const forgotten = part.nextSeq === 0 && part.rows === 0 && part.cursor === null;
-      if (running && forgotten) continue;
+      if (forgotten) continue;
       for (const format of state.formats) {
         const own = files.filter((file) => String(file.m) === m && file.format === format);
         const seqs = own.map((file) => file.seq).sort((a, b) => a - b);
@@ -82,10 +92,11 @@ export function checkpointProblems(checkpoint: Checkpoint, manifest: Manifest): 
         const exact = seqs.length === part.nextSeq && seqs.every((seq, i) => seq === i);
         const ahead = running && seqs.length === part.nextSeq + 1 && seqs.every((seq, i) => seq === i);
         const where = `${name} partition ${m}/${state.partitions} (${format})`;
+        const at = { stream: name, m: Number(m) };
         if (!exact && !ahead) {
-          problems.push(`${where}: the checkpoint counts ${part.nextSeq} shard(s), the manifest lists ${describeSeqs(seqs)}`);
+          problems.push({ ...at, text: `${where}: the checkpoint counts ${part.nextSeq} shard(s), the manifest lists ${describeSeqs(seqs)}` });
         } else if (rows !== part.rows) {
-          problems.push(`${where}: the checkpoint counts ${count(part.rows)} rows, the manifest's shards ${count(rows)}`);
+          problems.push({ ...at, text: `${where}: the checkpoint counts ${count(part.rows)} rows, the manifest's shards ${count(rows)}` });
         }
       }
     }

@@ -211,7 +211,7 @@ export async function readWorker(context: WorkerFilesContext, index: number): Pr
   const checkpoint =
     checkpointText === undefined
       ? workerCheckpoint(plan, index)
-      : parseCheckpoint(checkpointText, store.where(keys.checkpoint));
+      : parseCheckpoint(checkpointText, store.where(keys.checkpoint), 'some');
   for (const [name, state] of Object.entries(checkpoint.streams)) {
     const planned = plan.checkpoint.streams[name];
     const sameRun = planned?.run === state.run && JSON.stringify(planned.window) === JSON.stringify(state.window);

@@ -1,6 +1,6 @@
 import type { BudgetHold, ByteBudget } from '../util/byte-budget.js';
 import { PageItems } from '../util/page-items.js';
-import { AbortedError, BadResponseError, CursorLoopError, type RequestContext } from './errors.js';
+import { AbortedError, BadResponseError, CursorLoopError, RepeatedPageError, type RequestContext } from './errors.js';
 import type { PageResponse } from './platform-client.js';
 
 /**
@@ -66,7 +66,8 @@ const DEFAULT_LIMIT = 100;
  * Drains one cursor chain: yields its pages in order, following `nextCursor` with exactly the
  * first request's parameters until a page comes without one. Short and empty pages that carry a
  * cursor are normal. A page that breaks the contract (not an object, `items` not an array,
- * `nextCursor` not a non-empty string, a cursor seen before, far more items than `limit`) throws.
+ * `nextCursor` not a non-empty string, a cursor seen before, the items of a page seen before, far
+ * more items than `limit`) throws.
  */
 export async function* drainCursorChain(
   client: ChainClient,
@@ -75,6 +76,8 @@ export async function* drainCursorChain(
   const fetchPage = pageFetcher(client, request);
   const limit = limitOf(request);
   const seen = new RecentSet(LOOP_MEMORY);
+  /** Fingerprints of the pages read (PageItems.fingerprint), for pages sent twice under new cursors. */
+  const pagesSeen = new RecentSet(LOOP_MEMORY);
   let cursor = request.startCursor;
   if (cursor !== undefined) seen.add(cursor);
   const method = request.body === undefined ? 'GET' : 'POST';
@@ -97,6 +100,14 @@ export async function* drainCursorChain(
           ctx,
         );
       }
+      const fingerprint = items.fingerprint();
+      if (fingerprint !== '' && pagesSeen.has(fingerprint)) {
+        throw new RepeatedPageError(
+          `The platform answered page ${pages} with the same ${items.length} items as an earlier page of this chain, under a new cursor: following it would write them again`,
+          ctx,
+        );
+      }
+      pagesSeen.add(fingerprint);
       const { bytes, requestId, attempts } = response;
       page = { items, bytes, cursor, nextCursor, requestId, attempts, release: () => hold?.release() };
     } catch (error) {

@@ -124,6 +124,12 @@ export class CursorLoopError extends RequestError {
   readonly retryable = false;
 }
 
+/** The chain answered a page with the same items as an earlier page: following it would repeat rows. */
+export class RepeatedPageError extends RequestError {
+  readonly code = 'E_REPEATED_PAGE';
+  readonly retryable = false;
+}
+
 /** The caller aborted the request (SIGINT/SIGTERM): not a failure of the platform, never retried. */
 export class AbortedError extends RequestError {
   readonly code = 'E_ABORTED';

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ScannedPage } from './page-scan.js';
 
 const LF = 0x0a;
@@ -46,6 +47,21 @@ export class PageItems {
   /** Every item as a value (value(i) for each): for tests and small pages, not for the export's path. */
   toArray(): unknown[] {
     return Array.from({ length: this.length }, (_, i) => this.value(i));
+  }
+
+  /**
+   * What tells this page from any other of its chain: its count and its first and last items, as
+   * received (hashed). Two pages of a chain never share an item, so two equal fingerprints mean the
+   * server sent one page twice. Empty for an empty page.
+   */
+  fingerprint(): string {
+    if (this.length === 0) return '';
+    const hash = createHash('sha1').update(String(this.length));
+    for (const i of [0, this.length - 1]) {
+      if (this.body === undefined) hash.update(`\n${JSON.stringify(this.values![i])}`);
+      else hash.update('\n').update(this.body.subarray(this.bounds[2 * i], this.bounds[2 * i + 1]));
+    }
+    return hash.digest('hex');
   }
 
   /** The bytes of item `i` as received; undefined for items given as values. */

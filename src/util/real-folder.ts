@@ -32,6 +32,12 @@ export async function realFolder(root: string, rel: string, create: boolean): Pr
     });
     return true;
   }
+  if (create) {
+    // The output folder itself is the user's to name: created as it is, links and all.
+    await mkdir(root, { recursive: true }).catch((error: unknown) => {
+      throw outputError('Creating the folder', root, error);
+    });
+  }
   let at = root;
   for (const part of parts) {
     at = join(at, part);

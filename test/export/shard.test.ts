@@ -111,7 +111,7 @@ describe.concurrent('run --shard I/K: workers sharing one output folder', () => 
 
     // Shard 1's own checkpoint: the partitions it has left are what its resume reads.
     const plan = JSON.parse(readFileSync(join(job.out, '_shards', 'plan.json'), 'utf8')) as { id: string };
-    const own = readCheckpoint(job.out, join(job.out, '_shards', plan.id, 'shard-1-of-3.checkpoint.json'));
+    const own = readCheckpoint(job.out, join(job.out, '_shards', plan.id, 'shard-1-of-3.checkpoint.json'), 'some');
     const left: Record<string, string[]> = {};
     for (const [name, state] of Object.entries(own.streams)) {
       const undone = Object.entries(state.parts).filter(([, part]) => !part.done);

@@ -8,7 +8,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, expect } from 'vitest';
 import { stringify } from 'yaml';
 import type { Format, Resource } from '../../src/config/job-schema.js';
-import { type Checkpoint, parseCheckpoint } from '../../src/export/checkpoint.js';
+import { type Checkpoint, parseCheckpoint, type PartitionSet } from '../../src/export/checkpoint.js';
 import { shardSeq } from '../../src/export/layout.js';
 import type { Manifest } from '../../src/export/manifest.js';
 import type { RunRecord } from '../../src/export/run-records.js';
@@ -307,9 +307,9 @@ export function sha256(path: string): string {
   return createHash('sha256').update(readFileSync(path)).digest('hex');
 }
 
-/** The checkpoint of `out` (at `path` when the job names one). */
-export function readCheckpoint(out: string, path = join(out, '_checkpoint.json')): Checkpoint {
-  return parseCheckpoint(readFileSync(path, 'utf8'), path);
+/** The checkpoint of `out` (at `path` when the job names one; `some` partitions for a worker's). */
+export function readCheckpoint(out: string, path = join(out, '_checkpoint.json'), parts: PartitionSet = 'all'): Checkpoint {
+  return parseCheckpoint(readFileSync(path, 'utf8'), path, parts);
 }
 
 export function readManifest(out: string): Manifest {
