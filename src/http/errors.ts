@@ -118,6 +118,23 @@ export class BadResponseError extends RequestError {
   readonly retryable = false;
 }
 
+/**
+ * A response body larger than its limit once decoded (`source.maxResponseBytes`, or the fixed limit
+ * of an endpoint whose answers are small): reading it on would only exhaust memory. Not retried, as
+ * the same page would be as large again.
+ */
+export class ResponseTooLargeError extends RequestError {
+  readonly code = 'E_RESPONSE_TOO_LARGE';
+  readonly retryable = false;
+  /** The limit it passed, in bytes. */
+  readonly limitBytes: number;
+
+  constructor(what: string, ctx: RequestContext, options: { limitBytes: number; cause?: unknown }) {
+    super(what, ctx, { cause: options.cause });
+    this.limitBytes = options.limitBytes;
+  }
+}
+
 /** The chain handed back a cursor it had handed out before: following it would never end. */
 export class CursorLoopError extends RequestError {
   readonly code = 'E_CURSOR_LOOP';

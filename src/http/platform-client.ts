@@ -21,6 +21,8 @@ import {
   assertSecureTransport,
   DEFAULT_TRANSPORT,
   type RawResponse,
+  type ResponseLimit,
+  SMALL_ANSWER_LIMIT,
   Transport,
   type TransportOptions,
 } from './transport.js';
@@ -71,6 +73,8 @@ interface Outgoing {
   method: 'GET' | 'POST';
   path: string;
   body?: string;
+  /** The most bytes of its answer once decoded. Default `transport.maxResponseBytes`. */
+  limit?: ResponseLimit;
 }
 
 /**
@@ -154,14 +158,19 @@ export class PlatformClient {
     return parseAggregateCount(await this.post(`/${resource}/aggregate`, { aggregate: 'count', filter }, signal));
   }
 
-  /** `GET /login/status` at the cluster root: who the credential belongs to (API keys, cookies). */
+  /**
+   * `GET /login/status` at the cluster root: who the credential belongs to (API keys, cookies). Its
+   * answer is a few hundred bytes, so it may be at most 1 MiB (SMALL_ANSWER_LIMIT).
+   */
   async loginStatus(): Promise<LoginStatus> {
-    return parseLoginStatus(await this.send({ method: 'GET', path: `${this.rootPath}/login/status` }, interpretResponse));
+    const request: Outgoing = { method: 'GET', path: `${this.rootPath}/login/status`, limit: SMALL_ANSWER_LIMIT };
+    return parseLoginStatus(await this.send(request, interpretResponse));
   }
 
-  /** `GET /logout` at the cluster root: ends a cookie session. */
+  /** `GET /logout` at the cluster root: ends a cookie session. At most 1 MiB, as `/login/status`. */
   async logout(): Promise<LoginStatus> {
-    return parseLoginStatus(await this.send({ method: 'GET', path: `${this.rootPath}/logout` }, interpretResponse));
+    const request: Outgoing = { method: 'GET', path: `${this.rootPath}/logout`, limit: SMALL_ANSWER_LIMIT };
+    return parseLoginStatus(await this.send(request, interpretResponse));
   }
 
   /** The adaptive limiter's pace and concurrency, when it has one. */
@@ -228,7 +237,7 @@ export class PlatformClient {
       async (permit) => {
         if (signal?.aborted === true) throw new AbortedError('Stopped before sending', ctx);
         const raw = await this.transport
-          .request(request.method, request.path, headers, ctx, request.body, signal)
+          .request(request.method, request.path, headers, ctx, request.body, signal, request.limit)
           .catch((error: unknown) => {
             if (!(error instanceof AbortedError)) this.countAnswer('none');
             throw error;

@@ -1,6 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { promisify } from 'node:util';
-import { gunzip, inflate } from 'node:zlib';
 import { Pool } from 'undici';
 import { type Clock, systemClock } from '../util/clock.js';
 import {
@@ -9,10 +7,14 @@ import {
   InsecureTransportError,
   NetworkError,
   type RequestContext,
+  RequestError,
   TimeoutError,
   TlsError,
 } from './errors.js';
 import { type ContactDecision, type ContactState, decideFirstContact, UNREACHABLE } from './first-contact.js';
+import { type BodyFraming, readBody, type ResponseLimit } from './read-body.js';
+
+export { type ResponseLimit, SMALL_ANSWER_LIMIT } from './read-body.js';
 
 export interface TransportOptions {
   /** Most connections open to the origin at once. Default 32. */
@@ -23,6 +25,11 @@ export interface TransportOptions {
   headersTimeoutMs: number;
   /** Longest pause between two chunks of a response body, ms. Default 60,000. */
   bodyTimeoutMs: number;
+  /**
+   * Most bytes of one response body once decoded (gzip and deflate): a larger one is cut off as it
+   * arrives and fails with E_RESPONSE_TOO_LARGE (`source.maxResponseBytes`). Default 256 MiB.
+   */
+  maxResponseBytes: number;
   /** PEM certificates to trust in addition to the system's (a private CA). TLS verification stays on. */
   ca?: string | undefined;
 }
@@ -32,6 +39,8 @@ export const DEFAULT_TRANSPORT: TransportOptions = {
   connectTimeoutMs: 10_000,
   headersTimeoutMs: 60_000,
   bodyTimeoutMs: 60_000,
+  // Twice a page of 1000 items with 128 KB of metadata each, the largest the platform serves.
+  maxResponseBytes: 256 * 1024 * 1024,
 };
 
 export interface RawResponse {
@@ -42,15 +51,6 @@ export interface RawResponse {
   requestId: string | undefined;
 }
 
-const gunzipAsync = promisify(gunzip);
-const inflateAsync = promisify(inflate);
-/**
- * Output chunks of 512 KiB instead of zlib's 16 KiB: a page of 1000 items (about 400 KB) then
- * decodes in one pass on the thread pool instead of 25 round trips through the event loop, which
- * cut zlib's CPU per page by a third (bench/RESULTS.md, "Levers kept").
- */
-const DECODE = { chunkSize: 512 * 1024 };
-
 /** Where an origin came from, for errors that tell what to check; and the clock of its first-contact budget. */
 export interface TransportTarget {
   /** The config key that holds the origin's URL: `source.baseUrl`, `source.auth.tokenUrl`. */
@@ -59,19 +59,22 @@ export interface TransportTarget {
 }
 
 /**
- * Keep-alive connections to one origin. gzip and deflate bodies are decoded on zlib's thread pool;
- * failures come out as typed errors: a body cut short fails to decode and is a NetworkError. Until
- * the origin has answered once, failing to reach it is retried only within the first-contact budget.
+ * Keep-alive connections to one origin. gzip and deflate bodies are decoded on zlib's thread pool,
+ * never past the response limit (read-body.ts); failures come out as typed errors: a body cut short
+ * fails to decode and is a NetworkError. Until the origin has answered once, failing to reach it is
+ * retried only within the first-contact budget.
  */
 export class Transport {
   private readonly pool: Pool;
   private contact: ContactState | undefined;
+  private readonly limit: ResponseLimit;
 
   constructor(
     readonly origin: string,
     options: TransportOptions,
     private readonly target: TransportTarget = { setting: 'source.baseUrl', clock: systemClock },
   ) {
+    this.limit = { bytes: options.maxResponseBytes, setting: 'source.maxResponseBytes' };
     this.pool = new Pool(origin, {
       connections: options.connections,
       headersTimeout: options.headersTimeoutMs,
@@ -80,6 +83,7 @@ export class Transport {
     });
   }
 
+  /** `limit` caps the decoded body; default `maxResponseBytes` (`source.maxResponseBytes`). */
   async request(
     method: 'GET' | 'POST',
     path: string,
@@ -87,6 +91,7 @@ export class Transport {
     ctx: RequestContext,
     body?: string,
     signal?: AbortSignal,
+    limit: ResponseLimit = this.limit,
   ): Promise<RawResponse> {
     const contact = (this.contact ??= { answered: false, firstAttemptAtMs: this.target.clock.now() });
     try {
@@ -99,15 +104,13 @@ export class Transport {
         ...(signal === undefined ? {} : { signal }),
       });
       contact.answered = true;
-      const bytes = await decode(Buffer.from(await response.body.arrayBuffer()), response.headers);
-      return {
-        status: response.statusCode,
-        headers: response.headers,
-        body: bytes,
-        requestId: firstHeader(response.headers, 'x-request-id'),
-      };
+      const requestId = firstHeader(response.headers, 'x-request-id');
+      const answered = requestId === undefined ? ctx : { ...ctx, requestId };
+      const bytes = await readBody(response.body, framing(response.headers), limit, answered);
+      return { status: response.statusCode, headers: response.headers, body: bytes, requestId };
     } catch (error) {
       if (signal?.aborted === true) throw new AbortedError('Stopped before the answer arrived', ctx, { cause: error });
+      if (error instanceof RequestError) throw error;
       const code = (error as { code?: unknown } | null)?.code;
       const decision = decideFirstContact(typeof code === 'string' ? code : undefined, contact, this.target.clock.now());
       throw classifyTransportError(error, ctx, { url: `${this.origin}${path}`, setting: this.target.setting, decision });
@@ -119,12 +122,12 @@ export class Transport {
   }
 }
 
-async function decode(body: Buffer, headers: IncomingHttpHeaders): Promise<Buffer> {
-  const encoding = firstHeader(headers, 'content-encoding')?.toLowerCase();
-  if (encoding === undefined || encoding === 'identity' || body.length === 0) return body;
-  if (encoding === 'gzip' || encoding === 'x-gzip') return gunzipAsync(body, DECODE);
-  if (encoding === 'deflate') return inflateAsync(body, DECODE);
-  throw Object.assign(new Error(`unsupported content-encoding '${encoding}'`), { code: 'E_UNSUPPORTED_ENCODING' });
+function framing(headers: IncomingHttpHeaders): BodyFraming {
+  const length = firstHeader(headers, 'content-length');
+  return {
+    encoding: firstHeader(headers, 'content-encoding')?.toLowerCase(),
+    length: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
+  };
 }
 
 const TLS_CODE = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ERR_TLS|ERR_SSL/;

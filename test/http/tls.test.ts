@@ -22,6 +22,7 @@ function source(baseUrl: string, caFile?: string): SourceConfig {
     allowInsecureHttp: false,
     concurrency: 8,
     maxConnections: 4,
+    maxResponseBytes: DEFAULT_TRANSPORT.maxResponseBytes,
     timeouts: {
       connectMs: DEFAULT_TRANSPORT.connectTimeoutMs,
       headersMs: DEFAULT_TRANSPORT.headersTimeoutMs,

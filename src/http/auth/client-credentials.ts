@@ -2,7 +2,7 @@ import type { Secret } from '../../util/secret.js';
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../util/clock.js';
 import { AuthError, HttpStatusError, InvalidJsonError, type RequestContext, RETRYABLE_STATUSES } from '../errors.js';
-import { firstHeader, type Transport } from '../transport.js';
+import { firstHeader, SMALL_ANSWER_LIMIT, type Transport } from '../transport.js';
 import { type RetryRuntime, withRetries } from '../with-retries.js';
 import type { Authenticator } from './authenticator.js';
 
@@ -77,7 +77,8 @@ export class ClientCredentialsAuth implements Authenticator {
     const token = await withRetries(async (attempts) => {
       const ctx: RequestContext = { method: 'POST', path, attempts };
       const headers = { 'content-type': 'application/x-www-form-urlencoded', 'accept': 'application/json' };
-      const raw = await this.deps.transport.request('POST', path, headers, ctx, form.toString());
+      // A token answer is a few KB: at most 1 MiB, whatever source.maxResponseBytes says.
+      const raw = await this.deps.transport.request('POST', path, headers, ctx, form.toString(), undefined, SMALL_ANSWER_LIMIT);
       const withId = { ...ctx, ...(raw.requestId === undefined ? {} : { requestId: raw.requestId }) };
       const body = parseJson(raw.body);
       if (raw.status === 200) return this.parseToken(body, withId);
