@@ -106,6 +106,8 @@ export const sourceSchema = z.strictObject({
       connectMs: z.number().int().min(1).default(DEFAULT_TRANSPORT.connectTimeoutMs),
       headersMs: z.number().int().min(1).default(DEFAULT_TRANSPORT.headersTimeoutMs),
       bodyMs: z.number().int().min(1).default(DEFAULT_TRANSPORT.bodyTimeoutMs),
+      /** From sending a request to the last byte of its body, retries apart: bounds a body that trickles. */
+      requestMs: z.number().int().min(1).default(DEFAULT_TRANSPORT.requestTimeoutMs),
     })
     .prefault({}),
   retry: z

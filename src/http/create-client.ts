@@ -31,6 +31,7 @@ export function createPlatformClient(source: SourceConfig, deps: ClientDeps = {}
     connectTimeoutMs: source.timeouts.connectMs,
     headersTimeoutMs: source.timeouts.headersMs,
     bodyTimeoutMs: source.timeouts.bodyMs,
+    requestTimeoutMs: source.timeouts.requestMs,
     maxResponseBytes: source.maxResponseBytes,
     ca: readCa(source.caFile, deps.configFile),
   };

@@ -26,6 +26,12 @@ export interface TransportOptions {
   /** Longest pause between two chunks of a response body, ms. Default 60,000. */
   bodyTimeoutMs: number;
   /**
+   * Longest time from sending a request to the last byte of its body (decoded), ms: a body that
+   * trickles in, each pause shorter than `bodyTimeoutMs`, would otherwise hold the request forever.
+   * Default 300,000 (5 minutes).
+   */
+  requestTimeoutMs: number;
+  /**
    * Most bytes of one response body once decoded (gzip and deflate): a larger one is cut off as it
    * arrives and fails with E_RESPONSE_TOO_LARGE (`source.maxResponseBytes`). Default 256 MiB.
    */
@@ -39,6 +45,7 @@ export const DEFAULT_TRANSPORT: TransportOptions = {
   connectTimeoutMs: 10_000,
   headersTimeoutMs: 60_000,
   bodyTimeoutMs: 60_000,
+  requestTimeoutMs: 300_000,
   // Twice a page of 1000 items with 128 KB of metadata each, the largest the platform serves.
   maxResponseBytes: 256 * 1024 * 1024,
 };
@@ -68,6 +75,7 @@ export class Transport {
   private readonly pool: Pool;
   private contact: ContactState | undefined;
   private readonly limit: ResponseLimit;
+  private readonly requestTimeoutMs: number;
 
   constructor(
     readonly origin: string,
@@ -75,6 +83,7 @@ export class Transport {
     private readonly target: TransportTarget = { setting: 'source.baseUrl', clock: systemClock },
   ) {
     this.limit = { bytes: options.maxResponseBytes, setting: 'source.maxResponseBytes' };
+    this.requestTimeoutMs = options.requestTimeoutMs;
     this.pool = new Pool(origin, {
       connections: options.connections,
       headersTimeout: options.headersTimeoutMs,
@@ -94,6 +103,7 @@ export class Transport {
     limit: ResponseLimit = this.limit,
   ): Promise<RawResponse> {
     const contact = (this.contact ??= { answered: false, firstAttemptAtMs: this.target.clock.now() });
+    const deadline = startDeadline(this.requestTimeoutMs, signal);
     try {
       const response = await this.pool.request({
         origin: this.origin,
@@ -101,7 +111,7 @@ export class Transport {
         path,
         headers: { ...headers, 'accept-encoding': 'gzip, deflate' },
         ...(body === undefined ? {} : { body }),
-        ...(signal === undefined ? {} : { signal }),
+        signal: deadline.signal,
       });
       contact.answered = true;
       const requestId = firstHeader(response.headers, 'x-request-id');
@@ -110,16 +120,65 @@ export class Transport {
       return { status: response.statusCode, headers: response.headers, body: bytes, requestId };
     } catch (error) {
       if (signal?.aborted === true) throw new AbortedError('Stopped before the answer arrived', ctx, { cause: error });
+      if (deadline.expired()) {
+        throw new TimeoutError(
+          `No complete answer within ${seconds(this.requestTimeoutMs)} s (source.timeouts.requestMs): the server sent ` +
+          'the body too slowly or without end; raise source.timeouts.requestMs if answers this slow are expected',
+          ctx,
+          { cause: error },
+        );
+      }
       if (error instanceof RequestError) throw error;
       const code = (error as { code?: unknown } | null)?.code;
       const decision = decideFirstContact(typeof code === 'string' ? code : undefined, contact, this.target.clock.now());
       throw classifyTransportError(error, ctx, { url: `${this.origin}${path}`, setting: this.target.setting, decision });
+    } finally {
+      deadline.clear();
     }
   }
 
   close(): Promise<void> {
     return this.pool.close();
   }
+}
+
+/** A request's deadline: its signal aborts when the caller's does, or when `ms` have passed. */
+interface Deadline {
+  signal: AbortSignal;
+  /** The time ran out (not the caller's abort). */
+  expired(): boolean;
+  /** Stops the timer and lets go of the caller's signal; call it once the request settled. */
+  clear(): void;
+}
+
+/**
+ * A real timer, not the injected clock: undici needs a real abort to stop reading. Unref'ed so that
+ * it never keeps the process alive. The caller's signal is followed by a listener removed on clear(),
+ * so that a long-lived signal (the run's SIGINT) does not collect one per request.
+ */
+function startDeadline(ms: number, outer: AbortSignal | undefined): Deadline {
+  const controller = new AbortController();
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    controller.abort(new Error(`no complete answer within ${ms} ms`));
+  }, ms);
+  timer.unref();
+  const follow = () => controller.abort(outer?.reason);
+  if (outer?.aborted === true) follow();
+  else outer?.addEventListener('abort', follow, { once: true });
+  return {
+    signal: controller.signal,
+    expired: () => expired,
+    clear: () => {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', follow);
+    },
+  };
+}
+
+function seconds(ms: number): string {
+  return String(Math.round(ms / 100) / 10);
 }
 
 function framing(headers: IncomingHttpHeaders): BodyFraming {

@@ -76,6 +76,7 @@ describe('loadConfig: a valid file', () => {
         connectMs: DEFAULT_TRANSPORT.connectTimeoutMs,
         headersMs: DEFAULT_TRANSPORT.headersTimeoutMs,
         bodyMs: DEFAULT_TRANSPORT.bodyTimeoutMs,
+        requestMs: 300_000,
       },
       retry: DEFAULT_RETRY,
     });

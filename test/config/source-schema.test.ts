@@ -176,3 +176,30 @@ describe('source.maxResponseBytes caps one response once decoded', () => {
     );
   });
 });
+
+describe('source.timeouts.requestMs bounds one request, sending to the last byte of its body', () => {
+  const BASE = 'https://api.example.com/api/v1/projects/acme';
+  const parse = (timeouts: unknown) => sourceSchema.safeParse({ baseUrl: BASE, auth: AUTH, timeouts });
+
+  it('defaults to 300000 ms (5 minutes), beside the other timeouts', () => {
+    const defaults = { connectMs: 10_000, headersMs: 60_000, bodyMs: 60_000, requestMs: 300_000 };
+    expect(parse(undefined).data?.timeouts).toEqual(defaults);
+  });
+
+  it('takes a whole number of ms', () => {
+    expect(parse({ requestMs: 900_000 }).data?.timeouts.requestMs).toBe(900_000);
+  });
+
+  it.each([[0], [-1], [1.5], ['5m']])('%j is refused, naming the key', (given) => {
+    const result = parse({ requestMs: given });
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['timeouts.requestMs']);
+  });
+
+  it('loadConfig names source.timeouts.requestMs', () => {
+    const file = join(tempDir('bulk-extract-source-'), 'job.yaml');
+    const auth = '  auth:\n    type: api-key\n    apiKey: ${K}\n';
+    writeFileSync(file, `source:\n  baseUrl: ${BASE}\n  timeouts:\n    requestMs: 0\n${auth}`);
+    expect(() => loadConfig(file, { K: 'env-api-key-0001' })).toThrow(`${file}: source.timeouts.requestMs: `);
+  });
+});

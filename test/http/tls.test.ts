@@ -27,6 +27,7 @@ function source(baseUrl: string, caFile?: string): SourceConfig {
       connectMs: DEFAULT_TRANSPORT.connectTimeoutMs,
       headersMs: DEFAULT_TRANSPORT.headersTimeoutMs,
       bodyMs: DEFAULT_TRANSPORT.bodyTimeoutMs,
+      requestMs: DEFAULT_TRANSPORT.requestTimeoutMs,
     },
     retry: DEFAULT_RETRY,
     ...(caFile === undefined ? {} : { caFile }),

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -184,5 +185,58 @@ describe('answers of a few KB (token endpoint, /login/status) may be at most 1 M
     expect(error).toMatchObject({ code: 'E_RESPONSE_TOO_LARGE', path: '/login/status', limitBytes: MiB });
     expect(error.message).toMatch(FIXED);
     expect(server.requests).toHaveLength(1);
+  });
+});
+
+/** A 200 whose body never ends: one byte every 20 ms, each well within any body timeout. */
+function trickle(res: ServerResponse, onFirstByte: () => void = () => {}): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'trickle-1' });
+  res.write('{', onFirstByte);
+  const timer = setInterval(() => res.write(' '), 20);
+  res.on('close', () => clearInterval(timer));
+}
+
+describe('source.timeouts.requestMs bounds a request from sending it to the last byte of its body', () => {
+  const options = (maxAttempts: number) => ({
+    transport: { requestTimeoutMs: 300, bodyTimeoutMs: 60_000 },
+    retry: { maxAttempts },
+  });
+
+  it('a body trickling one byte every 20 ms fails with E_TIMEOUT within about a second', async () => {
+    const server = await serve(() => ({ write: (res) => trickle(res) }));
+    const { client } = connect(server.baseUrl, options(1));
+    const started = performance.now();
+    const error = await rejection(client.get('/events', LIMIT));
+    expect(performance.now() - started).toBeLessThan(1500);
+    expect(error).toMatchObject({ code: 'E_TIMEOUT', retryable: true, attempts: 1 });
+    expect(error.message).toMatch(/^No complete answer within 0\.3 s \(source\.timeouts\.requestMs\)/);
+    expect(error.message).toContain('(GET /api/v1/projects/scripted/events?limit=10');
+  });
+
+  it('is retried like other timeouts: maxAttempts 2 makes exactly 2 attempts', async () => {
+    const server = await serve(() => ({ write: (res) => trickle(res) }));
+    const { client, clock } = connect(server.baseUrl, options(2));
+    const error = await rejection(client.get('/events', LIMIT));
+    expect(error).toMatchObject({ code: 'E_TIMEOUT', attempts: 2 });
+    expect(server.requests).toHaveLength(2);
+    expect(clock.sleeps).toHaveLength(1);
+    expect(client.stats).toMatchObject({ requests: 2, retries: 1 });
+  });
+
+  it("the caller's own abort stays an AbortedError (E_ABORTED), not a timeout", async () => {
+    const stop = new AbortController();
+    const server = await serve(() => ({ write: (res) => trickle(res, () => stop.abort()) }));
+    const { client } = connect(server.baseUrl, options(3));
+    const error = await rejection(client.get('/events', LIMIT, stop.signal));
+    expect(error).toMatchObject({ code: 'E_ABORTED', retryable: false });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("a request that completes in time is not affected and leaves no listener on the caller's signal", async () => {
+    const server = await serve(() => ({ body: { items: [] } }));
+    const { client } = connect(server.baseUrl, options(1));
+    const run = new AbortController();
+    for (let i = 0; i < 3; i++) expect((await client.get('/events', LIMIT, run.signal)).body).toEqual({ items: [] });
+    expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
   });
 });
