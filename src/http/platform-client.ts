@@ -4,7 +4,7 @@ import { type Clock, systemClock } from '../util/clock.js';
 import { USER_AGENT } from '../version.js';
 import { type AggregateFilter, parseAggregateCount } from './aggregate-count.js';
 import type { Authenticator } from './auth/authenticator.js';
-import { AbortedError, type RequestContext } from './errors.js';
+import { AbortedError, type RequestContext, RequestError } from './errors.js';
 import { appNameProblem, DEFAULT_APP_NAME, identificationHeaders } from './identification-headers.js';
 import type { LimiterState, RequestLimiter } from './adaptive-limiter.js';
 import {
@@ -81,7 +81,8 @@ interface Outgoing {
  * Talks to the platform: every request carries the credential, `Accept: application/json`, a
  * User-Agent and the identification headers (`x-cdp-app`, `x-cdp-sdk`); failures become typed
  * errors naming the request; retryable ones are retried under the retry policy, and a 401 renews a
- * token once.
+ * token once. A request has one retry budget (`retry.maxAttempts`), getting its token included: a
+ * retryable failure of the token endpoint is one failed attempt of the request.
  */
 export class PlatformClient {
   readonly baseUrl: URL;
@@ -119,10 +120,10 @@ export class PlatformClient {
       retry,
       clock,
       random: options.random ?? Math.random,
-      onRetry: (error, delayMs, reason) => {
+      onRetry: (error, delayMs, reason, attempt) => {
         this.stats.retries++;
         const target = { maxAttempts: retry.maxAttempts, basePath: this.baseUrl.pathname };
-        logRetry(this.logger, error, delayMs, reason, target);
+        logRetry(this.logger, error, { delayMs, reason, attempt }, target);
       },
     };
   }
@@ -205,14 +206,18 @@ export class PlatformClient {
     const { auth } = this.options;
     return withRetries(async (attempts) => {
       const ctx: RequestContext = { method: request.method, path: request.path, attempts };
-      const credential = await auth.headers();
+      // A token renewal that fails is this attempt's failure: one retry budget per request.
+      const asThisAttempt = (error: unknown) => {
+        throw error instanceof RequestError ? error.asAttempt(attempts) : error;
+      };
+      const credential = await auth.headers().catch(asThisAttempt);
       let raw = await this.exchange(request, credential, ctx, signal);
-      if (raw.status === 401 && (await auth.onUnauthorized(credential))) {
+      if (raw.status === 401 && (await auth.onUnauthorized(credential).catch(asThisAttempt))) {
         this.logger.info(
           { path: request.path, requestId: raw.requestId },
           'credential refused (401); renewed it, sending again',
         );
-        raw = await this.exchange(request, await auth.headers(), ctx, signal);
+        raw = await this.exchange(request, await auth.headers().catch(asThisAttempt), ctx, signal);
       }
       const answered = { ...ctx, ...(raw.requestId === undefined ? {} : { requestId: raw.requestId }) };
       return interpret(raw, answered, auth.mechanism);
