@@ -13,6 +13,7 @@ import {
 } from './errors.js';
 import { type ContactDecision, type ContactState, decideFirstContact, UNREACHABLE } from './first-contact.js';
 import { type BodyFraming, readBody, type ResponseLimit } from './read-body.js';
+import { startDeadline } from './request-deadline.js';
 
 export { type ResponseLimit, SMALL_ANSWER_LIMIT } from './read-body.js';
 
@@ -104,6 +105,7 @@ export class Transport {
   ): Promise<RawResponse> {
     const contact = (this.contact ??= { answered: false, firstAttemptAtMs: this.target.clock.now() });
     const deadline = startDeadline(this.requestTimeoutMs, signal);
+    let answered = ctx;
     try {
       const response = await this.pool.request({
         origin: this.origin,
@@ -115,16 +117,16 @@ export class Transport {
       });
       contact.answered = true;
       const requestId = firstHeader(response.headers, 'x-request-id');
-      const answered = requestId === undefined ? ctx : { ...ctx, requestId };
+      if (requestId !== undefined) answered = { ...ctx, requestId };
       const bytes = await readBody(response.body, framing(response.headers), limit, answered);
       return { status: response.statusCode, headers: response.headers, body: bytes, requestId };
     } catch (error) {
       if (signal?.aborted === true) throw new AbortedError('Stopped before the answer arrived', ctx, { cause: error });
       if (deadline.expired()) {
         throw new TimeoutError(
-          `No complete answer within ${seconds(this.requestTimeoutMs)} s (source.timeouts.requestMs): the server sent ` +
-          'the body too slowly or without end; raise source.timeouts.requestMs if answers this slow are expected',
-          ctx,
+          `No complete answer within ${seconds(this.requestTimeoutMs)} s (source.timeouts.requestMs): the server ` +
+          'answered too slowly or sent a body without end; raise source.timeouts.requestMs if answers this slow are expected',
+          answered,
           { cause: error },
         );
       }
@@ -142,41 +144,7 @@ export class Transport {
   }
 }
 
-/** A request's deadline: its signal aborts when the caller's does, or when `ms` have passed. */
-interface Deadline {
-  signal: AbortSignal;
-  /** The time ran out (not the caller's abort). */
-  expired(): boolean;
-  /** Stops the timer and lets go of the caller's signal; call it once the request settled. */
-  clear(): void;
-}
-
-/**
- * A real timer, not the injected clock: undici needs a real abort to stop reading. Unref'ed so that
- * it never keeps the process alive. The caller's signal is followed by a listener removed on clear(),
- * so that a long-lived signal (the run's SIGINT) does not collect one per request.
- */
-function startDeadline(ms: number, outer: AbortSignal | undefined): Deadline {
-  const controller = new AbortController();
-  let expired = false;
-  const timer = setTimeout(() => {
-    expired = true;
-    controller.abort(new Error(`no complete answer within ${ms} ms`));
-  }, ms);
-  timer.unref();
-  const follow = () => controller.abort(outer?.reason);
-  if (outer?.aborted === true) follow();
-  else outer?.addEventListener('abort', follow, { once: true });
-  return {
-    signal: controller.signal,
-    expired: () => expired,
-    clear: () => {
-      clearTimeout(timer);
-      outer?.removeEventListener('abort', follow);
-    },
-  };
-}
-
+/** `ms` in seconds, one decimal at most: 300000 is "300", 300 is "0.3". */
 function seconds(ms: number): string {
   return String(Math.round(ms / 100) / 10);
 }

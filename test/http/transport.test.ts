@@ -210,7 +210,7 @@ describe('source.timeouts.requestMs bounds a request from sending it to the last
     expect(performance.now() - started).toBeLessThan(1500);
     expect(error).toMatchObject({ code: 'E_TIMEOUT', retryable: true, attempts: 1 });
     expect(error.message).toMatch(/^No complete answer within 0\.3 s \(source\.timeouts\.requestMs\)/);
-    expect(error.message).toContain('(GET /api/v1/projects/scripted/events?limit=10');
+    expect(error.message).toContain('(GET /api/v1/projects/scripted/events?limit=10, request id trickle-1, after 1 attempt)');
   });
 
   it('is retried like other timeouts: maxAttempts 2 makes exactly 2 attempts', async () => {
