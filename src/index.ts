@@ -57,6 +57,7 @@ export {
   InvalidJsonError,
   NetworkError,
   RequestError,
+  ResponseTooLargeError,
   TimeoutError,
   TlsError,
 } from './http/errors.js';

@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { formatByteSize } from '../util/format-byte-size.js';
+
+export { formatByteSize };
 
 const UNITS: Record<string, number> = {
   B: 1,
@@ -17,14 +20,6 @@ export function parseByteSize(text: string): number | undefined {
   if (match === null) return undefined;
   const unit = UNITS[(match[2] ?? '').toUpperCase() || 'B'];
   return unit === undefined ? undefined : Math.round(Number(match[1]) * unit);
-}
-
-/** `bytes` in the largest binary unit that divides it: "1 MiB", "1536 KiB", "1000 bytes". */
-export function formatByteSize(bytes: number): string {
-  for (const [unit, size] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) {
-    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
-  }
-  return `${bytes} bytes`;
 }
 
 /** A number of bytes, or a size with a unit: B, KB, MB, GB (powers of 1000), KiB, MiB, GiB (of 1024). */

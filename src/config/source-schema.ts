@@ -92,6 +92,13 @@ export const sourceSchema = z.strictObject({
    * `concurrency`, at least 32 MiB (defaultBufferedBytes). A page larger than this still goes, alone.
    */
   maxBufferedBytes: byteSize(1024 * 1024).optional(),
+  /**
+   * Most bytes of one response once decoded (gzip included): a larger one is cut off as it arrives
+   * and fails its partition with E_RESPONSE_TOO_LARGE, so that a runaway or hostile answer (a gzip
+   * bomb, an endless body) cannot exhaust memory. The default is twice the largest real page (1000
+   * items with 128 KB of metadata each).
+   */
+  maxResponseBytes: byteSize(1024 * 1024).default(DEFAULT_TRANSPORT.maxResponseBytes),
   /** Most connections to the platform at once. */
   maxConnections: z.number().int().min(1).max(256).default(DEFAULT_TRANSPORT.connections),
   timeouts: z
@@ -99,6 +106,8 @@ export const sourceSchema = z.strictObject({
       connectMs: z.number().int().min(1).default(DEFAULT_TRANSPORT.connectTimeoutMs),
       headersMs: z.number().int().min(1).default(DEFAULT_TRANSPORT.headersTimeoutMs),
       bodyMs: z.number().int().min(1).default(DEFAULT_TRANSPORT.bodyTimeoutMs),
+      /** From sending a request to the last byte of its body, retries apart: bounds a body that trickles. */
+      requestMs: z.number().int().min(1).default(DEFAULT_TRANSPORT.requestTimeoutMs),
     })
     .prefault({}),
   retry: z

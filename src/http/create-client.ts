@@ -9,7 +9,6 @@ import { ClientCredentialsAuth } from './auth/client-credentials.js';
 import { StaticAuth } from './auth/static-auth.js';
 import type { RequestLimiter } from './adaptive-limiter.js';
 import { type Limiter, PlatformClient } from './platform-client.js';
-import { logRetry } from './retry-warning.js';
 import { assertSecureTransport, Transport, type TransportOptions } from './transport.js';
 
 export interface ClientDeps {
@@ -31,9 +30,11 @@ export function createPlatformClient(source: SourceConfig, deps: ClientDeps = {}
     connectTimeoutMs: source.timeouts.connectMs,
     headersTimeoutMs: source.timeouts.headersMs,
     bodyTimeoutMs: source.timeouts.bodyMs,
+    requestTimeoutMs: source.timeouts.requestMs,
+    maxResponseBytes: source.maxResponseBytes,
     ca: readCa(source.caFile, deps.configFile),
   };
-  const auth = createAuthenticator(source, transport, { logger, clock, random });
+  const auth = createAuthenticator(source, transport, { logger, clock });
   return new PlatformClient({
     baseUrl: source.baseUrl,
     setting: 'source.baseUrl',
@@ -52,7 +53,7 @@ export function createPlatformClient(source: SourceConfig, deps: ClientDeps = {}
 function createAuthenticator(
   source: SourceConfig,
   transport: TransportOptions,
-  deps: { logger: Logger; clock: Clock; random: () => number },
+  deps: { logger: Logger; clock: Clock },
 ): Authenticator {
   const { auth } = source;
   switch (auth.type) {
@@ -81,16 +82,6 @@ function createAuthenticator(
             { ...transport, connections: 2 },
             { setting: 'source.auth.tokenUrl', clock: deps.clock },
           ),
-          retry: {
-            retry: source.retry,
-            clock: deps.clock,
-            random: deps.random,
-            onRetry: (error, delayMs, reason) =>
-              logRetry(deps.logger, error, delayMs, reason, {
-                maxAttempts: source.retry.maxAttempts,
-                origin: tokenUrl.origin,
-              }),
-          },
           clock: deps.clock,
           logger: deps.logger,
         },

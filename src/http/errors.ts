@@ -9,6 +9,11 @@ export interface RequestContext {
   requestId?: string;
   /** Attempts made, the failed one included. */
   attempts?: number;
+  /**
+   * The origin, for a request that did not go to the platform (the token URL's): retry warnings
+   * show it before the path.
+   */
+  origin?: string;
 }
 
 function where(ctx: RequestContext): string {
@@ -25,6 +30,10 @@ export abstract class RequestError extends BulkExtractError {
   readonly path: string;
   readonly requestId: string | undefined;
   readonly attempts: number | undefined;
+  /** Set for a request that did not go to the platform: the token URL's origin. */
+  readonly origin: string | undefined;
+  /** What went wrong, without where: to say it again of another attempt (asAttempt). */
+  declare private readonly what: string;
 
   /** `what` says what went wrong; the message appends where: method, path, request id, attempts. */
   constructor(what: string, ctx: RequestContext, options?: { cause?: unknown }) {
@@ -33,6 +42,30 @@ export abstract class RequestError extends BulkExtractError {
     this.path = ctx.path;
     this.requestId = ctx.requestId;
     this.attempts = ctx.attempts;
+    this.origin = ctx.origin;
+    // Not enumerable: it repeats the message, and would in every JSON form and log record.
+    Object.defineProperty(this, 'what', { value: what, enumerable: false });
+  }
+
+  /**
+   * The same failure as attempt `attempts` of a request, its message saying so: a token renewal
+   * fails every request waiting for it, each at its own attempt. `this` when the count is right.
+   */
+  asAttempt(attempts: number): this {
+    if (this.attempts === attempts) return this;
+    const copy = Object.create(Object.getPrototypeOf(this) as object) as this;
+    Object.defineProperties(copy, Object.getOwnPropertyDescriptors(this));
+    const ctx: RequestContext = {
+      method: this.method,
+      path: this.path,
+      attempts,
+      ...(this.requestId === undefined ? {} : { requestId: this.requestId }),
+    };
+    const message = `${this.what} (${where(ctx)})`;
+    Object.defineProperty(copy, 'attempts', { value: attempts, enumerable: true });
+    Object.defineProperty(copy, 'message', { value: message, enumerable: false, writable: true, configurable: true });
+    if (this.stack !== undefined) copy.stack = this.stack.replace(this.message, message);
+    return copy;
   }
 }
 
@@ -44,13 +77,16 @@ export class HttpStatusError extends RequestError {
   readonly platformMessage: string | undefined;
   readonly retryAfter: string | undefined;
 
+  /** `answeredBy` names a server other than the platform: `The identity provider at https://login.example.com`. */
   constructor(
     status: number,
     platformMessage: string | undefined,
     retryAfter: string | undefined,
     ctx: RequestContext,
+    answeredBy?: string,
   ) {
-    super(`HTTP ${status}${platformMessage === undefined ? '' : `: ${platformMessage}`}`, ctx);
+    const what = `HTTP ${status}${platformMessage === undefined ? '' : `: ${platformMessage}`}`;
+    super(answeredBy === undefined ? what : `${answeredBy} answered ${what}`, ctx);
     this.status = status;
     this.platformMessage = platformMessage;
     this.retryAfter = retryAfter;
@@ -116,6 +152,23 @@ export class InvalidJsonError extends RequestError {
 export class BadResponseError extends RequestError {
   readonly code = 'E_BAD_RESPONSE';
   readonly retryable = false;
+}
+
+/**
+ * A response body larger than its limit once decoded (`source.maxResponseBytes`, or the fixed limit
+ * of an endpoint whose answers are small): reading it on would only exhaust memory. Not retried, as
+ * the same page would be as large again.
+ */
+export class ResponseTooLargeError extends RequestError {
+  readonly code = 'E_RESPONSE_TOO_LARGE';
+  readonly retryable = false;
+  /** The limit it passed, in bytes. */
+  readonly limitBytes: number;
+
+  constructor(what: string, ctx: RequestContext, options: { limitBytes: number; cause?: unknown }) {
+    super(what, ctx, { cause: options.cause });
+    this.limitBytes = options.limitBytes;
+  }
 }
 
 /** The chain handed back a cursor it had handed out before: following it would never end. */

@@ -4,7 +4,7 @@ import { type Clock, systemClock } from '../util/clock.js';
 import { USER_AGENT } from '../version.js';
 import { type AggregateFilter, parseAggregateCount } from './aggregate-count.js';
 import type { Authenticator } from './auth/authenticator.js';
-import { AbortedError, type RequestContext } from './errors.js';
+import { AbortedError, type RequestContext, RequestError } from './errors.js';
 import { appNameProblem, DEFAULT_APP_NAME, identificationHeaders } from './identification-headers.js';
 import type { LimiterState, RequestLimiter } from './adaptive-limiter.js';
 import {
@@ -21,6 +21,8 @@ import {
   assertSecureTransport,
   DEFAULT_TRANSPORT,
   type RawResponse,
+  type ResponseLimit,
+  SMALL_ANSWER_LIMIT,
   Transport,
   type TransportOptions,
 } from './transport.js';
@@ -71,13 +73,16 @@ interface Outgoing {
   method: 'GET' | 'POST';
   path: string;
   body?: string;
+  /** The most bytes of its answer once decoded. Default `transport.maxResponseBytes`. */
+  limit?: ResponseLimit;
 }
 
 /**
  * Talks to the platform: every request carries the credential, `Accept: application/json`, a
  * User-Agent and the identification headers (`x-cdp-app`, `x-cdp-sdk`); failures become typed
  * errors naming the request; retryable ones are retried under the retry policy, and a 401 renews a
- * token once.
+ * token once. A request has one retry budget (`retry.maxAttempts`), getting its token included: a
+ * retryable failure of the token endpoint is one failed attempt of the request.
  */
 export class PlatformClient {
   readonly baseUrl: URL;
@@ -115,10 +120,10 @@ export class PlatformClient {
       retry,
       clock,
       random: options.random ?? Math.random,
-      onRetry: (error, delayMs, reason) => {
+      onRetry: (error, delayMs, reason, attempt) => {
         this.stats.retries++;
         const target = { maxAttempts: retry.maxAttempts, basePath: this.baseUrl.pathname };
-        logRetry(this.logger, error, delayMs, reason, target);
+        logRetry(this.logger, error, { delayMs, reason, attempt }, target);
       },
     };
   }
@@ -154,14 +159,19 @@ export class PlatformClient {
     return parseAggregateCount(await this.post(`/${resource}/aggregate`, { aggregate: 'count', filter }, signal));
   }
 
-  /** `GET /login/status` at the cluster root: who the credential belongs to (API keys, cookies). */
+  /**
+   * `GET /login/status` at the cluster root: who the credential belongs to (API keys, cookies). Its
+   * answer is a few hundred bytes, so it may be at most 1 MiB (SMALL_ANSWER_LIMIT).
+   */
   async loginStatus(): Promise<LoginStatus> {
-    return parseLoginStatus(await this.send({ method: 'GET', path: `${this.rootPath}/login/status` }, interpretResponse));
+    const request: Outgoing = { method: 'GET', path: `${this.rootPath}/login/status`, limit: SMALL_ANSWER_LIMIT };
+    return parseLoginStatus(await this.send(request, interpretResponse));
   }
 
-  /** `GET /logout` at the cluster root: ends a cookie session. */
+  /** `GET /logout` at the cluster root: ends a cookie session. At most 1 MiB, as `/login/status`. */
   async logout(): Promise<LoginStatus> {
-    return parseLoginStatus(await this.send({ method: 'GET', path: `${this.rootPath}/logout` }, interpretResponse));
+    const request: Outgoing = { method: 'GET', path: `${this.rootPath}/logout`, limit: SMALL_ANSWER_LIMIT };
+    return parseLoginStatus(await this.send(request, interpretResponse));
   }
 
   /** The adaptive limiter's pace and concurrency, when it has one. */
@@ -196,14 +206,18 @@ export class PlatformClient {
     const { auth } = this.options;
     return withRetries(async (attempts) => {
       const ctx: RequestContext = { method: request.method, path: request.path, attempts };
-      const credential = await auth.headers();
+      // A token renewal that fails is this attempt's failure: one retry budget per request.
+      const asThisAttempt = (error: unknown) => {
+        throw error instanceof RequestError ? error.asAttempt(attempts) : error;
+      };
+      const credential = await auth.headers().catch(asThisAttempt);
       let raw = await this.exchange(request, credential, ctx, signal);
-      if (raw.status === 401 && (await auth.onUnauthorized(credential))) {
+      if (raw.status === 401 && (await auth.onUnauthorized(credential).catch(asThisAttempt))) {
         this.logger.info(
           { path: request.path, requestId: raw.requestId },
           'credential refused (401); renewed it, sending again',
         );
-        raw = await this.exchange(request, await auth.headers(), ctx, signal);
+        raw = await this.exchange(request, await auth.headers().catch(asThisAttempt), ctx, signal);
       }
       const answered = { ...ctx, ...(raw.requestId === undefined ? {} : { requestId: raw.requestId }) };
       return interpret(raw, answered, auth.mechanism);
@@ -228,7 +242,7 @@ export class PlatformClient {
       async (permit) => {
         if (signal?.aborted === true) throw new AbortedError('Stopped before sending', ctx);
         const raw = await this.transport
-          .request(request.method, request.path, headers, ctx, request.body, signal)
+          .request(request.method, request.path, headers, ctx, request.body, signal, request.limit)
           .catch((error: unknown) => {
             if (!(error instanceof AbortedError)) this.countAnswer('none');
             throw error;

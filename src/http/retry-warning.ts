@@ -8,7 +8,7 @@ export interface RetryTarget {
   maxAttempts: number;
   /** Stripped from the front of paths (the base URL's path), so that `/events` shows, not `/api/v1/...`. */
   basePath?: string;
-  /** Put before the path, e.g. the token URL's origin. Default none. */
+  /** Put before the path when the error names no origin of its own. Default none. */
   origin?: string;
 }
 
@@ -21,27 +21,36 @@ export interface RetryTarget {
 export function logRetry(
   logger: Logger,
   error: RequestError,
-  delayMs: number,
-  reason: string,
+  retry: { delayMs: number; reason: string; attempt: number },
   target: RetryTarget,
 ): void {
+  const { delayMs, reason, attempt } = retry;
   logger.warn(
     {
       method: error.method,
       path: error.path,
       requestId: error.requestId,
-      attempt: error.attempts,
+      attempt,
       maxAttempts: target.maxAttempts,
       delayMs,
       reason,
     },
-    retryMessage(error, delayMs, target),
+    retryMessage(error, delayMs, target, attempt),
   );
 }
 
-export function retryMessage(error: RequestError, delayMs: number, target: RetryTarget): string {
-  const where = `${error.method} ${target.origin ?? ''}${shownPath(error.path, target.basePath)}`;
-  const next = `attempt ${(error.attempts ?? 1) + 1}/${target.maxAttempts} in ${seconds(delayMs)} s`;
+/**
+ * `failed` is the attempt that failed, as the retry loop counts it (the next is `failed + 1`);
+ * default the error's own count.
+ */
+export function retryMessage(
+  error: RequestError,
+  delayMs: number,
+  target: RetryTarget,
+  failed = error.attempts ?? 1,
+): string {
+  const where = `${error.method} ${error.origin ?? target.origin ?? ''}${shownPath(error.path, target.basePath)}`;
+  const next = `attempt ${failed + 1}/${target.maxAttempts} in ${seconds(delayMs)} s`;
   const id = error.requestId === undefined ? '' : ` (request id ${error.requestId})`;
   return `${where}: ${failureSummary(error)}; ${next}${id}`;
 }

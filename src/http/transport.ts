@@ -1,6 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { promisify } from 'node:util';
-import { gunzip, inflate } from 'node:zlib';
 import { Pool } from 'undici';
 import { type Clock, systemClock } from '../util/clock.js';
 import {
@@ -9,10 +7,15 @@ import {
   InsecureTransportError,
   NetworkError,
   type RequestContext,
+  RequestError,
   TimeoutError,
   TlsError,
 } from './errors.js';
 import { type ContactDecision, type ContactState, decideFirstContact, UNREACHABLE } from './first-contact.js';
+import { type BodyFraming, readBody, type ResponseLimit } from './read-body.js';
+import { startDeadline } from './request-deadline.js';
+
+export { type ResponseLimit, SMALL_ANSWER_LIMIT } from './read-body.js';
 
 export interface TransportOptions {
   /** Most connections open to the origin at once. Default 32. */
@@ -23,6 +26,17 @@ export interface TransportOptions {
   headersTimeoutMs: number;
   /** Longest pause between two chunks of a response body, ms. Default 60,000. */
   bodyTimeoutMs: number;
+  /**
+   * Longest time from sending a request to the last byte of its body (decoded), ms: a body that
+   * trickles in, each pause shorter than `bodyTimeoutMs`, would otherwise hold the request forever.
+   * Default 300,000 (5 minutes).
+   */
+  requestTimeoutMs: number;
+  /**
+   * Most bytes of one response body once decoded (gzip and deflate): a larger one is cut off as it
+   * arrives and fails with E_RESPONSE_TOO_LARGE (`source.maxResponseBytes`). Default 256 MiB.
+   */
+  maxResponseBytes: number;
   /** PEM certificates to trust in addition to the system's (a private CA). TLS verification stays on. */
   ca?: string | undefined;
 }
@@ -32,6 +46,9 @@ export const DEFAULT_TRANSPORT: TransportOptions = {
   connectTimeoutMs: 10_000,
   headersTimeoutMs: 60_000,
   bodyTimeoutMs: 60_000,
+  requestTimeoutMs: 300_000,
+  // Twice a page of 1000 items with 128 KB of metadata each, the largest the platform serves.
+  maxResponseBytes: 256 * 1024 * 1024,
 };
 
 export interface RawResponse {
@@ -42,15 +59,6 @@ export interface RawResponse {
   requestId: string | undefined;
 }
 
-const gunzipAsync = promisify(gunzip);
-const inflateAsync = promisify(inflate);
-/**
- * Output chunks of 512 KiB instead of zlib's 16 KiB: a page of 1000 items (about 400 KB) then
- * decodes in one pass on the thread pool instead of 25 round trips through the event loop, which
- * cut zlib's CPU per page by a third (bench/RESULTS.md, "Levers kept").
- */
-const DECODE = { chunkSize: 512 * 1024 };
-
 /** Where an origin came from, for errors that tell what to check; and the clock of its first-contact budget. */
 export interface TransportTarget {
   /** The config key that holds the origin's URL: `source.baseUrl`, `source.auth.tokenUrl`. */
@@ -59,19 +67,24 @@ export interface TransportTarget {
 }
 
 /**
- * Keep-alive connections to one origin. gzip and deflate bodies are decoded on zlib's thread pool;
- * failures come out as typed errors: a body cut short fails to decode and is a NetworkError. Until
- * the origin has answered once, failing to reach it is retried only within the first-contact budget.
+ * Keep-alive connections to one origin. gzip and deflate bodies are decoded on zlib's thread pool,
+ * never past the response limit (read-body.ts); failures come out as typed errors: a body cut short
+ * fails to decode and is a NetworkError. Until the origin has answered once, failing to reach it is
+ * retried only within the first-contact budget.
  */
 export class Transport {
   private readonly pool: Pool;
   private contact: ContactState | undefined;
+  private readonly limit: ResponseLimit;
+  private readonly requestTimeoutMs: number;
 
   constructor(
     readonly origin: string,
     options: TransportOptions,
     private readonly target: TransportTarget = { setting: 'source.baseUrl', clock: systemClock },
   ) {
+    this.limit = { bytes: options.maxResponseBytes, setting: 'source.maxResponseBytes' };
+    this.requestTimeoutMs = options.requestTimeoutMs;
     this.pool = new Pool(origin, {
       connections: options.connections,
       headersTimeout: options.headersTimeoutMs,
@@ -80,6 +93,7 @@ export class Transport {
     });
   }
 
+  /** `limit` caps the decoded body; default `maxResponseBytes` (`source.maxResponseBytes`). */
   async request(
     method: 'GET' | 'POST',
     path: string,
@@ -87,8 +101,11 @@ export class Transport {
     ctx: RequestContext,
     body?: string,
     signal?: AbortSignal,
+    limit: ResponseLimit = this.limit,
   ): Promise<RawResponse> {
     const contact = (this.contact ??= { answered: false, firstAttemptAtMs: this.target.clock.now() });
+    const deadline = startDeadline(this.requestTimeoutMs, signal);
+    let answered = ctx;
     try {
       const response = await this.pool.request({
         origin: this.origin,
@@ -96,21 +113,29 @@ export class Transport {
         path,
         headers: { ...headers, 'accept-encoding': 'gzip, deflate' },
         ...(body === undefined ? {} : { body }),
-        ...(signal === undefined ? {} : { signal }),
+        signal: deadline.signal,
       });
       contact.answered = true;
-      const bytes = await decode(Buffer.from(await response.body.arrayBuffer()), response.headers);
-      return {
-        status: response.statusCode,
-        headers: response.headers,
-        body: bytes,
-        requestId: firstHeader(response.headers, 'x-request-id'),
-      };
+      const requestId = firstHeader(response.headers, 'x-request-id');
+      if (requestId !== undefined) answered = { ...ctx, requestId };
+      const bytes = await readBody(response.body, framing(response.headers), limit, answered);
+      return { status: response.statusCode, headers: response.headers, body: bytes, requestId };
     } catch (error) {
       if (signal?.aborted === true) throw new AbortedError('Stopped before the answer arrived', ctx, { cause: error });
+      if (deadline.expired()) {
+        throw new TimeoutError(
+          `No complete answer within ${seconds(this.requestTimeoutMs)} s (source.timeouts.requestMs): the server ` +
+          'answered too slowly or sent a body without end; raise source.timeouts.requestMs if answers this slow are expected',
+          answered,
+          { cause: error },
+        );
+      }
+      if (error instanceof RequestError) throw error;
       const code = (error as { code?: unknown } | null)?.code;
       const decision = decideFirstContact(typeof code === 'string' ? code : undefined, contact, this.target.clock.now());
       throw classifyTransportError(error, ctx, { url: `${this.origin}${path}`, setting: this.target.setting, decision });
+    } finally {
+      deadline.clear();
     }
   }
 
@@ -119,12 +144,17 @@ export class Transport {
   }
 }
 
-async function decode(body: Buffer, headers: IncomingHttpHeaders): Promise<Buffer> {
-  const encoding = firstHeader(headers, 'content-encoding')?.toLowerCase();
-  if (encoding === undefined || encoding === 'identity' || body.length === 0) return body;
-  if (encoding === 'gzip' || encoding === 'x-gzip') return gunzipAsync(body, DECODE);
-  if (encoding === 'deflate') return inflateAsync(body, DECODE);
-  throw Object.assign(new Error(`unsupported content-encoding '${encoding}'`), { code: 'E_UNSUPPORTED_ENCODING' });
+/** `ms` in seconds, one decimal at most: 300000 is "300", 300 is "0.3". */
+function seconds(ms: number): string {
+  return String(Math.round(ms / 100) / 10);
+}
+
+function framing(headers: IncomingHttpHeaders): BodyFraming {
+  const length = firstHeader(headers, 'content-length');
+  return {
+    encoding: firstHeader(headers, 'content-encoding')?.toLowerCase(),
+    length: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
+  };
 }
 
 const TLS_CODE = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ERR_TLS|ERR_SSL/;

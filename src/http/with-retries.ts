@@ -7,8 +7,12 @@ export interface RetryRuntime {
   clock: Clock;
   /** Uniform in [0, 1); injected so tests can pin the jitter. */
   random: () => number;
-  /** Called before each wait, for logging and counting. */
-  onRetry: (error: RequestError, delayMs: number, reason: string) => void;
+  /**
+   * Called before each wait, for logging and counting. `attempt` is the attempt that failed, counted
+   * here (never by the error, which may come from a token renewal shared with other requests); the
+   * next one, `attempt + 1`, is at most `retry.maxAttempts`.
+   */
+  onRetry: (error: RequestError, delayMs: number, reason: string, attempt: number) => void;
 }
 
 /**
@@ -28,7 +32,7 @@ export async function withRetries<T>(
       if (!(error instanceof RequestError)) throw error;
       const decision = decideRetry(error, n, runtime.retry, { random: runtime.random, nowMs: runtime.clock.now() });
       if (!decision.retry || signal?.aborted === true) throw error;
-      runtime.onRetry(error, decision.delayMs, decision.reason);
+      runtime.onRetry(error, decision.delayMs, decision.reason, n);
       await sleepUnlessAborted(runtime.clock, decision.delayMs, signal, error);
     }
   }

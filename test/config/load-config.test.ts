@@ -71,10 +71,12 @@ describe('loadConfig: a valid file', () => {
       allowInsecureHttp: false,
       concurrency: 8,
       maxConnections: DEFAULT_TRANSPORT.connections,
+      maxResponseBytes: 256 * 1024 * 1024,
       timeouts: {
         connectMs: DEFAULT_TRANSPORT.connectTimeoutMs,
         headersMs: DEFAULT_TRANSPORT.headersTimeoutMs,
         bodyMs: DEFAULT_TRANSPORT.bodyTimeoutMs,
+        requestMs: 300_000,
       },
       retry: DEFAULT_RETRY,
     });

@@ -139,3 +139,67 @@ describe('source.appName is sent as the x-cdp-app header', () => {
     );
   });
 });
+
+describe('source.maxResponseBytes caps one response once decoded', () => {
+  const BASE = 'https://api.example.com/api/v1/projects/acme';
+  const parse = (maxResponseBytes: unknown) => sourceSchema.safeParse({ baseUrl: BASE, auth: AUTH, maxResponseBytes });
+
+  it('defaults to 256 MiB', () => {
+    expect(parse(undefined).data?.maxResponseBytes).toBe(256 * 2 ** 20);
+  });
+
+  it.each([
+    [536_870_912, 536_870_912],
+    ['512MiB', 512 * 2 ** 20],
+    ['1 GiB', 2 ** 30],
+    ['300MB', 300e6],
+    ['1MiB', 2 ** 20],
+    ['1048576', 1_048_576],
+  ])('%j is %d bytes', (given, bytes) => {
+    expect(parse(given).data?.maxResponseBytes).toBe(bytes);
+  });
+
+  it.each([['lots'], ['512KiB'], [1_048_575], ['-1MiB'], [1.5e6 + 0.5], [true]])('%j is refused, naming the units and the least', (given) => {
+    const result = parse(given);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['maxResponseBytes']);
+    expect(result.error?.issues.map((issue) => issue.message).join('; ')).toMatch(/a size such as "64MiB".*at least 1 MiB/);
+  });
+
+  it('loadConfig names source.maxResponseBytes and what was got', () => {
+    const file = join(tempDir('bulk-extract-source-'), 'job.yaml');
+    const auth = '  auth:\n    type: api-key\n    apiKey: ${K}\n';
+    writeFileSync(file, `source:\n  baseUrl: ${BASE}\n  maxResponseBytes: 64KiB\n${auth}`);
+    expect(() => loadConfig(file, { K: 'env-api-key-0001' })).toThrow(
+      `${file}: source.maxResponseBytes: expected a number of bytes or a size such as "64MiB" or "1GB" ` +
+      '(units B, KB, MB, GB, KiB, MiB, GiB), at least 1 MiB (got "64KiB")',
+    );
+  });
+});
+
+describe('source.timeouts.requestMs bounds one request, sending to the last byte of its body', () => {
+  const BASE = 'https://api.example.com/api/v1/projects/acme';
+  const parse = (timeouts: unknown) => sourceSchema.safeParse({ baseUrl: BASE, auth: AUTH, timeouts });
+
+  it('defaults to 300000 ms (5 minutes), beside the other timeouts', () => {
+    const defaults = { connectMs: 10_000, headersMs: 60_000, bodyMs: 60_000, requestMs: 300_000 };
+    expect(parse(undefined).data?.timeouts).toEqual(defaults);
+  });
+
+  it('takes a whole number of ms', () => {
+    expect(parse({ requestMs: 900_000 }).data?.timeouts.requestMs).toBe(900_000);
+  });
+
+  it.each([[0], [-1], [1.5], ['5m']])('%j is refused, naming the key', (given) => {
+    const result = parse({ requestMs: given });
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['timeouts.requestMs']);
+  });
+
+  it('loadConfig names source.timeouts.requestMs', () => {
+    const file = join(tempDir('bulk-extract-source-'), 'job.yaml');
+    const auth = '  auth:\n    type: api-key\n    apiKey: ${K}\n';
+    writeFileSync(file, `source:\n  baseUrl: ${BASE}\n  timeouts:\n    requestMs: 0\n${auth}`);
+    expect(() => loadConfig(file, { K: 'env-api-key-0001' })).toThrow(`${file}: source.timeouts.requestMs: `);
+  });
+});

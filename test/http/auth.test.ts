@@ -4,7 +4,8 @@ import { sourceSchema, type SourceConfig } from '../../src/config/source-schema.
 import { TOKEN_LEEWAY_MS } from '../../src/http/auth/client-credentials.js';
 import { type ClientDeps, createPlatformClient } from '../../src/http/create-client.js';
 import { drainCursorChain } from '../../src/http/cursor-chain.js';
-import { AuthError } from '../../src/http/errors.js';
+import { authStatus } from '../../src/cli/auth.js';
+import { AuthError, HttpStatusError } from '../../src/http/errors.js';
 import type { PlatformClient } from '../../src/http/platform-client.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { createFakeClock } from '../support/fake-clock.js';
@@ -388,6 +389,143 @@ describe('token endpoint failures', () => {
     expect(error).toMatchObject({ code: 'E_AUTH' });
     expect(error.message).toContain('access_token');
     expect(tokenRequests(server)).toHaveLength(1);
+    expect(apiRequests(server)).toHaveLength(0);
+  });
+});
+
+describe('one retry budget per request, renewing its token included', () => {
+  const SERVER_ERROR = { status: 500, body: { error: 'server_error', error_description: 'try later' } };
+
+  /** A loopback IdP answering the first `failures` token requests with `failure`, then tokens; the API pages. */
+  async function flakyIdp(failures: number, failure: ScriptedResponse = SERVER_ERROR) {
+    let calls = 0;
+    return scripted((request) => {
+      if (!request.url.startsWith('/oauth2/token')) return { body: { items: [{ id: 1 }] } };
+      return ++calls <= failures ? failure : { body: { access_token: `budget-token-${calls}`, expires_in: 3600 } };
+    });
+  }
+
+  function budgetClient(server: { baseUrl: string; origin: string }, maxAttempts: number) {
+    const logs = captureLogger();
+    const config = sourceSchema.parse({
+      baseUrl: server.baseUrl,
+      auth: oauth(`${server.origin}/oauth2/token`),
+      retry: { maxAttempts },
+    });
+    const clock = createFakeClock();
+    const c = client(config, { clock, logger: logs.logger, random: () => 0.5 });
+    const warnings = () => logs.records().filter((record) => record.level === 40).map((record) => String(record.msg));
+    return { c, clock, warnings };
+  }
+
+  /** Every `attempt k/max` of the warnings, as [k, max]. */
+  function attemptsLogged(warnings: string[]): [number, number][] {
+    return warnings.map((line) => {
+      const match = /attempt (\d+)\/(\d+)/.exec(line);
+      expect(match, line).not.toBeNull();
+      return [Number(match?.[1]), Number(match?.[2])];
+    });
+  }
+
+  it.each([3, 10])('an IdP answering 500: at most maxAttempts (%i) requests in all, each attempt logged once', async (maxAttempts) => {
+    const server = await flakyIdp(Infinity);
+    const { c, clock, warnings } = budgetClient(server, maxAttempts);
+    const error = await rejection(c.get('/events'));
+    expect(tokenRequests(server).length + apiRequests(server).length).toBeLessThanOrEqual(maxAttempts);
+    expect(tokenRequests(server)).toHaveLength(maxAttempts);
+    expect(apiRequests(server)).toHaveLength(0);
+    expect(clock.sleeps).toHaveLength(maxAttempts - 1);
+    const logged = attemptsLogged(warnings());
+    expect(logged.map(([k]) => k)).toEqual(Array.from({ length: maxAttempts - 1 }, (_, i) => i + 2));
+    for (const [k, max] of logged) {
+      expect(max).toBe(maxAttempts);
+      expect(k).toBeLessThanOrEqual(maxAttempts);
+    }
+    expect(warnings()[0]).toBe(
+      `POST ${server.origin}/oauth2/token: HTTP 500 server_error: try later; attempt 2/${maxAttempts} in 0.3 s (request id scripted-1)`,
+    );
+    expect(c.stats).toMatchObject({ requests: 0, retries: maxAttempts - 1 });
+    // What failed: the identity provider, its status, after how many attempts.
+    expect(error).toBeInstanceOf(HttpStatusError);
+    expect(error).toMatchObject({ code: 'E_HTTP_STATUS', status: 500, attempts: maxAttempts, method: 'POST', path: '/oauth2/token' });
+    expect(error.message).toBe(
+      `The identity provider at ${server.origin} answered HTTP 500: server_error: try later ` +
+      `(POST /oauth2/token, request id scripted-${maxAttempts}, after ${maxAttempts} attempts)`,
+    );
+  });
+
+  it('a token failure and a platform failure share the budget: 500 from the IdP, then 503 from the platform', async () => {
+    let apiCalls = 0;
+    let tokenCalls = 0;
+    const server = await scripted((request) => {
+      if (request.url.startsWith('/oauth2/token')) {
+        return ++tokenCalls === 1 ? SERVER_ERROR : { body: { access_token: 'budget-token', expires_in: 3600 } };
+      }
+      return ++apiCalls === 1 ? { status: 503, body: { error: { code: 503, message: 'busy' } } } : { body: { items: [] } };
+    });
+    const { c, warnings } = budgetClient(server, 3);
+    expect((await c.get('/events')).attempts).toBe(3);
+    expect(server.requests.map((r) => r.url.split('?')[0])).toEqual([
+      '/oauth2/token',
+      '/oauth2/token',
+      '/api/v1/projects/scripted/events',
+      '/api/v1/projects/scripted/events',
+    ]);
+    expect(attemptsLogged(warnings())).toEqual([[2, 3], [3, 3]]);
+  });
+
+  it('the same with maxAttempts 2: the budget is spent, the platform error after 2 attempts', async () => {
+    let tokenCalls = 0;
+    const server = await scripted((request) => {
+      if (request.url.startsWith('/oauth2/token')) {
+        return ++tokenCalls === 1 ? SERVER_ERROR : { body: { access_token: 'budget-token', expires_in: 3600 } };
+      }
+      return { status: 503, body: { error: { code: 503, message: 'busy' } } };
+    });
+    const { c } = budgetClient(server, 2);
+    const error = await rejection(c.get('/events'));
+    expect(error).toMatchObject({ code: 'E_HTTP_STATUS', status: 503, attempts: 2 });
+    expect(tokenRequests(server)).toHaveLength(2);
+    expect(apiRequests(server)).toHaveLength(1);
+  });
+
+  it('a 400 from the IdP stays an AuthError after one request, not retried', async () => {
+    const server = await flakyIdp(Infinity, { status: 400, body: { error: 'invalid_client' } });
+    const { c, warnings } = budgetClient(server, 10);
+    const error = await rejection(c.get('/events'));
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error).toMatchObject({ code: 'E_AUTH', attempts: 1 });
+    expect(tokenRequests(server)).toHaveLength(1);
+    expect(warnings()).toEqual([]);
+  });
+
+  it('20 concurrent requests share one renewal in flight, a failed one included: 2 token requests', async () => {
+    const server = await flakyIdp(1);
+    const { c, warnings } = budgetClient(server, 10);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => c.get('/events')));
+    expect(answers.every((answer) => answer.attempts === 2)).toBe(true);
+    expect(tokenRequests(server)).toHaveLength(2);
+    expect(apiRequests(server)).toHaveLength(20);
+    expect(attemptsLogged(warnings())).toEqual(Array.from({ length: 20 }, () => [2, 10]));
+  });
+
+  it('auth status alone retries a transient token failure within the one budget', async () => {
+    const server = await flakyIdp(1, { status: 503, body: { error: 'temporarily_unavailable' } });
+    const { c } = budgetClient(server, 2);
+    const status = await authStatus(c, { type: 'oauth-client-credentials', clientId: CLIENT.id });
+    expect(status).toMatchObject({ works: true, user: CLIENT.id });
+    expect(tokenRequests(server)).toHaveLength(2);
+    expect(apiRequests(server)).toHaveLength(1);
+    expect(c.stats).toMatchObject({ requests: 1, retries: 1 });
+  });
+
+  it('auth status: two token failures spend a budget of 2 and fail, naming the identity provider', async () => {
+    const server = await flakyIdp(2, { status: 503, body: { error: 'temporarily_unavailable' } });
+    const { c } = budgetClient(server, 2);
+    const error = await rejection(authStatus(c, { type: 'oauth-client-credentials', clientId: CLIENT.id }));
+    expect(error).toMatchObject({ code: 'E_HTTP_STATUS', status: 503, attempts: 2 });
+    expect(error.message).toMatch(/^The identity provider at .* answered HTTP 503: temporarily_unavailable \(POST /);
+    expect(tokenRequests(server)).toHaveLength(2);
     expect(apiRequests(server)).toHaveLength(0);
   });
 });

@@ -22,10 +22,12 @@ function source(baseUrl: string, caFile?: string): SourceConfig {
     allowInsecureHttp: false,
     concurrency: 8,
     maxConnections: 4,
+    maxResponseBytes: DEFAULT_TRANSPORT.maxResponseBytes,
     timeouts: {
       connectMs: DEFAULT_TRANSPORT.connectTimeoutMs,
       headersMs: DEFAULT_TRANSPORT.headersTimeoutMs,
       bodyMs: DEFAULT_TRANSPORT.bodyTimeoutMs,
+      requestMs: DEFAULT_TRANSPORT.requestTimeoutMs,
     },
     retry: DEFAULT_RETRY,
     ...(caFile === undefined ? {} : { caFile }),

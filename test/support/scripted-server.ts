@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface ScriptedRequest {
@@ -18,6 +18,11 @@ export interface ScriptedResponse {
   hold?: boolean;
   /** Send the headers and this many bytes of the body, then destroy the connection. */
   resetAfterBytes?: number;
+  /**
+   * Write the answer yourself (binary, endless or trickling bodies): status, headers and body above
+   * are then ignored. The response may be destroyed by the client at any time.
+   */
+  write?: (res: ServerResponse) => void;
 }
 
 export interface ScriptedServer {
@@ -50,6 +55,11 @@ export async function startScriptedServer(
       requests.push(request);
       void Promise.resolve(respond(request, requests.length - 1)).then((answer) => {
         if (answer.hold) return;
+        if (answer.write !== undefined) {
+          res.on('error', () => {});
+          answer.write(res);
+          return;
+        }
         const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? {});
         const bytes = Buffer.from(text);
         res.writeHead(answer.status ?? 200, {

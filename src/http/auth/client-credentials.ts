@@ -2,8 +2,7 @@ import type { Secret } from '../../util/secret.js';
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../util/clock.js';
 import { AuthError, HttpStatusError, InvalidJsonError, type RequestContext, RETRYABLE_STATUSES } from '../errors.js';
-import { firstHeader, type Transport } from '../transport.js';
-import { type RetryRuntime, withRetries } from '../with-retries.js';
+import { firstHeader, SMALL_ANSWER_LIMIT, type Transport } from '../transport.js';
 import type { Authenticator } from './authenticator.js';
 
 export interface ClientCredentialsOptions {
@@ -29,6 +28,11 @@ interface Token {
  * OAuth 2.0 client-credentials grant (RFC 6749 section 4.4). The token is cached and renewed before
  * it expires; concurrent requests share one renewal in flight; a 401 renews it unless another
  * request already did.
+ *
+ * A renewal is one token request, never retried here: a retryable failure (429, 5xx, a network
+ * error or timeout, a body that is not JSON) is thrown as it is, and the request that needed the
+ * token counts it as one of its attempts and retries it (PlatformClient), so that a request has one
+ * retry budget. A refusal (400, 401, 403) is an AuthError.
  */
 export class ClientCredentialsAuth implements Authenticator {
   readonly mechanism = 'oauth-client-credentials';
@@ -37,7 +41,7 @@ export class ClientCredentialsAuth implements Authenticator {
 
   constructor(
     private readonly options: ClientCredentialsOptions,
-    private readonly deps: { transport: Transport; retry: RetryRuntime; clock: Clock; logger: Logger },
+    private readonly deps: { transport: Transport; clock: Clock; logger: Logger },
   ) {}
 
   async headers(): Promise<Record<string, string>> {
@@ -74,21 +78,24 @@ export class ClientCredentialsAuth implements Authenticator {
     if (scopes.length > 0) form.set('scope', scopes.join(' '));
     if (audience !== undefined) form.set('audience', audience);
     const path = `${tokenUrl.pathname}${tokenUrl.search}`;
-    const token = await withRetries(async (attempts) => {
-      const ctx: RequestContext = { method: 'POST', path, attempts };
-      const headers = { 'content-type': 'application/x-www-form-urlencoded', 'accept': 'application/json' };
-      const raw = await this.deps.transport.request('POST', path, headers, ctx, form.toString());
-      const withId = { ...ctx, ...(raw.requestId === undefined ? {} : { requestId: raw.requestId }) };
-      const body = parseJson(raw.body);
-      if (raw.status === 200) return this.parseToken(body, withId);
+    const ctx: RequestContext = { method: 'POST', path, origin: tokenUrl.origin };
+    const headers = { 'content-type': 'application/x-www-form-urlencoded', 'accept': 'application/json' };
+    // A token answer is a few KB: at most 1 MiB, whatever source.maxResponseBytes says.
+    const raw = await this.deps.transport.request('POST', path, headers, ctx, form.toString(), undefined, SMALL_ANSWER_LIMIT);
+    const withId = { ...ctx, ...(raw.requestId === undefined ? {} : { requestId: raw.requestId }) };
+    const body = parseJson(raw.body);
+    if (raw.status !== 200) {
       if (RETRYABLE_STATUSES.has(raw.status)) {
-        throw new HttpStatusError(raw.status, oauthError(body), firstHeader(raw.headers, 'retry-after'), withId);
+        const retryAfter = firstHeader(raw.headers, 'retry-after');
+        const idp = `The identity provider at ${tokenUrl.origin}`;
+        throw new HttpStatusError(raw.status, oauthError(body), retryAfter, withId, idp);
       }
       throw new AuthError(
         `The identity provider refused the client credentials of '${clientId}': HTTP ${raw.status} ${oauthError(body) ?? ''}`.trim(),
         withId,
       );
-    }, this.deps.retry);
+    }
+    const token = this.parseToken(body, withId);
     this.token = token;
     this.deps.logger.debug({ clientId, expiresInMs: token.expiresAtMs - this.deps.clock.now() }, 'access token acquired');
     return token;
