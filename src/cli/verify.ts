@@ -4,6 +4,7 @@ import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { verifyJob, verifyOutput } from '../export/index.js';
 import { silentLogger } from '../log.js';
+import { Redactor } from '../util/redact.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 
@@ -35,16 +36,20 @@ export async function runVerify(argv: string[]): Promise<number> {
   if ((dir === undefined) === (values.config === undefined) || extra.length > 0) {
     throw new UsageError(`expected one output folder, or --config FILE.\n\n${VERIFY_USAGE}`);
   }
-  const report =
-    dir === undefined ? await verifyJob(loadConfig(values.config!), silentLogger) : await verifyOutput(resolve(dir));
+  const config = values.config === undefined ? undefined : loadConfig(values.config);
+  const redactor = config?.redactor ?? Redactor.none;
+  const report = await redactor.guard(() =>
+    config === undefined ? verifyOutput(resolve(dir!)) : verifyJob(config, silentLogger),
+  );
+  const print = (text: string) => console.log(redactor.redact(text));
   if (values.json) {
-    console.log(JSON.stringify(report));
+    print(JSON.stringify(report));
   } else {
     const formats = Object.entries(report.formats).map(
       ([format, { files, rows }]) => `${format}: ${files} files, ${rows.toLocaleString('en-US')} rows`,
     );
-    console.log(`run ${report.state}${report.success ? ', _SUCCESS present' : ''}; ${formats.join('; ') || 'no files'}`);
-    console.log(report.problems.length === 0 ? 'OK: every file matches the manifest' : report.problems.join('\n'));
+    print(`run ${report.state}${report.success ? ', _SUCCESS present' : ''}; ${formats.join('; ') || 'no files'}`);
+    print(report.problems.length === 0 ? 'OK: every file matches the manifest' : report.problems.join('\n'));
   }
   return report.problems.length === 0 ? EXIT.OK : EXIT.FAILED;
 }

@@ -64,6 +64,15 @@ export class Redactor {
     return error;
   }
 
+  /** `work()`, with whatever it throws redacted (redactError) on its way out. */
+  async guard<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw this.redactError(error);
+    }
+  }
+
   #copy(value: unknown): unknown {
     if (typeof value === 'string') return this.redact(value);
     if (Array.isArray(value)) return value.map((item) => this.#copy(item));
