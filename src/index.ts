@@ -13,6 +13,7 @@
  */
 export { BadItemError, BulkExtractError, CheckpointError, ConfigError, UsageError } from './errors.js';
 export { type ConfigOverrides, type JobConfig, loadConfig } from './config/load-config.js';
+export { Redactor } from './util/redact.js';
 export { Secret } from './util/secret.js';
 export {
   destinationOf,

@@ -1,5 +1,6 @@
-import { type Logger, pino } from 'pino';
+import { type Logger, type LoggerOptions, pino } from 'pino';
 import { prettyFactory } from 'pino-pretty';
+import { REDACTED, Redactor } from './util/redact.js';
 
 export type { Logger };
 
@@ -20,6 +21,17 @@ export const REDACTED_PATHS = [
   '*.password',
 ];
 
+/**
+ * What hides credentials in log records: the fields of REDACTED_PATHS, and the job's sensitive
+ * values (`redactor`, JobConfig.redactor) anywhere in a record's line, message and fields alike.
+ */
+export function redactionOptions(redactor: Redactor = Redactor.none): Pick<LoggerOptions, 'redact' | 'hooks'> {
+  return {
+    redact: { paths: REDACTED_PATHS, censor: REDACTED },
+    ...(redactor.active ? { hooks: { streamWrite: (line: string) => redactor.redact(line) } } : {}),
+  };
+}
+
 /** Where human-readable log lines go; a terminal's live status line clears itself around them. */
 export interface LineSink {
   /** `text` is one or more complete lines, each ending in a newline. */
@@ -32,10 +44,16 @@ const stderrSink: LineSink = { writeLine: (text) => process.stderr.write(text) }
  * A logger on stderr (stdout is for machine-readable output): JSON lines, or human-readable lines
  * when `pretty` (default: stderr is a terminal). Human-readable lines are one line a record: the
  * record's fields (and an error's stack) are shown only at debug level, so every message says
- * what a reader needs by itself.
+ * what a reader needs by itself. `redactor` hides the job's sensitive values in every line (create
+ * the logger once the job file is loaded).
  */
-export function createLogger(level = 'info', prettyPrint = process.stderr.isTTY, sink: LineSink = stderrSink): Logger {
-  const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { pid: process.pid } };
+export function createLogger(
+  level = 'info',
+  prettyPrint = process.stderr.isTTY,
+  sink: LineSink = stderrSink,
+  redactor: Redactor = Redactor.none,
+): Logger {
+  const options = { level, ...redactionOptions(redactor), base: { pid: process.pid } };
   if (!prettyPrint) return pino(options, pino.destination(2));
   const verbose = level === 'debug' || level === 'trace';
   // The one field a message leaves out on purpose: where a run writes (its JSON message is fixed).

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
+import type { AuthConfig } from '../config/source-schema.js';
 import { UsageError } from '../errors.js';
 import type { PlatformClient } from '../http/platform-client.js';
 import { createPlatformClient } from '../http/create-client.js';
@@ -40,25 +41,38 @@ export async function runAuth(argv: string[]): Promise<number> {
   if (action !== 'status' && action !== 'logout') throw new UsageError(`unknown action '${action}'.\n\n${AUTH_USAGE}`);
   if (values.config === undefined) throw new UsageError(`--config FILE is required.\n\n${AUTH_USAGE}`);
   const config = loadConfig(values.config);
-  const logger = createLogger(values['log-level']);
-  const client = createPlatformClient(config.source, { logger, configFile: config.file });
-  try {
-    if (action === 'logout') {
-      if (config.source.auth.type !== 'cookie') {
-        throw new UsageError(
-          `auth logout ends cookie sessions; source.auth.type is '${config.source.auth.type}', which has no session to end.`,
-        );
-      }
-      const status = await client.logout();
-      console.log(values.json ? JSON.stringify(status) : `Logged out${status.user ? ` ${status.user}` : ''}.`);
-      return EXIT.OK;
+  const { redactor } = config;
+  const logger = createLogger(values['log-level'], undefined, undefined, redactor);
+  // The job's sensitive values (a project name from a secret-looking variable) never show.
+  const print = (text: string) => console.log(redactor.redact(text));
+  return redactor.guard(async () => {
+    const client = createPlatformClient(config.source, { logger, configFile: config.file });
+    try {
+      return await authAction(action, client, config.source.auth, values.json, print);
+    } finally {
+      await client.close();
     }
-    const status = await authStatus(client, config.source.auth);
-    console.log(values.json ? JSON.stringify(status) : formatStatus(status));
-    return status.works ? EXIT.OK : EXIT.AUTH;
-  } finally {
-    await client.close();
+  });
+}
+
+async function authAction(
+  action: 'status' | 'logout',
+  client: PlatformClient,
+  auth: AuthConfig,
+  json: boolean,
+  print: (text: string) => void,
+): Promise<number> {
+  if (action === 'logout') {
+    if (auth.type !== 'cookie') {
+      throw new UsageError(`auth logout ends cookie sessions; source.auth.type is '${auth.type}', which has no session to end.`);
+    }
+    const status = await client.logout();
+    print(json ? JSON.stringify(status) : `Logged out${status.user ? ` ${status.user}` : ''}.`);
+    return EXIT.OK;
   }
+  const status = await authStatus(client, auth);
+  print(json ? JSON.stringify(status) : formatStatus(status));
+  return status.works ? EXIT.OK : EXIT.AUTH;
 }
 
 /** Asks the platform about the configured credential; a refused credential is `works: false`. */

@@ -65,12 +65,10 @@ export async function runDemo(argv: string[]): Promise<number> {
     return EXIT.OK;
   }
   const line = process.stderr.isTTY ? new StatusLine(process.stderr) : undefined;
-  const logger = createLogger(values['log-level'], line !== undefined, line);
   const secret = randomBytes(18).toString('base64url');
   const sizes = Object.fromEntries(RESOURCES.map((name) => [name, count(name, values[name])]));
   const simulator = await startSimulator({ ...sizes, clients: [{ id: 'demo', secret }] });
   try {
-    logger.info({ baseUrl: simulator.baseUrl }, `simulator started at ${simulator.baseUrl}`);
     const env = {
       ...process.env,
       DEMO_BASE_URL: simulator.baseUrl,
@@ -78,25 +76,32 @@ export async function runDemo(argv: string[]): Promise<number> {
       DEMO_CLIENT_SECRET: secret,
     };
     const config = loadConfig(values.config, env, { out: values.out });
+    const { redactor } = config;
+    // Made once the job is loaded, so that it hides the job's sensitive values.
+    const logger = createLogger(values['log-level'], line !== undefined, line, redactor);
+    logger.info({ baseUrl: simulator.baseUrl }, `simulator started at ${simulator.baseUrl}`);
     const outDir = resolve(config.output.dir);
-    await claimFolder(outDir);
     let stopProgress = () => {};
-    const result = await runJob({
-      config,
-      fresh: true,
-      logger,
-      onStart: (run) => {
-        stopProgress = startProgress(run, logger, line);
-      },
-    }).finally(() => stopProgress());
-    console.error(summary(result.manifest, result.rows));
+    const result = await redactor.guard(async () => {
+      await claimFolder(outDir);
+      return runJob({
+        config,
+        fresh: true,
+        logger,
+        onStart: (run) => {
+          stopProgress = startProgress(run, logger, line);
+        },
+      }).finally(() => stopProgress());
+    });
+    console.error(redactor.redact(summary(result.manifest, result.rows)));
     const shown = relative(process.cwd(), outDir) || '.';
     const folder = shown.startsWith('..') || shown.startsWith('/') ? outDir : `./${shown}`;
-    console.log(`\nOutput in ${outDir}. Query it with DuckDB, for example:`);
-    console.log(
+    const print = (text: string) => console.log(redactor.redact(text));
+    print(`\nOutput in ${outDir}. Query it with DuckDB, for example:`);
+    print(
       `  duckdb -c "SELECT type, count(*) AS events, min(startTime), max(startTime) FROM read_parquet('${folder}/events/*/*.parquet') GROUP BY type ORDER BY events DESC"`,
     );
-    console.log(
+    print(
       `  duckdb -c "SELECT sourceType, targetType, count(*) AS links FROM read_parquet('${folder}/relationships/*/*.parquet') GROUP BY ALL ORDER BY links DESC"`,
     );
     return result.state === 'complete' ? EXIT.OK : EXIT.FAILED;

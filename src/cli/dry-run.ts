@@ -57,7 +57,7 @@ export async function dryRun(
       lines.push(damaged === '' ? 'repair      every shard matches the manifest; nothing to repair' : `repair      would read again:${damaged}`);
     }
     for (const refusal of inspection.refusals) lines.push(`REFUSED     a run now would stop here: ${refusal.message}`);
-    console.log(lines.join('\n'));
+    console.log(config.redactor.redact(lines.join('\n')));
     const [first] = inspection.refusals;
     if (first !== undefined) return exitCodeOf(first);
     return status.works ? EXIT.OK : EXIT.AUTH;

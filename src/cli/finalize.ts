@@ -31,26 +31,29 @@ export async function runFinalize(argv: string[]): Promise<number> {
   }
   if (values.config === undefined) throw new UsageError(`--config FILE is required.\n\n${FINALIZE_USAGE}`);
   const config = loadConfig(values.config, process.env, { out: values.out });
+  const { redactor } = config;
   const outDir = destinationOf(config);
-  const outcome = await finalizeJob(config, createLogger(values['log-level']));
+  const logger = createLogger(values['log-level'], undefined, undefined, redactor);
+  const outcome = await redactor.guard(() => finalizeJob(config, logger));
+  const say = (text: string) => console.error(redactor.redact(text));
   switch (outcome.state) {
     case 'none':
-      console.error(`bulk-extract finalize: ${outDir} has no sharded run in progress; nothing to do.`);
+      say(`bulk-extract finalize: ${outDir} has no sharded run in progress; nothing to do.`);
       return EXIT.OK;
     case 'merged':
-      console.error(
+      say(
         `bulk-extract finalize: merged ${outcome.plan.count} shards into ${outDir}: ${Object.values(outcome.manifest.streams)
           .reduce((sum, s) => sum + s.rows, 0)
           .toLocaleString('en-US')} rows, complete.`,
       );
       return EXIT.OK;
     case 'busy':
-      console.error(
+      say(
         `bulk-extract finalize: shards ${outcome.running.join(', ')} of ${outcome.plan.count} are running in ${outDir}; the last to finish ends the run itself.`,
       );
       return EXIT.FAILED;
     case 'incomplete':
-      console.error(
+      say(
         `bulk-extract finalize: shards ${outcome.incomplete.join(', ')} of ${outcome.plan.count} are not complete in ${outDir}: run them (run --shard I/${outcome.plan.count} resumes shard I), or run without --shard to finish their partitions in one process.`,
       );
       return EXIT.FAILED;

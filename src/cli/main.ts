@@ -64,6 +64,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   } catch (error) {
     if (!(error instanceof BulkExtractError)) throw error;
+    // Commands redact the job's sensitive values in what they throw (JobConfig.redactor, redactError).
     console.error(`bulk-extract ${command}: ${error.message}`);
     return exitCodeOf(error);
   }

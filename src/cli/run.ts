@@ -77,6 +77,8 @@ export async function runRun(argv: string[]): Promise<number> {
     if (ended.report === undefined) return ended.code;
     report = ended.report;
   } catch (error) {
+    // The job's sensitive values never reach the error line (main.ts), the summary or the record.
+    known.config?.redactor.redactError(error);
     if (!(error instanceof BulkExtractError)) {
       await known.metrics?.finish(EXIT.FAILED);
       throw error;
@@ -85,6 +87,7 @@ export async function runRun(argv: string[]): Promise<number> {
     report = refusedReport(error, exitCodeOf(error), known.config === undefined ? null : destinationOf(known.config));
   }
   await known.metrics?.finish(report.exitCode, report.finishedAt === null ? undefined : Date.parse(report.finishedAt));
+  if (known.config !== undefined) report = known.config.redactor.redactStrings(report);
   if (values.json) console.log(JSON.stringify(report));
   // The same summary as the run's record in the output (_runs/), except for a dry run, which writes nothing.
   if (known.config !== undefined && known.logger !== undefined && !values['dry-run']) {
@@ -129,7 +132,7 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
   const worker = resolveWorker({ shard: values.shard, shards: values.shards }, process.env);
   known.worker = worker;
   const line = process.stderr.isTTY ? new StatusLine(process.stderr) : undefined;
-  const logger = createLogger(values['log-level'], line !== undefined, line);
+  const logger = createLogger(values['log-level'], line !== undefined, line, config.redactor);
   known.logger = logger;
   if (values['dry-run']) {
     const plan = { only: values.stream, fresh: values.fresh, repair: values.repair, worker };
@@ -164,8 +167,9 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
       },
     });
     stopProgress();
-    console.error(runSummary(result, values.repair));
-    if (worker !== undefined && result.finalize !== undefined) console.error(workerSummary(worker, result.finalize));
+    const say = (text: string) => console.error(config.redactor.redact(text));
+    say(runSummary(result, values.repair));
+    if (worker !== undefined && result.finalize !== undefined) say(workerSummary(worker, result.finalize));
     const code = exitCode(result);
     return { code, report: jsonReport(result, code, destinationOf(config)) };
   } finally {

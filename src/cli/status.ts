@@ -12,6 +12,7 @@ import {
   type StreamStatus,
 } from '../export/index.js';
 import { createLogger, silentLogger } from '../log.js';
+import { Redactor } from '../util/redact.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 import { duration } from './progress.js';
@@ -40,16 +41,18 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** The output to read, and the job's streams when a job file was given. */
+/** The output to read, the job's streams when a job file was given, and what hides its sensitive values. */
 async function target(
   values: { config?: string | undefined; out?: string | undefined },
-): Promise<{ output: Output; jobStreams: string[] }> {
+): Promise<{ output: Output; jobStreams: string[]; redactor: Redactor }> {
   if (values.config === undefined) {
     if (values.out === undefined) throw new UsageError(`--config FILE or --out DIR is required.\n\n${STATUS_USAGE}`);
-    return { output: outputAt(values.out, silentLogger), jobStreams: [] };
+    return { output: outputAt(values.out, silentLogger), jobStreams: [], redactor: Redactor.none };
   }
   const config = loadConfig(values.config, process.env, { out: values.out });
-  return { output: await openOutput(config, silentLogger), jobStreams: config.streams.map(streamName) };
+  const { redactor } = config;
+  const output = await redactor.guard(() => openOutput(config, silentLogger));
+  return { output, jobStreams: config.streams.map(streamName), redactor };
 }
 
 export async function runStatus(argv: string[]): Promise<number> {
@@ -59,19 +62,22 @@ export async function runStatus(argv: string[]): Promise<number> {
     return EXIT.OK;
   }
   const limit = runsFlag(values.runs);
-  const { output, jobStreams } = await target(values);
+  const { output, jobStreams, redactor } = await target(values);
+  const print = (text: string) => console.log(redactor.redact(text));
   try {
-    const status = await readStatus(output);
-    if (status === undefined) {
-      const { store, checkpointKey } = output;
-      console.log(`No checkpoint at ${store.where(checkpointKey)}: the job has not run yet (into ${store.location}).`);
+    return await redactor.guard(async () => {
+      const status = await readStatus(output);
+      if (status === undefined) {
+        const { store, checkpointKey } = output;
+        print(`No checkpoint at ${store.where(checkpointKey)}: the job has not run yet (into ${store.location}).`);
+        return EXIT.OK;
+      }
+      // A record that cannot be read is a warning on stderr, not a failure of status.
+      const runs = await readRunRecords(output.store, limit, { logger: createLogger('warn', undefined, undefined, redactor) });
+      if (values.json) print(JSON.stringify({ ...status, runs }));
+      else print([formatStatus(status, jobStreams), ...(limit === 0 ? [] : formatRuns(runs))].join('\n'));
       return EXIT.OK;
-    }
-    // A record that cannot be read is a warning on stderr, not a failure of status.
-    const runs = await readRunRecords(output.store, limit, { logger: createLogger('warn') });
-    if (values.json) console.log(JSON.stringify({ ...status, runs }));
-    else console.log([formatStatus(status, jobStreams), ...(limit === 0 ? [] : formatRuns(runs))].join('\n'));
-    return EXIT.OK;
+    });
   } finally {
     await output.store.close();
   }

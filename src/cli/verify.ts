@@ -4,6 +4,7 @@ import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
 import { verifyJob, verifyOutput, type VerifyReport } from '../export/index.js';
 import { silentLogger } from '../log.js';
+import { Redactor } from '../util/redact.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 
@@ -38,12 +39,16 @@ export async function runVerify(argv: string[]): Promise<number> {
   if ((dir === undefined) === (values.config === undefined) || extra.length > 0) {
     throw new UsageError(`expected one output folder, or --config FILE.\n\n${VERIFY_USAGE}`);
   }
-  const report =
-    dir === undefined ? await verifyJob(loadConfig(values.config!), silentLogger) : await verifyOutput(resolve(dir));
+  const config = values.config === undefined ? undefined : loadConfig(values.config);
+  const redactor = config?.redactor ?? Redactor.none;
+  const report = await redactor.guard(() =>
+    config === undefined ? verifyOutput(resolve(dir!)) : verifyJob(config, silentLogger),
+  );
+  const print = (text: string) => console.log(redactor.redact(text));
   if (values.json) {
-    console.log(JSON.stringify(report));
+    print(JSON.stringify(report));
   } else {
-    console.log(verdict(report));
+    print(verdict(report));
   }
   return report.problems.length === 0 ? EXIT.OK : EXIT.FAILED;
 }

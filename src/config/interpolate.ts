@@ -1,10 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ConfigProblem } from './config-problems.js';
+import { MIN_REDACTED_LENGTH } from '../util/redact.js';
 import { Secret } from '../util/secret.js';
+import { formatPath } from '../util/zod-issues.js';
 
 /** Keys whose values are credentials: they come from `${ENV_VAR}` or from `<key>File`, never literally. */
 export const SECRET_KEYS: ReadonlySet<string> = new Set(['apiKey', 'token', 'clientSecret', 'cookie']);
+
+/**
+ * Names of variables that look like they hold a secret. One may be used in any key (PARTITION_KEY
+ * is a fine name for a filter value), but its value is redacted wherever a message shows it.
+ */
+export const SECRET_LOOKING_NAME = /SECRET|TOKEN|KEY|PASSWORD|PASSWD|CREDENTIAL|COOKIE/i;
+
+const CREDENTIAL_RULE = `a credential goes only in a credential key (${[...SECRET_KEYS].join(', ')})`;
 
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 const ONLY_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
@@ -18,25 +28,51 @@ export interface InterpolationContext {
 export interface Interpolated {
   /** The config with every reference that could be resolved substituted; unset ones stay `${VAR}`. */
   value: unknown;
-  /** Every reference that could not be resolved and every credential that could not be read. */
+  /**
+   * Every reference that could not be resolved, every credential that could not be read, and every
+   * use of a credential's variable in another key.
+   */
   problems: ConfigProblem[];
+  /**
+   * Values never to be shown in a message: every credential (from its variable or its file) and
+   * the value of every variable used whose name looks secret (SECRET_LOOKING_NAME).
+   */
+  sensitive: string[];
 }
 
 type Path = readonly PropertyKey[];
 
 interface Walk extends InterpolationContext {
   problems: ConfigProblem[];
+  sensitive: Set<string>;
+  /** The variables of credential keys (`clientSecret: ${CLIENT_SECRET}`), each with its key. */
+  credentialVariables: ReadonlyMap<string, Path>;
 }
 
 /**
  * Replaces `${VAR}` in every string of a parsed config with the environment's value (`$${` stays a
  * literal `${`), and turns credentials into Secrets: `apiKey: ${VAR}` or `apiKeyFile: path` (same
- * for token, clientSecret, cookie). A literal credential in the file is refused. Goes on past a
- * problem, so that one error can name them all.
+ * for token, clientSecret, cookie). A literal credential in the file is refused, and so is a
+ * credential's variable (or another variable holding the same value) in any other key: there it
+ * would go into a request, a log line or a file. Goes on past a problem, so that one error can name
+ * them all; a reference refused or unset stays as written.
  */
 export function interpolate(value: unknown, ctx: InterpolationContext): Interpolated {
-  const walk: Walk = { ...ctx, problems: [] };
-  return { value: visit(value, [], walk), problems: walk.problems };
+  const credentialVariables = new Map<string, Path>();
+  findCredentialVariables(value, [], credentialVariables);
+  const walk: Walk = { ...ctx, problems: [], sensitive: new Set(), credentialVariables };
+  return { value: visit(value, [], walk), problems: walk.problems, sensitive: [...walk.sensitive] };
+}
+
+/** Collects the variables that credential keys name, wherever they are in the file. */
+function findCredentialVariables(value: unknown, path: Path, found: Map<string, Path>): void {
+  if (Array.isArray(value)) value.forEach((item, i) => findCredentialVariables(item, [...path, i], found));
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return;
+  for (const [key, raw] of Object.entries(value)) {
+    const name = SECRET_KEYS.has(key) && typeof raw === 'string' ? ONLY_REFERENCE.exec(raw.trim())?.[1] : undefined;
+    if (name !== undefined && !found.has(name)) found.set(name, [...path, key]);
+    else findCredentialVariables(raw, [...path, key], found);
+  }
 }
 
 function visit(value: unknown, path: Path, walk: Walk): unknown {
@@ -69,13 +105,40 @@ function substitute(text: string, path: Path, walk: Walk, covers: Path = path): 
     .split('$${')
     .map((part) =>
       part.replace(REFERENCE, (reference, name: string) => {
+        const misuse = credentialMisuse(name, walk);
+        if (misuse !== undefined) {
+          if (!walk.problems.some((p) => p.path === path && p.message === misuse)) {
+            walk.problems.push({ path, covers, message: misuse });
+          }
+          return reference;
+        }
         const value = walk.env[name];
-        if (value !== undefined) return value;
-        walk.problems.push({ path, covers, message: `environment variable ${name} is not set` });
-        return reference;
+        if (value === undefined) {
+          walk.problems.push({ path, covers, message: `environment variable ${name} is not set` });
+          return reference;
+        }
+        if (SECRET_LOOKING_NAME.test(name)) walk.sensitive.add(value);
+        return value;
       }),
     )
     .join('${');
+}
+
+/**
+ * What is wrong with `${name}` outside a credential key: it is a credential key's variable, or
+ * holds the same value as one. Names the variables and the key, never the value.
+ */
+function credentialMisuse(name: string, walk: Walk): string | undefined {
+  const key = walk.credentialVariables.get(name);
+  if (key !== undefined) return `uses \${${name}}, the variable of ${formatPath(key)}; ${CREDENTIAL_RULE}`;
+  const value = walk.env[name];
+  if (value === undefined || value.length < MIN_REDACTED_LENGTH) return undefined;
+  for (const [other, at] of walk.credentialVariables) {
+    if (walk.env[other] === value) {
+      return `uses \${${name}}, which holds the value of \${${other}}, the variable of ${formatPath(at)}; ${CREDENTIAL_RULE}`;
+    }
+  }
+  return undefined;
 }
 
 function secretFromEnv(raw: unknown, path: Path, walk: Walk): Secret | undefined {
@@ -93,6 +156,7 @@ function secretFromEnv(raw: unknown, path: Path, walk: Walk): Secret | undefined
     walk.problems.push({ path, message: `environment variable ${name} is not set or empty` });
     return undefined;
   }
+  walk.sensitive.add(value);
   return new Secret(value);
 }
 
@@ -113,5 +177,6 @@ function secretFromFile(raw: unknown, path: Path, covers: Path, walk: Walk): Sec
     return problem(`cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, error);
   }
   if (value === '') return problem(`${file} is empty`);
+  walk.sensitive.add(value);
   return new Secret(value);
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../errors.js';
+import { Redactor } from '../util/redact.js';
 import { describeZodIssues } from '../util/zod-issues.js';
 import { configProblemsError, withoutConsequences } from './config-problems.js';
 import { interpolate, SECRET_KEYS } from './interpolate.js';
@@ -25,14 +26,20 @@ export interface ConfigOverrides {
 export type JobConfig = z.output<typeof jobSchema> & {
   /** Absolute path of the file it was read from; relative paths in it are resolved against its folder. */
   file: string;
+  /**
+   * Hides the job's sensitive values (its credentials, and the values of variables whose names look
+   * secret) in what is printed, logged or written about a run: hand it to the logger and printers.
+   */
+  redactor: Redactor;
 };
 
 /**
  * Reads a job file (YAML, or JSON which is YAML too), substitutes `${ENV}` references, resolves
  * credentials into Secrets and validates it once. Problems are a ConfigError naming the file, and
  * for each problem the key, what was expected and what was found: every unset variable, unreadable
- * credential and schema issue of the file at once (schema issues under a key whose value could not
- * be resolved are left out: they would only repeat it).
+ * credential, credential's variable used in another key and schema issue of the file at once
+ * (schema issues under a key whose value could not be resolved are left out: they would only repeat
+ * it). The job's sensitive values are [redacted] in the error, as they are in what `redactor` hides.
  */
 export function loadConfig(
   path: string,
@@ -57,12 +64,13 @@ export function loadConfig(
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ConfigError(`${file}: expected a mapping with a 'source' key at the top.`);
   }
-  const { value: resolved, problems } = interpolate(parsed, { env, baseDir: dirname(file) });
+  const { value: resolved, problems, sensitive } = interpolate(parsed, { env, baseDir: dirname(file) });
+  const redactor = new Redactor(sensitive);
   applyOverrides(resolved as Record<string, unknown>, overrides);
   const result = jobSchema.safeParse(resolved);
-  if (result.success && problems.length === 0) return { ...result.data, file };
+  if (result.success && problems.length === 0) return { ...result.data, file, redactor };
   const issues = result.success ? [] : describeZodIssues(result.error, resolved, closestKnownKey(resolved));
-  throw configProblemsError(file, [...problems, ...withoutConsequences(issues, problems)]);
+  throw redactor.redactError(configProblemsError(file, [...problems, ...withoutConsequences(issues, problems)]));
 }
 
 /** Unknown keys get the closest key the schema knows at their place (credentials' `*File` forms included). */

@@ -1,6 +1,5 @@
 import { inspect } from 'node:util';
-
-const REDACTED = '[redacted]';
+import { REDACTED } from './redact.js';
 
 /**
  * A credential. Only `reveal()` gives its value; printing, logging, JSON and string conversion

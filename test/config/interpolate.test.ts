@@ -88,3 +88,60 @@ describe('interpolate: every problem of the file, not only the first', () => {
     expect((a as Secret).reveal()).toBe('key-0001');
   });
 });
+
+describe('interpolate: the sensitive values, and credentials\' variables kept in credential keys', () => {
+  it('collects every credential, from a variable or a file, and the values of secret-looking names only', () => {
+    const dir = tempDir('bulk-extract-interpolate-');
+    writeFileSync(join(dir, 'token'), 'file-token-0001\n');
+    const env = {
+      API_KEY: 'api-key-0001',
+      PARTITION_KEY: 'partition-key-0002',
+      DB_PASSWORD: 'password-0003',
+      MY_CREDENTIALS: 'credentials-0004',
+      PROJECT: 'acme-project',
+      SHORT_TOKEN: 'on',
+    };
+    const { sensitive, problems } = interpolate(
+      {
+        a: { apiKey: '${API_KEY}' },
+        b: { tokenFile: 'token' },
+        c: ['${PARTITION_KEY}', 'x-${DB_PASSWORD}-y', { deep: '${MY_CREDENTIALS}' }],
+        d: 'https://${PROJECT}.example.com/${SHORT_TOKEN}',
+      },
+      { env, baseDir: dir },
+    );
+    expect(problems).toEqual([]);
+    // Values under 4 characters are collected too; the Redactor ignores them.
+    expect(new Set(sensitive)).toEqual(
+      new Set(['api-key-0001', 'file-token-0001', 'partition-key-0002', 'password-0003', 'credentials-0004', 'on']),
+    );
+  });
+
+  it('a credential key\'s variable elsewhere is a problem at that key, covering it, and stays unsubstituted', () => {
+    const { value, problems, sensitive } = interpolate(
+      { source: { baseUrl: 'https://x/${SECRET}/${SECRET}', auth: { clientSecret: '${SECRET}', scopes: ['${SECRET}'] } } },
+      { env: { SECRET: 'secret-0001' }, baseDir: '/' },
+    );
+    const message = 'uses ${SECRET}, the variable of source.auth.clientSecret; a credential goes only in a credential key (apiKey, token, clientSecret, cookie)';
+    expect(problems).toEqual([
+      { path: ['source', 'baseUrl'], covers: ['source', 'baseUrl'], message },
+      { path: ['source', 'auth', 'scopes', 0], covers: ['source', 'auth', 'scopes', 0], message },
+    ]);
+    expect((value as { source: { baseUrl: string } }).source.baseUrl).toBe('https://x/${SECRET}/${SECRET}');
+    expect(sensitive).toEqual(['secret-0001']);
+  });
+
+  it('so is another variable holding a credential\'s value (4 characters or more)', () => {
+    const env = { TOKEN: 'token-0001', COPY: 'token-0001', T: 'abc', ALSO_T: 'abc' };
+    const { problems } = interpolate(
+      { auth: { token: '${TOKEN}' }, other: { apiKey: '${T}' }, appName: '${COPY}', name: '${ALSO_T}' },
+      { env, baseDir: '/' },
+    );
+    expect(problems.map((p) => [p.path.join('.'), p.message])).toEqual([
+      [
+        'appName',
+        'uses ${COPY}, which holds the value of ${TOKEN}, the variable of auth.token; a credential goes only in a credential key (apiKey, token, clientSecret, cookie)',
+      ],
+    ]);
+  });
+});

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { type Logger, REDACTED_PATHS } from '../../src/log.js';
+import { type Logger, redactionOptions } from '../../src/log.js';
+import { Redactor } from '../../src/util/redact.js';
 
 export interface CapturedLogger {
   logger: Logger;
@@ -11,10 +12,11 @@ export interface CapturedLogger {
 }
 
 /**
- * A pino logger at level debug with the production redaction, writing into memory: for tests that
- * assert what was (or was not) logged. pino writes synchronously to a plain Writable.
+ * A pino logger at level debug with the production redaction (and the job's sensitive values, given
+ * `redactor`), writing into memory: for tests that assert what was (or was not) logged. pino writes
+ * synchronously to a plain Writable.
  */
-export function captureLogger(level = 'debug'): CapturedLogger {
+export function captureLogger(level = 'debug', redactor: Redactor = Redactor.none): CapturedLogger {
   const collected: string[] = [];
   let pending = '';
   const stream = new Writable({
@@ -26,7 +28,7 @@ export function captureLogger(level = 'debug'): CapturedLogger {
       callback();
     },
   });
-  const logger = pino({ level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, stream);
+  const logger = pino({ level, ...redactionOptions(redactor) }, stream);
   const lines = () => (pending === '' ? [...collected] : [...collected, pending]);
   return {
     logger,
