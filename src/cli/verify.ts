@@ -17,7 +17,7 @@ unique in its stream (in its run, for incremental and snapshot streams). Checks 
 each other too: the manifest's row counts against its shards', the formats of each shard against
 each other, the checkpoint against the manifest. Shard files the manifest does not list are
 reported. With --config, the job's output.dir is checked, a folder or an s3:// bucket (read object
-by object; each Parquet shard is downloaded into a temporary file while it is checked). Exit code 0
+by object: each shard is downloaded into a temporary file while it is checked). Exit code 0
 when everything matches, 1 on any difference, 2 when DIR is not an output.
 `;
 

@@ -99,6 +99,17 @@ export const sourceSchema = z.strictObject({
    * items with 128 KB of metadata each).
    */
   maxResponseBytes: byteSize(1024 * 1024).default(DEFAULT_TRANSPORT.maxResponseBytes),
+  /**
+   * Most rows a stream reads, as a multiple of the platform's count of it (plus 10,000 rows): a
+   * partition whose page goes past it stops with E_READ_LIMIT, since only a platform that sends
+   * items again reads that much. 0 turns the check off; a stream without a count (relationships)
+   * has none. Default 2.
+   */
+  maxReadFactor: z
+    .number()
+    .finite()
+    .refine((factor) => factor === 0 || factor >= 1, 'expected 0 (no limit) or a factor of at least 1')
+    .default(2),
   /** Most connections to the platform at once. */
   maxConnections: z.number().int().min(1).max(256).default(DEFAULT_TRANSPORT.connections),
   timeouts: z

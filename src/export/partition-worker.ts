@@ -28,7 +28,8 @@ export interface PartitionContext {
   /** Aborted on SIGINT/SIGTERM: the worker commits what it holds and stops. */
   signal: AbortSignal;
   logger: Logger;
-  onRows(rows: number, stream: string): void;
+  /** Rows of a page written by the partition `plan`; throws (ReadLimitError) to stop the partition. */
+  onRows(rows: number, plan: PartitionPlan): void;
 }
 
 export type PartitionOutcome = 'done' | 'skipped' | 'interrupted';
@@ -97,7 +98,7 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
         if (page.items.length > 0) {
           writers ??= await ctx.openShard(plan, seq);
           for (const writer of writers) await writer.append(page.items);
-          ctx.onRows(page.items.length, plan.stream);
+          ctx.onRows(page.items.length, plan);
           crashPoint('after-append');
         }
       } finally {

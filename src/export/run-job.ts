@@ -17,6 +17,7 @@ import type { Manifest, RunState } from './manifest.js';
 import { isS3Url, openOutput } from './output-target.js';
 import { exportPartition, type PartitionContext, type PartitionOutcome } from './partition-worker.js';
 import type { PartitionPlan } from './plan.js';
+import { checkReadLimit } from './read-limit.js';
 import { planStreams } from './streams.js';
 import type { IdleStream } from './prepare-output.js';
 import { RunProgress, type RunHandle } from './run-progress.js';
@@ -145,7 +146,10 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       limits: config.output.shard,
       signal,
       logger,
-      onRows: (count: number, stream: string) => progress.onRows(count, stream),
+      onRows: (count: number, plan: PartitionPlan) => {
+        progress.onRows(count, plan.stream);
+        checkReadLimit(config.source.maxReadFactor, plan.stream, plan, progress.streamRows(plan.stream));
+      },
     };
     const outcomes = await drainAll(context, plans, progress, stopAll);
     const finished = await finishRun({ setup, worker, committer, client, plans, outcomes, release });

@@ -79,6 +79,12 @@ export class RunProgress {
     };
   }
 
+  /** A stream's rows so far and the platform's count of them (ofStream). */
+  streamRows(name: string): Pick<StreamProgress, 'rows' | 'total'> {
+    const stream = this.streams.find((s) => s.name === name);
+    return stream === undefined ? { rows: 0, total: undefined } : this.ofStream(stream);
+  }
+
   private ofStream(stream: StreamPlan): StreamProgress {
     const mine = this.plans.filter((p) => p.stream === stream.name).length;
     const total = this.totals().get(stream.name);

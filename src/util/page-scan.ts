@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { MAX_ITEM_DEPTH } from './json-depth.js';
 
 /**
  * What one pass over a list page's bytes finds without building its objects: where each element
@@ -34,8 +35,11 @@ const CLOSED = 1;
 const BAD = 2;
 type Separator = typeof MORE | typeof CLOSED | typeof BAD;
 
-/** Nesting deeper than this is left to JSON.parse (the scan recurses once per level). */
-const MAX_DEPTH = 256;
+/**
+ * Nesting deeper than this is left to JSON.parse (the scan recurses once per level), whose caller
+ * refuses an item that deep: MAX_ITEM_DEPTH.
+ */
+const MAX_DEPTH = MAX_ITEM_DEPTH;
 
 /** Bytes a string holds as they are: not a quote, a backslash or a control character. */
 const PLAIN = new Uint8Array(256);

@@ -17,7 +17,7 @@ describe('knownKeysAt: the job schema', () => {
   it.each([
     ['the top', {}, [], ['source', 'streams', 'output', 'checkpoint', 'metrics']],
     ['metrics (optional)', {}, ['metrics'], ['export', 'textfile', 'pushgateway', 'port', 'host', 'intervalSeconds']],
-    ['source', {}, ['source'], ['baseUrl', 'auth', 'appName', 'allowInsecureHttp', 'caFile', 'concurrency', 'maxRequestsPerSecond', 'maxBufferedBytes', 'maxResponseBytes', 'maxConnections', 'timeouts', 'retry']],
+    ['source', {}, ['source'], ['baseUrl', 'auth', 'appName', 'allowInsecureHttp', 'caFile', 'concurrency', 'maxRequestsPerSecond', 'maxBufferedBytes', 'maxResponseBytes', 'maxReadFactor', 'maxConnections', 'timeouts', 'retry']],
     ['source.retry (prefault)', {}, ['source', 'retry'], ['maxAttempts', 'baseDelayMs', 'maxDelayMs', 'maxRetryAfterMs']],
     ['source.auth of type token', {}, ['source', 'auth'], ['type', 'token']],
     ['source.auth of an unknown type: every option', { source: { auth: { type: 'oauth2' } } }, ['source', 'auth'], AUTH_OPTIONS],

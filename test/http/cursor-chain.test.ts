@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/util/secret.js';
 import { StaticAuth } from '../../src/http/auth/static-auth.js';
 import { type ChainPage, type ChainRequest, drainCursorChain, MAX_PAGE_OVERSHOOT } from '../../src/http/cursor-chain.js';
-import { BadResponseError, CursorLoopError, InvalidJsonError, type RequestError } from '../../src/http/errors.js';
+import { BadResponseError, CursorLoopError, InvalidJsonError, RepeatedPageError, type RequestError } from '../../src/http/errors.js';
+import { MAX_ITEM_DEPTH } from '../../src/util/json-depth.js';
 import { PlatformClient, type PlatformClientOptions } from '../../src/http/platform-client.js';
 import {
   type EventFilter,
@@ -326,6 +327,52 @@ describe('pages that break the contract (scripted server)', () => {
     expect(pages).toHaveLength(1);
     expect(error).toBeInstanceOf(CursorLoopError);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('the same page under ever new cursors is E_REPEATED_PAGE at its second coming, after the pages before it', async () => {
+    // A broken server: a fresh cursor each time, the same two items each time. Without the check the
+    // chain never ends and writes the two items again and again.
+    const server = await scripted((_request, i) => ({ body: { items: [{ id: 7 }, { id: 8 }], nextCursor: `fresh-${i}` } }));
+    const { client } = connect(server.baseUrl);
+    const pages: ChainPage[] = [];
+    const error = await drainUntilError(client, LIMIT_10, pages);
+    expect(ids(pages)).toEqual([7, 8]);
+    expect(error).toBeInstanceOf(RepeatedPageError);
+    expect(error).toMatchObject({ code: 'E_REPEATED_PAGE', path: `${FIRST_PATH}&cursor=fresh-0`, retryable: false });
+    expect((error as Error).message).toContain('page 2 with the same 2 items as an earlier page');
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('a page repeated later in the chain (A, B, A again) is E_REPEATED_PAGE too; pages that only share an item are not', async () => {
+    const bodies = [[1, 2], [2, 3], [3, 4], [1, 2]];
+    const server = await scripted((_request, i) => ({
+      body: { items: (bodies[i] ?? []).map((id) => ({ id })), ...(i < bodies.length - 1 ? { nextCursor: `c${i}` } : {}) },
+    }));
+    const { client } = connect(server.baseUrl);
+    const pages: ChainPage[] = [];
+    const error = await drainUntilError(client, LIMIT_10, pages);
+    expect(ids(pages)).toEqual([1, 2, 2, 3, 3, 4]);
+    expect(error).toBeInstanceOf(RepeatedPageError);
+  });
+
+  it('an item nested deeper than MAX_ITEM_DEPTH is E_BAD_RESPONSE naming the item and the limit, not a stack overflow', async () => {
+    const depth = 100_000;
+    const deep = `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    const server = await scripted(() => ({ body: `{"items":[{"id":1},{"id":2,"x":${deep}}]}` }));
+    const { client } = connect(server.baseUrl);
+    const pages: ChainPage[] = [];
+    const error = await drainUntilError(client, LIMIT_10, pages);
+    expect(pages).toEqual([]);
+    expect(error).toBeInstanceOf(BadResponseError);
+    expect((error as Error).message).toContain(`Item 2 of the page (id 2) is nested deeper than ${MAX_ITEM_DEPTH} levels`);
+  });
+
+  it(`an item exactly ${MAX_ITEM_DEPTH} levels deep is read, and written as NDJSON`, async () => {
+    const inner = `${'['.repeat(MAX_ITEM_DEPTH - 1)}${']'.repeat(MAX_ITEM_DEPTH - 1)}`;
+    const server = await scripted(() => ({ body: `{"items":[{"id":3,"x":${inner}}]}` }));
+    const { client } = connect(server.baseUrl);
+    const [page] = await collect(client, LIMIT_10);
+    expect(Buffer.from(page?.items.lines() ?? []).toString()).toBe(`{"id":3,"x":${inner}}\n`);
   });
 
   it('a chain resumed at startCursor S that hands back S is E_CURSOR_LOOP on its first page', async () => {

@@ -23,6 +23,7 @@ function source(baseUrl: string, caFile?: string): SourceConfig {
     concurrency: 8,
     maxConnections: 4,
     maxResponseBytes: DEFAULT_TRANSPORT.maxResponseBytes,
+    maxReadFactor: 2,
     timeouts: {
       connectMs: DEFAULT_TRANSPORT.connectTimeoutMs,
       headersMs: DEFAULT_TRANSPORT.headersTimeoutMs,
