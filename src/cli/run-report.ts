@@ -4,6 +4,7 @@ import {
   type Manifest,
   type RunRecord,
   type RunResult,
+  type VerifyReport,
   type WorkerSpec,
 } from '../export/index.js';
 import { duration } from './progress.js';
@@ -32,6 +33,25 @@ export function runSummary(result: RunResult, repair: boolean): string {
   return [...repaired, summary(result.manifest, result.rows)].join('\n');
 }
 
+/** What `run --verify` found, or why the run did not check: the run's last line. */
+export type Verified =
+  | { checked: true; report: VerifyReport } |
+  { checked: false; why: 'not asked' | 'the job is not complete' };
+
+export function verifySummary(verified: Verified): string {
+  if (!verified.checked) {
+    return verified.why === 'not asked'
+      ? 'keys not checked: run with --verify (or bulk-extract verify) to read every shard back and check that each key is unique'
+      : 'not verified: the job is not complete';
+  }
+  const { problems, keysChecked } = verified.report;
+  const keys = `${keysChecked.toLocaleString('en-US')} keys checked`;
+  if (problems.length === 0) return `verified: every shard matches the manifest; ${keys}, each unique`;
+  const shown = problems.slice(0, 10).map((problem) => `  - ${problem}`);
+  if (problems.length > 10) shown.push(`  - ... (${problems.length} in all: bulk-extract verify lists them)`);
+  return [`verify FAILED: ${problems.length} problem(s); ${keys}`, ...shown].join('\n');
+}
+
 export function workerSummary(worker: WorkerSpec, finalize: FinalizeResult): string {
   const me = `shard ${worker.index}/${worker.count}`;
   return finalize.finalized
@@ -45,7 +65,7 @@ export function workerSummary(worker: WorkerSpec, finalize: FinalizeResult): str
  */
 export type JsonReport = RunRecord;
 
-export function jsonReport(result: RunResult, exitCode: number, destination: string): JsonReport {
+export function jsonReport(result: RunResult, exitCode: number, destination: string, verified?: Verified): JsonReport {
   const { manifest } = result;
   const idle = new Set(result.idle.map((i) => i.stream));
   const errors = result.errors.map(({ stream, m, error }) => ({ stream, partition: m, ...describe(error) }));
@@ -72,7 +92,13 @@ export function jsonReport(result: RunResult, exitCode: number, destination: str
       window: stream.window,
     })),
     errors,
+    verified: verifiedOf(verified),
   };
+}
+
+function verifiedOf(verified: Verified | undefined): JsonReport['verified'] {
+  if (verified?.checked !== true) return null;
+  return { problems: verified.report.problems, keysChecked: verified.report.keysChecked };
 }
 
 /** The report of a run that never started: refused, or stopped by an error before its partitions ran. */
@@ -91,6 +117,7 @@ export function refusedReport(error: unknown, exitCode: number, destination: str
     rowsThisRun: 0,
     streams: [],
     errors: [],
+    verified: null,
   };
 }
 

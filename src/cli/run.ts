@@ -2,7 +2,16 @@ import { parseArgs } from 'node:util';
 import { type JobConfig, loadConfig } from '../config/load-config.js';
 import { BulkExtractError, UsageError } from '../errors.js';
 import { AuthError } from '../http/errors.js';
-import { destinationOf, recordRun, resolveWorker, runJob, type RunResult, type WorkerSpec } from '../export/index.js';
+import {
+  destinationOf,
+  recordRun,
+  resolveWorker,
+  runJob,
+  type RunResult,
+  verifyJob,
+  type VerifyReport,
+  type WorkerSpec,
+} from '../export/index.js';
 import { createLogger, type Logger } from '../log.js';
 import { dryRun } from './dry-run.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
@@ -10,7 +19,15 @@ import { withUsage } from './parse-flags.js';
 import { startProgress } from './progress.js';
 import { StatusLine } from './status-line.js';
 import type { MetricsSession } from '../metrics/index.js';
-import { type JsonReport, jsonReport, refusedReport, runSummary, workerSummary } from './run-report.js';
+import {
+  type JsonReport,
+  jsonReport,
+  refusedReport,
+  runSummary,
+  type Verified,
+  verifySummary,
+  workerSummary,
+} from './run-report.js';
 
 export const RUN_USAGE = `Usage: bulk-extract run --config FILE [options]
 
@@ -37,6 +54,9 @@ Options:
                          collector (metrics.textfile).
   --metrics-push URL     Push Prometheus metrics to the Pushgateway at URL (metrics.pushgateway).
   --metrics-port PORT    Serve Prometheus metrics on PORT at /metrics while the run lasts (metrics.port).
+  --verify               Once the job is complete, read every shard back as bulk-extract verify does
+                         (sizes, sha256, rows, every key unique, the records in agreement); exit 1
+                         on any difference. Without it, keys are not checked by the run.
   --log-level LEVEL      debug | info | warn | error (default info).
 
 Exit codes: 0 complete, 1 failed (resumable), 2 usage/config error, 3 auth refused,
@@ -58,6 +78,7 @@ const FLAGS = {
   'metrics-textfile': { type: 'string' },
   'metrics-push': { type: 'string' },
   'metrics-port': { type: 'string' },
+  'verify': { type: 'boolean', default: false },
   'log-level': { type: 'string', default: 'info' },
   'help': { type: 'boolean', short: 'h' },
 } as const;
@@ -170,13 +191,31 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
     const say = (text: string) => console.error(config.redactor.redact(text));
     say(runSummary(result, values.repair));
     if (worker !== undefined && result.finalize !== undefined) say(workerSummary(worker, result.finalize));
-    const code = exitCode(result);
-    return { code, report: jsonReport(result, code, destinationOf(config)) };
+    const verified = await verifyAfter(values.verify, result, worker, () => verifyJob(config, logger));
+    say(verifySummary(verified));
+    const code = verified.checked && verified.report.problems.length > 0 ? EXIT.FAILED : exitCode(result);
+    return { code, report: jsonReport(result, code, destinationOf(config), verified) };
   } finally {
     stopProgress();
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
   }
+}
+
+/**
+ * `--verify`: the output read back as `bulk-extract verify` reads it, once the job is complete (a
+ * worker's share alone is not the job). Without the flag, or before the job is complete: why not.
+ */
+async function verifyAfter(
+  asked: boolean,
+  result: RunResult,
+  worker: WorkerSpec | undefined,
+  verify: () => Promise<VerifyReport>,
+): Promise<Verified> {
+  if (!asked) return { checked: false, why: 'not asked' };
+  const complete = result.state === 'complete' && (worker === undefined || result.finalize?.finalized === true);
+  if (!complete) return { checked: false, why: 'the job is not complete' };
+  return { checked: true, report: await verify() };
 }
 
 function exitCode(result: RunResult): number {

@@ -53,6 +53,11 @@ export const runRecordSchema = z.object({
     }),
   ),
   errors: z.array(z.object({ stream: z.string(), partition: z.number(), code: z.string(), message: z.string() })),
+  /**
+   * `run --verify`: what reading the output back found (problems, one a line) and how many keys it
+   * checked; null when the run did not verify (not asked, or the job was not complete).
+   */
+  verified: z.object({ problems: z.array(z.string()), keysChecked: z.number() }).nullable().default(null),
 });
 
 /** What `run --json` prints and `_runs/<time>.json` holds. */

@@ -91,9 +91,16 @@ describe.concurrent('a platform that sends items again', () => {
     const server = await platform(2970, (i) => ({
       body: { items: events(starts[i] ?? 1, 1000), ...(i < 2 ? { nextCursor: `c${i}` } : {}) },
     }));
-    const { dir, out, exit } = await runAgainst(server.baseUrl);
+    const { dir, out, file, exit } = await runAgainst(server.baseUrl);
     expect(exit.code, describeExit(exit)).toBe(0);
+    expect(exit.stderr).toContain('keys not checked: run with --verify (or bulk-extract verify)');
+    expect(JSON.parse(exit.stdout)).toMatchObject({ verified: null });
     expect(readManifest(out).streams.events?.rows).toBe(3000);
+    // run --verify reads it back at its end (here a run with nothing left to do) and fails on them.
+    const checked = await runCliWith(['run', '--config', file, '--verify', '--json'], { cwd: dir, env: { K: KEY } });
+    expect(checked.code, describeExit(checked)).toBe(1);
+    expect(checked.stderr).toContain('verify FAILED: 1 problem(s); 3,000 keys checked');
+    expect(JSON.parse(checked.stdout)).toMatchObject({ exitCode: 1, verified: { keysChecked: 3000, problems: [expect.stringContaining('20 row(s) repeat the id')] } });
     const verify = await runCliWith(['verify', out], { cwd: dir });
     expect(verify.code, describeExit(verify)).toBe(1);
     expect(verify.stdout).toContain('FAILED: 1 problem(s)');

@@ -118,6 +118,14 @@ describe.concurrent('checkpoint, manifest and files agree, or verify says so and
     expect(JSON.parse(exit.stdout)).toMatchObject({ checkpointChecked: true, keysChecked: 6000 });
   });
 
+  it('run --verify of the intact export: nothing to do, and verified, every key unique', async () => {
+    const c = copy();
+    const exit = await run(c.file, c.dir, ['--verify', '--json']);
+    expect(exit.code, describeExit(exit)).toBe(0);
+    expect(exit.stderr).toContain('verified: every shard matches the manifest; 6,000 keys checked, each unique');
+    expect(JSON.parse(exit.stdout)).toMatchObject({ state: 'nothing-to-do', verified: { problems: [], keysChecked: 6000 } });
+  });
+
   it('a partition\'s nextSeq lowered in the checkpoint (its rows too): verify names it; run refuses; repair reads it again', async () => {
     const c = copy();
     const manifest = JSON.parse(readFileSync(manifestOf(c), 'utf8')) as ManifestJson;

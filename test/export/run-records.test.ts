@@ -69,6 +69,7 @@ function record(finishedAt: string | null, changes: Partial<RunRecord> = {}): Ru
       },
     ],
     errors: [],
+    verified: null,
     ...changes,
   };
 }

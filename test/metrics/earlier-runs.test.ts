@@ -23,6 +23,7 @@ function ended(at: string, exitCode: number): RunRecord {
     rowsThisRun: 0,
     streams: [],
     errors: [],
+    verified: null,
   };
 }
 
