@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -9,6 +9,7 @@ import { UsageError } from '../errors.js';
 import { runJob } from '../export/index.js';
 import { createLogger } from '../log.js';
 import { startSimulator } from '../simulator/server.js';
+import { writeFileAtomic } from '../util/durable-file.js';
 import { ifFound } from '../util/if-found.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
@@ -133,5 +134,6 @@ async function claimFolder(outDir: string): Promise<void> {
     );
   }
   await mkdir(outDir, { recursive: true });
-  await writeFile(join(outDir, DEMO_MARKER), 'The output of `bulk-extract demo` (npm start), which the next demo replaces.\n');
+  // Replaced, never written through: a link left at the marker's name stays as it points.
+  await writeFileAtomic(join(outDir, DEMO_MARKER), 'The output of `bulk-extract demo` (npm start), which the next demo replaces.\n');
 }

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -46,6 +46,23 @@ describe.concurrent('bulk-extract demo', () => {
     expect(exit.stderr).toContain('--out DIR');
     expect(exit.stderr).not.toMatch(/^\s+at /m);
     expect(snapshot(mine)).toEqual(before);
+  });
+
+  it('a folder it marked once, where files of the user joined its own, and its marker is now a link: the user\'s files and the link\'s target stay', async () => {
+    const cwd = tempDir('demo-marked');
+    const first = await demo(cwd);
+    expect(first.code, describeExit(first)).toBe(0);
+    const out = join(cwd, 'demo-out');
+    const victim = join(cwd, 'victim.txt');
+    writeFileSync(victim, 'the user\'s data\n');
+    rmSync(join(out, '_DEMO'));
+    symlinkSync(victim, join(out, '_DEMO'));
+    writeFileSync(join(out, 'events', 'notes.txt'), 'mine\n');
+    const again = await demo(cwd);
+    expect(again.code, describeExit(again)).toBe(0);
+    expect(readFileSync(victim, 'utf8')).toBe('the user\'s data\n');
+    expect(readFileSync(join(out, 'events', 'notes.txt'), 'utf8')).toBe('mine\n');
+    expect(again.stderr).toContain('that bulk-extract did not write');
   });
 
   it('takes an empty folder given with --out', async () => {

@@ -211,13 +211,17 @@ describe.concurrent('checkpoint, manifest and files agree, or verify says so and
     const c = copy();
     const victim = join(c.dir, 'victim');
     writeFileSync(victim, 'the user\'s data\n');
+    let moved = '';
     edit<ManifestJson>(manifestOf(c), (value) => {
       const [first] = value.files;
-      if (first !== undefined) first.path = '../victim';
+      if (first === undefined) throw new Error('no files in the manifest');
+      moved = first.path;
+      first.path = '../victim';
     });
     const verified = await runCliWith(['verify', c.out], { cwd: c.dir });
     expect(verified.code, describeExit(verified)).toBe(2);
-    expect(verified.stderr).toContain('files.0.path: "../victim" is not where shard 0 of events partition 1/2 belongs (events/part=1-of-2/000000.parquet)');
+    const [, m, seq] = /part=(\d)-of-2\/0*(\d+)\./.exec(moved) ?? [];
+    expect(verified.stderr).toContain(`files.0.path: "../victim" is not where shard ${seq} of events partition ${m}/2 belongs (${moved})`);
     for (const args of [[], ['--repair'], ['--fresh']]) {
       const exit = await refused(c, args);
       expect(exit.stderr).toContain('lists shards outside their partition\'s folder');
