@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
@@ -184,11 +184,22 @@ describe.concurrent('cleanups delete only what bulk-extract wrote', () => {
     await expectForeignKept(c, exit);
   });
 
-  it('a crash leftover with a name of the user\'s (not a shard\'s) is kept on resume', async () => {
-    const c = newCase(true);
-    writeFileSync(join(c.out, 'events', 'part=1-of-2', 'notes.inprogress'), 'mine\n');
+  it('a resume keeps a file of the user\'s in a partition folder, even one named like a temporary file', async () => {
+    const c = newCase(false);
+    const killed = await runCliWith(['run', '--config', c.file], {
+      cwd: c.dir,
+      env: { SIM_KEY: KEY, BULK_EXTRACT_CRASH_AT: 'after-checkpoint-write:3' },
+    });
+    expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
+    const mine = ['events/part=1-of-2/notes.inprogress', 'events/part=2-of-2/draft.parquet'];
+    for (const key of mine) {
+      mkdirSync(join(c.out, key, '..'), { recursive: true });
+      writeFileSync(join(c.out, key), 'mine\n');
+    }
     const exit = await run(c.file, c.dir);
     expect(exit.code, describeExit(exit)).toBe(0);
-    expect(existsSync(join(c.out, 'events', 'part=1-of-2', 'notes.inprogress'))).toBe(true);
+    for (const key of mine) expect(readFileSync(join(c.out, key), 'utf8'), key).toBe('mine\n');
+    for (const key of mine) rmSync(join(c.out, key));
+    await expectExactOutput(c.out, exact());
   });
 });
