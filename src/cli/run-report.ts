@@ -36,13 +36,15 @@ export function runSummary(result: RunResult, repair: boolean): string {
 /** What `run --verify` found, or why the run did not check: the run's last line. */
 export type Verified =
   | { checked: true; report: VerifyReport } |
-  { checked: false; why: 'not asked' | 'the job is not complete' };
+  { checked: false; why: 'not asked' | 'the job is not complete'; asked: boolean };
 
-export function verifySummary(verified: Verified): string {
+/** The summary's last line about verifying; none for a job not complete yet that was not asked to. */
+export function verifySummary(verified: Verified): string | undefined {
   if (!verified.checked) {
-    return verified.why === 'not asked'
-      ? 'keys not checked: run with --verify (or bulk-extract verify) to read every shard back and check that each key is unique'
-      : 'not verified: the job is not complete';
+    if (verified.why === 'not asked') {
+      return 'keys not checked: run with --verify (or bulk-extract verify) to read every shard back and check that each key is unique';
+    }
+    return verified.asked ? 'not verified: the job is not complete' : undefined;
   }
   const { problems, keysChecked } = verified.report;
   const keys = `${keysChecked.toLocaleString('en-US')} keys checked`;

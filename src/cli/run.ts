@@ -192,7 +192,8 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
     say(runSummary(result, values.repair));
     if (worker !== undefined && result.finalize !== undefined) say(workerSummary(worker, result.finalize));
     const verified = await verifyAfter(values.verify, result, worker, () => verifyJob(config, logger));
-    say(verifySummary(verified));
+    const verdict = verifySummary(verified);
+    if (verdict !== undefined) say(verdict);
     const code = verified.checked && verified.report.problems.length > 0 ? EXIT.FAILED : exitCode(result);
     return { code, report: jsonReport(result, code, destinationOf(config), verified) };
   } finally {
@@ -212,9 +213,9 @@ async function verifyAfter(
   worker: WorkerSpec | undefined,
   verify: () => Promise<VerifyReport>,
 ): Promise<Verified> {
-  if (!asked) return { checked: false, why: 'not asked' };
   const complete = result.state === 'complete' && (worker === undefined || result.finalize?.finalized === true);
-  if (!complete) return { checked: false, why: 'the job is not complete' };
+  if (!complete) return { checked: false, why: 'the job is not complete', asked };
+  if (!asked) return { checked: false, why: 'not asked', asked };
   return { checked: true, report: await verify() };
 }
 
