@@ -8,6 +8,7 @@ import {
   expectedIds,
   type ExpectedStream,
   expectExactOutput,
+  finishedExport,
   type JobSpec,
   listFiles,
   newSimulator,
@@ -33,10 +34,7 @@ let finished: string;
 
 beforeAll(async () => {
   sim = await newSimulator({ events: 3000, seed: 47, apiKeys: [KEY] });
-  const dir = tempDir('outside-template');
-  finished = join(dir, 'out');
-  const exit = await run(writeJob(join(dir, 'job.yaml'), spec(finished)), dir);
-  expect(exit.code, describeExit(exit)).toBe(0);
+  finished = await finishedExport(sim, KEY, spec, 'outside-template');
 });
 
 function spec(outDir: string, extra: Partial<JobSpec> = {}): JobSpec {

@@ -8,6 +8,7 @@ import {
   expectedIds,
   expectExactOutput,
   type Exit,
+  finishedExport,
   type JobSpec,
   listFiles,
   newSimulator,
@@ -31,10 +32,7 @@ let finished: string;
 
 beforeAll(async () => {
   sim = await newSimulator({ events: 6000, seed: 53, apiKeys: [KEY] });
-  const dir = tempDir('records-template');
-  finished = join(dir, 'out');
-  const exit = await run(writeJob(join(dir, 'job.yaml'), spec(finished)), dir);
-  expect(exit.code, describeExit(exit)).toBe(0);
+  finished = await finishedExport(sim, KEY, spec, 'records-template');
 });
 
 function spec(outDir: string): JobSpec {

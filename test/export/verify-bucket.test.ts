@@ -8,12 +8,12 @@ import type { Simulator } from '../../src/simulator/index.js';
 import { type FakeS3, startFakeS3 } from '../support/fake-s3.js';
 import {
   describeExit,
+  finishedExport,
   listFiles,
   newSimulator,
   runCliWith,
   type StreamSpec,
   tempDir,
-  writeJob,
 } from '../support/resume-harness.js';
 
 /**
@@ -34,11 +34,8 @@ const servers: FakeS3[] = [];
 
 beforeAll(async () => {
   sim = await newSimulator({ events: 2000, seed: 59, apiKeys: [KEY] });
-  const dir = tempDir('verify-bucket-template');
-  const out = join(dir, 'out');
-  const file = writeJob(join(dir, 'job.yaml'), { baseUrl: sim.baseUrl, outDir: out, streams: STREAMS, formats: ['parquet', 'ndjson'], maxRows: 500 });
-  const exit = await runCliWith(['run', '--config', file], { cwd: dir, env: { SIM_KEY: KEY } });
-  expect(exit.code, describeExit(exit)).toBe(0);
+  const spec = (outDir: string) => ({ baseUrl: sim.baseUrl, outDir, streams: STREAMS, formats: ['parquet' as const, 'ndjson' as const], maxRows: 500 });
+  const out = await finishedExport(sim, KEY, spec, 'verify-bucket-template');
   exported = new Map(listFiles(out).map((path) => [`${PREFIX}/${path}`, readFileSync(join(out, path))]));
 });
 

@@ -641,3 +641,21 @@ export function newJob(sim: Simulator, streams: StreamSpec[], extra: Partial<Job
   };
   return { sim, dir, out, file: writeJob(join(dir, 'job.yaml'), spec), spec };
 }
+
+/**
+ * A finished export for the cases of a test file to copy: the job `spec(out)` run once with the
+ * CLI against `sim` (its API key in SIM_KEY) into a folder of its own; resolves to that `out`.
+ */
+export async function finishedExport(
+  sim: Simulator,
+  key: string,
+  spec: (outDir: string) => JobSpec,
+  prefix: string,
+): Promise<string> {
+  const dir = tempDir(prefix);
+  const out = join(dir, 'out');
+  const file = writeJob(join(dir, 'job.yaml'), spec(out));
+  const exit = await runCliWith(['run', '--config', file], { cwd: dir, env: { SIM_KEY: key } });
+  expect(exit.code, describeExit(exit)).toBe(0);
+  return out;
+}
