@@ -13,7 +13,8 @@ import { isS3Url, openOutput } from './output-target.js';
 import { chainRequest, type ListRequest } from './chain-request.js';
 import { chainParams, type PartitionPlan, planPartitions } from './plan.js';
 import { planStreams, type StreamPlan } from './streams.js';
-import { type IdleStream, prepareOutput, restarted } from './prepare-output.js';
+import { type IdleStream, prepareOutput } from './prepare-output.js';
+import { restarted } from './recorded.js';
 import { newSharedRun, pairKey, pairsOfWorker, type WorkerSpec, workerLockKey } from './workers.js';
 
 /** What a run would do with one stream. */

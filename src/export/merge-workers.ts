@@ -5,7 +5,7 @@ import { type Checkpoint, isComplete } from './checkpoint.js';
 import { removeOwnedTree } from './clean-up.js';
 import { MANIFEST_FILE, SUCCESS_FILE } from './layout.js';
 import { type Manifest, reconcile } from './manifest.js';
-import { assertShardsPresent, readManifest } from './prepare-output.js';
+import { assertShardsPresent, readManifest } from './recorded.js';
 import { sealRun } from './seal-run.js';
 import {
   pairKey,

@@ -4,7 +4,7 @@ import { parseCheckpoint, type StreamState } from './checkpoint.js';
 import { readWorkersProgress } from './merge-workers.js';
 import { LATEST_FILE, LOCK_FILE, MANIFEST_FILE } from './layout.js';
 import type { Output } from './output-target.js';
-import { readManifest } from './prepare-output.js';
+import { readManifest } from './recorded.js';
 import { sealedRuns } from './seal-run.js';
 
 export interface PartStatus {

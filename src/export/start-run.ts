@@ -9,7 +9,8 @@ import type { OutputStore } from '../output/store.js';
 import type { Manifest } from './manifest.js';
 import { type PartitionPlan, planPartitions } from './plan.js';
 import type { StreamPlan } from './streams.js';
-import { type IdleStream, prepareOutput, restarted } from './prepare-output.js';
+import { type IdleStream, prepareOutput } from './prepare-output.js';
+import { restarted } from './recorded.js';
 
 /**
  * How a run takes its part of the output folder: the whole job under the folder's lock (here), or

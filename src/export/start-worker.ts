@@ -6,7 +6,8 @@ import { Committer } from './committer.js';
 import { WORKER_PATIENCE_MS } from './finalize.js';
 import type { OutputStore } from '../output/store.js';
 import { planPartitions } from './plan.js';
-import { assertShardsPresent, prepareOutput, readManifest } from './prepare-output.js';
+import { prepareOutput } from './prepare-output.js';
+import { assertShardsPresent, readManifest } from './recorded.js';
 import {
   newSharedRun,
   pairKey,
