@@ -6,6 +6,8 @@ import type { KeyValue } from './verify-shard.js';
 
 /** Keys held in memory at once: in the one set of a small stream, or per bucket of a large one. */
 export const BUCKET_KEYS = 500_000;
+/** Buckets a stream moves to when it turns out far larger than it said: up to 64 x BUCKET_KEYS keys stay bounded. */
+const UNEXPECTED_BUCKETS = 64;
 /** Keys gathered before they are appended to their buckets' files. */
 const FLUSH_KEYS = 50_000;
 
@@ -37,8 +39,12 @@ export class KeyCheck {
   private seen = new Set<string>();
   private buckets: Buckets | undefined;
 
-  constructor(expectedRows: number) {
-    if (expectedRows > BUCKET_KEYS) this.buckets = new Buckets(Math.ceil(expectedRows / BUCKET_KEYS));
+  /** `bucketKeys`: keys a bucket is sized for (tests make it small). */
+  constructor(
+    expectedRows: number,
+    private readonly bucketKeys: number = BUCKET_KEYS,
+  ) {
+    if (expectedRows > bucketKeys) this.buckets = new Buckets(Math.ceil(expectedRows / bucketKeys));
   }
 
   add(value: KeyValue | undefined): void {
@@ -53,8 +59,8 @@ export class KeyCheck {
       return;
     }
     this.check(this.seen, key);
-    if (this.seen.size >= 2 * BUCKET_KEYS) {
-      this.buckets = new Buckets(4);
+    if (this.seen.size >= 2 * this.bucketKeys) {
+      this.buckets = new Buckets(UNEXPECTED_BUCKETS);
       for (const held of this.seen) this.buckets.add(held);
       this.seen = new Set();
     }
