@@ -1,6 +1,7 @@
 /**
  * The export engine's front door: what the CLI and library users call. Nothing outside
- * src/export/ imports its inner files.
+ * src/export/ imports its inner files, and its rooms (state/, plan/, check/, workers/, run/,
+ * inspect/) import each other only through their own index.ts.
  *
  * - runJob: a run (resume, --fresh, --repair, --stream, a worker of a sharded run);
  * - inspectRun: what a run would do and refuse, changing nothing (--dry-run);
@@ -10,36 +11,55 @@
  * - verifyOutput / verifyJob: every file read back against its manifest (verify);
  * - finalizeJob: the end of a sharded run whose workers are complete (finalize).
  */
-export { idleMessage, type RunOptions, type RunResult, runJob } from './run-job.js';
-export type { RunHandle, StreamProgress } from './run-progress.js';
+export { LockedError } from '../output/folder-lock.js';
 export {
   inspectRun,
+  NotAnOutputError,
+  type OutputStatus,
+  type PartStatus,
+  readStatus,
   type RunInspection,
   type StreamAction,
   type StreamInspection,
+  type StreamStatus,
+  verifyJob,
+  verifyOutput,
+  type VerifyReport,
   type WorkerShare,
-} from './inspect-run.js';
-export { type OutputStatus, type PartStatus, readStatus, type StreamStatus } from './read-status.js';
+} from './inspect/index.js';
+export { planStreams, streamName } from './plan/index.js';
 export {
+  type AbsorbOutcome,
+  finalizeJob,
+  type FinalizeResult,
+  idleMessage,
+  type IdleStream,
   latestRunRecord,
   parseRunRecordKey,
-  type ReadRunRecordsOptions,
   readRunRecords,
+  type ReadRunRecordsOptions,
   recordRun,
   type RecordRunOptions,
+  type RunHandle,
+  runJob,
+  type RunOptions,
   type RunRecord,
   runRecordKey,
   runRecords,
   runRecordSchema,
+  type RunResult,
   type StoredRunRecord,
+  type StreamProgress,
   writeRunRecord,
   type WriteRunRecordOptions,
-} from './run-records.js';
-export { NotAnOutputError, verifyJob, verifyOutput, type VerifyReport } from './verify.js';
-export { type AbsorbOutcome, type FinalizeResult, finalizeJob } from './finalize.js';
-export { destinationOf, openOutput, type Output, outputAt } from './output-target.js';
-export { LockedError } from '../output/folder-lock.js';
-export { resolveWorker, type WorkerSpec } from './workers.js';
-export { planStreams, streamName } from './streams.js';
-export type { Manifest, ManifestFile, RunState } from './manifest.js';
-export type { IdleStream } from './prepare-output.js';
+} from './run/index.js';
+export {
+  destinationOf,
+  type Manifest,
+  type ManifestFile,
+  openOutput,
+  type Output,
+  outputAt,
+  type RunState,
+} from './state/index.js';
+export { resolveWorker, type WorkerSpec } from './workers/index.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { runJob } from '../../src/export/run-job.js';
+import { runJob } from '../../src/export/run/run-job.js';
 import { AuthError } from '../../src/http/errors.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { createFakeClock } from '../support/fake-clock.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { streamSchema, type StreamConfig } from '../../src/config/job-schema.js';
-import { chainRequest } from '../../src/export/chain-request.js';
-import { planPartitions } from '../../src/export/plan.js';
-import { planStreams } from '../../src/export/streams.js';
+import { chainRequest } from '../../src/export/plan/chain-request.js';
+import { planPartitions } from '../../src/export/plan/partitions.js';
+import { planStreams } from '../../src/export/plan/streams.js';
 
 const stream = (input: Record<string, unknown>): StreamConfig => streamSchema.parse(input);
 const noWindow = () => ({ window: null, run: null });

@@ -13,9 +13,9 @@ import {
   parseCheckpoint,
   partOf,
   restartPart,
-} from '../../src/export/checkpoint.js';
-import { type Manifest, type ManifestFile, newManifest, reconcile } from '../../src/export/manifest.js';
-import type { StreamPlan } from '../../src/export/streams.js';
+} from '../../src/export/state/checkpoint.js';
+import { type Manifest, type ManifestFile, newManifest, reconcile } from '../../src/export/state/manifest.js';
+import type { StreamPlan } from '../../src/export/state/stream-plan.js';
 
 const BASE = 'https://acme.example.com/api/v1/projects/acme';
 const T0 = '2026-01-01T00:00:00.000Z';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { aggregateFilter } from '../../src/export/chain-request.js';
-import { runJob } from '../../src/export/run-job.js';
-import type { RunHandle } from '../../src/export/run-progress.js';
+import { aggregateFilter } from '../../src/export/plan/chain-request.js';
+import { runJob } from '../../src/export/run/run-job.js';
+import type { RunHandle } from '../../src/export/run/run-progress.js';
 import { silentLogger } from '../../src/log.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { createFakeClock } from '../support/fake-clock.js';

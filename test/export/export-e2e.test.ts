@@ -4,8 +4,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 type Resource = 'assets' | 'events';
-import type { Manifest } from '../../src/export/manifest.js';
-import { runJob, type RunResult } from '../../src/export/run-job.js';
+import type { Manifest } from '../../src/export/state/manifest.js';
+import { runJob, type RunResult } from '../../src/export/run/run-job.js';
 import { silentLogger } from '../../src/log.js';
 import {
   ASSET_ID_BASE,

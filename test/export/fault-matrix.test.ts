@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load-config.js';
-import { runJob } from '../../src/export/run-job.js';
+import { runJob } from '../../src/export/run/run-job.js';
 import { silentLogger } from '../../src/log.js';
 import { type FaultOptionsInput, type Simulator, startSimulator } from '../../src/simulator/index.js';
 import type { Clock } from '../../src/util/clock.js';

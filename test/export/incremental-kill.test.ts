@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseCheckpoint } from '../../src/export/checkpoint.js';
-import { shardSeq } from '../../src/export/layout.js';
+import { parseCheckpoint } from '../../src/export/state/checkpoint.js';
+import { shardSeq } from '../../src/export/state/layout.js';
 import { EVENT_ID_BASE, EVENT_ID_STRIDE } from '../../src/simulator/index.js';
 import { describeExit, type Exit, newSimulator, runCliWith, tempDir, writeJob } from '../support/resume-harness.js';
 

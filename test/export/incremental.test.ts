@@ -1,11 +1,11 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Checkpoint, parseCheckpoint, runId } from '../../src/export/checkpoint.js';
-import type { Manifest } from '../../src/export/manifest.js';
-import { runJob } from '../../src/export/run-job.js';
-import type { RunManifest } from '../../src/export/manifest.js';
-import { verifyOutput } from '../../src/export/verify.js';
+import { type Checkpoint, parseCheckpoint, runId } from '../../src/export/state/checkpoint.js';
+import type { Manifest } from '../../src/export/state/manifest.js';
+import { runJob } from '../../src/export/run/run-job.js';
+import type { RunManifest } from '../../src/export/state/manifest.js';
+import { verifyOutput } from '../../src/export/inspect/verify.js';
 import { silentLogger } from '../../src/log.js';
 import { EVENT_ID_BASE, EVENT_ID_STRIDE, type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { asNumber, openDuck, parquetAt } from '../support/export-duckdb.js';

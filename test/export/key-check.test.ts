@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { KeyCheck } from '../../src/export/key-check.js';
-import type { KeyValue } from '../../src/export/verify-shard.js';
+import { KeyCheck } from '../../src/export/check/key-check.js';
+import type { KeyValue } from '../../src/export/check/verify-shard.js';
 
 /** Keys 0..n-1, then `repeats` of them again, shuffled by a fixed stride so buckets see them out of order. */
 function keys(n: number, repeats: readonly KeyValue[]): KeyValue[] {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { ConfigError } from '../../src/errors.js';
-import { runJob } from '../../src/export/run-job.js';
+import { runJob } from '../../src/export/run/run-job.js';
 import { silentLogger } from '../../src/log.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { openDuck, parquetAt } from '../support/export-duckdb.js';

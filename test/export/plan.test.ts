@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { streamSchema, type StreamConfig } from '../../src/config/job-schema.js';
 import { ConfigError } from '../../src/errors.js';
-import { chainParams, planPartitions } from '../../src/export/plan.js';
-import { planStreams, streamName } from '../../src/export/streams.js';
+import { chainParams, planPartitions } from '../../src/export/plan/partitions.js';
+import { planStreams, streamName } from '../../src/export/plan/streams.js';
 
 const stream = (input: Record<string, unknown>): StreamConfig => streamSchema.parse(input);
 

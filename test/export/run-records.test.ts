@@ -11,7 +11,7 @@ import {
   runRecordKey,
   type StoredRunRecord,
   writeRunRecord,
-} from '../../src/export/run-records.js';
+} from '../../src/export/run/run-records.js';
 import { silentLogger } from '../../src/log.js';
 import { createLocalStore } from '../../src/output/local-store.js';
 import { createS3Store } from '../../src/output/s3-store.js';

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunManifest } from '../../src/export/manifest.js';
+import type { RunManifest } from '../../src/export/state/manifest.js';
 import {
   closedForm,
   describeExit,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { newCheckpoint } from '../../src/export/checkpoint.js';
-import { planStreams } from '../../src/export/streams.js';
-import { newSharedRun, pairsOf, pairsOfWorker, parseWorker, resolveWorker, workerCheckpoint } from '../../src/export/workers.js';
+import { newCheckpoint } from '../../src/export/state/checkpoint.js';
+import { planStreams } from '../../src/export/plan/streams.js';
+import { newSharedRun, pairsOf, pairsOfWorker, parseWorker, resolveWorker, workerCheckpoint } from '../../src/export/workers/workers.js';
 import { UsageError } from '../../src/errors.js';
 
 function planOf(partitions: number[], count: number) {

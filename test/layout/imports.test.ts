@@ -90,7 +90,7 @@ function folderOf(file: string): string {
 
 describe('the import statements of src/', () => {
   it('are read (the check sees the files it is about)', () => {
-    expect(files).toEqual(expect.arrayContaining(['index.ts', 'cli/main.ts', 'export/index.ts', 'export/run-job.ts']));
+    expect(files).toEqual(expect.arrayContaining(['index.ts', 'cli/main.ts', 'export/index.ts', 'export/run/run-job.ts']));
     expect(imports.length).toBeGreaterThan(200);
     expect(imports.filter((each) => !files.includes(each.to))).toEqual([]);
     expect(imports.some((each) => each.typeOnly)).toBe(true);
@@ -134,5 +134,48 @@ describe('the import statements of src/', () => {
     };
     for (const file of files) if (state.get(file) === undefined) visit(file);
     expect(cycles).toEqual([]);
+  });
+});
+
+/**
+ * The rooms of src/export/, lowest first. A room imports another only through that room's index.ts,
+ * and only a room below it, so the rooms load in one order.
+ */
+const EXPORT_ROOMS = ['state', 'plan', 'check', 'workers', 'run', 'inspect'];
+
+/** The room of a file of src/export/ (`export/run/run-job.ts` -> `run`); undefined for export/index.ts. */
+function roomOf(file: string): string | undefined {
+  const parts = file.split('/');
+  return parts[0] === 'export' && parts.length === 3 ? parts[1] : undefined;
+}
+
+describe('the rooms of src/export/', () => {
+  const exportFiles = files.filter((file) => file.startsWith('export/'));
+
+  it('hold every file of the engine but its front door, each room with its own front door', () => {
+    expect(exportFiles.filter((file) => file !== 'export/index.ts' && !EXPORT_ROOMS.includes(roomOf(file) ?? '')))
+      .toEqual([]);
+    expect(EXPORT_ROOMS.filter((room) => !files.includes(`export/${room}/index.ts`))).toEqual([]);
+  });
+
+  it('import each other only through their front doors', () => {
+    const inner = imports.filter(({ from, to }) => {
+      const [a, b] = [roomOf(from), roomOf(to)];
+      return a !== undefined && b !== undefined && a !== b && !to.endsWith('/index.ts');
+    });
+    expect(inner.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
+  });
+
+  it('import only the rooms below them, types included', () => {
+    const upwards = imports.filter(({ from, to }) => {
+      const [a, b] = [roomOf(from), roomOf(to)];
+      return a !== undefined && b !== undefined && EXPORT_ROOMS.indexOf(b) > EXPORT_ROOMS.indexOf(a);
+    });
+    expect(upwards.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
+  });
+
+  it('are entered from outside src/export/ only through export/index.ts', () => {
+    const rooms = imports.filter(({ from, to }) => roomOf(to) !== undefined && !from.startsWith('export/'));
+    expect(rooms.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RunRecord, writeRunRecord } from '../../src/export/run-records.js';
+import { type RunRecord, writeRunRecord } from '../../src/export/run/run-records.js';
 import { silentLogger } from '../../src/log.js';
 import { readEarlierRuns } from '../../src/metrics/earlier-runs.js';
 import { createLocalStore } from '../../src/output/local-store.js';

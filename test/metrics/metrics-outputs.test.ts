@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Manifest } from '../../src/export/manifest.js';
+import type { Manifest } from '../../src/export/state/manifest.js';
 import { closedPort } from '../support/closed-port.js';
 import { parseSamples, prometheusTool, promtoolCheckMetrics, type Sample, valueOf } from '../support/prom-text.js';
 import {

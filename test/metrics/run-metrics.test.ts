@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ManifestFile } from '../../src/export/manifest.js';
+import type { ManifestFile } from '../../src/export/state/manifest.js';
 import type { RunHandle, StreamProgress } from '../../src/export/index.js';
 import type { PlatformClient } from '../../src/http/platform-client.js';
 import { RunMetrics } from '../../src/metrics/run-metrics.js';

@@ -8,10 +8,10 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, expect } from 'vitest';
 import { stringify } from 'yaml';
 import type { Format, Resource } from '../../src/config/job-schema.js';
-import { type Checkpoint, parseCheckpoint, type PartitionSet } from '../../src/export/checkpoint.js';
-import { shardSeq } from '../../src/export/layout.js';
-import type { Manifest } from '../../src/export/manifest.js';
-import type { RunRecord } from '../../src/export/run-records.js';
+import { type Checkpoint, parseCheckpoint, type PartitionSet } from '../../src/export/state/checkpoint.js';
+import { shardSeq } from '../../src/export/state/layout.js';
+import type { Manifest } from '../../src/export/state/manifest.js';
+import type { RunRecord } from '../../src/export/run/run-records.js';
 import {
   ASSET_ID_BASE,
   ASSET_ID_STRIDE,

@@ -1,0 +1,9 @@
+/**
+ * Checking shards against what an output recorded: a shard's bytes, rows and keys, the
+ * checkpoint's and the manifest's agreement, and the damage repair finds.
+ */
+export { findDamage } from './find-damage.js';
+export { KeyCheck, type KeyReport } from './key-check.js';
+export { recordProblems } from './record-problems.js';
+export { assertShardsPresent, disagreeError, disagreements, readManifest, restarted } from './recorded.js';
+export { checkShard, type KeyReader } from './verify-shard.js';

@@ -1,0 +1,95 @@
+import { CheckpointError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { OutputStore } from '../../output/store.js';
+import { type Checkpoint, type Manifest, MANIFEST_FILE, manifestSchema, misplacedEntries, newManifest, parseStateFile, type StreamPlan } from '../state/index.js';
+import { countedShards, sizeProblem } from './find-damage.js';
+import { checkpointProblems, type PartProblem } from './record-problems.js';
+
+/**
+ * What an output has recorded, read for a run to go on from: its manifest, whether the shards its
+ * checkpoint counts are there, and whether its checkpoint and manifest agree. Each refusal is a
+ * CheckpointError that names the files and what to do.
+ */
+
+/**
+ * The folder's `_manifest.json` as it was written. A damaged one is replaced by an empty list, with
+ * a warning: the shards the checkpoint counts are then not listed, and the run refuses to resume.
+ */
+export async function readManifest(store: OutputStore, baseUrl: string, logger: Logger): Promise<Manifest> {
+  const text = await store.getText(MANIFEST_FILE);
+  if (text !== undefined) {
+    const misplaced = misplacedEntries(safeJson(text));
+    if (misplaced.length > 0) {
+      throw new CheckpointError(
+        `${store.where(MANIFEST_FILE)} lists shards outside their partition's folder, so it was edited; no run goes on from it:\n  - ${misplaced.slice(0, 5).join('\n  - ')}\nRestore it, or move it away and run with --fresh to start over. Nothing was changed.`,
+      );
+    }
+    try {
+      return parseStateFile(text, store.where(MANIFEST_FILE), manifestSchema, 'a bulk-extract manifest');
+    } catch (error) {
+      if (!(error instanceof CheckpointError)) throw error;
+      logger.warn({ output: store.location }, `${error.message} Its file list starts empty.`);
+    }
+  }
+  return newManifest(baseUrl, new Date(0).toISOString());
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A manifest as a new run starts it: running since `now`. */
+export function restarted(manifest: Manifest, now: string): Manifest {
+  return { ...manifest, state: 'running', startedAt: now };
+}
+
+/**
+ * Every shard the checkpoint counts for the planned streams must be listed in the manifest and be
+ * on disk at its recorded size; otherwise the folder is not the one the checkpoint describes
+ * (moved, cleaned, another output.dir), and resuming would report rows that are not there.
+ */
+export async function assertShardsPresent(
+  store: OutputStore,
+  checkpoint: Checkpoint,
+  manifest: Manifest,
+  streams: readonly string[],
+): Promise<void> {
+  const missing: string[] = [];
+  for (const shard of countedShards(checkpoint, manifest, streams)) {
+    const problem = await sizeProblem(store, shard);
+    if (problem !== undefined) missing.push(problem);
+  }
+  if (missing.length > 0) {
+    throw new CheckpointError(
+      `${store.location} does not hold the shards the checkpoint counts (${missing.length} missing), so resuming would report rows that are not there:\n  - ${missing.slice(0, 5).join('\n  - ')}${missing.length > 5 ? '\n  - ...' : ''}\nWas the folder moved or cleaned, or is output.dir not the one of the run that wrote the checkpoint? Nothing was changed. Run \`bulk-extract repair\` to read only the damaged partitions again, or run with --fresh to start over.`,
+    );
+  }
+}
+
+/** Where the checkpoint and the manifest disagree on the planned streams' partitions. */
+export function disagreements(
+  checkpoint: Checkpoint,
+  manifest: Manifest,
+  streams: readonly StreamPlan[],
+): PartProblem[] {
+  const names = new Set(streams.map((s) => s.name));
+  const planned = Object.entries(checkpoint.streams).filter(([name]) => names.has(name));
+  return checkpointProblems({ ...checkpoint, streams: Object.fromEntries(planned) }, manifest);
+}
+
+/** The refusal of a run whose checkpoint and manifest disagree, naming both files and each partition. */
+export function disagreeError(
+  store: OutputStore,
+  checkpointKey: string,
+  problems: readonly PartProblem[],
+): CheckpointError {
+  const lines = problems.slice(0, 5).map((problem) => `  - ${problem.text}`);
+  if (problems.length > 5) lines.push(`  - ... (${problems.length} in all)`);
+  return new CheckpointError(
+    `${store.where(checkpointKey)} and ${store.where(MANIFEST_FILE)} disagree, so resuming from them would lose or repeat rows:\n${lines.join('\n')}\nWere they edited or restored from different times? Nothing was changed. Run \`bulk-extract repair\` to read the partitions named here again, or run with --fresh to start over.`,
+  );
+}

@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, openAsBlob } from 'node:fs';
+import { createGunzip } from 'node:zlib';
+import type { OutputStore } from '../../output/store.js';
+import type { ManifestFile } from '../state/index.js';
+
+/** An item's key as read back from a shard: an integer id, or an externalId. */
+export type KeyValue = number | bigint | string;
+
+/** What reading back a shard is asked to do besides checking it: hand every row's key on. */
+export interface KeyReader {
+  /** The field that identifies an item (`id`, `externalId`). */
+  field: string;
+  add(value: KeyValue | undefined): void;
+}
+
+/**
+ * Reads a shard back and compares it with its manifest entry: present, same size, same sha256,
+ * same row count (Parquet: from the footer; NDJSON: its lines). With `keys`, every row's key is
+ * handed to it as well (Parquet: the key column, a row group at a time; NDJSON: each line parsed).
+ * Resolves to what is wrong, one line each; a shard that cannot be read is one such line.
+ */
+export async function checkShard(store: OutputStore, file: ManifestFile, keys?: KeyReader): Promise<string[]> {
+  const size = await store.size(file.path);
+  if (size === undefined) return [`${file.path}: missing`];
+  const problems: string[] = [];
+  if (size !== file.bytes) problems.push(`${file.path}: ${size} bytes in the output, ${file.bytes} in the manifest`);
+  const copy = await store.localCopy(file.path);
+  try {
+    const sha256 = await hashOf(copy.path);
+    if (sha256 !== file.sha256) problems.push(`${file.path}: sha256 ${sha256} in the output, ${file.sha256} in the manifest`);
+    try {
+      const rows =
+        file.format === 'parquet' ? await parquetRows(copy.path, keys) : await ndjsonRows(copy.path, file.path.endsWith('.gz'), keys);
+      if (rows !== file.rows) problems.push(`${file.path}: ${rows} rows in the file, ${file.rows} in the manifest`);
+    } catch (error) {
+      problems.push(`${file.path}: damaged: unreadable ${file.format} (${(error as Error).message})`);
+    }
+  } finally {
+    await copy.release();
+  }
+  return problems;
+}
+
+async function hashOf(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) hash.update(chunk);
+  return hash.digest('hex');
+}
+
+/** Row count from the Parquet footer; with `keys`, the key column is read too, one row group at a time. */
+async function parquetRows(path: string, keys: KeyReader | undefined): Promise<number> {
+  // Loaded on first use: parquet-wasm and apache-arrow take about 20 MB that an NDJSON-only output never needs.
+  const { ParquetFile } = await import('parquet-wasm');
+  const file = await ParquetFile.fromFile(await openAsBlob(path));
+  try {
+    const metadata = file.metadata();
+    const fileMetadata = metadata.fileMetadata();
+    const rows = fileMetadata.numRows();
+    const groups = metadata.numRowGroups();
+    fileMetadata.free();
+    metadata.free();
+    if (keys !== undefined) {
+      const { tableFromIPC } = await import('apache-arrow');
+      for (let group = 0; group < groups; group++) {
+        const table = await file.read({ columns: [keys.field], rowGroups: [group] });
+        const column = tableFromIPC(table.intoIPCStream()).getChild(keys.field);
+        if (column === null) throw new Error(`no column '${keys.field}'`);
+        for (const value of column) keys.add(value as KeyValue | undefined);
+      }
+    }
+    return rows;
+  } finally {
+    file.free();
+  }
+}
+
+/** NDJSON lines; with `keys`, each line is parsed and its key handed on. */
+async function ndjsonRows(path: string, gzip: boolean, keys: KeyReader | undefined): Promise<number> {
+  let lines = 0;
+  const source = createReadStream(path);
+  const stream = gzip ? source.pipe(createGunzip()) : source;
+  source.on('error', (error) => stream.destroy(error));
+  let partial: Buffer[] = [];
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    let start = 0;
+    for (let end = chunk.indexOf(10); end !== -1; end = chunk.indexOf(10, start)) {
+      lines++;
+      if (keys !== undefined) {
+        const rest = chunk.subarray(start, end);
+        const line = partial.length === 0 ? rest : Buffer.concat([...partial, rest]);
+        keys.add(keyOfLine(line, keys.field, lines));
+        partial = [];
+      }
+      start = end + 1;
+    }
+    if (keys !== undefined && start < chunk.length) partial.push(chunk.subarray(start));
+  }
+  return lines;
+}
+
+function keyOfLine(line: Buffer, field: string, number: number): KeyValue | undefined {
+  let item: unknown;
+  try {
+    item = JSON.parse(line.toString('utf8'));
+  } catch {
+    throw new Error(`line ${number} is not JSON`);
+  }
+  const value = (item as Record<string, unknown> | null)?.[field];
+  return typeof value === 'number' || typeof value === 'string' ? value : undefined;
+}

@@ -1,0 +1,12 @@
+/**
+ * Reading an output and a job without changing them: the dry run, status, verify.
+ */
+export {
+  inspectRun,
+  type RunInspection,
+  type StreamAction,
+  type StreamInspection,
+  type WorkerShare,
+} from './inspect-run.js';
+export { type OutputStatus, type PartStatus, readStatus, type StreamStatus } from './read-status.js';
+export { NotAnOutputError, verifyJob, verifyOutput, type VerifyReport } from './verify.js';

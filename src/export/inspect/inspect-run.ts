@@ -1,0 +1,194 @@
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { JobConfig } from '../../config/load-config.js';
+import { BulkExtractError, ConfigError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { LockedError } from '../../output/folder-lock.js';
+import type { LockState, OutputStore } from '../../output/store.js';
+import { type Checkpoint, isComplete, isS3Url, LOCK_FILE, newCheckpoint, openOutput, pairKey, type StreamPlan } from '../state/index.js';
+import { newSharedRun, pairsOfWorker, readWorkersProgress, workerLockKey, type WorkerSpec } from '../workers/index.js';
+import { chainParams, chainRequest, type ListRequest, type PartitionPlan, planPartitions, planStreams } from '../plan/index.js';
+import { type IdleStream, prepareOutput } from '../run/index.js';
+import { restarted } from '../check/index.js';
+
+/** What a run would do with one stream. */
+export type StreamAction =
+  | { kind: 'fresh' } |
+  { kind: 'new' } |
+  { kind: 'idle'; idle: IdleStream } |
+  { kind: 'complete'; run: string | null } |
+  { kind: 'start'; run: string | null } |
+  { kind: 'resume'; run: string | null; done: number; partitions: number };
+
+export interface StreamInspection {
+  plan: StreamPlan;
+  /** How its chains are listed (without `partition` and `cursor`): GET with a query, or POST /list with a body. */
+  request: ListRequest;
+  action: StreamAction;
+}
+
+/** A worker's share of the run (--shard I/K): its chains per stream (partition numbers). */
+export interface WorkerShare {
+  index: number;
+  count: number;
+  chains: { stream: string; partitions: number[] }[];
+  /** Chains of this worker, and of the run. */
+  mine: number;
+  total: number;
+}
+
+/** What a run of the job would do with its output, found without changing anything. */
+export interface RunInspection {
+  /** The output as users name it: the folder, or s3://bucket/prefix. */
+  destination: string;
+  checkpointLocation: string;
+  streams: StreamInspection[];
+  /** Cursor chains the run drains. */
+  chains: number;
+  worker?: WorkerShare;
+  lock: LockState;
+  /** The checkpoint the run would drain (undefined when it would be refused before deciding). */
+  checkpoint: Checkpoint | undefined;
+  resumed: boolean;
+  idle: IdleStream[];
+  /** With repair: the damaged partitions it would read again, with what is wrong. */
+  damaged: Map<string, string[]>;
+  /** Why the run would be refused; empty when it would start. */
+  refusals: BulkExtractError[];
+}
+
+/**
+ * Decides what a run of `config` would do, as the run decides it, but changes nothing: it takes
+ * no lock and writes no file (an s3:// output gets one probe object, written and deleted, to prove
+ * the credentials can write there). The run's refusals are collected rather than thrown.
+ */
+export async function inspectRun(
+  config: JobConfig,
+  run: { only: string | undefined; fresh: boolean; repair: boolean; worker?: WorkerSpec | undefined },
+  logger: Logger,
+  now: string,
+): Promise<RunInspection> {
+  const { only, fresh, repair, worker } = run;
+  const streams = planStreams(config.streams, config.output.formats, only);
+  const refusals: BulkExtractError[] = [];
+  const { store, checkpointKey } = await openOutput(config, logger);
+  try {
+    if (!isS3Url(config.output.dir)) refusals.push(...(await creatable(resolve(config.output.dir))));
+    const lock = await store.lockState(LOCK_FILE).catch(collect(refusals)) ?? { state: 'free' as const };
+    if (lock.state === 'held' && lock.alive) {
+      const owner = lock.owner === undefined ? '' : ` (pid ${lock.owner.pid} on ${lock.owner.host}, since ${lock.owner.startedAt})`;
+      refusals.push(new LockedError(`${store.location} is in use by another bulk-extract run${owner}; a run now would be refused.`));
+    }
+    const sharded = await readWorkersProgress(store, logger, now).catch(collect(refusals));
+    if (sharded !== undefined) refusals.push(...(await runningShards(store, sharded.plan.count)));
+    const prepared = await prepareOutput({
+      store,
+      checkpointKey,
+      baseUrl: config.source.baseUrl,
+      streams,
+      fresh,
+      repair,
+      now,
+      logger,
+      recorded:
+        sharded === undefined
+          ? undefined
+          : { checkpoint: sharded.checkpoint, manifest: restarted(sharded.manifest, now) },
+    }).catch(collect(refusals));
+    // A bucket cannot tell its permissions: the probe (a folder's were checked above, as the run checks them).
+    if (isS3Url(config.output.dir)) await store.checkWritable([], []).catch(collect(refusals));
+    // A run that would be refused before deciding still shows the plan of a new run.
+    const checkpoint = prepared?.checkpoint ?? newCheckpoint(config.source.baseUrl, streams, now);
+    const idle = new Map((prepared?.idle ?? []).map((i) => [i.stream, i]));
+    const plans = planPartitions(streams, (name) => checkpoint.streams[name] ?? { window: null, run: null });
+    return {
+      destination: store.location,
+      checkpointLocation: store.where(checkpointKey),
+      streams: streams.map((plan) => ({
+        plan,
+        request: chainRequest(plan.resource, chainParams(plan, checkpoint.streams[plan.name] ?? { window: null })),
+        action: fresh ? { kind: 'fresh' } : actionOf(plan, checkpoint, prepared?.resumed ?? false, idle.get(plan.name)),
+      })),
+      chains: plans.length,
+      ...(worker === undefined ? {} : { worker: shareOf(worker, streams, plans, checkpoint, now) }),
+      lock,
+      checkpoint: prepared?.checkpoint,
+      resumed: prepared?.resumed ?? false,
+      idle: prepared?.idle ?? [],
+      damaged: prepared?.damaged ?? new Map<string, string[]>(),
+      refusals,
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+/** Records a refusal and carries on with undefined; anything else is a bug and is thrown. */
+function collect(refusals: BulkExtractError[]) {
+  return (error: unknown): undefined => {
+    if (!(error instanceof BulkExtractError)) throw error;
+    refusals.push(error);
+    return undefined;
+  };
+}
+
+async function runningShards(store: OutputStore, count: number): Promise<BulkExtractError[]> {
+  const refusals: BulkExtractError[] = [];
+  for (let index = 0; index < count; index++) {
+    const state = await store.lockState(workerLockKey({ index, count }));
+    if (state.state === 'held' && state.alive) {
+      refusals.push(
+        new LockedError(`${store.location}: shard ${index}/${count} of a sharded run is running; a run without --shard now would be refused.`),
+      );
+    }
+  }
+  return refusals;
+}
+
+/** A folder that does not exist yet must be creatable: its nearest existing parent writable. */
+async function creatable(outDir: string): Promise<BulkExtractError[]> {
+  for (let dir = outDir; ; dir = dirname(dir)) {
+    const exists = await access(dir).then(() => true, () => false);
+    if (!exists) continue;
+    if (dir === outDir) return [];
+    const writable = await access(dir, constants.W_OK | constants.X_OK).then(() => true, () => false);
+    return writable ? [] : [new ConfigError(`output.dir: cannot create ${outDir} (EACCES: ${dir} is not writable).`)];
+  }
+}
+
+function actionOf(
+  plan: StreamPlan,
+  checkpoint: Checkpoint,
+  resumed: boolean,
+  idle: IdleStream | undefined,
+): StreamAction {
+  if (idle !== undefined) return { kind: 'idle', idle };
+  const state = checkpoint.streams[plan.name];
+  if (state === undefined) return { kind: 'new' };
+  const parts = Object.values(state.parts);
+  const done = parts.filter((p) => p.done).length;
+  const started = parts.some((p) => p.nextSeq > 0 || p.cursor !== null);
+  if (isComplete(state)) return { kind: 'complete', run: state.run };
+  return resumed && (started || done > 0)
+    ? { kind: 'resume', run: state.run, done, partitions: parts.length }
+    : { kind: 'start', run: state.run };
+}
+
+/** A new sharded run's split; one in progress keeps the split of its plan (the same for equal settings). */
+function shareOf(
+  worker: WorkerSpec,
+  streams: StreamPlan[],
+  plans: PartitionPlan[],
+  checkpoint: Checkpoint,
+  now: string,
+): WorkerShare {
+  const mine = pairsOfWorker(newSharedRun(worker.count, streams.map((s) => s.name), checkpoint, now), worker.index);
+  const chains = streams
+    .map((s) => {
+      const partitions = plans.filter((p) => p.stream === s.name && mine.has(pairKey(p.stream, p.m))).map((p) => p.m);
+      return { stream: s.name, partitions };
+    })
+    .filter((c) => c.partitions.length > 0);
+  return { index: worker.index, count: worker.count, chains, mine: mine.size, total: plans.length };
+}

@@ -1,0 +1,90 @@
+import { silentLogger } from '../../log.js';
+import type { LockOwner } from '../../output/store.js';
+import { LATEST_FILE, LOCK_FILE, MANIFEST_FILE, type Output, parseCheckpoint, sealedRuns, type StreamState } from '../state/index.js';
+import { readWorkersProgress } from '../workers/index.js';
+import { readManifest } from '../check/index.js';
+
+export interface PartStatus {
+  stream: string;
+  partition: string;
+  rows: number;
+  shards: number;
+  done: boolean;
+  /** False when nothing of it was committed yet: no cursor saved, no shard. */
+  started: boolean;
+  /** Seconds since the partition's cursor was last saved. */
+  cursorAgeSeconds: number;
+}
+
+export interface StreamStatus {
+  stream: string;
+  mode: string;
+  run: string | null;
+  /** lastUpdatedTime read by the current run: [from, until), epoch ms (from null: the beginning). */
+  window: StreamState['window'];
+  watermark: number | null;
+  /** snapshot: the newest sealed run (its folder name), and how many sealed runs the folder keeps. */
+  latest?: string | null;
+  snapshots?: number;
+}
+
+/** An output's progress as its state files record it, read without a lock and without the platform. */
+export interface OutputStatus {
+  outDir: string;
+  /** The last run's state; 'running' only while its lock is alive, 'stopped' when its process is gone. */
+  state: string;
+  /** Who runs it now. */
+  runner?: LockOwner;
+  streams: StreamStatus[];
+  parts: PartStatus[];
+  /** During a sharded run: each worker's progress (`shards` in `status --json`). */
+  shards?: { index: number; started: boolean; complete: boolean }[];
+  sharded?: { count: number; since: string };
+}
+
+/** The status of an output; undefined when it has no checkpoint (no run yet). */
+export async function readStatus(output: Output, now = Date.now()): Promise<OutputStatus | undefined> {
+  const { store, checkpointKey } = output;
+  const text = await store.getText(checkpointKey);
+  if (text === undefined) return undefined;
+  // During a sharded run the folder's checkpoint is where it started: the workers have the progress.
+  const sharded = await readWorkersProgress(store, silentLogger, new Date(now).toISOString());
+  const checkpoint = sharded?.checkpoint ?? parseCheckpoint(text, store.where(checkpointKey));
+  const hasManifest = (await store.size(MANIFEST_FILE)) !== undefined;
+  const manifest = hasManifest ? await readManifest(store, checkpoint.baseUrl, silentLogger) : undefined;
+  const lock = await store.lockState(LOCK_FILE);
+  const runner = lock.state === 'held' && lock.alive ? lock.owner : undefined;
+  const recorded = sharded === undefined ? (manifest?.state ?? 'unknown') : 'running';
+  const parts: PartStatus[] = Object.entries(checkpoint.streams).flatMap(([stream, s]) =>
+    Object.entries(s.parts).map(([m, part]) => ({
+      stream,
+      partition: `${m}/${s.partitions}`,
+      rows: part.rows,
+      shards: part.nextSeq,
+      done: part.done,
+      started: part.done || part.cursor !== null || part.nextSeq > 0,
+      cursorAgeSeconds: Math.round((now - Date.parse(part.updatedAt)) / 1000),
+    })),
+  );
+  const streams: StreamStatus[] = [];
+  for (const [name, state] of Object.entries(checkpoint.streams)) {
+    const base = { stream: name, mode: state.mode, run: state.run, window: state.window, watermark: state.watermark };
+    if (state.mode !== 'snapshot') {
+      streams.push(base);
+      continue;
+    }
+    const latest = (await store.getText(`${name}/${LATEST_FILE}`))?.trim() ?? null;
+    streams.push({ ...base, latest, snapshots: (await sealedRuns(store, name)).length });
+  }
+  return {
+    outDir: store.location,
+    // A manifest left 'running' by a process that is gone: stopped, not running.
+    state: recorded === 'running' && sharded === undefined && runner === undefined ? 'stopped' : recorded,
+    ...(runner === undefined ? {} : { runner }),
+    streams,
+    parts,
+    ...(sharded === undefined
+      ? {}
+      : { shards: sharded.shards, sharded: { count: sharded.plan.count, since: sharded.plan.createdAt } }),
+  };
+}

@@ -1,0 +1,230 @@
+import type { JobConfig } from '../../config/load-config.js';
+import { BulkExtractError, CheckpointError } from '../../errors.js';
+import { type Logger, silentLogger } from '../../log.js';
+import type { OutputStore } from '../../output/store.js';
+import { resourceSpec } from '../../resources/index.js';
+import { type Checkpoint, CHECKPOINT_FILE, isOwnedKey, LATEST_FILE, type Manifest, MANIFEST_FILE, type ManifestFile, manifestSchema, openOutput, outputAt, parseCheckpoint, parseStateFile, RUN_PREFIX, type RunManifest, runManifestSchema, shardSeq, SUCCESS_FILE } from '../state/index.js';
+import { checkShard, KeyCheck, type KeyReader, type KeyReport, recordProblems } from '../check/index.js';
+
+/** The folder is not a bulk-extract output (no readable manifest). */
+export class NotAnOutputError extends BulkExtractError {
+  readonly code = 'E_NOT_OUTPUT';
+}
+
+export interface VerifyReport {
+  state: Manifest['state'];
+  success: boolean;
+  /** Files and rows per format (each format holds every row once). */
+  formats: Partial<Record<ManifestFile['format'], { files: number; rows: number }>>;
+  /** Whether the checkpoint was found and compared with the manifest. */
+  checkpointChecked: boolean;
+  /** Rows whose key was checked to be unique in its stream (in its run, for incremental and snapshot streams). */
+  keysChecked: number;
+  problems: string[];
+}
+
+export interface VerifyOptions {
+  /** The checkpoint's key in the store. Default `_checkpoint.json`. */
+  checkpointKey?: string;
+  /** Check that every row's key is unique in its stream (in its run). Default true. */
+  keys?: boolean;
+}
+
+/** Verifies the output folder `outDir` (see verifyStore). */
+export async function verifyOutput(outDir: string, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const { store } = outputAt(outDir, silentLogger);
+  try {
+    return await verifyStore(store, options);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Verifies a job's output, a folder or a bucket, with its checkpoint where the job keeps it. */
+export async function verifyJob(
+  config: JobConfig,
+  logger: Logger,
+  options: Omit<VerifyOptions, 'checkpointKey'> = {},
+): Promise<VerifyReport> {
+  const { store, checkpointKey } = await openOutput(config, logger);
+  try {
+    return await verifyStore(store, { ...options, checkpointKey });
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Reads back every shard the manifest lists, through the store: present, same size, same sha256,
+ * same row count (the Parquet footer, or NDJSON lines). The shards of completed incremental and
+ * snapshot runs are listed by their run folder's `_manifest.json`. Also problems: shard files no
+ * manifest lists, a `_LATEST` that names no sealed run, the manifest's row counts against its
+ * shards', formats of one shard that disagree, a checkpoint that disagrees with the manifest, and
+ * a key (`id`, or `externalId`) that two rows of a stream's run share.
+ */
+export async function verifyStore(store: OutputStore, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const manifest = await readManifest(store);
+  const problems: string[] = [];
+  const streams = Object.keys(manifest.streams);
+  const runs = await runManifests(store, streams, problems);
+  const checkpoint = await readCheckpoint(store, options.checkpointKey ?? CHECKPOINT_FILE, problems);
+  problems.push(...recordProblems(manifest, runs, checkpoint));
+
+  const groups = shardGroups(manifest, runs);
+  let keysChecked = 0;
+  for (const group of groups) {
+    const keyFormat = group.files.some((file) => file.format === 'parquet') ? 'parquet' : 'ndjson';
+    const keys = options.keys === false ? undefined : new KeyCheck(group.rows);
+    try {
+      for (const file of group.files) {
+        const reader = keys !== undefined && file.format === keyFormat ? keyReader(group.key, keys) : undefined;
+        problems.push(...(await checkShard(store, file, reader)));
+      }
+      if (keys !== undefined) {
+        const report = keys.finish();
+        keysChecked += report.keys;
+        problems.push(...keyProblems(group, report));
+      }
+    } finally {
+      await keys?.close();
+    }
+  }
+
+  for (const stream of streams) problems.push(...(await checkLatest(store, stream)));
+  const listed = new Set(groups.flatMap((group) => group.files.map((file) => file.path)));
+  for (const key of await shardKeys(store, streams)) {
+    if (!listed.has(key)) problems.push(`${key}: a shard file the manifest does not list`);
+  }
+  const success = (await store.size(SUCCESS_FILE)) !== undefined;
+  if (success && manifest.state !== 'complete') problems.push(`_SUCCESS exists but the manifest says '${manifest.state}'`);
+  const formats: VerifyReport['formats'] = {};
+  for (const file of groups.flatMap((group) => group.files)) {
+    const entry = (formats[file.format] ??= { files: 0, rows: 0 });
+    entry.files++;
+    entry.rows += file.rows;
+  }
+  const checkpointChecked = checkpoint !== undefined;
+  return { state: manifest.state, success, formats, checkpointChecked, keysChecked, problems };
+}
+
+/** The shards of one stream's run, whose keys must be unique among them. */
+interface ShardGroup {
+  stream: string;
+  run: string | undefined;
+  key: string;
+  /** Rows the records count (of one format): sizes the key check. */
+  rows: number;
+  files: ManifestFile[];
+}
+
+/** The files of the output by stream and run: the current runs' (the manifest) and the sealed runs'. */
+function shardGroups(manifest: Manifest, runs: readonly RunManifest[]): ShardGroup[] {
+  const groups = new Map<string, ShardGroup>();
+  const add = (file: ManifestFile) => {
+    const id = `${file.stream}/${file.run ?? ''}`;
+    let group = groups.get(id);
+    if (group === undefined) {
+      const sealed = runs.find((run) => run.stream === file.stream);
+      const resource = manifest.streams[file.stream]?.resource ?? sealed?.resource;
+      const key = resource === undefined ? 'id' : resourceSpec(resource).key;
+      group = { stream: file.stream, run: file.run, key, rows: 0, files: [] };
+      groups.set(id, group);
+    }
+    // A path listed twice (the current run and its own sealed manifest) is read once.
+    if (group.files.some((known) => known.path === file.path)) return;
+    group.files.push(file);
+  };
+  for (const file of manifest.files) add(file);
+  for (const run of runs) for (const file of run.files) add(file);
+  for (const group of groups.values()) {
+    const format = group.files[0]?.format;
+    group.rows = group.files.filter((file) => file.format === format).reduce((sum, file) => sum + file.rows, 0);
+  }
+  return [...groups.values()];
+}
+
+function keyReader(field: string, keys: KeyCheck): KeyReader {
+  return { field, add: (value) => keys.add(value) };
+}
+
+function keyProblems(group: ShardGroup, report: KeyReport): string[] {
+  const where = group.run === undefined ? group.stream : `${group.stream}/${RUN_PREFIX}${group.run}`;
+  const problems: string[] = [];
+  if (report.repeated > 0) {
+    const examples = report.examples.map(({ key, count }) => `${group.key} ${key} ${count} times`).join(', ');
+    const rows = report.repeated.toLocaleString('en-US');
+    problems.push(`${where}: ${rows} row(s) repeat the ${group.key} of an earlier row (${examples}): the platform sent duplicates`);
+  }
+  if (report.missing > 0) problems.push(`${where}: ${report.missing.toLocaleString('en-US')} row(s) without a ${group.key}`);
+  return problems;
+}
+
+async function readManifest(store: OutputStore): Promise<Manifest> {
+  const text = await store.getText(MANIFEST_FILE);
+  if (text === undefined) {
+    throw new NotAnOutputError(`${store.location} has no ${MANIFEST_FILE}: it is not a bulk-extract output folder.`);
+  }
+  try {
+    return parseStateFile(text, store.where(MANIFEST_FILE), manifestSchema, 'a bulk-extract manifest');
+  } catch (error) {
+    throw new NotAnOutputError((error as Error).message, { cause: error });
+  }
+}
+
+/** The checkpoint, when there is one where it is looked for; an unreadable one is a problem. */
+async function readCheckpoint(store: OutputStore, key: string, problems: string[]): Promise<Checkpoint | undefined> {
+  const text = await store.getText(key);
+  if (text === undefined) return undefined;
+  try {
+    return parseCheckpoint(text, store.where(key));
+  } catch (error) {
+    if (!(error instanceof CheckpointError)) throw error;
+    problems.push(error.message);
+    return undefined;
+  }
+}
+
+/** A snapshot stream's `_LATEST` must name a sealed run folder of the stream. */
+async function checkLatest(store: OutputStore, stream: string): Promise<string[]> {
+  const path = `${stream}/${LATEST_FILE}`;
+  const text = await store.getText(path);
+  if (text === undefined) return [];
+  const run = text.trim();
+  if (!/^run=\d{8}T\d{6}\.\d{3}Z$/.test(run)) return [`${path}: does not name a run folder (${JSON.stringify(run.slice(0, 40))})`];
+  const sealed = (await store.size(`${stream}/${run}/${SUCCESS_FILE}`)) !== undefined;
+  return sealed ? [] : [`${path}: names ${run}, which is not a sealed run (no ${run}/${SUCCESS_FILE})`];
+}
+
+/** The manifests of sealed runs (`<stream>/run=*\/_manifest.json`); unreadable ones are problems. */
+async function runManifests(
+  store: OutputStore,
+  streams: readonly string[],
+  problems: string[],
+): Promise<RunManifest[]> {
+  const found: RunManifest[] = [];
+  for (const stream of streams) {
+    for (const key of await store.list(`${stream}/${RUN_PREFIX}`)) {
+      if (!isOwnedKey(key) || !key.endsWith(`/${MANIFEST_FILE}`)) continue;
+      const text = await store.getText(key);
+      if (text === undefined) continue;
+      try {
+        found.push(parseStateFile(text, key, runManifestSchema, 'the manifest of a sealed run'));
+      } catch (error) {
+        problems.push(`${key}: damaged (${(error as Error).message})`);
+      }
+    }
+  }
+  return found;
+}
+
+/** Shard files under the streams' partition folders (and their runs'), as keys. */
+async function shardKeys(store: OutputStore, streams: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const stream of streams) {
+    for (const key of await store.list(`${stream}/`)) {
+      const name = key.slice(key.lastIndexOf('/') + 1);
+      if (isOwnedKey(key) && shardSeq(name) !== undefined) found.push(key);
+    }
+  }
+  return found;
+}

@@ -1,0 +1,71 @@
+import type { Resource } from '../../config/job-schema.js';
+import { resourceSpec } from '../../resources/index.js';
+
+/**
+ * The `filter` object of `POST /{resource}/list` and `/aggregate` for a chain's parameters: each
+ * filter as its field, in JSON of its own type (a parameter is text: see FilterSpec); the ends of a
+ * range as the `min` and `max` of its field's object; ids the body takes as references as `{id}`.
+ */
+export function aggregateFilter(
+  resource: Resource,
+  params: readonly (readonly [string, string])[],
+): Record<string, unknown> {
+  const specs = new Map(resourceSpec(resource).filters.map((filter) => [filter.key, filter]));
+  const filter: Record<string, unknown> = {};
+  for (const [key, value] of params) {
+    const spec = specs.get(key);
+    if (spec === undefined) continue; // limit, partition
+    switch (spec.kind) {
+      case 'time':
+      case 'number':
+        filter[spec.field] = { ...(filter[spec.field] as object | undefined), [spec.bound]: Number(value) };
+        break;
+      case 'string':
+        filter[spec.field] = value;
+        break;
+      case 'boolean':
+        filter[spec.field] = value === 'true';
+        break;
+      case 'ids': {
+        const ids = JSON.parse(value) as number[];
+        filter[spec.field] = spec.refsInBody === true ? ids.map((id) => ({ id })) : ids;
+        break;
+      }
+      case 'strings':
+      case 'refs':
+      case 'map':
+        filter[spec.field] = JSON.parse(value) as unknown;
+    }
+  }
+  return filter;
+}
+
+/** A chain's first request: GET with a query, or POST with a JSON body. */
+export type ListRequest =
+  | { method: 'GET'; path: string; params: readonly (readonly [string, string])[] } |
+  { method: 'POST'; path: string; body: Record<string, unknown> };
+
+/**
+ * How a chain with these parameters is listed: `GET /{resource}` with them as its query, or, when
+ * a filter only `POST /{resource}/list` takes is set, that with `limit`, `partition` and the
+ * filter object in its body. Either way the chain repeats it with only the cursor added.
+ */
+export function chainRequest(
+  resource: Resource,
+  params: readonly (readonly [string, string])[],
+): ListRequest {
+  const bodyOnly = new Set(resourceSpec(resource).filters.filter((f) => f.via === 'body').map((f) => f.key));
+  if (!params.some(([key]) => bodyOnly.has(key))) return { method: 'GET', path: `/${resource}`, params };
+  const value = (key: string) => params.find(([name]) => name === key)?.[1];
+  const limit = value('limit');
+  const partition = value('partition');
+  return {
+    method: 'POST',
+    path: `/${resource}/list`,
+    body: {
+      ...(limit === undefined ? {} : { limit: Number(limit) }),
+      ...(partition === undefined ? {} : { partition }),
+      filter: aggregateFilter(resource, params),
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { AuthError, HttpStatusError, type RequestError } from '../../http/errors.js';
+import type { PlatformClient } from '../../http/platform-client.js';
+import type { Logger } from '../../log.js';
+import { resourceSpec } from '../../resources/index.js';
+import { type Checkpoint, isComplete, type StreamPlan } from '../state/index.js';
+import { aggregateFilter } from './chain-request.js';
+import { chainParams } from './partitions.js';
+
+/**
+ * How many items each stream's current run will read, from the platform's count aggregate: for
+ * progress and ETA only (it is approximate, and an export never relies on it). Being the run's
+ * first contact with the platform, it also proves the credential and the address before the
+ * output folder is touched: a refused credential or an unreachable platform is thrown; any other
+ * failure only leaves that stream's total unknown. Streams already complete are not counted. A
+ * collection the platform does not count (relationships) has no total: a page of one item is
+ * asked for instead, to prove the credential all the same.
+ */
+export async function countStreams(
+  client: Pick<PlatformClient, 'aggregateCount' | 'get'>,
+  streams: readonly StreamPlan[],
+  checkpoint: Checkpoint,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<Map<string, number>> {
+  const totals = new Map<string, number>();
+  await Promise.all(
+    streams.map(async (stream) => {
+      const state = checkpoint.streams[stream.name];
+      if (state === undefined || isComplete(state)) return;
+      try {
+        if (!resourceSpec(stream.resource).countable) {
+          // No count aggregate (relationships): a one-item page proves the credential; no total.
+          await client.get(`/${stream.resource}`, [['limit', '1']], signal);
+          return;
+        }
+        const filter = aggregateFilter(stream.resource, chainParams(stream, state));
+        totals.set(stream.name, await client.aggregateCount(stream.resource, filter, signal));
+      } catch (error) {
+        if (error instanceof AuthError || !(error instanceof HttpStatusError || isContentError(error))) throw error;
+        logger.debug({ stream: stream.name, code: error.code }, `no item count for ${stream.name} (progress shows no total): ${error.message}`);
+      }
+    }),
+  );
+  return totals;
+}
+
+/** An answer that arrived but was not a count: the platform is there, the count is just unknown. */
+function isContentError(error: unknown): error is RequestError {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'E_BAD_RESPONSE' || code === 'E_INVALID_JSON';
+}

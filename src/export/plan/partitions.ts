@@ -1,0 +1,63 @@
+import type { Format, Resource } from '../../config/job-schema.js';
+import { filterKeys } from '../../resources/index.js';
+import { partDir, sentBounds, type StreamPlan, type StreamState } from '../state/index.js';
+
+/** One cursor chain to drain: a stream's partition m of n. */
+export interface PartitionPlan {
+  stream: string;
+  resource: Resource;
+  m: number;
+  n: number;
+  /** Every request parameter of the chain but `cursor`, in the order sent; includes `partition` when n > 1. */
+  params: [string, string][];
+  formats: Format[];
+  /** incremental and snapshot: the run the chain belongs to (its folder `run=<run>`); null for a full export. */
+  run: string | null;
+  /** The partition's folder, relative to the output folder. */
+  dir: string;
+  /** Metadata keys its Parquet shards also hold as `metadata_<key>` columns. */
+  metadataColumns?: readonly string[];
+}
+
+/**
+ * The parameters a stream's chains send in its current run: the config's, with the
+ * lastUpdatedTime bounds of the run's window in place of the config's own.
+ * A checkpoint of version 1 has no window: its chains go on with the config's parameters.
+ */
+export function chainParams(stream: StreamPlan, state: Pick<StreamState, 'window'>): [string, string][] {
+  if (state.window === null) return [...stream.params];
+  const bounds = sentBounds(state.window);
+  const values = new Map<string, string | number | null>([...stream.params, ...Object.entries(bounds)]);
+  const params: [string, string][] = [['limit', String(values.get('limit'))]];
+  for (const key of filterKeys(stream.resource)) {
+    const value = values.get(key);
+    if (value !== undefined && value !== null) params.push([key, String(value)]);
+  }
+  return params;
+}
+
+/** Streams x partitions: one cursor chain each, with the stream's state in the checkpoint. */
+export function planPartitions(
+  streams: readonly StreamPlan[],
+  stateOf: (stream: string) => Pick<StreamState, 'window' | 'run'>,
+): PartitionPlan[] {
+  return streams.flatMap((stream) => {
+    const state = stateOf(stream.name);
+    const params = chainParams(stream, state);
+    return Array.from({ length: stream.partitions }, (_, i): PartitionPlan => {
+      const m = i + 1;
+      const n = stream.partitions;
+      return {
+        stream: stream.name,
+        resource: stream.resource,
+        m,
+        n,
+        params: n === 1 ? [...params] : [...params, ['partition', `${m}/${n}`]],
+        formats: stream.formats,
+        run: state.run,
+        dir: partDir(stream.name, m, n, state.run),
+        ...(stream.metadataColumns === undefined ? {} : { metadataColumns: stream.metadataColumns }),
+      };
+    });
+  });
+}

@@ -1,0 +1,166 @@
+import { basename } from 'node:path';
+import { type ChainClient, drainCursorChain } from '../../http/cursor-chain.js';
+import { AbortedError, HttpStatusError } from '../../http/errors.js';
+import type { Logger } from '../../log.js';
+import type { OutputStore } from '../../output/store.js';
+import type { ShardWriter } from '../../sink/shard-writer.js';
+import type { ByteBudget } from '../../util/byte-budget.js';
+import { crashPoint } from '../../util/crash-point.js';
+import { TEMP_SUFFIX } from '../../util/durable-file.js';
+import { prefetchOne } from '../../util/prefetch.js';
+import { chainRequest, type PartitionPlan } from '../plan/index.js';
+import { isOwnedKey, type ManifestFile, removeOwnedTree, shardSeq } from '../state/index.js';
+import type { Committer } from './committer.js';
+
+export interface PartitionContext {
+  /** Where committed shards go (a folder: they are in place already; a bucket: uploaded). */
+  store: OutputStore;
+  client: ChainClient;
+  /** The run's budget of response bytes held at once (source.maxBufferedBytes). */
+  budget?: ByteBudget | undefined;
+  committer: Committer;
+  /** Opens the shard `seq` of a partition, one writer per format. */
+  openShard(plan: PartitionPlan, seq: number): Promise<ShardWriter[]>;
+  limits: { maxRows: number; maxBytes: number };
+  /** Aborted on SIGINT/SIGTERM: the worker commits what it holds and stops. */
+  signal: AbortSignal;
+  logger: Logger;
+  /** Rows of a page written by the partition `plan`; throws (ReadLimitError) to stop the partition. */
+  onRows(rows: number, plan: PartitionPlan): void;
+}
+
+export type PartitionOutcome = 'done' | 'skipped' | 'interrupted';
+
+/**
+ * Drains one partition into shards. A shard closes at a page boundary once it reaches a size limit,
+ * at the end of the chain, or on interruption; it is committed data first (files fsynced and
+ * renamed), checkpoint last, so the checkpointed cursor never runs ahead of the rows on disk.
+ */
+export async function exportPartition(ctx: PartitionContext, plan: PartitionPlan): Promise<PartitionOutcome> {
+  const log = ctx.logger.child({ stream: plan.stream, partition: `${plan.m}/${plan.n}` });
+  if (ctx.committer.part(plan.stream, plan.m).done) return 'skipped';
+  await removeLeftovers(ctx, plan);
+  try {
+    return await drain(ctx, plan, log);
+  } catch (error) {
+    if (!(error instanceof ResumeCursorRefused)) throw error;
+    log.warn(
+      { status: error.cause.status, requestId: error.cause.requestId, reason: error.cause.platformMessage },
+      'the platform refused the checkpointed cursor (expired?); deleting this partition\'s shards and reading it again from its first page',
+    );
+    // Forget first, delete second: a crash in between leaves files the next run removes as leftovers.
+    await ctx.committer.restart(plan.stream, plan.m);
+    await removeOwnedTree(ctx.store, plan.dir, ctx.logger);
+    return drain(ctx, plan, log);
+  }
+}
+
+class ResumeCursorRefused extends Error {
+  constructor(override readonly cause: HttpStatusError) {
+    super(cause.message);
+  }
+}
+
+async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): Promise<PartitionOutcome> {
+  const start = ctx.committer.part(plan.stream, plan.m);
+  const chain = prefetchOne(
+    drainCursorChain(ctx.client, {
+      ...chainRequest(plan.resource, plan.params),
+      startCursor: start.cursor ?? undefined,
+      signal: ctx.signal,
+      budget: ctx.budget,
+    }),
+    (page) => page.release(),
+  );
+  let seq = start.nextSeq;
+  let writers: ShardWriter[] | undefined;
+  /** The cursor after the last page held by the open writers: where a commit now would resume. */
+  let heldCursor: string | undefined;
+  let pages = 0;
+  const commit = async (cursor: string | undefined) => {
+    const rows = writers?.[0]?.rows ?? 0;
+    const files = writers === undefined ? [] : await commitShard(ctx, plan, seq, writers);
+    writers = undefined;
+    if (files.length > 0) crashPoint('after-shard-rename');
+    await ctx.committer.commit(plan.stream, plan.m, files, { cursor, rows });
+    if (files.length > 0) {
+      log.debug({ seq, rows, cursor: cursor === undefined ? 'end' : 'next' }, 'shard committed');
+      seq++;
+    }
+  };
+  try {
+    for await (const page of chain) {
+      pages++;
+      try {
+        if (page.items.length > 0) {
+          writers ??= await ctx.openShard(plan, seq);
+          for (const writer of writers) await writer.append(page.items);
+          ctx.onRows(page.items.length, plan);
+          crashPoint('after-append');
+        }
+      } finally {
+        page.release();
+      }
+      const last = page.nextCursor === undefined;
+      const full =
+        writers !== undefined &&
+        writers.some((w) => w.rows >= ctx.limits.maxRows || w.bytes >= ctx.limits.maxBytes);
+      if (last || full || (ctx.signal.aborted && writers !== undefined)) await commit(page.nextCursor);
+      else if (writers !== undefined) heldCursor = page.nextCursor;
+      if (last) return 'done';
+      if (ctx.signal.aborted) return 'interrupted';
+    }
+    return 'done';
+  } catch (error) {
+    if (error instanceof AbortedError) {
+      // Stopped while waiting for a page: the pages held are complete; commit them and stop.
+      if (writers !== undefined && heldCursor !== undefined) await commit(heldCursor);
+      return 'interrupted';
+    }
+    if (pages === 0 && start.cursor !== null && error instanceof HttpStatusError && error.status === 400) {
+      throw new ResumeCursorRefused(error);
+    }
+    throw error;
+  } finally {
+    if (writers !== undefined) await Promise.all(writers.map((w) => w.abort()));
+  }
+}
+
+async function commitShard(
+  ctx: PartitionContext,
+  plan: PartitionPlan,
+  seq: number,
+  writers: readonly ShardWriter[],
+): Promise<ManifestFile[]> {
+  const committed = await Promise.all(writers.map((writer) => writer.commit()));
+  const keyOf = (path: string) => `${plan.dir}/${basename(path)}`;
+  for (const shard of committed) await ctx.store.publishFile(shard.path, keyOf(shard.path));
+  return committed.map((shard) => ({
+    path: keyOf(shard.path),
+    stream: plan.stream,
+    ...(plan.run === null ? {} : { run: plan.run }),
+    m: plan.m,
+    n: plan.n,
+    seq,
+    format: shard.format,
+    rows: shard.rows,
+    bytes: shard.bytes,
+    sha256: shard.sha256,
+  }));
+}
+
+/**
+ * Deletes what a crash left in the partition's folder: unfinished temp files, and shards at or past
+ * the checkpoint's next sequence number (renamed into place, but never checkpointed).
+ */
+async function removeLeftovers(ctx: PartitionContext, plan: PartitionPlan): Promise<void> {
+  const { nextSeq } = ctx.committer.part(plan.stream, plan.m);
+  const left = (await ctx.store.list(`${plan.dir}/`)).filter((key) => {
+    const name = key.slice(plan.dir.length + 1);
+    const seq = shardSeq(name);
+    const mine = !name.includes('/') && isOwnedKey(key);
+    return mine && (name.endsWith(TEMP_SUFFIX) || (seq !== undefined && seq >= nextSeq));
+  });
+  for (const key of left) ctx.logger.info({ file: ctx.store.where(key) }, 'removing a file written after the last checkpoint');
+  await ctx.store.remove(left);
+}

@@ -1,0 +1,90 @@
+import type { JobConfig } from '../../config/load-config.js';
+import type { Logger } from '../../log.js';
+import { type Clock, systemClock } from '../../util/clock.js';
+import { type Manifest, openOutput } from '../state/index.js';
+import { holdWorkers, type SharedRun, type WorkersOptions } from '../workers/index.js';
+import { planStreams } from '../plan/index.js';
+import { folderLock, keepOf, type Setup } from './start-run.js';
+
+/** How long a worker waits for the output folder's lock, which other workers hold only briefly. */
+export const WORKER_PATIENCE_MS = 5 * 60_000;
+
+export interface FinalizeResult {
+  finalized: boolean;
+  waitingFor: number[];
+}
+
+export type AbsorbOutcome =
+  /** No sharded run in the folder. */
+  | { state: 'none' } |
+  /** Workers that hold their lock: they are running. Nothing was changed. */
+  { state: 'busy'; plan: SharedRun; running: number[] } |
+  /** `requireComplete` and these workers have partitions left. Nothing was changed. */
+  { state: 'incomplete'; plan: SharedRun; incomplete: number[] } |
+  /** Merged into the folder's checkpoint and manifest; `complete`: sealed, with `_SUCCESS`. */
+  { state: 'merged'; plan: SharedRun; manifest: Manifest; complete: boolean };
+
+/**
+ * Ends a sharded run: the workers' checkpoints and manifests are merged into the output folder's
+ * own, then the plan and the shard files are deleted. When every shard is complete, incremental
+ * and snapshot run folders are sealed and `_SUCCESS` is written, as a run without workers would
+ * have. Without `requireComplete` unfinished workers are merged too, with their progress (a run
+ * without --shard takes over from there). Idempotent up to the deletion of the plan: a crash
+ * before it is finalized again the same way.
+ */
+export async function absorbWorkers(options: WorkersOptions & { requireComplete: boolean }): Promise<AbsorbOutcome> {
+  const held = await holdWorkers(options);
+  if (held.state !== 'held') return held;
+  try {
+    if (options.requireComplete && held.incomplete.length > 0) return { state: 'incomplete', plan: held.plan, incomplete: held.incomplete };
+    await held.absorb();
+    return { state: 'merged', plan: held.plan, manifest: held.manifest, complete: held.complete };
+  } finally {
+    await held.release();
+  }
+}
+
+/** After a worker completed: the last worker to finish merges them all and ends the run. */
+export async function finalizeIfLast(setup: Setup): Promise<FinalizeResult> {
+  const outcome = await finalizeWorkers(setup);
+  switch (outcome.state) {
+    case 'none': // another worker ended the run between this one's end and now
+    case 'merged':
+      return { finalized: true, waitingFor: [] };
+    case 'busy':
+      setup.logger.info({ running: outcome.running }, 'shard complete; the last shard to finish ends the run');
+      return { finalized: false, waitingFor: outcome.running };
+    case 'incomplete':
+      setup.logger.info({ incomplete: outcome.incomplete }, 'shard complete; other shards have partitions left');
+      return { finalized: false, waitingFor: outcome.incomplete };
+  }
+}
+
+/** `bulk-extract finalize`: ends the folder's sharded run if every worker is complete. */
+export async function finalizeJob(
+  config: JobConfig,
+  logger: Logger,
+  clock: Clock = systemClock,
+): Promise<AbsorbOutcome> {
+  const { store, checkpointKey } = await openOutput(config, logger);
+  const now = () => new Date(clock.now()).toISOString();
+  const jobStreams = planStreams(config.streams, config.output.formats);
+  try {
+    return await finalizeWorkers({ store, checkpointKey, baseUrl: config.source.baseUrl, logger, now, jobStreams });
+  } finally {
+    await store.close();
+  }
+}
+
+async function finalizeWorkers(
+  setup: Pick<Setup, 'store' | 'checkpointKey' | 'baseUrl' | 'logger' | 'now' | 'jobStreams'>,
+): Promise<AbsorbOutcome> {
+  const { store, checkpointKey, baseUrl, logger, now } = setup;
+  const release = await folderLock(store, WORKER_PATIENCE_MS);
+  try {
+    const options = { store, checkpointKey, baseUrl, logger, now: now(), keepOf: keepOf(setup) };
+    return await absorbWorkers({ ...options, requireComplete: true });
+  } finally {
+    await release();
+  }
+}

@@ -1,0 +1,83 @@
+import { AuthError } from '../../http/errors.js';
+import type { PlatformClient } from '../../http/platform-client.js';
+import { errorFields } from '../../log.js';
+import { schemaColumns } from '../../sink/parquet/schemas.js';
+import { isComplete, type Manifest, type RunState, sealRun, streamOf, SUCCESS_FILE } from '../state/index.js';
+import type { Committer } from './committer.js';
+import type { PartitionOutcome } from './drain-partition.js';
+import type { PartitionPlan } from '../plan/index.js';
+import type { WorkerSpec } from '../workers/index.js';
+import { type FinalizeResult, finalizeIfLast } from './finalize.js';
+import type { Setup } from './start-run.js';
+
+export interface Finished {
+  result: {
+    state: RunState;
+    manifest: Manifest;
+    errors: { stream: string; m: number; error: unknown }[];
+    finalize?: FinalizeResult;
+  };
+  /** What is left to release: a worker that ended its run has let its lock go already. */
+  release: () => Promise<void>;
+}
+
+/**
+ * Ends a run once its partitions settled: logs the failures (a refused credential once, not per
+ * partition), writes the manifest's final state, seals the runs that completed and writes
+ * `_SUCCESS` when every stream of the job is complete; a worker instead lets its lock go and ends
+ * the sharded run if it was the last.
+ */
+export async function finishRun(options: {
+  setup: Setup;
+  worker: WorkerSpec | undefined;
+  committer: Committer;
+  client: PlatformClient;
+  plans: readonly PartitionPlan[];
+  outcomes: readonly PromiseSettledResult<PartitionOutcome>[];
+  release: () => Promise<void>;
+}): Promise<Finished> {
+  const { setup, worker, committer, client, plans, outcomes } = options;
+  const { store, baseUrl, streams, jobStreams, logger } = setup;
+  const errors = outcomes.flatMap((outcome, i) =>
+    outcome.status === 'rejected' ? [{ stream: plans[i]?.stream ?? '?', m: plans[i]?.m ?? 0, error: outcome.reason as unknown }] : [],
+  );
+  const refused = errors.find(({ error }) => error instanceof AuthError);
+  if (refused !== undefined) {
+    logger.error(errorFields(refused.error, logger), `the credential was refused; every partition stopped: ${(refused.error as Error).message}`);
+  } else {
+    for (const { stream, m, error } of errors) {
+      logger.error({ stream, partition: m, ...errorFields(error, logger) }, `partition failed: ${stream} partition ${m}: ${(error as Error).message}`);
+    }
+  }
+  const interrupted = outcomes.some((o) => o.status === 'fulfilled' && o.value === 'interrupted');
+  // A worker's checkpoint holds its own partitions only: complete when they are.
+  const complete = (worker === undefined ? jobStreams : streams).every(({ name }) => {
+    const state = committer.state.streams[name];
+    return state !== undefined && isComplete(state);
+  });
+  // Not complete without a failure or an interruption: the job has streams this run did not read (--stream).
+  const state: RunState = errors.length > 0 ? 'failed' : interrupted ? 'interrupted' : complete ? 'complete' : 'incomplete';
+  const manifest = await committer.finish(state, {
+    requests: client.stats.requests,
+    retries: client.stats.retries,
+    throttled: client.stats.throttled,
+    schema: Object.fromEntries(
+      [...new Set(streams.filter((s) => s.formats.includes('parquet')).map((s) => s.resource))].map((r) => [r, schemaColumns(r)]),
+    ),
+  });
+  const result: Finished['result'] = { state, manifest, errors };
+  if (worker === undefined) {
+    for (const stream of streams) {
+      const state = streamOf(committer.state, stream.name);
+      const run = { stream: stream.name, state, files: manifest.files, keep: stream.keep };
+      await sealRun({ store, baseUrl, logger }, run);
+    }
+    if (state === 'complete') await store.putText(SUCCESS_FILE, '');
+    return { result, release: options.release };
+  }
+  if (state !== 'complete') return { result, release: options.release };
+  // The worker's lock goes first: the merge takes every worker's lock.
+  await options.release();
+  result.finalize = await finalizeIfLast(setup);
+  return { result, release: async () => {} };
+}

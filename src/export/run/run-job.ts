@@ -1,0 +1,236 @@
+import { setMaxListeners } from 'node:events';
+import type { JobConfig } from '../../config/load-config.js';
+import { bufferedBytesOf } from '../../config/source-schema.js';
+import { UsageError } from '../../errors.js';
+import { AdaptiveLimiter } from '../../http/adaptive-limiter.js';
+import { createPlatformClient } from '../../http/create-client.js';
+import type { PlatformClient } from '../../http/platform-client.js';
+import { AuthError } from '../../http/errors.js';
+import type { Logger } from '../../log.js';
+import { createShardSink, type ShardSink } from '../../sink/index.js';
+import { ByteBudget } from '../../util/byte-budget.js';
+import { type Clock, systemClock } from '../../util/clock.js';
+import { type Checkpoint, isS3Url, type Manifest, openOutput, type RunState, sentBounds, streamOf } from '../state/index.js';
+import { countStreams, type PartitionPlan, planStreams } from '../plan/index.js';
+import { finishRun } from './finish-run.js';
+import { exportPartition, type PartitionContext, type PartitionOutcome } from './drain-partition.js';
+import { checkReadLimit } from './read-limit.js';
+import type { IdleStream } from './prepare-output.js';
+import { RunProgress, type RunHandle } from './run-progress.js';
+import type { WorkerSpec } from '../workers/index.js';
+import { startWorker } from './start-worker.js';
+import type { FinalizeResult } from './finalize.js';
+import { type Started, startWhole } from './start-run.js';
+
+export interface RunOptions {
+  config: JobConfig;
+  /** Forget earlier progress of the planned streams. */
+  fresh?: boolean;
+  /** Read back the current runs' shards; read damaged partitions again from their first page. */
+  repair?: boolean;
+  /** Run only this stream. */
+  stream?: string | undefined;
+  logger: Logger;
+  /** Aborting it stops fetching; what is complete is committed. */
+  signal?: AbortSignal;
+  clock?: Clock;
+  /** This process as worker I of a job split among K (--shard I/K, --shards K). */
+  worker?: WorkerSpec | undefined;
+  /** Called once the run starts draining, for progress displays. */
+  onStart?: (run: RunHandle) => void;
+}
+
+export interface RunResult {
+  state: RunState;
+  manifest: Manifest;
+  /** Errors of the partitions that failed. */
+  errors: { stream: string; m: number; error: unknown }[];
+  resumed: boolean;
+  /** Rows written by this run (the manifest counts every run's). */
+  rows: number;
+  /** Planned streams that had nothing to read. */
+  idle: IdleStream[];
+  /** Whether the run changed the output folder; false when it was already complete (or had nothing to repair). */
+  wrote: boolean;
+  /** repair: the partitions found damaged and read again, with what was wrong. */
+  damaged: Map<string, string[]>;
+  /** A worker that completed: whether it ended the sharded run, or which workers it waits for. */
+  finalize?: FinalizeResult;
+}
+
+/** For the log: what a stream's run reads (lastUpdatedTime bounds as sent) and its run folder. */
+function windowOf(checkpoint: Checkpoint, name: string): Record<string, unknown> {
+  const state = streamOf(checkpoint, name);
+  if (state.window === null) return {};
+  const { minLastUpdatedTime: min, maxLastUpdatedTime: max } = sentBounds(state.window);
+  return {
+    minLastUpdatedTime: min === null ? undefined : new Date(min).toISOString(),
+    maxLastUpdatedTime: new Date(max).toISOString(),
+    ...(state.run === null ? {} : { run: state.run }),
+  };
+}
+
+/**
+ * Runs an export: every planned partition drains into shards under one shared request limiter;
+ * progress survives interruption in the checkpoint; `_SUCCESS` is written only when every stream
+ * of the job is complete. A run that is refused (drift, damage, a lock, a refused credential)
+ * throws before it changes anything in the output folder.
+ */
+export async function runJob(options: RunOptions): Promise<RunResult> {
+  const { config, logger, clock = systemClock, worker, repair = false } = options;
+  const streams = planStreams(config.streams, config.output.formats, options.stream);
+  const jobStreams = planStreams(config.streams, config.output.formats);
+  const s3 = isS3Url(config.output.dir);
+  const now = () => new Date(clock.now()).toISOString();
+  const startedAtMs = clock.now();
+  assertCompatible(options, s3);
+  // The client first: a bad source setting fails here, before there is a lock to release.
+  const client = openClient(config, logger, clock);
+  const stopAll = new AbortController();
+  const signal = options.signal === undefined ? stopAll.signal : AbortSignal.any([options.signal, stopAll.signal]);
+  // Every partition's request, backoff and limiter wait listen to it at once: that is not a leak.
+  setMaxListeners(16 + 8 * streams.reduce((sum, s) => sum + s.partitions, 0), signal);
+  let totals = new Map<string, number>();
+  let release = async () => {};
+  const { store, checkpointKey } = await openOutput(config, logger);
+  let sink: ShardSink | undefined;
+  try {
+    await store.prepare();
+    const setup = {
+      store,
+      checkpointKey,
+      baseUrl: config.source.baseUrl,
+      streams,
+      jobStreams,
+      logger,
+      clock,
+      now,
+      beforeWrite: async (checkpoint: Checkpoint) => {
+        totals = await countStreams(client, streams, checkpoint, logger, signal);
+      },
+    };
+    const start =
+      worker === undefined
+        ? await startWhole(setup, { fresh: options.fresh ?? false, repair })
+        : await startWorker(setup, worker);
+    release = start.release;
+    const { committer, plans } = start;
+    logFindings(logger, start);
+    if (committer === undefined) return nothingDone(start, clock.now() - startedAtMs);
+    logger.info(
+      {
+        outDir: store.location,
+        ...(worker === undefined ? {} : { shard: `${worker.index}/${worker.count}` }),
+        streams: streams.map((s) => ({ name: s.name, ...windowOf(committer.state, s.name) })),
+        partitions: plans.length,
+        resumed: start.resumed,
+      },
+      start.resumed ? 'resuming export' : 'starting export',
+    );
+
+    const progress = new RunProgress(streams, plans, committer.state, () => totals);
+    const budget = new ByteBudget(bufferedBytesOf(config.source));
+    options.onStart?.(progress.handle(client, budget, () => committer.files));
+    // Shards are written where the store wants them before it publishes them.
+    sink = createShardSink(store.localPath(''), config.output);
+    const context = {
+      store,
+      client,
+      budget,
+      committer,
+      openShard: sink.open,
+      limits: config.output.shard,
+      signal,
+      logger,
+      onRows: (count: number, plan: PartitionPlan) => {
+        progress.onRows(count, plan.stream);
+        checkReadLimit(config.source.maxReadFactor, plan.stream, plan, progress.streamRows(plan.stream));
+      },
+    };
+    const outcomes = await drainAll(context, plans, progress, stopAll);
+    const finished = await finishRun({ setup, worker, committer, client, plans, outcomes, release });
+    release = finished.release;
+    const { resumed, idle, damaged } = start;
+    return { ...finished.result, resumed, rows: progress.rows, idle, wrote: true, damaged };
+  } finally {
+    await sink?.close();
+    await client.close();
+    await release();
+    await store.close();
+  }
+}
+
+/** Drains every plan at once under the run's limiter; a refused credential stops them all. */
+function drainAll(
+  context: PartitionContext,
+  plans: PartitionPlan[],
+  progress: RunProgress,
+  stopAll: AbortController,
+): Promise<PromiseSettledResult<PartitionOutcome>[]> {
+  return Promise.allSettled(
+    plans.map(async (plan): Promise<PartitionOutcome> => {
+      try {
+        const outcome = await exportPartition(context, plan);
+        if (outcome !== 'interrupted') progress.onPartitionDone(plan.stream);
+        return outcome;
+      } catch (error) {
+        if (error instanceof AuthError) stopAll.abort();
+        throw error;
+      }
+    }),
+  );
+}
+
+/** What the start of a run found: streams with nothing to do, partitions repair reads again. */
+function logFindings(logger: Logger, start: Started): void {
+  for (const idle of start.idle) logger.info({ ...idle }, idleMessage(idle));
+  for (const [pair, problems] of start.damaged) {
+    logger.warn({ partition: pair, problems }, `repair: reading ${pair} again: ${problems[0] ?? ''}`);
+  }
+}
+
+/** The platform client of a run, with the run's own request limiter. */
+function openClient(config: JobConfig, logger: Logger, clock: Clock): PlatformClient {
+  return createPlatformClient(config.source, {
+    logger,
+    clock,
+    configFile: config.file,
+    limiter: new AdaptiveLimiter({
+      maxConcurrency: config.source.concurrency,
+      maxRequestsPerSecond: config.source.maxRequestsPerSecond,
+      clock,
+      logger,
+    }),
+  });
+}
+
+/** A run that had nothing to read or write: the output as it is, and this run's zero requests. */
+function nothingDone(start: Started, durationMs: number): RunResult {
+  const manifest: Manifest = { ...start.manifest, state: 'complete', requests: 0, retries: 0, throttled: 0, durationMs };
+  const { idle, damaged } = start;
+  return { state: 'complete', manifest, errors: [], resumed: true, rows: 0, idle, wrote: false, damaged };
+}
+
+function assertCompatible(options: RunOptions, s3: boolean): void {
+  const { worker } = options;
+  if (worker !== undefined && (options.fresh === true || options.stream !== undefined || options.repair === true)) {
+    const flag = options.fresh === true ? '--fresh' : options.repair === true ? '--repair' : '--stream';
+    throw new UsageError(
+      `--shard splits all of the job's streams among ${worker.count} workers; ${flag} cannot be combined with it. Start over by running once without --shard (with --fresh), or give the shards another output.dir.`,
+    );
+  }
+  if (options.repair === true && (options.fresh === true || s3)) {
+    throw new UsageError(
+      options.fresh === true
+        ? '--repair reads damaged partitions again and keeps the rest; --fresh starts everything over: give one.'
+        : 'repair reads every shard back from the output folder; with an s3:// output.dir, run `bulk-extract verify --config FILE` to find damaged files, delete them from the bucket, and run with --fresh.',
+    );
+  }
+}
+
+/** What an idle stream's log line says. */
+export function idleMessage(idle: IdleStream): string {
+  return idle.reason === 'complete'
+    ? `${idle.stream}: complete since ${idle.since}; nothing to do: use --fresh, or mode: snapshot for a new export each run`
+    : `${idle.stream}: the last run ended less than safetyLag ago (at ${idle.since}); nothing new to read yet`;
+}

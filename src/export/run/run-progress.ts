@@ -1,0 +1,98 @@
+import type { PlatformClient } from '../../http/platform-client.js';
+import type { ByteBudget } from '../../util/byte-budget.js';
+import { type Checkpoint, type ManifestFile, streamOf, type StreamPlan } from '../state/index.js';
+import type { PartitionPlan } from '../plan/index.js';
+
+/** A stream's progress as the run sees it. */
+export interface StreamProgress {
+  name: string;
+  /** Rows committed by earlier runs of its current run, plus rows read by this one. */
+  rows: number;
+  /** The platform's (approximate) count of what this run reads in all, when it answered one. */
+  total: number | undefined;
+  partitions: number;
+  done: number;
+}
+
+/** What a progress display (or the metrics) asks a running export. */
+export interface RunHandle {
+  client: PlatformClient;
+  /** The response bytes held in memory now, and the pages holding them. */
+  budget: ByteBudget;
+  plans: readonly PartitionPlan[];
+  /** The shards this run committed so far (not those of earlier runs it resumed), all formats. */
+  written(): ManifestFile[];
+  rows(): number;
+  partitionsDone(): number;
+  streams(): StreamProgress[];
+}
+
+/** Counts what a run reads and finishes, per stream, for progress displays. */
+export class RunProgress {
+  private rowsRead = 0;
+  private partitionsDone = 0;
+  private readonly read = new Map<string, number>();
+  private readonly done = new Map<string, number>();
+  private readonly committed: Map<string, number>;
+
+  constructor(
+    private readonly streams: readonly StreamPlan[],
+    private readonly plans: readonly PartitionPlan[],
+    checkpoint: Checkpoint,
+    /** The platform's counts per stream, once known. */
+    private readonly totals: () => ReadonlyMap<string, number>,
+  ) {
+    const rowsOf = (name: string) =>
+      Object.values(streamOf(checkpoint, name).parts).reduce((sum, p) => sum + p.rows, 0);
+    this.committed = new Map(streams.map((s) => [s.name, rowsOf(s.name)]));
+  }
+
+  get rows(): number {
+    return this.rowsRead;
+  }
+
+  onRows(count: number, stream: string): void {
+    this.rowsRead += count;
+    this.read.set(stream, (this.read.get(stream) ?? 0) + count);
+  }
+
+  onPartitionDone(stream: string): void {
+    this.partitionsDone++;
+    this.done.set(stream, (this.done.get(stream) ?? 0) + 1);
+  }
+
+  /** `files()`: the manifest's shards now; those listed at this call are earlier runs'. */
+  handle(client: PlatformClient, budget: ByteBudget, files: () => readonly ManifestFile[]): RunHandle {
+    // A repaired shard may come back under its old path: it is this run's when its bytes differ.
+    const key = (file: ManifestFile) => `${file.path} ${file.sha256}`;
+    const earlier = new Set(files().map(key));
+    return {
+      client,
+      budget,
+      plans: this.plans,
+      written: () => files().filter((file) => !earlier.has(key(file))),
+      rows: () => this.rowsRead,
+      partitionsDone: () => this.partitionsDone,
+      streams: () => this.streams.map((s) => this.ofStream(s)),
+    };
+  }
+
+  /** A stream's rows so far and the platform's count of them (ofStream). */
+  streamRows(name: string): Pick<StreamProgress, 'rows' | 'total'> {
+    const stream = this.streams.find((s) => s.name === name);
+    return stream === undefined ? { rows: 0, total: undefined } : this.ofStream(stream);
+  }
+
+  private ofStream(stream: StreamPlan): StreamProgress {
+    const mine = this.plans.filter((p) => p.stream === stream.name).length;
+    const total = this.totals().get(stream.name);
+    return {
+      name: stream.name,
+      rows: (this.committed.get(stream.name) ?? 0) + (this.read.get(stream.name) ?? 0),
+      // A worker reads its share of the stream's partitions.
+      total: total === undefined ? undefined : Math.round((total * mine) / stream.partitions),
+      partitions: mine,
+      done: this.done.get(stream.name) ?? 0,
+    };
+  }
+}

@@ -1,0 +1,285 @@
+import { z } from 'zod';
+import { FORMATS, MODES, RESOURCES } from '../../config/job-schema.js';
+import { CheckpointError } from '../../errors.js';
+import type { StreamPlan } from './stream-plan.js';
+import { checkStateValue, parseJson } from './state-file.js';
+
+/**
+ * 2 added mode, window, run and watermark (a version 1 checkpoint reads as a full export without a
+ * window); 3 added mode snapshot, which older versions cannot resume.
+ */
+export const CHECKPOINT_VERSION = 3;
+
+const partSchema = z.strictObject({
+  /** Cursor of the first page not yet committed; null: start at the first page. */
+  cursor: z.string().min(1).nullable(),
+  /** Sequence number of the next shard. */
+  nextSeq: z.number().int().min(0),
+  /** Rows committed so far. */
+  rows: z.number().int().min(0),
+  done: z.boolean(),
+  updatedAt: z.string(),
+});
+
+/** The `lastUpdatedTime` range a stream's current run reads: [from, until), epoch milliseconds. */
+const windowSchema = z.strictObject({
+  /** null: from the beginning. */
+  from: z.number().int().min(0).nullable(),
+  until: z.number().int().min(0),
+});
+
+const streamSchema = z.strictObject({
+  resource: z.enum(RESOURCES),
+  mode: z.enum(MODES).default('full'),
+  /** Params from the job's config (filters, limit): what a resume must not change. */
+  params: z.array(z.tuple([z.string(), z.string()])),
+  /** null only in checkpoints of version 1, which pinned no window. */
+  window: windowSchema.nullable().default(null),
+  /** incremental and snapshot: the current run's folder under the stream's (`run=<run>`). */
+  run: z.string().regex(/^\d{8}T\d{6}\.\d{3}Z$/).nullable().default(null),
+  /** incremental: `until` of the last run that completed; the next run starts there. */
+  watermark: z.number().int().min(0).nullable().default(null),
+  partitions: z.number().int().min(1).max(10),
+  formats: z.array(z.enum(FORMATS)).min(1),
+  /** Metadata keys written as `metadata_<key>` Parquet columns; a resume must not change them. */
+  metadataColumns: z.array(z.string()).optional(),
+  /** Keyed by m, "1".."n": exactly one entry for each partition. */
+  parts: z.record(z.string(), partSchema),
+});
+
+const checkpointSchema = z.strictObject({
+  version: z.union([z.literal(1), z.literal(2), z.literal(CHECKPOINT_VERSION)]).transform(() => CHECKPOINT_VERSION),
+  baseUrl: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  streams: z.record(z.string(), streamSchema),
+});
+
+export type PartState = z.output<typeof partSchema>;
+export type StreamState = z.output<typeof streamSchema>;
+export type Checkpoint = z.output<typeof checkpointSchema>;
+export type UpdatedWindow = z.output<typeof windowSchema>;
+
+/**
+ * A stream not read yet: every partition starts at its first page. The window ends at the run's
+ * start (`now`), minus the safety lag for an incremental stream, and at the filter's own
+ * maxLastUpdatedTime when that is earlier; a resumed run keeps it, so it reads the same snapshot.
+ */
+export function newStreamState(stream: StreamPlan, now: string): StreamState {
+  const startedAtMs = Date.parse(now);
+  return {
+    resource: stream.resource,
+    mode: stream.mode,
+    params: stream.params,
+    window: { from: stream.updatedBetween.min ?? null, until: windowEnd(stream, startedAtMs) },
+    run: stream.mode === 'full' ? null : runId(startedAtMs),
+    watermark: null,
+    partitions: stream.partitions,
+    formats: stream.formats,
+    ...(stream.metadataColumns === undefined ? {} : { metadataColumns: [...stream.metadataColumns] }),
+    parts: freshParts(stream.partitions, now),
+  };
+}
+
+/** Where a run started at `startedAtMs` stops reading: its start (minus the lag, incremental), or the filter's end. */
+function windowEnd(stream: StreamPlan, startedAtMs: number): number {
+  const { max } = stream.updatedBetween;
+  const until =
+    stream.mode === 'incremental' ? startedAtMs - stream.safetyLagMs : Math.min(startedAtMs, max === undefined ? Infinity : max + 1);
+  return Math.max(until, 0);
+}
+
+/**
+ * The next run of a stream whose last run completed. Incremental: the watermark moves to that
+ * run's `until` and the new window runs from there to this run's start minus the safety lag.
+ * Snapshot: the whole collection again, pinned at this run's start. Undefined when there is
+ * nothing new to read (an empty window: runs closer together than the lag; a full export).
+ */
+export function nextRun(state: StreamState, stream: StreamPlan, now: string): StreamState | undefined {
+  if (state.window === null || stream.mode === 'full') return undefined;
+  const startedAtMs = Date.parse(now);
+  const run = runId(startedAtMs);
+  const window =
+    stream.mode === 'incremental'
+      ? { from: state.window.until, until: windowEnd(stream, startedAtMs) }
+      : { from: stream.updatedBetween.min ?? null, until: windowEnd(stream, startedAtMs) };
+  if (window.until <= (window.from ?? -1) || run <= (state.run ?? '')) return undefined;
+  return {
+    ...state,
+    window,
+    run,
+    watermark: stream.mode === 'incremental' ? state.window.until : null,
+    parts: freshParts(state.partitions, now),
+  };
+}
+
+/** `20261121T101530.123Z`: the run's start in UTC, safe in file names and sorted by time. */
+export function runId(startedAtMs: number): string {
+  return new Date(startedAtMs).toISOString().replace(/[-:]/g, '');
+}
+
+export function isComplete(state: StreamState): boolean {
+  return Object.values(state.parts).every((part) => part.done);
+}
+
+function freshParts(partitions: number, now: string): Record<string, PartState> {
+  const parts: Record<string, PartState> = {};
+  for (let m = 1; m <= partitions; m++) {
+    parts[String(m)] = { cursor: null, nextSeq: 0, rows: 0, done: false, updatedAt: now };
+  }
+  return parts;
+}
+
+export function newCheckpoint(baseUrl: string, streams: readonly StreamPlan[], now: string): Checkpoint {
+  return {
+    version: CHECKPOINT_VERSION,
+    baseUrl,
+    createdAt: now,
+    updatedAt: now,
+    streams: Object.fromEntries(streams.map((stream) => [stream.name, newStreamState(stream, now)])),
+  };
+}
+
+/**
+ * How the planned streams differ from what the checkpoint recorded; empty when a resume is safe.
+ * Streams the checkpoint does not know yet are not drift: they start fresh.
+ */
+export function findDrift(checkpoint: Checkpoint, baseUrl: string, streams: readonly StreamPlan[]): string[] {
+  const drift: string[] = [];
+  if (checkpoint.baseUrl !== baseUrl) {
+    drift.push(`source.baseUrl: '${checkpoint.baseUrl}' in the checkpoint, '${baseUrl}' in the config`);
+  }
+  for (const stream of streams) {
+    const saved = checkpoint.streams[stream.name];
+    if (saved === undefined) continue;
+    const at = `stream '${stream.name}'`;
+    if (saved.resource !== stream.resource) {
+      drift.push(`${at}: resource ${saved.resource} in the checkpoint, ${stream.resource} in the config`);
+    }
+    if (saved.mode !== stream.mode) {
+      drift.push(`${at}: mode ${saved.mode} in the checkpoint, ${stream.mode} in the config`);
+    }
+    if (saved.partitions !== stream.partitions) {
+      drift.push(`${at}: partitions ${saved.partitions} in the checkpoint, ${stream.partitions} in the config`);
+    }
+    const before = new Map(saved.params);
+    const now = new Map(stream.params);
+    for (const key of new Set([...before.keys(), ...now.keys()])) {
+      if (before.get(key) !== now.get(key)) {
+        drift.push(`${at}: ${key} ${show(before.get(key))} in the checkpoint, ${show(now.get(key))} in the config`);
+      }
+    }
+    const columnsBefore = (saved.metadataColumns ?? []).join(', ');
+    const columnsNow = (stream.metadataColumns ?? []).join(', ');
+    if (columnsBefore !== columnsNow) {
+      drift.push(`${at}: metadataColumns [${columnsBefore}] in the checkpoint, [${columnsNow}] in the config`);
+    }
+    if ([...saved.formats].sort().join() !== [...stream.formats].sort().join()) {
+      drift.push(`${at}: formats ${saved.formats.join('+')} in the checkpoint, ${stream.formats.join('+')} in the config`);
+    }
+  }
+  return drift;
+}
+
+function show(value: string | undefined): string {
+  return value === undefined ? '(not set)' : `=${value}`;
+}
+
+/** Records a committed shard (or a drained empty partition): the cursor after it, its rows, done. */
+export function commitPart(
+  checkpoint: Checkpoint,
+  stream: string,
+  m: number,
+  update: { cursor: string | undefined; rows: number; shards: number },
+  now: string,
+): Checkpoint {
+  const part = partOf(checkpoint, stream, m);
+  const next: PartState = {
+    cursor: update.cursor ?? null,
+    nextSeq: part.nextSeq + update.shards,
+    rows: part.rows + update.rows,
+    done: update.cursor === undefined,
+    updatedAt: now,
+  };
+  return withPart(checkpoint, stream, m, next, now);
+}
+
+/** Forgets a partition's progress (its cursor was refused): it is read again from its first page. */
+export function restartPart(checkpoint: Checkpoint, stream: string, m: number, now: string): Checkpoint {
+  return withPart(checkpoint, stream, m, { cursor: null, nextSeq: 0, rows: 0, done: false, updatedAt: now }, now);
+}
+
+export function partOf(checkpoint: Checkpoint, stream: string, m: number): PartState {
+  const part = checkpoint.streams[stream]?.parts[String(m)];
+  if (part === undefined) throw new CheckpointError(`The checkpoint has no partition ${m} of stream '${stream}'.`);
+  return part;
+}
+
+export function streamOf(checkpoint: Checkpoint, stream: string): StreamState {
+  const state = checkpoint.streams[stream];
+  if (state === undefined) throw new CheckpointError(`The checkpoint has no stream '${stream}'.`);
+  return state;
+}
+
+/** A window as the platform's filters take it: both bounds inclusive, so `until - 1`. */
+export function sentBounds(window: UpdatedWindow): { minLastUpdatedTime: number | null; maxLastUpdatedTime: number } {
+  return { minLastUpdatedTime: window.from, maxLastUpdatedTime: window.until - 1 };
+}
+
+function withPart(checkpoint: Checkpoint, stream: string, m: number, part: PartState, now: string): Checkpoint {
+  const state = streamOf(checkpoint, stream);
+  return {
+    ...checkpoint,
+    updatedAt: now,
+    streams: { ...checkpoint.streams, [stream]: { ...state, parts: { ...state.parts, [String(m)]: part } } },
+  };
+}
+
+/**
+ * Which partitions a checkpoint holds: `all` of each stream's (the output's own), or `some` of them
+ * (a worker's, which holds its share).
+ */
+export type PartitionSet = 'all' | 'some';
+
+/** Reads a checkpoint file's text; every way it can be unusable gets its own message. */
+export function parseCheckpoint(text: string, file: string, parts: PartitionSet = 'all'): Checkpoint {
+  return checkpointFromValue(parseJson(text, file), file, parts);
+}
+
+/** A checkpoint already parsed from JSON (e.g. embedded in a sharded run's plan), checked the same way. */
+export function checkpointFromValue(value: unknown, file: string, parts: PartitionSet = 'all'): Checkpoint {
+  const version = (value as { version?: unknown } | null)?.version;
+  if (typeof version === 'number' && version > CHECKPOINT_VERSION) {
+    throw new CheckpointError(
+      `${file} was written by a newer bulk-extract (checkpoint version ${version}, this one reads ${CHECKPOINT_VERSION}). Upgrade bulk-extract, or run with --fresh to start over.`,
+    );
+  }
+  const checkpoint = checkStateValue(value, file, checkpointSchema, 'a bulk-extract checkpoint');
+  for (const [name, stream] of Object.entries(checkpoint.streams)) {
+    const problem = partitionSetProblem(stream, parts);
+    if (problem !== undefined) {
+      throw new CheckpointError(
+        `${file} is not a bulk-extract checkpoint (streams.${name}.parts: ${problem}). Move it away, or run with --fresh.`,
+      );
+    }
+  }
+  return checkpoint;
+}
+
+/** What is wrong with a stream's partition entries: each m from 1 to `partitions`, once (all of them, or some). */
+function partitionSetProblem(stream: StreamState, parts: PartitionSet): string | undefined {
+  const expected = Array.from({ length: stream.partitions }, (_, i) => String(i + 1));
+  const missing = parts === 'all' ? expected.filter((m) => !(m in stream.parts)) : [];
+  const extra = Object.keys(stream.parts).filter((m) => !expected.includes(m));
+  if (missing.length === 0 && extra.length === 0) return undefined;
+  const wrong = [
+    ...(missing.length === 0 ? [] : [`no entry for partition ${missing.join(', ')}`]),
+    ...(extra.length === 0 ? [] : [`an entry ${extra.map((m) => JSON.stringify(m)).join(', ')}, which is no partition`]),
+  ];
+  return `partitions: ${stream.partitions} wants entries 1 to ${stream.partitions}, but there is ${wrong.join(' and ')}`;
+}
+
+/** A partition's key in sets and maps: `stream/m`. */
+export function pairKey(stream: string, m: number): string {
+  return `${stream}/${m}`;
+}

@@ -1,0 +1,52 @@
+/**
+ * What an output holds and where: its layout on disk, the checkpoint, the manifest, the one state-file
+ * reader, sealed runs, and removing only what bulk-extract wrote.
+ */
+export {
+  type Checkpoint,
+  checkpointFromValue,
+  commitPart,
+  findDrift,
+  isComplete,
+  newCheckpoint,
+  newStreamState,
+  nextRun,
+  pairKey,
+  parseCheckpoint,
+  partOf,
+  type PartState,
+  restartPart,
+  sentBounds,
+  streamOf,
+  type StreamState,
+} from './checkpoint.js';
+export { removeOwnedTree } from './clean-up.js';
+export {
+  CHECKPOINT_FILE,
+  isOwnedKey,
+  LATEST_FILE,
+  LOCK_FILE,
+  MANIFEST_FILE,
+  partDir,
+  RUN_PREFIX,
+  runDir,
+  RUNS_DIR,
+  shardSeq,
+  SUCCESS_FILE,
+} from './layout.js';
+export {
+  type Manifest,
+  type ManifestFile,
+  manifestSchema,
+  misplacedEntries,
+  newManifest,
+  reconcile,
+  type RunManifest,
+  runManifestSchema,
+  type RunState,
+  summarize,
+} from './manifest.js';
+export { destinationOf, isS3Url, openOutput, type Output, outputAt } from './output-target.js';
+export { type RunToSeal, sealedRuns, sealRun } from './seal-run.js';
+export { checkStateValue, parseJson, parseStateFile } from './state-file.js';
+export type { StreamPlan } from './stream-plan.js';

@@ -1,0 +1,196 @@
+import { z } from 'zod';
+import { FORMATS, MODES, RESOURCES, STREAM_NAME } from '../../config/job-schema.js';
+import type { OutputStore } from '../../output/store.js';
+import { resourceSpec } from '../../resources/index.js';
+import { VERSION } from '../../version.js';
+import { type Checkpoint, sentBounds } from './checkpoint.js';
+import { MANIFEST_FILE, partDir } from './layout.js';
+import { shardFileName } from '../../sink/index.js';
+import { readStateFile } from './state-file.js';
+
+export const MANIFEST_VERSION = 1;
+
+const manifestFileSchema = z.object({
+  /** Relative to the output folder, with `/` separators: always where the shard belongs (shardPaths). */
+  path: z.string().min(1),
+  stream: z.string().regex(STREAM_NAME),
+  /** incremental and snapshot: the run that wrote it (absent for a full export). */
+  run: z.string().regex(/^\d{8}T\d{6}\.\d{3}Z$/).optional(),
+  m: z.number().int().min(1),
+  n: z.number().int().min(1),
+  seq: z.number().int().min(0),
+  format: z.enum(FORMATS),
+  rows: z.number().int().min(0),
+  bytes: z.number().int().min(0),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+}).superRefine((file, ctx) => {
+  const paths = shardPaths(file);
+  if (!paths.includes(file.path)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['path'],
+      message: `${JSON.stringify(file.path.slice(0, 200))} is not where shard ${file.seq} of ${file.stream} partition ${file.m}/${file.n} belongs (${paths.join(' or ')}): the manifest was edited or damaged`,
+    });
+  }
+});
+
+/**
+ * The entries of a manifest (parsed JSON, not checked yet) that name a path other than their
+ * shard's: one line each. Such a manifest was edited, and a run refuses it rather than start over
+ * from an empty list, as it does for one that is merely damaged.
+ */
+export function misplacedEntries(value: unknown): string[] {
+  const files = (value as { files?: unknown } | null)?.files;
+  if (!Array.isArray(files)) return [];
+  return files.flatMap((entry: unknown, i) => {
+    const parsed = manifestFileSchema.safeParse(entry);
+    const issue = parsed.error?.issues.find((found) => found.path[0] === 'path');
+    return issue === undefined ? [] : [`files.${i}.path: ${issue.message}`];
+  });
+}
+
+/**
+ * Where a shard of this partition, sequence number and format lies: the only paths a manifest may
+ * list for it, so that no entry can lead outside the output or onto another shard.
+ */
+export function shardPaths(file: Pick<ManifestFile, 'stream' | 'run' | 'm' | 'n' | 'seq' | 'format'>): string[] {
+  const dir = partDir(file.stream, file.m, file.n, file.run ?? null);
+  const extensions = file.format === 'parquet' ? ['parquet'] : ['ndjson', 'ndjson.gz'];
+  return extensions.map((ext) => `${dir}/${shardFileName(file.seq, ext)}`);
+}
+
+const manifestStreamSchema = z.object({
+  resource: z.enum(RESOURCES),
+  /** The field that identifies an item, unique across the stream's rows: `id`, or `externalId` (relationships). */
+  key: z.enum(['id', 'externalId']).optional(),
+  /** Metadata keys its Parquet files also hold as `metadata_<key>` STRING columns, before `extra`. */
+  metadataColumns: z.array(z.string()).optional(),
+  mode: z.enum(MODES),
+  /** The lastUpdatedTime range of the current run, as sent: min inclusive, max inclusive (null: none). */
+  window: z.object({ minLastUpdatedTime: z.number().nullable(), maxLastUpdatedTime: z.number() }).nullable(),
+  /** incremental and snapshot: the current run; incremental: where it started (the last completed run's end). */
+  run: z.string().nullable(),
+  watermark: z.number().nullable(),
+  partitions: z.number().int().min(1),
+  formats: z.array(z.enum(FORMATS)),
+  params: z.array(z.tuple([z.string(), z.string()])),
+  rows: z.number().int().min(0),
+  /** Committed shard files, all formats. */
+  files: z.number().int().min(0),
+  done: z.boolean(),
+  /** Per partition m: the cursor to resume from, null once drained. */
+  cursors: z.record(z.string(), z.string().nullable()),
+});
+
+/** incomplete: the run ended without a failure, but the job has streams it did not read (--stream). */
+const RUN_STATES = ['running', 'complete', 'incomplete', 'failed', 'interrupted'] as const;
+
+/** `_manifest.json`: what the output folder holds, updated with every committed shard. */
+export const manifestSchema = z.object({
+  version: z.literal(MANIFEST_VERSION),
+  tool: z.string(),
+  baseUrl: z.string(),
+  state: z.enum(RUN_STATES),
+  startedAt: z.string(),
+  finishedAt: z.string().optional(),
+  durationMs: z.number().optional(),
+  requests: z.number().int().min(0),
+  retries: z.number().int().min(0),
+  /** Answers that were HTTP 429 (throttled), part of `requests`. */
+  throttled: z.number().int().min(0),
+  /** Column names and types of the Parquet files, per resource. */
+  schema: z.partialRecord(z.enum(RESOURCES), z.array(z.object({ name: z.string(), type: z.string() }))),
+  streams: z.record(z.string(), manifestStreamSchema),
+  files: z.array(manifestFileSchema),
+});
+
+/**
+ * `<stream>/run=<run>/_manifest.json`: what one completed incremental or snapshot run wrote. The
+ * output folder's `_manifest.json` lists the current runs only, so each run folder describes itself.
+ */
+export const runManifestSchema = z.object({
+  version: z.literal(1),
+  tool: z.string(),
+  baseUrl: z.string(),
+  stream: z.string(),
+  resource: z.enum(RESOURCES),
+  run: z.string(),
+  /** The lastUpdatedTime range read, both ends inclusive as sent (min null: from the beginning). */
+  window: z.object({ minLastUpdatedTime: z.number().nullable(), maxLastUpdatedTime: z.number() }),
+  rows: z.number().int().min(0),
+  /** Paths relative to the output folder, as in the output folder's manifest. */
+  files: z.array(manifestFileSchema),
+});
+
+export type RunManifest = z.output<typeof runManifestSchema>;
+export type ManifestFile = z.output<typeof manifestFileSchema>;
+export type ManifestStream = z.output<typeof manifestStreamSchema>;
+export type RunState = (typeof RUN_STATES)[number];
+export type Manifest = z.output<typeof manifestSchema>;
+
+/** The manifest of an output (or of a worker, `key`), checked; undefined when there is none. */
+export function readManifestFile(store: OutputStore, key: string = MANIFEST_FILE): Promise<Manifest | undefined> {
+  return readStateFile(store, key, manifestSchema, 'a bulk-extract manifest');
+}
+
+export function newManifest(baseUrl: string, startedAt: string): Manifest {
+  return {
+    version: MANIFEST_VERSION,
+    tool: `bulk-extract/${VERSION}`,
+    baseUrl,
+    state: 'running',
+    startedAt,
+    requests: 0,
+    retries: 0,
+    throttled: 0,
+    schema: {},
+    streams: {},
+    files: [],
+  };
+}
+
+/**
+ * Brings the manifest in line with the checkpoint: files of a partition at or past its next
+ * sequence number were written after the last checkpoint (a crash between rename and checkpoint)
+ * and are dropped; stream summaries are recomputed from the checkpoint.
+ */
+export function reconcile(manifest: Manifest, checkpoint: Checkpoint): Manifest {
+  const files = manifest.files.filter((file) => {
+    const state = checkpoint.streams[file.stream];
+    const part = state?.parts[String(file.m)];
+    return (
+      part !== undefined &&
+      state?.partitions === file.n &&
+      (file.run ?? null) === state.run &&
+      file.seq < part.nextSeq
+    );
+  });
+  return { ...manifest, files, streams: summarize(checkpoint, files) };
+}
+
+export function summarize(checkpoint: Checkpoint, files: readonly ManifestFile[]): Record<string, ManifestStream> {
+  return Object.fromEntries(
+    Object.entries(checkpoint.streams).map(([name, state]): [string, ManifestStream] => {
+      const parts = Object.entries(state.parts);
+      return [
+        name,
+        {
+          resource: state.resource,
+          key: resourceSpec(state.resource).key,
+          ...(state.metadataColumns === undefined ? {} : { metadataColumns: state.metadataColumns }),
+          mode: state.mode,
+          window: state.window === null ? null : sentBounds(state.window),
+          run: state.run,
+          watermark: state.watermark,
+          partitions: state.partitions,
+          formats: state.formats,
+          params: state.params,
+          rows: parts.reduce((sum, [, part]) => sum + part.rows, 0),
+          done: parts.every(([, part]) => part.done),
+          cursors: Object.fromEntries(parts.map(([m, part]) => [m, part.cursor])),
+          files: files.filter((file) => file.stream === name).length,
+        },
+      ];
+    }),
+  );
+}

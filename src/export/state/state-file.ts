@@ -1,0 +1,52 @@
+import type { z } from 'zod';
+import { CheckpointError } from '../../errors.js';
+import type { OutputStore } from '../../output/store.js';
+
+/**
+ * The one way a state file of an output (checkpoint, manifest, a run's manifest, a sharded run's
+ * plan, a worker's files) is read: its text parsed as JSON and checked against its schema.
+ * Any failure is a CheckpointError that names the file, what it should be and what is wrong.
+ */
+export function parseStateFile<S extends z.ZodType>(text: string, file: string, schema: S, what: string): z.output<S> {
+  return checkStateValue(parseJson(text, file), file, schema, what);
+}
+
+/** A state file's text as JSON; text that is not JSON names the file. */
+export function parseJson(text: string, file: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CheckpointError(
+      `${file} is not valid JSON (${text.length === 0 ? 'empty' : 'damaged or truncated'}): it was not written by a complete run of bulk-extract. Move it away to start over, or run with --fresh.`,
+      { cause: error },
+    );
+  }
+}
+
+/** A state file's parsed value checked against its schema (`what` it should be, e.g. "a bulk-extract checkpoint"). */
+export function checkStateValue<S extends z.ZodType>(
+  value: unknown,
+  file: string,
+  schema: S,
+  what: string,
+): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new CheckpointError(
+      `${file} is not ${what} (${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}). Move it away, or run with --fresh.`,
+    );
+  }
+  return result.data;
+}
+
+/** A state file of the store, parsed and checked; undefined when it does not exist. */
+export async function readStateFile<S extends z.ZodType>(
+  store: OutputStore,
+  key: string,
+  schema: S,
+  what: string,
+): Promise<z.output<S> | undefined> {
+  const text = await store.getText(key);
+  return text === undefined ? undefined : parseStateFile(text, store.where(key), schema, what);
+}
