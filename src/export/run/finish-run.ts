@@ -2,12 +2,12 @@ import { AuthError } from '../../http/errors.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import { errorFields } from '../../log.js';
 import { schemaColumns } from '../../sink/parquet/schemas.js';
-import { isComplete, type Manifest, type RunState, sealRun, streamOf, SUCCESS_FILE } from '../state/index.js';
+import { isComplete, type Manifest, type RunState } from '../state/index.js';
 import type { Committer } from './committer.js';
 import type { PartitionOutcome } from './drain-partition.js';
 import type { PartitionPlan } from '../plan/index.js';
-import type { WorkerSpec } from '../workers/index.js';
-import { type FinalizeResult, finalizeIfLast } from './finalize.js';
+import type { FinalizeResult } from './finalize.js';
+import type { RunScope } from './run-scope.js';
 import type { Setup } from './start-run.js';
 
 export interface Finished {
@@ -23,21 +23,20 @@ export interface Finished {
 
 /**
  * Ends a run once its partitions settled: logs the failures (a refused credential once, not per
- * partition), writes the manifest's final state, seals the runs that completed and writes
- * `_SUCCESS` when every stream of the job is complete; a worker instead lets its lock go and ends
- * the sharded run if it was the last.
+ * partition), writes the manifest's final state, and leaves the rest to the run's scope (sealing
+ * and `_SUCCESS` for the whole job, the end of the split job for its last worker).
  */
 export async function finishRun(options: {
   setup: Setup;
-  worker: WorkerSpec | undefined;
+  scope: RunScope;
   committer: Committer;
   client: PlatformClient;
   plans: readonly PartitionPlan[];
   outcomes: readonly PromiseSettledResult<PartitionOutcome>[];
   release: () => Promise<void>;
 }): Promise<Finished> {
-  const { setup, worker, committer, client, plans, outcomes } = options;
-  const { store, baseUrl, streams, jobStreams, logger } = setup;
+  const { setup, scope, committer, client, plans, outcomes } = options;
+  const { streams, logger } = setup;
   const errors = outcomes.flatMap((outcome, i) =>
     outcome.status === 'rejected' ? [{ stream: plans[i]?.stream ?? '?', m: plans[i]?.m ?? 0, error: outcome.reason as unknown }] : [],
   );
@@ -50,8 +49,7 @@ export async function finishRun(options: {
     }
   }
   const interrupted = outcomes.some((o) => o.status === 'fulfilled' && o.value === 'interrupted');
-  // A worker's checkpoint holds its own partitions only: complete when they are.
-  const complete = (worker === undefined ? jobStreams : streams).every(({ name }) => {
+  const complete = scope.completes(setup).every(({ name }) => {
     const state = committer.state.streams[name];
     return state !== undefined && isComplete(state);
   });
@@ -65,19 +63,8 @@ export async function finishRun(options: {
       [...new Set(streams.filter((s) => s.formats.includes('parquet')).map((s) => s.resource))].map((r) => [r, schemaColumns(r)]),
     ),
   });
+  const ended = await scope.end({ setup, committer, state, manifest, release: options.release });
   const result: Finished['result'] = { state, manifest, errors };
-  if (worker === undefined) {
-    for (const stream of streams) {
-      const state = streamOf(committer.state, stream.name);
-      const run = { stream: stream.name, state, files: manifest.files, keep: stream.keep };
-      await sealRun({ store, baseUrl, logger }, run);
-    }
-    if (state === 'complete') await store.putText(SUCCESS_FILE, '');
-    return { result, release: options.release };
-  }
-  if (state !== 'complete') return { result, release: options.release };
-  // The worker's lock goes first: the merge takes every worker's lock.
-  await options.release();
-  result.finalize = await finalizeIfLast(setup);
-  return { result, release: async () => {} };
+  if (ended.finalize !== undefined) result.finalize = ended.finalize;
+  return { result, release: ended.release };
 }

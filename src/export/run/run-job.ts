@@ -18,9 +18,9 @@ import { checkReadLimit } from './read-limit.js';
 import type { IdleStream } from './prepare-output.js';
 import { RunProgress, type RunHandle } from './run-progress.js';
 import type { WorkerSpec } from '../workers/index.js';
-import { startWorker } from './start-worker.js';
 import type { FinalizeResult } from './finalize.js';
-import { type Started, startWhole } from './start-run.js';
+import { runScope } from './run-scope.js';
+import type { Started } from './start-run.js';
 
 export interface RunOptions {
   config: JobConfig;
@@ -77,12 +77,13 @@ function windowOf(checkpoint: Checkpoint, name: string): Record<string, unknown>
  * throws before it changes anything in the output folder.
  */
 export async function runJob(options: RunOptions): Promise<RunResult> {
-  const { config, logger, clock = systemClock, worker, repair = false } = options;
+  const { config, logger, clock = systemClock } = options;
   const streams = planStreams(config.streams, config.output.formats, options.stream);
   const jobStreams = planStreams(config.streams, config.output.formats);
   const s3 = isS3Url(config.output.dir);
   const now = () => new Date(clock.now()).toISOString();
   const startedAtMs = clock.now();
+  const scope = runScope(options);
   assertCompatible(options, s3);
   // The client first: a bad source setting fails here, before there is a lock to release.
   const client = openClient(config, logger, clock);
@@ -109,10 +110,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
         totals = await countStreams(client, streams, checkpoint, logger, signal);
       },
     };
-    const start =
-      worker === undefined
-        ? await startWhole(setup, { fresh: options.fresh ?? false, repair })
-        : await startWorker(setup, worker);
+    const start = await scope.start(setup);
     release = start.release;
     const { committer, plans } = start;
     logFindings(logger, start);
@@ -120,7 +118,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     logger.info(
       {
         outDir: store.location,
-        ...(worker === undefined ? {} : { shard: `${worker.index}/${worker.count}` }),
+        ...scope.logFields,
         streams: streams.map((s) => ({ name: s.name, ...windowOf(committer.state, s.name) })),
         partitions: plans.length,
         resumed: start.resumed,
@@ -148,7 +146,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       },
     };
     const outcomes = await drainAll(context, plans, progress, stopAll);
-    const finished = await finishRun({ setup, worker, committer, client, plans, outcomes, release });
+    const finished = await finishRun({ setup, scope, committer, client, plans, outcomes, release });
     release = finished.release;
     const { resumed, idle, damaged } = start;
     return { ...finished.result, resumed, rows: progress.rows, idle, wrote: true, damaged };
@@ -212,18 +210,9 @@ function nothingDone(start: Started, durationMs: number): RunResult {
 }
 
 function assertCompatible(options: RunOptions, s3: boolean): void {
-  const { worker } = options;
-  if (worker !== undefined && (options.fresh === true || options.stream !== undefined || options.repair === true)) {
-    const flag = options.fresh === true ? '--fresh' : options.repair === true ? '--repair' : '--stream';
+  if (options.repair === true && s3) {
     throw new UsageError(
-      `--shard splits all of the job's streams among ${worker.count} workers; ${flag} cannot be combined with it. Start over by running once without --shard (with --fresh), or give the shards another output.dir.`,
-    );
-  }
-  if (options.repair === true && (options.fresh === true || s3)) {
-    throw new UsageError(
-      options.fresh === true
-        ? '--repair reads damaged partitions again and keeps the rest; --fresh starts everything over: give one.'
-        : 'repair reads every shard back from the output folder; with an s3:// output.dir, run `bulk-extract verify --config FILE` to find damaged files, delete them from the bucket, and run with --fresh.',
+      'repair reads every shard back from the output folder; with an s3:// output.dir, run `bulk-extract verify --config FILE` to find damaged files, delete them from the bucket, and run with --fresh.',
     );
   }
 }
