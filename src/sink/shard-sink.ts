@@ -8,13 +8,18 @@ import type { ParquetShardWriter } from './parquet/parquet-writer.js';
 import { shardExtension, shardFileName } from './shard-files.js';
 import type { ShardWriter } from './shard-writer.js';
 
-/** A partition's folder of shards: where (relative to the output folder), what, in which formats. */
-export interface ShardFolder {
-  dir: string;
+/** What a stream's shards hold, in which formats: declared once, here; a stream's plan is one. */
+export interface StreamShape {
   resource: Resource;
   formats: readonly Format[];
   /** Metadata keys the Parquet shards also hold as `metadata_<key>` columns. */
   metadataColumns?: readonly string[] | undefined;
+}
+
+/** A partition's folder of shards: where (relative to the output folder), and of which stream. */
+export interface ShardFolder {
+  dir: string;
+  stream: StreamShape;
 }
 
 export interface ShardSinkOptions {
@@ -59,12 +64,12 @@ export function createShardSink(outDir: string, output: OutputConfig, options: S
       await realFolder(outDir, folder.dir, true);
       const dir = join(outDir, folder.dir);
       return Promise.all(
-        folder.formats.map((format) => {
+        folder.stream.formats.map((format) => {
           const gzip = format === 'ndjson' && output.ndjson.compression === 'gzip';
           const path = join(dir, shardFileName(seq, shardExtension(format, gzip)));
           return format === 'ndjson'
             ? NdjsonWriter.create(path, gzip)
-            : parquetWriter().then((writer) => writer.create(path, folder, output.parquet, parquet));
+            : parquetWriter().then((writer) => writer.create(path, folder.stream, output.parquet, parquet));
         }),
       );
     },

@@ -112,20 +112,13 @@ describe('planStreams', () => {
 const NO_WINDOW = () => ({ window: null, run: null });
 
 describe('planPartitions', () => {
-  it('n = 1: one chain, no partition parameter', () => {
-    const plans = planPartitions(planStreams([stream({ resource: 'events', partitions: 1, limit: 5 })], ['ndjson']), NO_WINDOW);
-    expect(plans).toEqual([
-      {
-        stream: 'events',
-        resource: 'events',
-        m: 1,
-        n: 1,
-        params: [['limit', '5']],
-        formats: ['ndjson'],
-        run: null,
-        dir: 'events/part=1-of-1',
-      },
-    ]);
+  it('n = 1: one chain, no partition parameter, referring to its stream\'s plan', () => {
+    const streams = planStreams([stream({ resource: 'events', partitions: 1, limit: 5 })], ['ndjson']);
+    const plans = planPartitions(streams, NO_WINDOW);
+    expect(plans).toEqual([{ stream: streams[0], m: 1, n: 1, params: [['limit', '5']], run: null, dir: 'events/part=1-of-1' }]);
+    // The stream's settings (collection, formats, metadata columns) are its plan's, not copies.
+    expect(plans[0]?.stream).toBe(streams[0]);
+    expect(plans[0]?.stream).toMatchObject({ name: 'events', resource: 'events', formats: ['ndjson'] });
   });
 
   it('n > 1: chains 1..n, each with partition=m/n last', () => {
@@ -156,7 +149,7 @@ describe('planPartitions', () => {
     );
     const before = structuredClone(streams);
     const plans = planPartitions(streams, NO_WINDOW);
-    expect(plans.map((p) => `${p.stream}:${p.m}/${p.n}`)).toEqual([
+    expect(plans.map((p) => `${p.stream.name}:${p.m}/${p.n}`)).toEqual([
       'events:1/2',
       'events:2/2',
       'assets:1/4',

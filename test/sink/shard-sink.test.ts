@@ -34,7 +34,7 @@ function events(count: number, from = 0): Record<string, unknown>[] {
 
 /** Opens shard `seq` of an events partition and appends `rows` events to it. */
 async function openWith(sink: ShardSink, seq: number, rows: number, formats: Format[] = ['parquet']): Promise<ShardWriter[]> {
-  const writers = await sink.open({ dir: 'events/part=1-of-1', resource: 'events', formats }, seq);
+  const writers = await sink.open({ dir: 'events/part=1-of-1', stream: { resource: 'events', formats } }, seq);
   for (const writer of writers) await writer.append(events(rows));
   return writers;
 }
@@ -91,7 +91,7 @@ describe('createShardSink', () => {
 
     await a.close();
     expect(a.encoderThreads).toBe(0);
-    await expect(a.open({ dir: 'x', resource: 'events', formats: ['parquet'] }, 1)).rejects.toThrow(/closed/);
+    await expect(a.open({ dir: 'x', stream: { resource: 'events', formats: ['parquet'] } }, 1)).rejects.toThrow(/closed/);
     // b still encodes with its own threads.
     expect((await (await only(openWith(b, 2, 100))).commit()).rows).toBe(100);
     await b.close();

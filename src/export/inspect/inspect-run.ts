@@ -186,7 +186,9 @@ function shareOf(
   const mine = pairsOfWorker(newSharedRun(worker.count, streams.map((s) => s.name), checkpoint, now), worker.index);
   const chains = streams
     .map((s) => {
-      const partitions = plans.filter((p) => p.stream === s.name && mine.has(pairKey(p.stream, p.m))).map((p) => p.m);
+      const partitions = plans
+        .filter((p) => p.stream.name === s.name && mine.has(pairKey(p.stream.name, p.m)))
+        .map((p) => p.m);
       return { stream: s.name, partitions };
     })
     .filter((c) => c.partitions.length > 0);

@@ -1,22 +1,18 @@
-import type { Format, Resource } from '../../config/job-schema.js';
 import { filterKeys } from '../../resources/index.js';
 import { partDir, sentBounds, type StreamPlan, type StreamState } from '../state/index.js';
 
 /** One cursor chain to drain: a stream's partition m of n. */
 export interface PartitionPlan {
-  stream: string;
-  resource: Resource;
+  /** The stream's plan, whose settings (collection, formats, metadata columns) the partition has. */
+  stream: StreamPlan;
   m: number;
   n: number;
   /** Every request parameter of the chain but `cursor`, in the order sent; includes `partition` when n > 1. */
   params: [string, string][];
-  formats: Format[];
   /** incremental and snapshot: the run the chain belongs to (its folder `run=<run>`); null for a full export. */
   run: string | null;
   /** The partition's folder, relative to the output folder. */
   dir: string;
-  /** Metadata keys its Parquet shards also hold as `metadata_<key>` columns. */
-  metadataColumns?: readonly string[];
 }
 
 /**
@@ -48,15 +44,12 @@ export function planPartitions(
       const m = i + 1;
       const n = stream.partitions;
       return {
-        stream: stream.name,
-        resource: stream.resource,
+        stream,
         m,
         n,
         params: n === 1 ? [...params] : [...params, ['partition', `${m}/${n}`]],
-        formats: stream.formats,
         run: state.run,
         dir: partDir(stream.name, m, n, state.run),
-        ...(stream.metadataColumns === undefined ? {} : { metadataColumns: stream.metadataColumns }),
       };
     });
   });

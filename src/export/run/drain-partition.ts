@@ -37,8 +37,8 @@ export type PartitionOutcome = 'done' | 'skipped' | 'interrupted';
  * renamed), checkpoint last, so the checkpointed cursor never runs ahead of the rows on disk.
  */
 export async function exportPartition(ctx: PartitionContext, plan: PartitionPlan): Promise<PartitionOutcome> {
-  const log = ctx.logger.child({ stream: plan.stream, partition: `${plan.m}/${plan.n}` });
-  if (ctx.committer.part(plan.stream, plan.m).done) return 'skipped';
+  const log = ctx.logger.child({ stream: plan.stream.name, partition: `${plan.m}/${plan.n}` });
+  if (ctx.committer.part(plan.stream.name, plan.m).done) return 'skipped';
   await removeLeftovers(ctx, plan);
   try {
     return await drain(ctx, plan, log);
@@ -49,7 +49,7 @@ export async function exportPartition(ctx: PartitionContext, plan: PartitionPlan
       'the platform refused the checkpointed cursor (expired?); deleting this partition\'s shards and reading it again from its first page',
     );
     // Forget first, delete second: a crash in between leaves files the next run removes as leftovers.
-    await ctx.committer.restart(plan.stream, plan.m);
+    await ctx.committer.restart(plan.stream.name, plan.m);
     await removeOwnedTree(ctx.store, plan.dir, ctx.logger);
     return drain(ctx, plan, log);
   }
@@ -62,10 +62,10 @@ class ResumeCursorRefused extends Error {
 }
 
 async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): Promise<PartitionOutcome> {
-  const start = ctx.committer.part(plan.stream, plan.m);
+  const start = ctx.committer.part(plan.stream.name, plan.m);
   const chain = prefetchOne(
     drainCursorChain(ctx.client, {
-      ...chainRequest(plan.resource, plan.params),
+      ...chainRequest(plan.stream.resource, plan.params),
       startCursor: start.cursor ?? undefined,
       signal: ctx.signal,
       budget: ctx.budget,
@@ -82,7 +82,7 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
     const files = writers === undefined ? [] : await commitShard(ctx, plan, seq, writers);
     writers = undefined;
     if (files.length > 0) crashPoint('after-shard-rename');
-    await ctx.committer.commit(plan.stream, plan.m, files, { cursor, rows });
+    await ctx.committer.commit(plan.stream.name, plan.m, files, { cursor, rows });
     if (files.length > 0) {
       log.debug({ seq, rows, cursor: cursor === undefined ? 'end' : 'next' }, 'shard committed');
       seq++;
@@ -137,7 +137,7 @@ async function commitShard(
   for (const shard of committed) await ctx.store.publishFile(shard.path, keyOf(shard.path));
   return committed.map((shard) => ({
     path: keyOf(shard.path),
-    stream: plan.stream,
+    stream: plan.stream.name,
     ...(plan.run === null ? {} : { run: plan.run }),
     m: plan.m,
     n: plan.n,
@@ -154,7 +154,7 @@ async function commitShard(
  * the checkpoint's next sequence number (renamed into place, but never checkpointed).
  */
 async function removeLeftovers(ctx: PartitionContext, plan: PartitionPlan): Promise<void> {
-  const { nextSeq } = ctx.committer.part(plan.stream, plan.m);
+  const { nextSeq } = ctx.committer.part(plan.stream.name, plan.m);
   const left = (await ctx.store.list(`${plan.dir}/`)).filter((key) => {
     const name = key.slice(plan.dir.length + 1);
     const seq = shardSeq(name);

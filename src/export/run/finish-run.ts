@@ -38,7 +38,7 @@ export async function finishRun(options: {
   const { setup, scope, committer, client, plans, outcomes } = options;
   const { streams, logger } = setup;
   const errors = outcomes.flatMap((outcome, i) =>
-    outcome.status === 'rejected' ? [{ stream: plans[i]?.stream ?? '?', m: plans[i]?.m ?? 0, error: outcome.reason as unknown }] : [],
+    outcome.status === 'rejected' ? [{ stream: plans[i]?.stream.name ?? '?', m: plans[i]?.m ?? 0, error: outcome.reason as unknown }] : [],
   );
   const refused = errors.find(({ error }) => error instanceof AuthError);
   if (refused !== undefined) {

@@ -141,8 +141,8 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       signal,
       logger,
       onRows: (count: number, plan: PartitionPlan) => {
-        progress.onRows(count, plan.stream);
-        checkReadLimit(config.source.maxReadFactor, plan.stream, plan, progress.streamRows(plan.stream));
+        progress.onRows(count, plan.stream.name);
+        checkReadLimit(config.source.maxReadFactor, plan.stream.name, plan, progress.streamRows(plan.stream.name));
       },
     };
     const outcomes = await drainAll(context, plans, progress, stopAll);
@@ -169,7 +169,7 @@ function drainAll(
     plans.map(async (plan): Promise<PartitionOutcome> => {
       try {
         const outcome = await exportPartition(context, plan);
-        if (outcome !== 'interrupted') progress.onPartitionDone(plan.stream);
+        if (outcome !== 'interrupted') progress.onPartitionDone(plan.stream.name);
         return outcome;
       } catch (error) {
         if (error instanceof AuthError) stopAll.abort();

@@ -84,7 +84,7 @@ export class RunProgress {
   }
 
   private ofStream(stream: StreamPlan): StreamProgress {
-    const mine = this.plans.filter((p) => p.stream === stream.name).length;
+    const mine = this.plans.filter((p) => p.stream.name === stream.name).length;
     const total = this.totals().get(stream.name);
     return {
       name: stream.name,

@@ -66,7 +66,7 @@ export async function startWorker(setup: Setup, spec: WorkerSpec): Promise<Start
     await committer.save();
     const mine = pairsOfWorker(plan, spec.index);
     const plans = planPartitions(streams, (name) => streamOf(plan.checkpoint, name)).filter((p) =>
-      mine.has(pairKey(p.stream, p.m)),
+      mine.has(pairKey(p.stream.name, p.m)),
     );
     return { committer, manifest, plans, resumed: started, idle: [], damaged: new Map(), release };
   } catch (error) {

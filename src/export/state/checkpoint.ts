@@ -75,7 +75,7 @@ export function newStreamState(stream: StreamPlan, now: string): StreamState {
     run: stream.mode === 'full' ? null : runId(startedAtMs),
     watermark: null,
     partitions: stream.partitions,
-    formats: stream.formats,
+    formats: [...stream.formats],
     ...(stream.metadataColumns === undefined ? {} : { metadataColumns: [...stream.metadataColumns] }),
     parts: freshParts(stream.partitions, now),
   };

@@ -2,6 +2,7 @@ import { Table, tableToIPC } from 'apache-arrow';
 import type { OutputConfig, Resource } from '../../config/job-schema.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
 import { PageItems } from '../../util/page-items.js';
+import type { StreamShape } from '../shard-sink.js';
 import type { CommittedShard, ShardWriter } from '../shard-writer.js';
 import type { BytesPerRow } from './bytes-per-row.js';
 import type { EncoderPool } from './encoder-pool.js';
@@ -36,9 +37,7 @@ export interface ParquetWriterDeps {
  * is temporary disk of about the shard's NDJSON size (bench/RESULTS.md, "Levers kept").
  */
 /** What a shard holds: a collection's items, with the stream's `metadata_<key>` columns if any. */
-export type ShardTable =
-  | Resource |
-  { readonly resource: Resource; readonly metadataColumns?: readonly string[] | undefined };
+export type ShardTable = Resource | Pick<StreamShape, 'resource' | 'metadataColumns'>;
 
 export class ParquetShardWriter implements ShardWriter {
   readonly format = 'parquet';
