@@ -156,7 +156,7 @@ describe.concurrent('status lists the last runs', () => {
     const status = await runCliWith(['status', '--out', j.out]);
     expect(status.code, describeExit(status)).toBe(0);
     expect(status.stdout).toContain('last 2 runs, newest first:\n');
-    expect(status.stderr).toContain(`${path} is not a run record: not valid JSON (damaged). Skipped;`);
+    expect(status.stderr).toContain(`${path} is not valid JSON (damaged or truncated): not a run record of bulk-extract. Skipped;`);
   });
 
   it('an output without records says so', async () => {

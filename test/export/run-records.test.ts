@@ -201,7 +201,7 @@ describe.each(kinds)('in %s', (_kind, open) => {
     const warnings = captured.records().map((line) => String(line.msg));
     expect(warnings).toHaveLength(2);
     expect(warnings[0]).toContain(`${store.where('_runs/2026-11-26T07-00-00.000Z.json')} is not a run record of bulk-extract`);
-    expect(warnings[1]).toContain(`${store.where('_runs/2026-11-26T06-00-00.000Z.json')} is not a run record: not valid JSON`);
+    expect(warnings[1]).toContain(`${store.where('_runs/2026-11-26T06-00-00.000Z.json')} is not valid JSON (damaged or truncated): not a run record of bulk-extract.`);
     expect(warnings.every((text) => text.endsWith('Skipped; delete it, or move it out of _runs/.'))).toBe(true);
   });
 });

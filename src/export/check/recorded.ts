@@ -1,7 +1,7 @@
 import { CheckpointError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { OutputStore } from '../../output/store.js';
-import { type Checkpoint, type Manifest, MANIFEST_FILE, manifestSchema, misplacedEntries, newManifest, parseStateFile, type StreamPlan } from '../state/index.js';
+import { type Checkpoint, type Manifest, MANIFEST_FILE, newManifest, readManifestFile, type StreamPlan } from '../state/index.js';
 import { countedShards, sizeProblem } from './find-damage.js';
 import { checkpointProblems, type PartProblem } from './record-problems.js';
 
@@ -16,30 +16,10 @@ import { checkpointProblems, type PartProblem } from './record-problems.js';
  * a warning: the shards the checkpoint counts are then not listed, and the run refuses to resume.
  */
 export async function readManifest(store: OutputStore, baseUrl: string, logger: Logger): Promise<Manifest> {
-  const text = await store.getText(MANIFEST_FILE);
-  if (text !== undefined) {
-    const misplaced = misplacedEntries(safeJson(text));
-    if (misplaced.length > 0) {
-      throw new CheckpointError(
-        `${store.where(MANIFEST_FILE)} lists shards outside their partition's folder, so it was edited; no run goes on from it:\n  - ${misplaced.slice(0, 5).join('\n  - ')}\nRestore it, or move it away and run with --fresh to start over. Nothing was changed.`,
-      );
-    }
-    try {
-      return parseStateFile(text, store.where(MANIFEST_FILE), manifestSchema, 'a bulk-extract manifest');
-    } catch (error) {
-      if (!(error instanceof CheckpointError)) throw error;
-      logger.warn({ output: store.location }, `${error.message} Its file list starts empty.`);
-    }
-  }
-  return newManifest(baseUrl, new Date(0).toISOString());
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+  const manifest = await readManifestFile(store, MANIFEST_FILE, (damaged) => {
+    logger.warn({ output: store.location }, `${damaged.message} Its file list starts empty.`);
+  });
+  return manifest ?? newManifest(baseUrl, new Date(0).toISOString());
 }
 
 /** A manifest as a new run starts it: running since `now`. */

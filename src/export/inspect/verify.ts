@@ -3,7 +3,7 @@ import { BulkExtractError, CheckpointError } from '../../errors.js';
 import { type Logger, silentLogger } from '../../log.js';
 import type { OutputStore } from '../../output/store.js';
 import { resourceSpec } from '../../resources/index.js';
-import { type Checkpoint, CHECKPOINT_FILE, isOwnedKey, LATEST_FILE, type Manifest, MANIFEST_FILE, type ManifestFile, manifestSchema, openOutput, outputAt, parseCheckpoint, parseStateFile, RUN_PREFIX, type RunManifest, runManifestSchema, shardSeq, SUCCESS_FILE } from '../state/index.js';
+import { type Checkpoint, CHECKPOINT_FILE, isOwnedKey, LATEST_FILE, type Manifest, MANIFEST_FILE, type ManifestFile, openOutput, outputAt, parseCheckpoint, parseStateFile, readManifestFile, RUN_PREFIX, type RunManifest, runManifestSchema, shardSeq, SUCCESS_FILE } from '../state/index.js';
 import { checkShard, KeyCheck, type KeyReader, type KeyReport, recordProblems } from '../check/index.js';
 
 /** The folder is not a bulk-extract output (no readable manifest). */
@@ -160,15 +160,17 @@ function keyProblems(group: ShardGroup, report: KeyReport): string[] {
 }
 
 async function readManifest(store: OutputStore): Promise<Manifest> {
-  const text = await store.getText(MANIFEST_FILE);
-  if (text === undefined) {
+  let manifest: Manifest | undefined;
+  try {
+    manifest = await readManifestFile(store);
+  } catch (error) {
+    if (!(error instanceof CheckpointError)) throw error;
+    throw new NotAnOutputError(error.message, { cause: error });
+  }
+  if (manifest === undefined) {
     throw new NotAnOutputError(`${store.location} has no ${MANIFEST_FILE}: it is not a bulk-extract output folder.`);
   }
-  try {
-    return parseStateFile(text, store.where(MANIFEST_FILE), manifestSchema, 'a bulk-extract manifest');
-  } catch (error) {
-    throw new NotAnOutputError((error as Error).message, { cause: error });
-  }
+  return manifest;
 }
 
 /** The checkpoint, when there is one where it is looked for; an unreadable one is a problem. */

@@ -3,7 +3,7 @@ import type { JobConfig } from '../../config/load-config.js';
 import { CheckpointError } from '../../errors.js';
 import { errorFields, type Logger, silentLogger } from '../../log.js';
 import type { OutputStore } from '../../output/store.js';
-import { MANIFEST_FILE, openOutput, type Output, RUNS_DIR } from '../state/index.js';
+import { MANIFEST_FILE, openOutput, type Output, parseStateFile, RUNS_DIR } from '../state/index.js';
 import { type WorkerSpec, workerName } from '../workers/index.js';
 
 /**
@@ -92,23 +92,11 @@ export function parseRunRecordKey(key: string): Pick<StoredRunRecord, 'recordedA
 
 /** A record file's text, parsed and checked; a CheckpointError names the file and what is wrong. */
 export function parseRunRecord(text: string, file: string): RunRecord {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new CheckpointError(`${file} is not a run record: not valid JSON (${text.length === 0 ? 'empty' : 'damaged'}).`, {
-      cause: error,
-    });
-  }
-  const parsed = runRecordSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new CheckpointError(
-      `${file} is not a run record of bulk-extract (${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}).`,
-    );
-  }
-  return parsed.data;
+  return parseStateFile(text, file, runRecordSchema, 'a run record of bulk-extract', RECORD_ADVICE);
 }
+
+/** A run record is history, not state a run goes on from: a damaged one is only reported. */
+const RECORD_ADVICE = { notJson: 'not a run record of bulk-extract.', invalid: '' };
 
 export interface WriteRunRecordOptions {
   /** A worker of a sharded run: its shard goes into the name. */

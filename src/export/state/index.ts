@@ -38,7 +38,7 @@ export {
   type Manifest,
   type ManifestFile,
   manifestSchema,
-  misplacedEntries,
+  readManifestFile,
   newManifest,
   reconcile,
   type RunManifest,

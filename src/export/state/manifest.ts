@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CheckpointError } from '../../errors.js';
 import { FORMATS, MODES, RESOURCES, STREAM_NAME } from '../../config/job-schema.js';
 import type { OutputStore } from '../../output/store.js';
 import { resourceSpec } from '../../resources/index.js';
@@ -6,7 +7,7 @@ import { VERSION } from '../../version.js';
 import { type Checkpoint, sentBounds } from './checkpoint.js';
 import { MANIFEST_FILE, partDir } from './layout.js';
 import { shardFileName } from '../../sink/index.js';
-import { readStateFile } from './state-file.js';
+import { parseStateFile } from './state-file.js';
 
 export const MANIFEST_VERSION = 1;
 
@@ -39,7 +40,7 @@ const manifestFileSchema = z.object({
  * shard's: one line each. Such a manifest was edited, and a run refuses it rather than start over
  * from an empty list, as it does for one that is merely damaged.
  */
-export function misplacedEntries(value: unknown): string[] {
+function misplacedEntries(value: unknown): string[] {
   const files = (value as { files?: unknown } | null)?.files;
   if (!Array.isArray(files)) return [];
   return files.flatMap((entry: unknown, i) => {
@@ -128,9 +129,44 @@ export type ManifestStream = z.output<typeof manifestStreamSchema>;
 export type RunState = (typeof RUN_STATES)[number];
 export type Manifest = z.output<typeof manifestSchema>;
 
-/** The manifest of an output (or of a worker, `key`), checked; undefined when there is none. */
-export function readManifestFile(store: OutputStore, key: string = MANIFEST_FILE): Promise<Manifest | undefined> {
-  return readStateFile(store, key, manifestSchema, 'a bulk-extract manifest');
+/**
+ * The one reader of a manifest: the output's `_manifest.json` or a worker's (`key`); undefined when
+ * there is none. Strict (no `onDamaged`): a manifest that is not valid JSON or does not check is a
+ * CheckpointError naming the file. Tolerant: a damaged one goes to `onDamaged` and reads as
+ * undefined, for a caller that goes on from something else; but one with entries outside their
+ * shards' places was edited, and is refused all the same.
+ */
+export async function readManifestFile(
+  store: OutputStore,
+  key: string = MANIFEST_FILE,
+  onDamaged?: (error: CheckpointError) => void,
+): Promise<Manifest | undefined> {
+  const text = await store.getText(key);
+  if (text === undefined) return undefined;
+  if (onDamaged === undefined) return parseStateFile(text, store.where(key), manifestSchema, MANIFEST_WHAT);
+  const misplaced = misplacedEntries(jsonOrUndefined(text));
+  if (misplaced.length > 0) {
+    throw new CheckpointError(
+      `${store.where(key)} lists shards outside their partition's folder, so it was edited; no run goes on from it:\n  - ${misplaced.slice(0, 5).join('\n  - ')}\nRestore it, or move it away and run with --fresh to start over. Nothing was changed.`,
+    );
+  }
+  try {
+    return parseStateFile(text, store.where(key), manifestSchema, MANIFEST_WHAT);
+  } catch (error) {
+    if (!(error instanceof CheckpointError)) throw error;
+    onDamaged(error);
+    return undefined;
+  }
+}
+
+const MANIFEST_WHAT = 'a bulk-extract manifest';
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 export function newManifest(baseUrl: string, startedAt: string): Manifest {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CheckpointError, UsageError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { OutputStore } from '../../output/store.js';
-import { type Checkpoint, checkpointFromValue, checkStateValue, isComplete, type Manifest, manifestSchema, pairKey, parseCheckpoint, parseJson, parseStateFile, reconcile } from '../state/index.js';
+import { type Checkpoint, checkpointFromValue, checkStateValue, isComplete, type Manifest, pairKey, parseCheckpoint, parseJson, readManifestFile, reconcile } from '../state/index.js';
 
 /**
  * Scale-out: k workers share one export. The (stream, partition) pairs of the job are dealt
@@ -226,16 +226,10 @@ export async function readWorker(context: WorkerFilesContext, index: number): Pr
  */
 async function readWorkerManifest(context: WorkerFilesContext, key: string, index: number): Promise<Manifest> {
   const { store, root, plan, now, logger } = context;
-  const text = await store.getText(key);
-  if (text !== undefined) {
-    try {
-      const manifest = parseStateFile(text, store.where(key), manifestSchema, 'a bulk-extract manifest');
-      return { ...manifest, state: 'running', startedAt: now };
-    } catch (error) {
-      if (!(error instanceof CheckpointError)) throw error;
-      logger.warn({ path: store.where(key) }, `a shard manifest is damaged, so its file list starts from the folder's manifest: ${error.message}`);
-    }
-  }
+  const manifest = await readManifestFile(store, key, (damaged) => {
+    logger.warn({ path: store.where(key) }, `a shard manifest is damaged, so its file list starts from the folder's manifest: ${damaged.message}`);
+  });
+  if (manifest !== undefined) return { ...manifest, state: 'running', startedAt: now };
   return workerManifest(root, plan, index, now);
 }
 
