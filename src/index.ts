@@ -47,7 +47,7 @@ export {
   type VerifyReport,
   type WorkerSpec,
 } from './export/index.js';
-export { createPlatformClient } from './http/create-client.js';
+export { createPlatformClient } from './connect/index.js';
 export { type ChainPage, type ChainRequest, drainCursorChain } from './http/cursor-chain.js';
 export {
   AbortedError,

@@ -3,7 +3,7 @@ import { loadConfig } from '../config/load-config.js';
 import type { AuthConfig } from '../config/source-schema.js';
 import { UsageError } from '../errors.js';
 import type { PlatformClient } from '../http/platform-client.js';
-import { createPlatformClient } from '../http/create-client.js';
+import { createPlatformClient } from '../connect/index.js';
 import { createLogger } from '../log.js';
 import { EXIT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';

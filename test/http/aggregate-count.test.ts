@@ -3,7 +3,7 @@ import { Secret } from '../../src/util/secret.js';
 import { sourceSchema } from '../../src/config/source-schema.js';
 import { parseAggregateCount } from '../../src/http/aggregate-count.js';
 import { StaticAuth } from '../../src/http/auth/static-auth.js';
-import { createPlatformClient } from '../../src/http/create-client.js';
+import { createPlatformClient } from '../../src/connect/index.js';
 import { AuthError, BadResponseError, HttpStatusError } from '../../src/http/errors.js';
 import { type Limiter, PlatformClient, type PlatformClientOptions } from '../../src/http/platform-client.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/util/secret.js';
 import { sourceSchema, type SourceConfig } from '../../src/config/source-schema.js';
 import { TOKEN_LEEWAY_MS } from '../../src/http/auth/client-credentials.js';
-import { type ClientDeps, createPlatformClient } from '../../src/http/create-client.js';
+import { type ClientDeps, createPlatformClient } from '../../src/connect/index.js';
 import { drainCursorChain } from '../../src/http/cursor-chain.js';
 import { authStatus } from '../../src/cli/auth.js';
 import { AuthError, HttpStatusError } from '../../src/http/errors.js';

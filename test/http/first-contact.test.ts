@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/util/secret.js';
 import { sourceSchema } from '../../src/config/source-schema.js';
 import { StaticAuth } from '../../src/http/auth/static-auth.js';
-import { createPlatformClient } from '../../src/http/create-client.js';
+import { createPlatformClient } from '../../src/connect/index.js';
 import { NetworkError, type RequestContext } from '../../src/http/errors.js';
 import { decideFirstContact, FIRST_CONTACT_BUDGET_MS, UNREACHABLE } from '../../src/http/first-contact.js';
 import { PlatformClient } from '../../src/http/platform-client.js';

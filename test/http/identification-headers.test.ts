@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { sourceSchema } from '../../src/config/source-schema.js';
 import { ConfigError } from '../../src/errors.js';
 import { StaticAuth } from '../../src/http/auth/static-auth.js';
-import { createPlatformClient } from '../../src/http/create-client.js';
+import { createPlatformClient } from '../../src/connect/index.js';
 import { appNameProblem, identificationHeaders, SDK_ID } from '../../src/http/identification-headers.js';
 import { PlatformClient } from '../../src/http/platform-client.js';
 import { Secret } from '../../src/util/secret.js';

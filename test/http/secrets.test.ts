@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { Secret } from '../../src/util/secret.js';
 import { sourceSchema, type SourceConfig } from '../../src/config/source-schema.js';
-import { type ClientDeps, createPlatformClient } from '../../src/http/create-client.js';
+import { type ClientDeps, createPlatformClient } from '../../src/connect/index.js';
 import { drainCursorChain } from '../../src/http/cursor-chain.js';
 import type { PlatformClient } from '../../src/http/platform-client.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/util/secret.js';
 import type { SourceConfig } from '../../src/config/source-schema.js';
-import { createPlatformClient } from '../../src/http/create-client.js';
+import { createPlatformClient } from '../../src/connect/index.js';
 import { DEFAULT_APP_NAME } from '../../src/http/identification-headers.js';
 import { TlsError } from '../../src/http/errors.js';
 import { DEFAULT_RETRY } from '../../src/http/retry-policy.js';

@@ -4,7 +4,7 @@ import { deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sourceSchema } from '../../src/config/source-schema.js';
 import { StaticAuth } from '../../src/http/auth/static-auth.js';
-import { createPlatformClient } from '../../src/http/create-client.js';
+import { createPlatformClient } from '../../src/connect/index.js';
 import { RequestError } from '../../src/http/errors.js';
 import { PlatformClient, type PlatformClientOptions } from '../../src/http/platform-client.js';
 import { Secret } from '../../src/util/secret.js';

@@ -1,9 +1,9 @@
 import { setMaxListeners } from 'node:events';
 import type { JobConfig } from '../../config/load-config.js';
 import { bufferedBytesOf } from '../../config/source-schema.js';
+import { createPlatformClient } from '../../connect/index.js';
 import { UsageError } from '../../errors.js';
 import { AdaptiveLimiter } from '../../http/adaptive-limiter.js';
-import { createPlatformClient } from '../../http/create-client.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import { AuthError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';

@@ -4,12 +4,12 @@ import type { SourceConfig } from '../config/source-schema.js';
 import { ConfigError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { type Clock, systemClock } from '../util/clock.js';
-import { type Authenticator, warnDeprecated } from './auth/authenticator.js';
-import { ClientCredentialsAuth } from './auth/client-credentials.js';
-import { StaticAuth } from './auth/static-auth.js';
-import type { RequestLimiter } from './adaptive-limiter.js';
-import { type Limiter, PlatformClient } from './platform-client.js';
-import { assertSecureTransport, Transport, type TransportOptions } from './transport.js';
+import type { RequestLimiter } from '../http/adaptive-limiter.js';
+import { type Authenticator, warnDeprecated } from '../http/auth/authenticator.js';
+import { ClientCredentialsAuth } from '../http/auth/client-credentials.js';
+import { StaticAuth } from '../http/auth/static-auth.js';
+import { type Limiter, PlatformClient } from '../http/platform-client.js';
+import { assertSecureTransport, Transport, type TransportOptions } from '../http/transport.js';
 
 export interface ClientDeps {
   logger?: Logger;
@@ -20,8 +20,14 @@ export interface ClientDeps {
   configFile?: string;
 }
 
+/** What of a job's `source` section a client is made from (the run's budget and limiter are the run's own). */
+export type ClientSource = Pick<
+  SourceConfig,
+  'baseUrl' | 'auth' | 'appName' | 'allowInsecureHttp' | 'caFile' | 'maxConnections' | 'maxResponseBytes' | 'timeouts' | 'retry'
+>;
+
 /** Builds the platform client a job's `source` section describes. */
-export function createPlatformClient(source: SourceConfig, deps: ClientDeps = {}): PlatformClient {
+export function createPlatformClient(source: ClientSource, deps: ClientDeps = {}): PlatformClient {
   const logger = deps.logger ?? silentLogger;
   const clock = deps.clock ?? systemClock;
   const random = deps.random ?? Math.random;
@@ -51,7 +57,7 @@ export function createPlatformClient(source: SourceConfig, deps: ClientDeps = {}
 }
 
 function createAuthenticator(
-  source: SourceConfig,
+  source: ClientSource,
   transport: TransportOptions,
   deps: { logger: Logger; clock: Clock },
 ): Authenticator {
