@@ -1,6 +1,5 @@
 import { formatByteSize } from '../config/byte-size.js';
 import { describeMetrics } from '../config/metrics-schema.js';
-import { bufferedBytesOf } from '../config/source-schema.js';
 import type { JobConfig } from '../config/load-config.js';
 import { createPlatformClient } from '../connect/index.js';
 import { idleMessage, inspectRun, type StreamAction, type WorkerSpec } from '../export/index.js';
@@ -44,7 +43,7 @@ export async function dryRun(
       );
     }
     const { worker } = inspection;
-    const held = formatByteSize(bufferedBytesOf(config.source));
+    const held = formatByteSize(config.source.maxBufferedBytes);
     const inFlight = `at most ${config.source.concurrency} requests in flight and ${held} of responses held`;
     if (worker === undefined) {
       lines.push(`${inspection.chains} cursor chains; ${inFlight}.`);

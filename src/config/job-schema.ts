@@ -89,27 +89,25 @@ export const streamSchema = z.discriminatedUnion(
   RESOURCE_SPECS.map((spec: ResourceSpec) => streamOf(spec)) as unknown as StreamSchemas<typeof RESOURCE_SPECS>,
 );
 
-/** Multipart part size of an s3:// output, when output.s3 does not say. */
-export const DEFAULT_PART_SIZE_MIB = 8;
+/** Settings of an `s3://` output.dir; credentials come from the environment (the AWS SDK's chain). */
+const s3Schema = z.strictObject({
+  /** An S3-compatible endpoint (MinIO, Ceph, ...); default: AWS for the region. */
+  endpoint: z.url({ protocol: /^https?$/ }).optional(),
+  /** Default AWS_REGION, else us-east-1. */
+  region: z.string().min(1).optional(),
+  /** Path-style URLs (endpoint/bucket/key); default: true with an endpoint (most S3-compatible servers need it). */
+  forcePathStyle: z.boolean().optional(),
+  /** Multipart part size in MiB (S3: at least 5). Default 8. */
+  partSizeMiB: z.number().int().min(5).max(5120).default(8),
+  /** Local folder where shards are written before their upload; default under the OS temp folder. */
+  staging: z.string().min(1).optional(),
+});
 
-export const outputSchema = z.strictObject({
+const outputKeys = z.strictObject({
   /** Output folder, relative to the working directory; or `s3://bucket/prefix`. */
   dir: z.string().min(1).default('./out'),
-  /** Settings of an `s3://` output.dir; credentials come from the environment (the AWS SDK's chain). */
-  s3: z
-    .strictObject({
-      /** An S3-compatible endpoint (MinIO, Ceph, ...); default: AWS for the region. */
-      endpoint: z.url({ protocol: /^https?$/ }).optional(),
-      /** Default AWS_REGION, else us-east-1. */
-      region: z.string().min(1).optional(),
-      /** Path-style URLs (endpoint/bucket/key); default: true with an endpoint (most S3-compatible servers need it). */
-      forcePathStyle: z.boolean().optional(),
-      /** Multipart part size in MiB (S3: at least 5). */
-      partSizeMiB: z.number().int().min(5).max(5120).default(DEFAULT_PART_SIZE_MIB),
-      /** Local folder where shards are written before their upload; default under the OS temp folder. */
-      staging: z.string().min(1).optional(),
-    })
-    .optional(),
+  /** Given only with an s3:// dir, which gets its defaults when the job file leaves them out. */
+  s3: s3Schema.optional(),
   formats: z.array(z.enum(FORMATS)).min(1).default(['parquet']),
   parquet: z
     .strictObject({
@@ -127,6 +125,11 @@ export const outputSchema = z.strictObject({
     })
     .prefault({}),
 });
+
+/** Where and how the output is written, with every default resolved: an s3:// dir always has its `s3` settings. */
+export const outputSchema = outputKeys.transform((output) =>
+  output.s3 === undefined && output.dir.startsWith('s3://') ? { ...output, s3: s3Schema.parse({}) } : output,
+);
 
 export const jobSchema = z
   .strictObject({

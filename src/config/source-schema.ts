@@ -57,8 +57,8 @@ export const authSchema = z.discriminatedUnion('type', [
 
 export type AuthConfig = z.output<typeof authSchema>;
 
-/** Where to read from and how to talk to it. */
-export const sourceSchema = z.strictObject({
+/** The keys of the `source` section as the job file gives them. */
+const sourceKeys = z.strictObject({
   /** `https://{cluster}.host/api/v1/projects/{project}`. */
   baseUrl: projectRootUrl,
   auth: authSchema,
@@ -89,7 +89,7 @@ export const sourceSchema = z.strictObject({
   /**
    * Most bytes of responses held in memory at once, over all streams and partitions: a page holds
    * its share from before its request until its rows are written. Default: 8 MiB per request of
-   * `concurrency`, at least 32 MiB (defaultBufferedBytes). A page larger than this still goes, alone.
+   * `concurrency`, at least 32 MiB (sourceSchema resolves it). A page larger than this still goes, alone.
    */
   maxBufferedBytes: byteSize(1024 * 1024).optional(),
   /**
@@ -131,14 +131,15 @@ export const sourceSchema = z.strictObject({
     .prefault({}),
 });
 
+/** Where to read from and how to talk to it, with every default resolved (maxBufferedBytes follows concurrency). */
+export const sourceSchema = sourceKeys.transform((source) => ({
+  ...source,
+  maxBufferedBytes: source.maxBufferedBytes ?? defaultBufferedBytes(source.concurrency),
+}));
+
 export type SourceConfig = z.output<typeof sourceSchema>;
 
 /** source.maxBufferedBytes when the job file leaves it out: room for two pages of 4 MiB per request in flight. */
-export function defaultBufferedBytes(concurrency: number): number {
+function defaultBufferedBytes(concurrency: number): number {
   return Math.max(32, 8 * concurrency) * 1024 * 1024;
-}
-
-/** The run's budget of response bytes: source.maxBufferedBytes, or the default for its concurrency. */
-export function bufferedBytesOf(source: Pick<SourceConfig, 'concurrency' | 'maxBufferedBytes'>): number {
-  return source.maxBufferedBytes ?? defaultBufferedBytes(source.concurrency);
 }

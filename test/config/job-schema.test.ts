@@ -256,6 +256,11 @@ describe('output: every wrong value is an error naming its key path', () => {
     const job = load({ output: { dir: 's3://lake/x', s3: { endpoint: 'http://127.0.0.1:9000' } } });
     expect(job.output.s3).toEqual({ endpoint: 'http://127.0.0.1:9000', partSizeMiB: 8 });
   });
+
+  it('an s3:// dir without S3 settings gets their defaults; a local dir gets none', () => {
+    expect(load({ output: { dir: 's3://lake/x' } }).output.s3).toEqual({ partSizeMiB: 8 });
+    expect(load({ output: { dir: './out' } }).output.s3).toBeUndefined();
+  });
 });
 
 describe('CLI overrides', () => {

@@ -72,6 +72,7 @@ describe('loadConfig: a valid file', () => {
       concurrency: 8,
       maxConnections: DEFAULT_TRANSPORT.connections,
       maxResponseBytes: 256 * 1024 * 1024,
+      maxBufferedBytes: 64 * 1024 * 1024,
       maxReadFactor: 2,
       timeouts: {
         connectMs: DEFAULT_TRANSPORT.connectTimeoutMs,

@@ -97,8 +97,11 @@ describe('source.maxBufferedBytes takes bytes or a size with a unit', () => {
     expect(messages).toMatch(/a size such as "64MiB".*at least 1 MiB/);
   });
 
-  it('is left out by default: the run derives it from concurrency', () => {
-    expect(parse(undefined).success && parse(undefined).data?.maxBufferedBytes).toBeUndefined();
+  it('defaults to 8 MiB per request of concurrency, at least 32 MiB', () => {
+    expect(parse(undefined).data?.maxBufferedBytes).toBe(64 * 2 ** 20);
+    const at = (concurrency: number) =>
+      sourceSchema.parse({ baseUrl: BASE, auth: AUTH, concurrency }).maxBufferedBytes;
+    expect([1, 4, 5, 64].map(at)).toEqual([32, 32, 40, 512].map((mib) => mib * 2 ** 20));
   });
 });
 

@@ -22,6 +22,7 @@ function source(baseUrl: string, caFile?: string): SourceConfig {
     allowInsecureHttp: false,
     concurrency: 8,
     maxConnections: 4,
+    maxBufferedBytes: 64 * 1024 * 1024,
     maxResponseBytes: DEFAULT_TRANSPORT.maxResponseBytes,
     maxReadFactor: 2,
     timeouts: {

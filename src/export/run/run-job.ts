@@ -1,6 +1,5 @@
 import { setMaxListeners } from 'node:events';
 import type { JobConfig } from '../../config/load-config.js';
-import { bufferedBytesOf } from '../../config/source-schema.js';
 import { createPlatformClient } from '../../connect/index.js';
 import { UsageError } from '../../errors.js';
 import { AdaptiveLimiter } from '../../http/adaptive-limiter.js';
@@ -127,7 +126,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     );
 
     const progress = new RunProgress(streams, plans, committer.state, () => totals);
-    const budget = new ByteBudget(bufferedBytesOf(config.source));
+    const budget = new ByteBudget(config.source.maxBufferedBytes);
     options.onStart?.(progress.handle(client, budget, () => committer.files));
     // Shards are written where the store wants them before it publishes them.
     sink = createShardSink(store.localPath(''), config.output);

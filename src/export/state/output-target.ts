@@ -1,5 +1,4 @@
 import { join, relative, resolve, sep } from 'node:path';
-import { DEFAULT_PART_SIZE_MIB } from '../../config/job-schema.js';
 import type { JobConfig } from '../../config/load-config.js';
 import type { Logger } from '../../log.js';
 import { createLocalStore } from '../../output/local-store.js';
@@ -46,7 +45,7 @@ export async function openOutput(config: JobConfig, logger: Logger): Promise<Out
     endpoint: s3?.endpoint,
     region: s3?.region,
     forcePathStyle: s3?.forcePathStyle,
-    partSizeBytes: (s3?.partSizeMiB ?? DEFAULT_PART_SIZE_MIB) * 1024 * 1024,
+    partSizeBytes: s3 === undefined ? undefined : s3.partSizeMiB * 1024 * 1024,
     staging: s3?.staging,
     logger,
   });
