@@ -1,6 +1,5 @@
-import type { BudgetHold, ByteBudget } from '../util/byte-budget.js';
 import { deeperThan, MAX_ITEM_DEPTH } from '../util/json-depth.js';
-import { PageItems } from '../util/page-items.js';
+import { type BudgetHold, type ByteBudget, PageItems } from '../page/index.js';
 import { AbortedError, BadResponseError, CursorLoopError, RepeatedPageError, type RequestContext } from './errors.js';
 import type { PageResponse } from './platform-client.js';
 

@@ -5,7 +5,7 @@ import {
   InvalidJsonError,
   type RequestContext,
 } from './errors.js';
-import { type ScannedPage, scanPage } from '../util/page-scan.js';
+import { type ScannedPage, scanPage } from '../page/index.js';
 import { firstHeader, type RawResponse } from './transport.js';
 
 export interface JsonResponse {

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createGzip, type Gzip } from 'node:zlib';
 import { DurableFile } from '../util/durable-file.js';
-import { PageItems } from '../util/page-items.js';
+import { PageItems } from '../page/index.js';
 import type { CommittedShard, ShardWriter } from './shard-writer.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Format } from '../config/job-schema.js';
-import type { PageItems } from '../util/page-items.js';
+import type { PageItems } from '../page/index.js';
 
 /** A committed shard file. */
 export interface CommittedShard {

@@ -3,7 +3,7 @@ import type { ManifestFile } from '../../src/export/state/manifest.js';
 import type { RunHandle, StreamProgress } from '../../src/export/index.js';
 import type { PlatformClient } from '../../src/http/platform-client.js';
 import { RunMetrics } from '../../src/metrics/run-metrics.js';
-import { ByteBudget } from '../../src/util/byte-budget.js';
+import { ByteBudget } from '../../src/page/index.js';
 import { parseSamples, valueOf } from '../support/prom-text.js';
 
 const STREAMS = [

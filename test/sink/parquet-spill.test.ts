@@ -12,8 +12,7 @@ import {
   SPILL_BYTES,
   SPILL_ROWS,
 } from '../../src/sink/parquet/parquet-writer.js';
-import { PageItems } from '../../src/util/page-items.js';
-import { scanPage } from '../../src/util/page-scan.js';
+import { PageItems, scanPage } from '../../src/page/index.js';
 import { RowGroupBuilder } from '../../src/sink/parquet/row-group.js';
 import { readSpill, SpillFile } from '../../src/sink/parquet/spill.js';
 import { asNumber, type Duck, openDuck, parquetItems } from '../support/export-duckdb.js';

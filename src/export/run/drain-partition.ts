@@ -4,7 +4,7 @@ import { AbortedError, HttpStatusError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import type { OutputStore } from '../../output/store.js';
 import type { ShardWriter } from '../../sink/shard-writer.js';
-import type { ByteBudget } from '../../util/byte-budget.js';
+import type { ByteBudget } from '../../page/index.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { TEMP_SUFFIX } from '../../util/durable-file.js';
 import { prefetchOne } from '../../util/prefetch.js';

@@ -7,7 +7,7 @@ import type { PlatformClient } from '../../http/platform-client.js';
 import { AuthError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import { createShardSink, type ShardSink } from '../../sink/index.js';
-import { ByteBudget } from '../../util/byte-budget.js';
+import { ByteBudget } from '../../page/index.js';
 import { type Clock, systemClock } from '../../util/clock.js';
 import { type Checkpoint, isS3Url, type Manifest, openOutput, type RunState, sentBounds, streamOf } from '../state/index.js';
 import { countStreams, type PartitionPlan, planStreams } from '../plan/index.js';

@@ -1,5 +1,5 @@
 import type { PlatformClient } from '../../http/platform-client.js';
-import type { ByteBudget } from '../../util/byte-budget.js';
+import type { ByteBudget } from '../../page/index.js';
 import { type Checkpoint, type ManifestFile, streamOf, type StreamPlan } from '../state/index.js';
 import type { PartitionPlan } from '../plan/index.js';
 

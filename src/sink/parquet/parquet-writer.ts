@@ -1,7 +1,7 @@
 import { Table, tableToIPC } from 'apache-arrow';
 import type { OutputConfig, Resource } from '../../config/job-schema.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
-import { PageItems } from '../../util/page-items.js';
+import { PageItems } from '../../page/index.js';
 import type { StreamShape } from '../shard-sink.js';
 import type { CommittedShard, ShardWriter } from '../shard-writer.js';
 import type { BytesPerRow } from './bytes-per-row.js';

@@ -2,7 +2,7 @@ import { type DataType, Field, makeData, RecordBatch, Schema, Struct } from 'apa
 import type { Resource } from '../../config/job-schema.js';
 import { BadItemError } from '../../errors.js';
 import { resourceSpec, streamColumns } from '../../resources/index.js';
-import { PageItems } from '../../util/page-items.js';
+import { PageItems } from '../../page/index.js';
 import { arrowType, newColumn } from './column-kinds.js';
 import { type Column, ColumnTypeError, describe, Utf8Column } from './columns.js';
 import { type ColumnSpec, EXTRA_COLUMN, columnsOf } from './schemas.js';

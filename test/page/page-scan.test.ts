@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PageItems } from '../../src/util/page-items.js';
-import { scanPage } from '../../src/util/page-scan.js';
+import { PageItems } from '../../src/page/page-items.js';
+import { scanPage } from '../../src/page/page-scan.js';
 
 const bytes = (s: string) => Buffer.from(s, 'utf8');
 const slices = (body: Buffer, bounds: readonly number[]) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ByteBudget } from '../../src/util/byte-budget.js';
+import { ByteBudget } from '../../src/page/byte-budget.js';
 import { prefetchOne } from '../../src/util/prefetch.js';
 
 /** Lets every settled promise run its callbacks. */

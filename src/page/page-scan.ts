@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { MAX_ITEM_DEPTH } from './json-depth.js';
+import { MAX_ITEM_DEPTH } from '../util/json-depth.js';
 
 /**
  * What one pass over a list page's bytes finds without building its objects: where each element
