@@ -1,9 +1,9 @@
-import { type CredentialStore, type Principal, SESSION_COOKIE } from './auth.js';
+import { type Credentials, type Principal, SESSION_COOKIE } from './credentials.js';
 import { type Exchange, readForm, sendError, sendJson } from './respond.js';
 import type { SimulatorStats } from './stats.js';
 
 export interface AuthContext {
-  store: CredentialStore;
+  credentials: Credentials;
   project: string;
   projectId: number;
   tokenTtlSeconds: number;
@@ -33,7 +33,7 @@ export async function handleToken(ctx: AuthContext, ex: Exchange): Promise<void>
   if (clientId === undefined || secret === undefined) {
     return oauthError(ex, 400, 'invalid_request', 'client_id and client_secret are required.');
   }
-  const token = ctx.store.issueToken(clientId, secret, ctx.tokenTtlSeconds);
+  const token = ctx.credentials.issueToken(clientId, secret, ctx.tokenTtlSeconds);
   if (token === undefined) return oauthError(ex, 401, 'invalid_client', 'Client authentication failed.');
   ctx.stats.tokensIssued++;
   return sendJson(
@@ -80,7 +80,7 @@ function oauthError(ex: Exchange, status: number, error: string, description: st
 export async function handleLogin(ctx: AuthContext, ex: Exchange): Promise<void> {
   const form = await readForm(ex.req);
   const user = form?.get('user');
-  const session = user === undefined ? undefined : ctx.store.login(user, form?.get('password') ?? '');
+  const session = user === undefined ? undefined : ctx.credentials.login(user, form?.get('password') ?? '');
   if (user === undefined || session === undefined) return sendError(ex, 401, 'Unauthorized');
   return sendJson(ex, 200, statusBody(ctx, { mechanism: 'cookie', user }), {
     'set-cookie': `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax`,
@@ -93,13 +93,13 @@ export async function handleLogin(ctx: AuthContext, ex: Exchange): Promise<void>
  */
 export function handleLoginStatus(ctx: AuthContext, ex: Exchange): Promise<void> {
   if (!acceptsJson(ex)) return sendError(ex, 406, 'This endpoint answers application/json only.');
-  const principal = ctx.store.authenticate(ex.req.headers);
+  const principal = ctx.credentials.authenticate(ex.req.headers);
   return sendJson(ex, 200, statusBody(ctx, principal?.mechanism === 'token' ? undefined : principal));
 }
 
 /** `GET /logout`: ends the cookie session and answers the status shape with `loggedIn: false`. */
 export function handleLogout(ctx: AuthContext, ex: Exchange): Promise<void> {
-  const user = ctx.store.logout(ex.req.headers);
+  const user = ctx.credentials.logout(ex.req.headers);
   const body = {
     data: {
       user: user ?? '',

@@ -1,5 +1,5 @@
-export type { ClientCredential, Principal, UserCredential } from './auth.js';
-export { SESSION_COOKIE } from './auth.js';
+export type { ClientCredential, Principal, UserCredential } from './credentials.js';
+export { SESSION_COOKIE } from './credentials.js';
 export { ASSET_ID_BASE, ASSET_ID_STRIDE } from './dataset/assets.js';
 export type {
   AssetFilter,

@@ -4,7 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { type Logger, silentLogger } from '../log.js';
 import { type Clock, systemClock } from '../util/clock.js';
-import { CredentialStore } from './auth.js';
+import { Credentials } from './credentials.js';
 import {
   type AuthContext,
   handleLogin,
@@ -74,7 +74,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const projectId = 1_000_000_000 + (hashString(config.project) % 1_000_000_000);
   let stats = emptyStats();
   const recorded: RecordedRequest[] = [];
-  const store = new CredentialStore(config.project, config, clock);
+  const credentials = new Credentials(config.project, config, clock);
   const list: ListContext = {
     config,
     dataset,
@@ -87,7 +87,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     clock,
   };
   const auth: AuthContext = {
-    store,
+    credentials,
     project: config.project,
     projectId,
     tokenTtlSeconds: config.faults.tokenTtlSeconds,
@@ -119,7 +119,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       });
     }
     if (known) return known[1]();
-    const principal = store.authenticate(req.headers);
+    const principal = credentials.authenticate(req.headers);
     if (principal === undefined) return sendError(ex, 401, 'Unauthorized');
     notes.mechanism = principal.mechanism;
     if (match?.project !== config.project) {

@@ -30,7 +30,7 @@ interface IssuedToken {
  * The credentials the simulator accepts and the tokens and cookie sessions it has issued. Tokens and
  * sessions are random and opaque; expired tokens are dropped as new ones are issued.
  */
-export class CredentialStore {
+export class Credentials {
   private readonly apiKeys = new Map<string, Principal>();
   private readonly clients = new Map<string, string>();
   private readonly users = new Map<string, string>();
@@ -39,22 +39,22 @@ export class CredentialStore {
 
   constructor(
     project: string,
-    credentials: {
+    accepted: {
       apiKeys: readonly string[];
       clients: readonly ClientCredential[];
       users: readonly UserCredential[];
     },
     private readonly clock: Clock,
   ) {
-    credentials.apiKeys.forEach((key, i) => {
+    accepted.apiKeys.forEach((key, i) => {
       this.apiKeys.set(key, {
         mechanism: 'api-key',
         user: `service-account-${i + 1}@${project}`,
         apiKeyId: 1000 + i,
       });
     });
-    for (const client of credentials.clients) this.clients.set(client.id, client.secret);
-    for (const user of credentials.users) this.users.set(user.user, user.password);
+    for (const client of accepted.clients) this.clients.set(client.id, client.secret);
+    for (const user of accepted.users) this.users.set(user.user, user.password);
   }
 
   /**
