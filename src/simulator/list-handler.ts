@@ -1,11 +1,11 @@
 import type { Clock } from '../util/clock.js';
 import type { CursorCodec } from './cursor.js';
 import type { Dataset, ResourceName } from './dataset/dataset.js';
-import type { FaultPlanner, RateGate, StatusFault } from './faults.js';
-import type { SimulatorConfig } from './options.js';
+import type { FaultKind, FaultPlanner, RateGate, StatusFault } from './faults.js';
+import type { FaultOptions, SimulatorConfig } from './options.js';
 import { partitionRange } from './partition.js';
 import { parseListBody } from './list-body.js';
-import { type ParseResult, parseListQuery } from './query.js';
+import { type ListQuery, type ParseResult, parseListQuery } from './query.js';
 import { type Exchange, readResourceBody, sendError, sendText } from './respond.js';
 import { increment, type RequestNotes, type SimulatorStats } from './stats.js';
 
@@ -26,6 +26,16 @@ const STATUS_TEXT: Record<Exclude<StatusFault, '429' | '429-retry-after'>, strin
   504: 'Gateway timeout',
 };
 
+/** The faults answered with a status instead of a page. */
+const STATUS_FAULTS: Record<StatusFault, true> = {
+  '429': true,
+  '429-retry-after': true,
+  '500': true,
+  '502': true,
+  '503': true,
+  '504': true,
+};
+
 function throttled(limit: number, what: string): string {
   return `Project exceeded maximum number='${limit}' of ${what}. Please try again later.`;
 }
@@ -40,34 +50,17 @@ export async function handleList(
   route: { resource: ResourceName; method: 'GET' | 'POST' },
   notes: RequestNotes,
 ): Promise<void> {
-  const { config, stats } = ctx;
-  const faults = config.faults;
+  const { stats } = ctx;
   const parsed = await readListQuery(ex, route, notes);
   if (!parsed.ok) return sendError(ex, parsed.status ?? 400, parsed.message);
-  const query = parsed.query;
-  const { resource } = route;
+  const { query } = parsed;
+  const capped = capReached(ctx, stats);
+  if (capped !== undefined) return sendError(ex, 429, capped);
 
-  if (faults.maxConcurrent !== undefined && stats.inFlight >= faults.maxConcurrent) {
-    increment(stats.faults, 'concurrency-cap');
-    return sendError(ex, 429, throttled(faults.maxConcurrent, 'concurrent requests'));
-  }
-  if (ctx.rateGate !== undefined && !ctx.rateGate.tryTake()) {
-    increment(stats.faults, 'rate-cap');
-    return sendError(ex, 429, throttled(faults.maxRps ?? 0, 'requests per second'));
-  }
-
-  const set = ctx.dataset[resource];
-  const { start, end } = partitionRange(set.count, query.partition);
-  let position = start;
-  if (query.cursor !== undefined) {
-    const decoded = ctx.cursors.decode(query.cursor, query.binding, ctx.clock.now(), faults.cursorTtlMs);
-    if (!decoded.ok) {
-      if (decoded.reason === 'expired') increment(stats.faults, 'cursor-expired');
-      return sendError(ex, 400, decoded.message);
-    }
-    position = decoded.state.position;
-    if (position < start || position > end) return sendError(ex, 400, 'Invalid cursor: out of range.');
-  }
+  const set = ctx.dataset[route.resource];
+  const range = partitionRange(set.count, query.partition);
+  const position = startOf(ctx, stats, query, range);
+  if (typeof position === 'string') return sendError(ex, 400, position);
 
   stats.inFlight++;
   stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
@@ -76,39 +69,86 @@ export async function handleList(
   const plan = ctx.planner.plan(query.binding, position, query.limit);
   if (plan.delayMs > 0) await ctx.clock.sleep(plan.delayMs);
   if (plan.fault !== undefined) increment(stats.faults, plan.fault);
-  switch (plan.fault) {
+  if (isStatusFault(plan.fault)) return sendStatusFault(ex, plan.fault, ctx.config.faults);
+
+  if (plan.shortLimit !== undefined) increment(stats.faults, 'short-page');
+  const page = pageAt(ctx, set, query, position, range.end, plan.shortLimit ?? query.limit);
+  if (plan.fault === undefined) {
+    stats.pages++;
+    stats.items += page.items.length;
+  }
+  return sendText(ex, 200, JSON.stringify(page), 'application/json; charset=utf-8', {}, plan.fault);
+}
+
+/** The 429 message of a cap the request runs into (concurrent requests, then requests per second). */
+function capReached(ctx: ListContext, stats: SimulatorStats): string | undefined {
+  const { faults } = ctx.config;
+  if (faults.maxConcurrent !== undefined && stats.inFlight >= faults.maxConcurrent) {
+    increment(stats.faults, 'concurrency-cap');
+    return throttled(faults.maxConcurrent, 'concurrent requests');
+  }
+  if (ctx.rateGate !== undefined && !ctx.rateGate.tryTake()) {
+    increment(stats.faults, 'rate-cap');
+    return throttled(faults.maxRps ?? 0, 'requests per second');
+  }
+  return undefined;
+}
+
+/** Where the page starts: the partition's start, or the cursor's position; a string says why the cursor is refused. */
+function startOf(
+  ctx: ListContext,
+  stats: SimulatorStats,
+  query: ListQuery,
+  { start, end }: { start: number; end: number },
+): number | string {
+  if (query.cursor === undefined) return start;
+  const decoded = ctx.cursors.decode(query.cursor, query.binding, ctx.clock.now(), ctx.config.faults.cursorTtlMs);
+  if (!decoded.ok) {
+    if (decoded.reason === 'expired') increment(stats.faults, 'cursor-expired');
+    return decoded.message;
+  }
+  const { position } = decoded.state;
+  return position < start || position > end ? 'Invalid cursor: out of range.' : position;
+}
+
+function isStatusFault(fault: FaultKind | undefined): fault is StatusFault {
+  return fault !== undefined && fault in STATUS_FAULTS;
+}
+
+function sendStatusFault(ex: Exchange, fault: StatusFault, faults: FaultOptions): Promise<void> {
+  switch (fault) {
     case '429':
       return sendError(ex, 429, throttled(50, 'concurrent requests'));
     case '429-retry-after':
       return sendError(ex, 429, throttled(50, 'concurrent requests'), {
         'retry-after': String(faults.retryAfterSeconds),
       });
-    case '500':
-    case '502':
-    case '503':
-    case '504':
-      return sendServerError(ex, Number(plan.fault), STATUS_TEXT[plan.fault], faults.htmlErrors);
+    default:
+      return sendServerError(ex, Number(fault), STATUS_TEXT[fault], faults.htmlErrors);
   }
+}
 
-  if (plan.shortLimit !== undefined) increment(stats.faults, 'short-page');
-  const pageLimit = plan.shortLimit ?? query.limit;
+/**
+ * The items of the page from `position`, at most `limit`, and the cursor after them unless the
+ * partition ends there. A filtered page scans at most `scanBudget` items, so it may come back short.
+ */
+function pageAt(
+  ctx: ListContext,
+  set: Dataset[ResourceName],
+  query: ListQuery,
+  position: number,
+  end: number,
+  limit: number,
+): { items: unknown[]; nextCursor?: string } {
   const filtered = Object.keys(query.filter).length > 0;
-  const budgetEnd = filtered ? Math.min(end, position + config.scanBudget) : end;
+  const scanEnd = filtered ? Math.min(end, position + ctx.config.scanBudget) : end;
   const items: unknown[] = [];
   let next = position;
-  for (; next < budgetEnd && items.length < pageLimit; next++) {
+  for (; next < scanEnd && items.length < limit; next++) {
     if (!filtered || set.matches(next, query.filter)) items.push(set.item(next, query.includeMetadata));
   }
-
-  const body: { items: unknown[]; nextCursor?: string } = { items };
-  if (next < end)
-    body.nextCursor = ctx.cursors.encode(query.binding, { position: next, issuedAtMs: ctx.clock.now() });
-  const bodyFault = plan.fault;
-  if (bodyFault === undefined) {
-    stats.pages++;
-    stats.items += items.length;
-  }
-  return sendText(ex, 200, JSON.stringify(body), 'application/json; charset=utf-8', {}, bodyFault);
+  if (next >= end) return { items };
+  return { items, nextCursor: ctx.cursors.encode(query.binding, { position: next, issuedAtMs: ctx.clock.now() }) };
 }
 
 async function readListQuery(
