@@ -1,11 +1,11 @@
 /**
  * Failpoints for crash tests (the technique of etcd's gofail): with
  * `BULK_EXTRACT_CRASH_AT=<point>:<n>`, the process kills itself with SIGKILL the n-th time it
- * reaches `<point>`, so a test can stop it exactly between two steps of a commit. Unset (always, in
- * normal use), a call is one comparison.
+ * reaches `<point>`, so a test can stop it exactly between two steps of a commit. With
+ * `BULK_EXTRACT_FAIL_WRITE=<CODE>:<n>` (CODE such as ENOSPC or EIO), the n-th file write of the
+ * process fails with that error code, as a full disk would. Unset (always, in normal use), a call
+ * costs a comparison or two.
  */
-const spec = parse(process.env.BULK_EXTRACT_CRASH_AT);
-let hits = 0;
 
 export type CrashPoint =
   /** A page was appended to an open shard. */
@@ -19,24 +19,59 @@ export type CrashPoint =
   /** A part of a multipart upload to object storage was sent; the upload is not complete. */
   'after-upload-part';
 
+interface Trigger {
+  /** A crash point, or an error code. */
+  what: string;
+  /** Fires on this hit (1 = the first). */
+  count: number;
+}
+
+/** The failpoints of one process (or one test): what the environment asked for, and the hits so far. */
+export class Failpoints {
+  private readonly crashAt: Trigger | undefined;
+  private readonly failWrite: Trigger | undefined;
+  private hits = 0;
+  private writes = 0;
+
+  /**
+   * Reads BULK_EXTRACT_CRASH_AT and BULK_EXTRACT_FAIL_WRITE from `env`, once. `kill` ends the
+   * process at the crash point (SIGKILL to itself by default).
+   */
+  constructor(
+    env: Readonly<Record<string, string | undefined>> = process.env,
+    private readonly kill: () => void = () => process.kill(process.pid, 'SIGKILL'),
+  ) {
+    this.crashAt = parse(env.BULK_EXTRACT_CRASH_AT);
+    this.failWrite = parse(env.BULK_EXTRACT_FAIL_WRITE);
+  }
+
+  /** Kills the process if this is the n-th time it reaches the point BULK_EXTRACT_CRASH_AT names. */
+  reached(point: CrashPoint): void {
+    if (this.crashAt !== undefined && this.crashAt.what === point && ++this.hits === this.crashAt.count) this.kill();
+  }
+
+  /** The error the n-th file write must fail with, as BULK_EXTRACT_FAIL_WRITE asks; else undefined. */
+  writeError(path: string): NodeJS.ErrnoException | undefined {
+    if (this.failWrite === undefined || ++this.writes !== this.failWrite.count) return undefined;
+    const code = this.failWrite.what.toUpperCase();
+    return Object.assign(new Error(`${code}: injected write error, write '${path}'`), { code, syscall: 'write', path });
+  }
+}
+
+/** The process's failpoints, read from its environment on first use. */
+let processFailpoints: Failpoints | undefined;
+
+/** A crash point of the process (see Failpoints.reached). */
 export function crashPoint(point: CrashPoint): void {
-  if (spec !== undefined && spec.point === point && ++hits === spec.count) process.kill(process.pid, 'SIGKILL');
+  (processFailpoints ??= new Failpoints()).reached(point);
 }
 
-const writeFault = parse(process.env.BULK_EXTRACT_FAIL_WRITE);
-let writes = 0;
-
-/**
- * Disk-fault injection for tests: with `BULK_EXTRACT_FAIL_WRITE=<CODE>:<n>` (CODE such as ENOSPC
- * or EIO), the n-th file write of the process fails with that error code, as a full disk would.
- */
+/** The injected error of this file write of the process, if any (see Failpoints.writeError). */
 export function injectedWriteError(path: string): NodeJS.ErrnoException | undefined {
-  if (writeFault === undefined || ++writes !== writeFault.count) return undefined;
-  const code = writeFault.point.toUpperCase();
-  return Object.assign(new Error(`${code}: injected write error, write '${path}'`), { code, syscall: 'write', path });
+  return (processFailpoints ??= new Failpoints()).writeError(path);
 }
 
-function parse(value: string | undefined): { point: string; count: number } | undefined {
+function parse(value: string | undefined): Trigger | undefined {
   const match = /^([a-zA-Z-]+):(\d+)$/.exec(value ?? '');
-  return match?.[1] === undefined ? undefined : { point: match[1], count: Number(match[2]) };
+  return match?.[1] === undefined ? undefined : { what: match[1], count: Number(match[2]) };
 }
