@@ -6,9 +6,8 @@ import { parse } from 'yaml';
 import { describeExit, listFiles, runCliWith, snapshot, tempDir } from '../support/resume-harness.js';
 
 /**
- * `npm start` (bulk-extract demo) never deletes data it did not write (issue 13, point 2), and runs
- * from any working directory (point 15). Every run here is a small demo in a fresh temp folder
- * that has no config/ of its own.
+ * `npm start` (bulk-extract demo) never deletes data it did not write, and runs from any working
+ * directory. Every run here is a small demo in a fresh temp folder that has no config/ of its own.
  */
 const CONFIG = fileURLToPath(new URL('../../config/', import.meta.url));
 const SMALL = ['--assets', '200', '--events', '2000', '--timeseries', '100', '--files', '100', '--sequences', '50', '--relationships', '300', '--log-level', 'warn'];

@@ -16,7 +16,7 @@ import {
 } from '../support/resume-harness.js';
 
 /**
- * `run --dry-run` finds what the run would refuse (issue 13, point 9), as the run finds it, and
+ * `run --dry-run` finds what the run would refuse, as the run finds it, and
  * changes nothing: drift, a missing shard, a lock held by a live run, a folder this user may not
  * write. (Object storage: test/export/s3-export.test.ts.)
  */

@@ -5,7 +5,7 @@ import { HttpStatusError } from '../../src/http/errors.js';
 import { createLogger, errorFields } from '../../src/log.js';
 
 /**
- * The terminal (issue 13, points 8 and 12): the live line is cleared before a log line and drawn
+ * The terminal: the live line is cleared before a log line and drawn
  * again after it; human-readable log lines are one line each, with no stack trace below debug.
  */
 const CLEAR = '\r\x1b[2K';

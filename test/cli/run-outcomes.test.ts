@@ -18,7 +18,7 @@ import {
 } from '../support/resume-harness.js';
 
 /**
- * What `run` says at its end, and `status` after it (issue 13, points 4, 8, 13 and 14): a full
+ * What `run` says at its end, and `status` after it: a full
  * export already complete says so and changes nothing; a refused credential is one message;
  * `--json` is one summary on stdout whatever happened; `status --out` needs no job file, and tells
  * partitions never fetched and a run that is not running from one that is.

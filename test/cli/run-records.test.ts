@@ -19,7 +19,7 @@ import {
 } from '../support/resume-harness.js';
 
 /**
- * Every run leaves its `run --json` summary in the output as `_runs/<time>.json` (issue 17), and
+ * Every run leaves its `run --json` summary in the output as `_runs/<time>.json`, and
  * `status` lists the last runs from there. Real CLI processes against the simulator: events
  * 4,000 in 2 partitions of 2 pages, shards of 2000 rows.
  */

@@ -6,7 +6,7 @@ import { closedPort } from '../support/closed-port.js';
 import { newJob, newSimulator, writeJob } from '../support/resume-harness.js';
 
 /**
- * Hostile inputs, issue 25 point 11, through the built CLI: the value of a variable whose name
+ * Hostile inputs through the built CLI: the value of a variable whose name
  * looks secret (MY_API_TOKEN), used in a key that reaches the run's messages, shows nowhere: not on
  * stderr (log lines and the error line), not on stdout (`run --json`, `--dry-run`), and in no file
  * of the output folder (the run records in _runs/ carry error messages).

@@ -10,9 +10,9 @@ import { removeTempDirs, tempDir } from '../support/export-harness.js';
 afterEach(removeTempDirs);
 
 /**
- * Hostile inputs, issue 25 point 11: a credential's variable used by mistake in another key is
- * refused, naming the key and the variable; the value of a variable whose name looks secret never
- * shows in a config error. Every row fails when the value is echoed.
+ * Hostile inputs: a credential's variable used by mistake in another key is refused, naming the
+ * key and the variable; the value of a variable whose name looks secret never shows in a config
+ * error. Every row fails when the value is echoed.
  */
 const CLIENT_SECRET = 'Cl1ent-Secret value/0001';
 const MY_API_TOKEN = 'my api\ttoken+value/0002';

@@ -9,7 +9,7 @@ import { proxiedJob } from '../support/proxied-job.js';
 
 /**
  * A credential refused in the middle of a run (revoked, say) is one error for the whole run, not
- * one per partition (issue 13, point 8): the partition that meets the 401 fails, and every other
+ * one per partition: the partition that meets the 401 fails, and every other
  * partition stops too, committing what it holds, instead of each meeting the same refusal.
  */
 const KEY = 'auth-refused-key-0001';

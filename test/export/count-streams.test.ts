@@ -9,7 +9,7 @@ import { closedForm, expectExactOutput } from '../support/resume-harness.js';
 import { proxiedJob } from '../support/proxied-job.js';
 
 /**
- * The count aggregate gives progress its total (issue 13, point 12); the export never relies on
+ * The count aggregate gives progress its total; the export never relies on
  * it: with a count far off, every row is still exported, and the progress total is what the
  * platform said.
  */

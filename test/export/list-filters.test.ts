@@ -11,11 +11,11 @@ import {
 } from '../support/resume-harness.js';
 
 /**
- * Filters of issue 15, end to end. `metadata`: the platform takes it only in the body of
- * `POST /{resource}/list`, so a stream that sets it is listed by POST, every request of a chain
- * the first one plus only `cursor`; the export holds exactly the items whose metadata has every
- * pair, in both formats; another metadata filter on resume is drift. `externalIdPrefix`: GET takes
- * it, so the chains stay GETs.
+ * The list filters `metadata`, `externalIdPrefix` and assets' `source`, end to end. `metadata`:
+ * the platform takes it only in the body of `POST /{resource}/list`, so a stream that sets it is
+ * listed by POST, every request of a chain the first one plus only `cursor`; the export holds
+ * exactly the items whose metadata has every pair, in both formats; another metadata filter on
+ * resume is drift. `externalIdPrefix`: GET takes it, so the chains stay GETs.
  */
 const KEY = 'metadata-filter-key-01';
 let sim: Simulator;

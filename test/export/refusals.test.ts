@@ -19,7 +19,7 @@ import {
 import { NOBODY } from '../support/unprivileged.js';
 
 /**
- * A refused run changes nothing (issue 13, point 1): every refusal is decided before anything in
+ * A refused run changes nothing: every refusal is decided before anything in
  * the output folder is touched. Each case starts from a copy of one finished export (with its
  * `_SUCCESS`), breaks one thing, runs the real CLI and compares the sha256 of every file in the
  * folder, `_SUCCESS`, checkpoint and manifest included, before and after; no lock is left. The

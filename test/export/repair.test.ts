@@ -15,7 +15,7 @@ import {
 } from '../support/resume-harness.js';
 
 /**
- * `bulk-extract repair` (issue 13, point 6): verify finds the damaged partitions, and only those
+ * `bulk-extract repair`: verify finds the damaged partitions, and only those
  * are forgotten and read again from their first page; the other partitions' files keep their bytes
  * and modification times. Damage: a deleted shard, a truncated one, one byte flipped in place.
  */

@@ -21,7 +21,7 @@ import { captureLogger } from '../support/log-capture.js';
 import { S3RVER_CREDENTIALS, type S3TestServer, startS3Server } from '../support/s3-server.js';
 
 /**
- * The run records of src/export/run-records.ts (issue 17): their names, writing and reading them
+ * The run records of src/export/run-records.ts (`_runs/`, one per run): their names, writing and reading them
  * newest first through a folder and through a bucket (s3rver on loopback), damaged files skipped,
  * and the CLI's recordRun, which never fails a run.
  */

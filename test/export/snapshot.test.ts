@@ -16,7 +16,7 @@ import {
 } from '../support/resume-harness.js';
 
 /**
- * mode: snapshot (issue 13, point 5): each scheduled run after a sealed snapshot reads the whole
+ * mode: snapshot: each scheduled run after a sealed snapshot reads the whole
  * collection again into `<stream>/run=<id>/`, pinned at its start, resumable, sealed with its own
  * manifest and `_SUCCESS`; `_LATEST` names the newest sealed run; `keep` deletes older sealed
  * snapshots only once a newer one is sealed. Three runs through the real CLI, the third killed and
