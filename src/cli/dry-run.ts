@@ -48,8 +48,8 @@ export async function dryRun(
     if (worker === undefined) {
       lines.push(`${inspection.chains} cursor chains; ${inFlight}.`);
     } else {
-      const chains = worker.chains.map((c) => `${c.stream} ${c.partitions.join(',')}`).join('; ') || 'none: more shards than chains';
-      lines.push(`shard ${worker.index}/${worker.count}: ${worker.mine} of ${worker.total} cursor chains (${chains}); ${inFlight} in this worker.`);
+      const chains = worker.chains.map((c) => `${c.stream} ${c.partitions.join(',')}`).join('; ') || 'none: more workers than chains';
+      lines.push(`worker ${worker.index}/${worker.count}: ${worker.mine} of ${worker.total} cursor chains (${chains}); ${inFlight} in this worker.`);
     }
     if (run.repair) {
       const damaged = [...inspection.damaged].map(([pair, problems]) => `\n  ${pair}: ${problems.join('; ')}`).join('');

@@ -8,11 +8,11 @@ import { withUsage } from './parse-flags.js';
 
 export const FINALIZE_USAGE = `Usage: bulk-extract finalize --config FILE [--out DIR]
 
-Ends a sharded run (run --shards K) whose shards are all complete: merges the shards' checkpoints
+Ends a split job (run --shards K) whose workers are all complete: merges the workers' checkpoints
 and manifests into the output folder's, seals incremental run folders and writes _SUCCESS. The last
-shard to finish does this itself; run it by hand when that worker stopped before it could.
+worker to finish does this itself; run it by hand when that worker stopped before it could.
 
-Exit codes: 0 finalized (or no sharded run in the folder), 1 shards are not complete or still
+Exit codes: 0 finalized (or no split job in the folder), 1 workers are not complete or still
 running (run them: they resume), 2 usage/config error.
 `;
 
@@ -38,23 +38,23 @@ export async function runFinalize(argv: string[]): Promise<number> {
   const say = (text: string) => console.error(redactor.redact(text));
   switch (outcome.state) {
     case 'none':
-      say(`bulk-extract finalize: ${outDir} has no sharded run in progress; nothing to do.`);
+      say(`bulk-extract finalize: ${outDir} has no split job in progress; nothing to do.`);
       return EXIT.OK;
     case 'merged':
       say(
-        `bulk-extract finalize: merged ${outcome.plan.count} shards into ${outDir}: ${Object.values(outcome.manifest.streams)
+        `bulk-extract finalize: merged ${outcome.agreement.count} workers into ${outDir}: ${Object.values(outcome.manifest.streams)
           .reduce((sum, s) => sum + s.rows, 0)
           .toLocaleString('en-US')} rows, complete.`,
       );
       return EXIT.OK;
     case 'busy':
       say(
-        `bulk-extract finalize: shards ${outcome.running.join(', ')} of ${outcome.plan.count} are running in ${outDir}; the last to finish ends the run itself.`,
+        `bulk-extract finalize: workers ${outcome.running.join(', ')} of ${outcome.agreement.count} are running in ${outDir}; the last to finish ends the run itself.`,
       );
       return EXIT.FAILED;
     case 'incomplete':
       say(
-        `bulk-extract finalize: shards ${outcome.incomplete.join(', ')} of ${outcome.plan.count} are not complete in ${outDir}: run them (run --shard I/${outcome.plan.count} resumes shard I), or run without --shard to finish their partitions in one process.`,
+        `bulk-extract finalize: workers ${outcome.incomplete.join(', ')} of ${outcome.agreement.count} are not complete in ${outDir}: run them (run --shard I/${outcome.agreement.count} resumes worker I), or run without --shard to finish their partitions in one process.`,
       );
       return EXIT.FAILED;
   }

@@ -14,7 +14,7 @@ const USAGE = `Usage: bulk-extract <command> [options]
 Commands:
   run        Export the job's streams: bulk-extract run --config FILE [--fresh] [--dry-run] [--shards K].
   repair     Read back the shards; read only the damaged partitions again: bulk-extract repair --config FILE.
-  finalize   End a sharded run whose shards are complete: bulk-extract finalize --config FILE.
+  finalize   End a split job whose workers are complete: bulk-extract finalize --config FILE.
   status     Progress recorded in the checkpoint: bulk-extract status --config FILE (or --out DIR).
   verify     Check an output folder against its manifest: bulk-extract verify DIR.
   auth       auth status | auth logout --config FILE: check or end the configured credential.

@@ -5,17 +5,17 @@ import { duration } from './progress.js';
 const REASON_CHARS = 100;
 
 /**
- * `status`: the last runs, one line each, newest first: when it ended, the shard (a worker of a
- * sharded run), state, exit code, duration, rows this run, requests and throttled requests, and
+ * `status`: the last runs, one line each, newest first: when it ended, the worker (of a split
+ * job), state, exit code, duration, rows this run, requests and throttled requests, and
  * why it did not complete.
  */
 export function formatRuns(runs: readonly StoredRunRecord[]): string[] {
   if (runs.length === 0) return ['runs: none recorded in _runs/ yet'];
-  const shards = runs.map(({ shard }) => (shard === null ? '' : `shard ${shard.index}/${shard.count}`));
-  const shardWidth = Math.max(...shards.map((text) => text.length));
+  const workers = runs.map(({ worker }) => (worker === null ? '' : `worker ${worker.index}/${worker.count}`));
+  const workerWidth = Math.max(...workers.map((text) => text.length));
   const lines = runs.map(({ recordedAt, record }, i) => {
     const when = recordedAt.replace('T', ' ').replace(/\.\d{3}Z$/, 'Z');
-    const who = shardWidth === 0 ? '' : `  ${(shards[i] ?? '').padEnd(shardWidth)}`;
+    const who = workerWidth === 0 ? '' : `  ${(workers[i] ?? '').padEnd(workerWidth)}`;
     const took = record.durationMs === null ? '-' : duration(Math.round(record.durationMs / 1000));
     const rows = `${record.rowsThisRun.toLocaleString('en-US')} rows`;
     const requests = `${record.requests.toLocaleString('en-US')} requests (${record.throttled.toLocaleString('en-US')} throttled)`;

@@ -55,10 +55,10 @@ export function verifySummary(verified: Verified): string | undefined {
 }
 
 export function workerSummary(worker: WorkerSpec, finalize: FinalizeResult): string {
-  const me = `shard ${worker.index}/${worker.count}`;
+  const me = `worker ${worker.index}/${worker.count}`;
   return finalize.finalized
-    ? `${me}: complete, and the sharded run is finalized (every shard is complete; _SUCCESS written).`
-    : `${me}: complete; shards ${finalize.waitingFor.join(', ')} are not, and the last of them to finish ends the run.`;
+    ? `${me}: complete, and the split job is finalized (every worker is complete; _SUCCESS written).`
+    : `${me}: complete; workers ${finalize.waitingFor.join(', ')} are not, and the last of them to finish ends the run.`;
 }
 
 /**

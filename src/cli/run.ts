@@ -45,7 +45,7 @@ Options:
   --stream NAME          Run only this stream.
   --shards K             Be one of K workers sharing the job (a Kubernetes Indexed Job): this one's
                          index is JOB_COMPLETION_INDEX (0 to K-1). The last to finish ends the run.
-  --shard I/K            The same with the index given: shard I (0 to K-1) of K.
+  --shard I/K            The same with the index given: worker I (0 to K-1) of K.
   --out DIR              Override output.dir.
   --concurrency N        Override source.concurrency (requests in flight at once).
   --formats LIST         Override output.formats, e.g. parquet,ndjson.
@@ -112,7 +112,7 @@ export async function runRun(argv: string[]): Promise<number> {
   if (values.json) console.log(JSON.stringify(report));
   // The same summary as the run's record in the output (_runs/), except for a dry run, which writes nothing.
   if (known.config !== undefined && known.logger !== undefined && !values['dry-run']) {
-    await recordRun(known.config, report, { shard: known.worker, logger: known.logger });
+    await recordRun(known.config, report, { worker: known.worker, logger: known.logger });
   }
   if (refusal !== undefined) throw refusal;
   return report.exitCode;

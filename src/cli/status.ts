@@ -90,15 +90,15 @@ function runsFlag(text: string): number {
 
 function formatStatus(status: OutputStatus, jobStreams: readonly string[]): string {
   const lines: string[] = [];
-  const { outDir, runner, sharded, shards } = status;
-  if (sharded === undefined || shards === undefined) {
+  const { outDir, runner, split, workers } = status;
+  if (split === undefined || workers === undefined) {
     const who = runner === undefined ? '' : ` (pid ${runner.pid} on ${runner.host}, since ${runner.startedAt})`;
     const said = status.state === 'stopped' ? 'stopped before it finished (killed?); run it again to resume' : `${status.state}${who}`;
     lines.push(`${outDir}: run ${said}`);
   } else {
     const describe = (s: { index: number; started: boolean; complete: boolean }) =>
       `${s.index} ${s.complete ? 'complete' : s.started ? 'not complete' : 'not started'}`;
-    lines.push(`${outDir}: sharded run in ${sharded.count} shards since ${sharded.since}: ${shards.map(describe).join(', ')}`);
+    lines.push(`${outDir}: split job of ${split.count} workers since ${split.since}: ${workers.map(describe).join(', ')}`);
   }
   for (const s of status.streams) lines.push(`  ${s.stream}: ${describeStream(s)}`);
   const known = new Set(status.streams.map((s) => s.stream));

@@ -3,13 +3,13 @@
  * src/export/ imports its inner files, and its rooms (state/, plan/, check/, workers/, run/,
  * inspect/) import each other only through their own index.ts.
  *
- * - runJob: a run (resume, --fresh, --repair, --stream, a worker of a sharded run);
+ * - runJob: a run (resume, --fresh, --repair, --stream, a worker of a split job);
  * - inspectRun: what a run would do and refuse, changing nothing (--dry-run);
  * - readStatus: the progress an output records (status);
  * - readRunRecords / latestRunRecord: the history of runs in the output's `_runs/` (status, metrics);
  *   recordRun: a run's record written there (run);
  * - verifyOutput / verifyJob: every file read back against its manifest (verify);
- * - finalizeJob: the end of a sharded run whose workers are complete (finalize).
+ * - finalizeJob: the end of a split job whose workers are complete (finalize).
  */
 export { LockedError } from '../output/folder-lock.js';
 export {

@@ -68,7 +68,7 @@ export function textfileOutput(path: string, metrics: RunMetrics, logger: Logger
 
 /**
  * Pushes to a Pushgateway: the run-wide metrics under `job=<export>`, each stream's under
- * `job=<export>/stream=<name>`, both with `shard` (its index I) first for a worker of a sharded run so
+ * `job=<export>/stream=<name>`, both with `shard` (its index I) first for a worker of a split job so
  * that the workers do not overwrite each other. A push adds to (POST), not replaces, the group, so
  * that a run that never succeeded leaves the last success pushed by an earlier one in place.
  */

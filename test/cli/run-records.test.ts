@@ -37,7 +37,7 @@ function cli(j: Job, args: string[], env: Record<string, string> = {}): Promise<
 }
 
 /** The time a record's name gives, as ISO 8601. */
-const nameTime = (name: string) => name.replace(/T(\d\d)-(\d\d)-/, 'T$1:$2:').replace(/(\.shard-\d+-of-\d+)?\.json$/, '');
+const nameTime = (name: string) => name.replace(/T(\d\d)-(\d\d)-/, 'T$1:$2:').replace(/(\.worker-\d+-of-\d+)?\.json$/, '');
 
 describe.concurrent('the record of a run in _runs/', () => {
   it('a complete run: the very line run --json printed, named by the run\'s end', async () => {
@@ -85,14 +85,14 @@ describe.concurrent('the record of a run in _runs/', () => {
     ]);
   });
 
-  it('the workers of a sharded run: each record names its shard', async () => {
+  it('the workers of a split job: each record names its worker', async () => {
     const j = await job();
     const exits = await Promise.all([0, 1].map((i) => cli(j, ['run', '--shard', `${i}/2`])));
     for (const exit of exits) expect(exit.code, describeExit(exit)).toBe(0);
     const names = listFiles(join(j.out, '_runs'));
     expect(names.map((name) => name.replace(/^[^.]+\.\d{3}Z/, '<time>')).sort()).toEqual([
-      '<time>.shard-0-of-2.json',
-      '<time>.shard-1-of-2.json',
+      '<time>.worker-0-of-2.json',
+      '<time>.worker-1-of-2.json',
     ]);
     expect(recordsIn(j.out).map(({ record }) => record.state)).toEqual(['complete', 'complete']);
   });
@@ -132,7 +132,7 @@ describe.concurrent('status lists the last runs', () => {
     expect(bad.stderr).toContain('--runs expects a whole number of runs (0: none), got \'all\'');
   });
 
-  it('in --json: "runs", newest first, each with its key, time, shard and record', async () => {
+  it('in --json: "runs", newest first, each with its key, time, worker and record', async () => {
     const j = await withHistory();
     const status = await runCliWith(['status', '--out', j.out, '--json', '--runs', '2']);
     expect(status.code, describeExit(status)).toBe(0);
@@ -141,7 +141,7 @@ describe.concurrent('status lists the last runs', () => {
     const files = recordsIn(j.out).reverse();
     expect(runs.map((run) => run.key)).toEqual(files.slice(0, 2).map(({ name }) => `_runs/${name}`));
     expect(runs.map((run) => run.record)).toEqual(files.slice(0, 2).map(({ record }) => record));
-    expect(runs[0]).toMatchObject({ shard: null, recordedAt: nameTime(files[0]?.name ?? '') });
+    expect(runs[0]).toMatchObject({ worker: null, recordedAt: nameTime(files[0]?.name ?? '') });
     const none = JSON.parse((await runCliWith(['status', '--out', j.out, '--json', '--runs', '0'])).stdout) as {
       runs: unknown[];
     };

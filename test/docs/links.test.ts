@@ -52,7 +52,7 @@ describe('relative links of the documentation', () => {
 describe('the checks themselves', () => {
   it('slug: as GitHub makes anchors', () => {
     expect(slug('`run --json`: one result per run')).toBe('run---json-one-result-per-run');
-    expect(slug('Scale-out: sharded runs and Kubernetes')).toBe('scale-out-sharded-runs-and-kubernetes');
+    expect(slug('Scale-out: a job split among workers, and Kubernetes')).toBe('scale-out-a-job-split-among-workers-and-kubernetes');
     expect(slug('`bulk-extract simulate`')).toBe('bulk-extract-simulate');
   });
 

@@ -84,10 +84,17 @@ const FAILED: Partial<RunRecord> = {
 describe('record names', () => {
   it.each([
     ['2026-11-26T07:12:03.456Z', undefined, '_runs/2026-11-26T07-12-03.456Z.json'],
-    ['2026-01-02T00:00:00.000Z', { index: 2, count: 4 }, '_runs/2026-01-02T00-00-00.000Z.shard-2-of-4.json'],
-  ])('%s, shard %o: %s', (at, shard, key) => {
-    expect(runRecordKey(new Date(at), shard)).toBe(key);
-    expect(parseRunRecordKey(key)).toEqual({ recordedAt: at, shard: shard ?? null });
+    ['2026-01-02T00:00:00.000Z', { index: 2, count: 4 }, '_runs/2026-01-02T00-00-00.000Z.worker-2-of-4.json'],
+  ])('%s, worker %o: %s', (at, worker, key) => {
+    expect(runRecordKey(new Date(at), worker)).toBe(key);
+    expect(parseRunRecordKey(key)).toEqual({ recordedAt: at, worker: worker ?? null });
+  });
+
+  it('reads the worker from a record an older version named after its --shard (.shard-2-of-4.json)', () => {
+    expect(parseRunRecordKey('_runs/2026-01-02T00-00-00.000Z.shard-2-of-4.json')).toEqual({
+      recordedAt: '2026-01-02T00:00:00.000Z',
+      worker: { index: 2, count: 4 },
+    });
   });
 
   it.each([
@@ -108,7 +115,7 @@ describe('record names', () => {
       fc.property(time, shard, time, (a, s, b) => {
         const key = runRecordKey(new Date(a), s);
         expect(key).not.toContain(':');
-        expect(parseRunRecordKey(key)).toEqual({ recordedAt: new Date(a).toISOString(), shard: s ?? null });
+        expect(parseRunRecordKey(key)).toEqual({ recordedAt: new Date(a).toISOString(), worker: s ?? null });
         if (a !== b) expect(key < runRecordKey(new Date(b), s)).toBe(a < b);
       }),
     );
@@ -156,8 +163,8 @@ describe.each(kinds)('in %s', (_kind, open) => {
     const failed = record('2026-11-26T06:00:00.000Z', FAILED);
     const refused = record(null, { exitCode: 2, state: 'refused', reason: { code: 'E_LOCKED', message: 'in use' } });
     expect(await writeRunRecord(store, first)).toBe('_runs/2026-11-26T05-00-00.000Z.json');
-    expect(await writeRunRecord(store, failed, { shard: { index: 1, count: 2 } })).toBe(
-      '_runs/2026-11-26T06-00-00.000Z.shard-1-of-2.json',
+    expect(await writeRunRecord(store, failed, { worker: { index: 1, count: 2 } })).toBe(
+      '_runs/2026-11-26T06-00-00.000Z.worker-1-of-2.json',
     );
     const now = () => Date.parse('2026-11-26T07:00:00.000Z');
     expect(await writeRunRecord(store, refused, { now })).toBe('_runs/2026-11-26T07-00-00.000Z.json');
@@ -165,10 +172,10 @@ describe.each(kinds)('in %s', (_kind, open) => {
 
     const all = await readRunRecords(store);
     expect(all.map((entry) => entry.record)).toEqual([refused, failed, first]);
-    expect(all.map(({ recordedAt, shard }) => ({ recordedAt, shard }))).toEqual([
-      { recordedAt: '2026-11-26T07:00:00.000Z', shard: null },
-      { recordedAt: '2026-11-26T06:00:00.000Z', shard: { index: 1, count: 2 } },
-      { recordedAt: '2026-11-26T05:00:00.000Z', shard: null },
+    expect(all.map(({ recordedAt, worker }) => ({ recordedAt, worker }))).toEqual([
+      { recordedAt: '2026-11-26T07:00:00.000Z', worker: null },
+      { recordedAt: '2026-11-26T06:00:00.000Z', worker: { index: 1, count: 2 } },
+      { recordedAt: '2026-11-26T05:00:00.000Z', worker: null },
     ]);
     expect((await readRunRecords(store, 2)).map((entry) => entry.record.state)).toEqual(['refused', 'failed']);
     expect(await readRunRecords(store, 0)).toEqual([]);
@@ -250,12 +257,12 @@ describe('recordRun (the CLI\'s end of a run)', () => {
     const s3 = { endpoint: server.endpoint, forcePathStyle: true, staging: join(dir, 'staging') };
     const config = loadJob(dir, { baseUrl: BASE_URL, out: url, streams: [{ resource: 'events' }], output: { s3 } });
     const failed = record('2026-11-26T06:00:00.000Z', FAILED);
-    const shard = { index: 3, count: 4 };
-    const key = '_runs/2026-11-26T06-00-00.000Z.shard-3-of-4.json';
-    expect(await recordRun(config, failed, { logger: silentLogger, shard })).toBe(key);
+    const worker = { index: 3, count: 4 };
+    const key = '_runs/2026-11-26T06-00-00.000Z.worker-3-of-4.json';
+    expect(await recordRun(config, failed, { logger: silentLogger, worker })).toBe(key);
     const store = createS3Store({ url, endpoint: server.endpoint, region: 'us-east-1', forcePathStyle: true, logger: silentLogger });
     try {
-      expect(await readRunRecords(store)).toEqual([{ key, recordedAt: '2026-11-26T06:00:00.000Z', shard, record: failed }]);
+      expect(await readRunRecords(store)).toEqual([{ key, recordedAt: '2026-11-26T06:00:00.000Z', worker, record: failed }]);
     } finally {
       await store.close();
     }

@@ -271,15 +271,15 @@ describe.concurrent('output.dir: s3://', () => {
       expect(exits[1]?.signal, describeExit(exits[1] as Exit)).toBe('SIGKILL');
       for (const i of [0, 2]) expect(exits[i]?.code, describeExit(exits[i] as Exit)).toBe(0);
       expect(await store.getText('_SUCCESS'), 'not finalized while shard 1 is incomplete').toBeUndefined();
-      expect(await store.getText('_shards/plan.json')).toBeDefined();
+      expect(await store.getText('_workers/agreement.json')).toBeDefined();
 
       // Shard 1 alone: its lock (a dead process of this host) is taken over; it resumes and ends the run.
       const resumed = await cli(['run', '--shard', '1/3']);
       expect(resumed.code, describeExit(resumed)).toBe(0);
-      expect(resumed.stderr).toContain('the sharded run is finalized');
+      expect(resumed.stderr).toContain('the split job is finalized');
       const keys = await store.list('');
       expect(keys).toContain('_SUCCESS');
-      expect(keys.filter((key) => key.startsWith('_shards/')), 'shard files and locks gone').toEqual([]);
+      expect(keys.filter((key) => key.startsWith('_workers/')), 'worker files and locks gone').toEqual([]);
       expect(keys.filter((key) => key.endsWith('.lock') || key.startsWith('.lock'))).toEqual([]);
       const verify = await cli(['verify']);
       expect(verify.code, describeExit(verify)).toBe(0);

@@ -2,10 +2,12 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { newCheckpoint } from '../../src/export/state/checkpoint.js';
 import { planStreams } from '../../src/export/plan/streams.js';
-import { newSharedRun, pairsOf, pairsOfWorker, parseWorker, resolveWorker, workerCheckpoint } from '../../src/export/workers/workers.js';
+import { newAgreement, pairsOf, pairsOfWorker } from '../../src/export/workers/agreement.js';
+import { workerCheckpoint } from '../../src/export/workers/worker-files.js';
+import { parseWorker, resolveWorker } from '../../src/export/workers/worker-spec.js';
 import { UsageError } from '../../src/errors.js';
 
-function planOf(partitions: number[], count: number) {
+function agreementOf(partitions: number[], count: number) {
   const streams = planStreams(
     partitions.map((n, i) => ({
       resource: 'events' as const,
@@ -19,37 +21,37 @@ function planOf(partitions: number[], count: number) {
     ['parquet'],
   );
   const checkpoint = newCheckpoint('http://127.0.0.1:1', streams, '2026-11-21T00:00:00.000Z');
-  return newSharedRun(count, streams.map((s) => s.name), checkpoint, '2026-11-21T00:00:00.000Z');
+  return newAgreement(count, streams.map((s) => s.name), checkpoint, '2026-11-21T00:00:00.000Z');
 }
 
 const partitionsOfStreams = fc.array(fc.integer({ min: 1, max: 10 }), { minLength: 1, maxLength: 5 });
 
-describe('the split of (stream, partition) pairs among shards', () => {
-  it('every pair belongs to exactly one shard, and the shards differ in size by at most one', () => {
+describe('the split of (stream, partition) pairs among workers', () => {
+  it('every pair belongs to exactly one worker, and the workers\' shares differ in size by at most one', () => {
     fc.assert(
       fc.property(partitionsOfStreams, fc.integer({ min: 1, max: 40 }), (partitions, k) => {
-        const plan = planOf(partitions, k);
-        const all = pairsOf(plan).map((p) => `${p.stream}/${p.m}`);
-        const shards = Array.from({ length: k }, (_, i) => [...pairsOfWorker(plan, i)]);
-        expect(shards.flat().sort()).toEqual([...all].sort());
-        const sizes = shards.map((s) => s.length);
+        const agreement = agreementOf(partitions, k);
+        const all = pairsOf(agreement).map((p) => `${p.stream}/${p.m}`);
+        const shares = Array.from({ length: k }, (_, i) => [...pairsOfWorker(agreement, i)]);
+        expect(shares.flat().sort()).toEqual([...all].sort());
+        const sizes = shares.map((s) => s.length);
         expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
       }),
     );
   });
 
-  it('is round-robin in config order: pair j goes to shard j mod k', () => {
-    const plan = planOf([3, 2], 2);
-    expect([...pairsOfWorker(plan, 0)]).toEqual(['s0/1', 's0/3', 's1/2']);
-    expect([...pairsOfWorker(plan, 1)]).toEqual(['s0/2', 's1/1']);
+  it('is round-robin in config order: pair j goes to worker j mod k', () => {
+    const agreement = agreementOf([3, 2], 2);
+    expect([...pairsOfWorker(agreement, 0)]).toEqual(['s0/1', 's0/3', 's1/2']);
+    expect([...pairsOfWorker(agreement, 1)]).toEqual(['s0/2', 's1/1']);
   });
 
-  it('a shard\'s checkpoint holds its own partitions only, at the plan\'s progress', () => {
-    const plan = planOf([3, 2], 2);
-    const own = workerCheckpoint(plan, 1);
+  it('a worker\'s checkpoint holds its own partitions only, at the agreement\'s progress', () => {
+    const agreement = agreementOf([3, 2], 2);
+    const own = workerCheckpoint(agreement, 1);
     expect(Object.keys(own.streams.s0?.parts ?? {})).toEqual(['2']);
     expect(Object.keys(own.streams.s1?.parts ?? {})).toEqual(['1']);
-    expect(own.streams.s0?.window).toEqual(plan.checkpoint.streams.s0?.window);
+    expect(own.streams.s0?.window).toEqual(agreement.checkpoint.streams.s0?.window);
   });
 });
 

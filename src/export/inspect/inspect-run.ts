@@ -7,7 +7,7 @@ import type { Logger } from '../../log.js';
 import { LockedError } from '../../output/folder-lock.js';
 import type { LockState, OutputStore } from '../../output/store.js';
 import { type Checkpoint, isComplete, isS3Url, LOCK_FILE, newCheckpoint, openOutput, pairKey, type StreamPlan } from '../state/index.js';
-import { newSharedRun, pairsOfWorker, readWorkersProgress, workerLockKey, type WorkerSpec } from '../workers/index.js';
+import { pairsOfWorker, readWorkersProgress, workerLockKey, type WorkersAgreement, type WorkerSpec } from '../workers/index.js';
 import { chainParams, chainRequest, type ListRequest, type PartitionPlan, planPartitions, planStreams } from '../plan/index.js';
 import { type IdleStream, prepareOutput } from '../run/index.js';
 import { restarted } from '../check/index.js';
@@ -80,8 +80,8 @@ export async function inspectRun(
       const owner = lock.owner === undefined ? '' : ` (pid ${lock.owner.pid} on ${lock.owner.host}, since ${lock.owner.startedAt})`;
       refusals.push(new LockedError(`${store.location} is in use by another bulk-extract run${owner}; a run now would be refused.`));
     }
-    const sharded = await readWorkersProgress(store, logger, now).catch(collect(refusals));
-    if (sharded !== undefined) refusals.push(...(await runningShards(store, sharded.plan.count)));
+    const split = await readWorkersProgress(store, logger, now).catch(collect(refusals));
+    if (split !== undefined) refusals.push(...(await runningWorkers(store, split.agreement)));
     const prepared = await prepareOutput({
       store,
       checkpointKey,
@@ -92,9 +92,9 @@ export async function inspectRun(
       now,
       logger,
       recorded:
-        sharded === undefined
+        split === undefined
           ? undefined
-          : { checkpoint: sharded.checkpoint, manifest: restarted(sharded.manifest, now) },
+          : { checkpoint: split.checkpoint, manifest: restarted(split.manifest, now) },
     }).catch(collect(refusals));
     // A bucket cannot tell its permissions: the probe (a folder's were checked above, as the run checks them).
     if (isS3Url(config.output.dir)) await store.checkWritable([], []).catch(collect(refusals));
@@ -111,7 +111,7 @@ export async function inspectRun(
         action: fresh ? { kind: 'fresh' } : actionOf(plan, checkpoint, prepared?.resumed ?? false, idle.get(plan.name)),
       })),
       chains: plans.length,
-      ...(worker === undefined ? {} : { worker: shareOf(worker, streams, plans, checkpoint, now) }),
+      ...(worker === undefined ? {} : { worker: shareOf(worker, streams, plans, checkpoint) }),
       lock,
       checkpoint: prepared?.checkpoint,
       resumed: prepared?.resumed ?? false,
@@ -133,13 +133,16 @@ function collect(refusals: BulkExtractError[]) {
   };
 }
 
-async function runningShards(store: OutputStore, count: number): Promise<BulkExtractError[]> {
+async function runningWorkers(
+  store: OutputStore,
+  { place, count }: Pick<WorkersAgreement, 'place' | 'count'>,
+): Promise<BulkExtractError[]> {
   const refusals: BulkExtractError[] = [];
   for (let index = 0; index < count; index++) {
-    const state = await store.lockState(workerLockKey({ index, count }));
+    const state = await store.lockState(workerLockKey(place, { index, count }));
     if (state.state === 'held' && state.alive) {
       refusals.push(
-        new LockedError(`${store.location}: shard ${index}/${count} of a sharded run is running; a run without --shard now would be refused.`),
+        new LockedError(`${store.location}: worker ${index}/${count} of a split job is running; a run without --shard now would be refused.`),
       );
     }
   }
@@ -175,15 +178,14 @@ function actionOf(
     : { kind: 'start', run: state.run };
 }
 
-/** A new sharded run's split; one in progress keeps the split of its plan (the same for equal settings). */
+/** A new split job's share; one in progress keeps the share of its agreement (the same for equal settings). */
 function shareOf(
   worker: WorkerSpec,
   streams: StreamPlan[],
   plans: PartitionPlan[],
   checkpoint: Checkpoint,
-  now: string,
 ): WorkerShare {
-  const mine = pairsOfWorker(newSharedRun(worker.count, streams.map((s) => s.name), checkpoint, now), worker.index);
+  const mine = pairsOfWorker({ count: worker.count, streams: streams.map((s) => s.name), checkpoint }, worker.index);
   const chains = streams
     .map((s) => {
       const partitions = plans

@@ -37,9 +37,9 @@ export interface OutputStatus {
   runner?: LockOwner;
   streams: StreamStatus[];
   parts: PartStatus[];
-  /** During a sharded run: each worker's progress (`shards` in `status --json`). */
-  shards?: { index: number; started: boolean; complete: boolean }[];
-  sharded?: { count: number; since: string };
+  /** During a split job: each worker's progress, and the job's number of workers and start. */
+  workers?: { index: number; started: boolean; complete: boolean }[];
+  split?: { count: number; since: string };
 }
 
 /** The status of an output; undefined when it has no checkpoint (no run yet). */
@@ -47,14 +47,14 @@ export async function readStatus(output: Output, now = Date.now()): Promise<Outp
   const { store, checkpointKey } = output;
   const text = await store.getText(checkpointKey);
   if (text === undefined) return undefined;
-  // During a sharded run the folder's checkpoint is where it started: the workers have the progress.
-  const sharded = await readWorkersProgress(store, silentLogger, new Date(now).toISOString());
-  const checkpoint = sharded?.checkpoint ?? parseCheckpoint(text, store.where(checkpointKey));
+  // During a split job the output's checkpoint is where it started: the workers have the progress.
+  const split = await readWorkersProgress(store, silentLogger, new Date(now).toISOString());
+  const checkpoint = split?.checkpoint ?? parseCheckpoint(text, store.where(checkpointKey));
   const hasManifest = (await store.size(MANIFEST_FILE)) !== undefined;
   const manifest = hasManifest ? await readManifest(store, checkpoint.baseUrl, silentLogger) : undefined;
   const lock = await store.lockState(LOCK_FILE);
   const runner = lock.state === 'held' && lock.alive ? lock.owner : undefined;
-  const recorded = sharded === undefined ? (manifest?.state ?? 'unknown') : 'running';
+  const recorded = split === undefined ? (manifest?.state ?? 'unknown') : 'running';
   const parts: PartStatus[] = Object.entries(checkpoint.streams).flatMap(([stream, s]) =>
     Object.entries(s.parts).map(([m, part]) => ({
       stream,
@@ -79,12 +79,12 @@ export async function readStatus(output: Output, now = Date.now()): Promise<Outp
   return {
     outDir: store.location,
     // A manifest left 'running' by a process that is gone: stopped, not running.
-    state: recorded === 'running' && sharded === undefined && runner === undefined ? 'stopped' : recorded,
+    state: recorded === 'running' && split === undefined && runner === undefined ? 'stopped' : recorded,
     ...(runner === undefined ? {} : { runner }),
     streams,
     parts,
-    ...(sharded === undefined
+    ...(split === undefined
       ? {}
-      : { shards: sharded.shards, sharded: { count: sharded.plan.count, since: sharded.plan.createdAt } }),
+      : { workers: split.workers, split: { count: split.agreement.count, since: split.agreement.createdAt } }),
   };
 }

@@ -2,7 +2,7 @@ import type { JobConfig } from '../../config/load-config.js';
 import type { Logger } from '../../log.js';
 import { type Clock, systemClock } from '../../util/clock.js';
 import { type Manifest, openOutput } from '../state/index.js';
-import { holdWorkers, type SharedRun, type WorkersOptions } from '../workers/index.js';
+import { holdWorkers, type WorkersAgreement, type WorkersOptions } from '../workers/index.js';
 import { planStreams } from '../plan/index.js';
 import { folderLock, keepOf, type Setup } from './start-run.js';
 
@@ -15,30 +15,30 @@ export interface FinalizeResult {
 }
 
 export type AbsorbOutcome =
-  /** No sharded run in the folder. */
+  /** No split job in the output. */
   | { state: 'none' } |
   /** Workers that hold their lock: they are running. Nothing was changed. */
-  { state: 'busy'; plan: SharedRun; running: number[] } |
+  { state: 'busy'; agreement: WorkersAgreement; running: number[] } |
   /** `requireComplete` and these workers have partitions left. Nothing was changed. */
-  { state: 'incomplete'; plan: SharedRun; incomplete: number[] } |
+  { state: 'incomplete'; agreement: WorkersAgreement; incomplete: number[] } |
   /** Merged into the folder's checkpoint and manifest; `complete`: sealed, with `_SUCCESS`. */
-  { state: 'merged'; plan: SharedRun; manifest: Manifest; complete: boolean };
+  { state: 'merged'; agreement: WorkersAgreement; manifest: Manifest; complete: boolean };
 
 /**
- * Ends a sharded run: the workers' checkpoints and manifests are merged into the output folder's
- * own, then the plan and the shard files are deleted. When every shard is complete, incremental
+ * Ends a split job: the workers' checkpoints and manifests are merged into the output folder's
+ * own, then the agreement and the workers' files are deleted. When every worker is complete, incremental
  * and snapshot run folders are sealed and `_SUCCESS` is written, as a run without workers would
  * have. Without `requireComplete` unfinished workers are merged too, with their progress (a run
- * without --shard takes over from there). Idempotent up to the deletion of the plan: a crash
- * before it is finalized again the same way.
+ * without --shard takes over from there). Idempotent up to the deletion of the agreement: a
+ * crash before it is finalized again the same way.
  */
 export async function absorbWorkers(options: WorkersOptions & { requireComplete: boolean }): Promise<AbsorbOutcome> {
   const held = await holdWorkers(options);
   if (held.state !== 'held') return held;
   try {
-    if (options.requireComplete && held.incomplete.length > 0) return { state: 'incomplete', plan: held.plan, incomplete: held.incomplete };
+    if (options.requireComplete && held.incomplete.length > 0) return { state: 'incomplete', agreement: held.agreement, incomplete: held.incomplete };
     await held.absorb();
-    return { state: 'merged', plan: held.plan, manifest: held.manifest, complete: held.complete };
+    return { state: 'merged', agreement: held.agreement, manifest: held.manifest, complete: held.complete };
   } finally {
     await held.release();
   }
@@ -52,15 +52,15 @@ export async function finalizeIfLast(setup: Setup): Promise<FinalizeResult> {
     case 'merged':
       return { finalized: true, waitingFor: [] };
     case 'busy':
-      setup.logger.info({ running: outcome.running }, 'shard complete; the last shard to finish ends the run');
+      setup.logger.info({ running: outcome.running }, 'worker complete; the last worker to finish ends the split job');
       return { finalized: false, waitingFor: outcome.running };
     case 'incomplete':
-      setup.logger.info({ incomplete: outcome.incomplete }, 'shard complete; other shards have partitions left');
+      setup.logger.info({ incomplete: outcome.incomplete }, 'worker complete; other workers have partitions left');
       return { finalized: false, waitingFor: outcome.incomplete };
   }
 }
 
-/** `bulk-extract finalize`: ends the folder's sharded run if every worker is complete. */
+/** `bulk-extract finalize`: ends the output's split job if every worker is complete. */
 export async function finalizeJob(
   config: JobConfig,
   logger: Logger,

@@ -38,7 +38,7 @@ export interface PrepareOptions {
   repair?: boolean;
   now: string;
   logger: Logger;
-  /** The folder's records with a sharded run merged in; default: its checkpoint and manifest files. */
+  /** The folder's records with a split job merged in; default: its checkpoint and manifest files. */
   recorded?: { checkpoint: Checkpoint; manifest: Manifest } | undefined;
 }
 
@@ -57,7 +57,7 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
   const earlier = options.recorded?.checkpoint ?? (await readCheckpoint(store, checkpointKey, fresh));
   const taken = takeUp(options, earlier);
   const read = options.recorded?.manifest ?? (await readManifest(store, baseUrl, logger));
-  // The records of the folder must agree before the run goes on from them (a sharded run's merge was checked).
+  // The records of the folder must agree before the run goes on from them (a split job's merge was checked).
   const checked = !fresh && earlier !== undefined && options.recorded === undefined;
   const disagree = checked ? disagreements(taken, read, streams) : [];
   if (disagree.length > 0 && !repair) throw disagreeError(store, checkpointKey, disagree);

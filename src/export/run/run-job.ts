@@ -53,7 +53,7 @@ export interface RunResult {
   wrote: boolean;
   /** repair: the partitions found damaged and read again, with what was wrong. */
   damaged: Map<string, string[]>;
-  /** A worker that completed: whether it ended the sharded run, or which workers it waits for. */
+  /** A worker that completed: whether it ended the split job, or which workers it waits for. */
   finalize?: FinalizeResult;
 }
 

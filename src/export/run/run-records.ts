@@ -4,13 +4,13 @@ import { CheckpointError } from '../../errors.js';
 import { errorFields, type Logger, silentLogger } from '../../log.js';
 import type { OutputStore } from '../../output/store.js';
 import { MANIFEST_FILE, openOutput, type Output, parseStateFile, RUNS_DIR } from '../state/index.js';
-import { type WorkerSpec, workerName } from '../workers/index.js';
+import type { WorkerSpec } from '../workers/index.js';
 
 /**
  * The history of runs, kept in the output itself: at its end every run writes what `run --json`
  * prints to `_runs/<time>.json`, `<time>` being when it ended in UTC with '-' for ':' (for
  * example `2026-11-26T07-12-03.456Z`), so names sort in time order and are safe in file names and
- * S3 keys everywhere. A worker of a sharded run adds its shard (`...456Z.shard-2-of-4.json`), so
+ * S3 keys everywhere. A worker of a split job adds its index (`...456Z.worker-2-of-4.json`), so
  * workers ending in the same millisecond never collide. Every record is kept: nothing reads them
  * but `status` and monitoring, and deleting old ones is always safe.
  */
@@ -68,26 +68,27 @@ export interface StoredRunRecord {
   key: string;
   /** When the run ended (refused: when it was refused), ISO 8601, from the name. */
   recordedAt: string;
-  /** The worker of a sharded run that wrote it; null for a run of the whole job. */
-  shard: WorkerSpec | null;
+  /** The worker of a split job that wrote it; null for a run of the whole job. */
+  worker: WorkerSpec | null;
   record: RunRecord;
 }
 
-const KEY_PATTERN = /^_runs\/(\d{4}-\d\d-\d\dT\d\d)-(\d\d)-(\d\d\.\d{3}Z)(?:\.shard-(\d+)-of-(\d+))?\.json$/;
+/** Records of workers of version 0.1 are named `.shard-<i>-of-<k>.json`; they are read as well. */
+const KEY_PATTERN = /^_runs\/(\d{4}-\d\d-\d\dT\d\d)-(\d\d)-(\d\d\.\d{3}Z)(?:\.(?:worker|shard)-(\d+)-of-(\d+))?\.json$/;
 
-/** The key of the record of a run that ended at `at` (of worker `shard`). */
-export function runRecordKey(at: Date, shard?: WorkerSpec): string {
+/** The key of the record of a run that ended at `at` (of `worker`). */
+export function runRecordKey(at: Date, worker?: WorkerSpec): string {
   const time = at.toISOString().replaceAll(':', '-');
-  return `${RUNS_DIR}/${time}${shard === undefined ? '' : `.${workerName(shard)}`}.json`;
+  return `${RUNS_DIR}/${time}${worker === undefined ? '' : `.worker-${worker.index}-of-${worker.count}`}.json`;
 }
 
 /** What a record's key says; undefined for a key that is not a record's (a foreign or temporary file). */
-export function parseRunRecordKey(key: string): Pick<StoredRunRecord, 'recordedAt' | 'shard'> | undefined {
+export function parseRunRecordKey(key: string): Pick<StoredRunRecord, 'recordedAt' | 'worker'> | undefined {
   const match = KEY_PATTERN.exec(key);
   if (match === null) return undefined;
   const [, dateHour = '', minute = '', second = '', index, count] = match;
-  const shard = index === undefined || count === undefined ? null : { index: Number(index), count: Number(count) };
-  return { recordedAt: `${dateHour}:${minute}:${second}`, shard };
+  const worker = index === undefined || count === undefined ? null : { index: Number(index), count: Number(count) };
+  return { recordedAt: `${dateHour}:${minute}:${second}`, worker };
 }
 
 /** A record file's text, parsed and checked; a CheckpointError names the file and what is wrong. */
@@ -99,8 +100,8 @@ export function parseRunRecord(text: string, file: string): RunRecord {
 const RECORD_ADVICE = { notJson: 'not a run record of bulk-extract.', invalid: '' };
 
 export interface WriteRunRecordOptions {
-  /** A worker of a sharded run: its shard goes into the name. */
-  shard?: WorkerSpec | undefined;
+  /** A worker of a split job: its index and count go into the name. */
+  worker?: WorkerSpec | undefined;
   /** The clock for a run that has no `finishedAt` (refused, nothing to do); default Date.now, epoch ms. */
   now?: () => number;
 }
@@ -115,9 +116,9 @@ export async function writeRunRecord(
   record: RunRecord,
   options: WriteRunRecordOptions = {},
 ): Promise<string> {
-  const { shard, now = Date.now } = options;
+  const { worker, now = Date.now } = options;
   const finished = record.finishedAt === null ? Number.NaN : Date.parse(record.finishedAt);
-  const key = runRecordKey(new Date(Number.isNaN(finished) ? now() : finished), shard);
+  const key = runRecordKey(new Date(Number.isNaN(finished) ? now() : finished), worker);
   await store.putText(key, `${JSON.stringify(record)}\n`);
   return key;
 }

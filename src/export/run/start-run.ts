@@ -11,7 +11,7 @@ import { restarted } from '../check/index.js';
 
 /**
  * How a run takes its part of the output folder: the whole job under the folder's lock (here), or
- * one worker of a sharded run under the worker's lock (start-worker.ts). Every start first decides
+ * one worker of a split job under the worker's lock (start-worker.ts). Every start first decides
  * what it will change, refusing (throwing) before it changes anything.
  */
 
@@ -57,7 +57,7 @@ export function keepOf(setup: Pick<Setup, 'jobStreams'>): (stream: string) => nu
 }
 
 /**
- * A run of the whole job in this process, under the output folder's lock. A sharded run left in
+ * A run of the whole job in this process, under the output folder's lock. A split job left in
  * the folder is merged in first when none of its workers is running: this run takes over from there.
  */
 export async function startWhole(setup: Setup, mode: { fresh: boolean; repair: boolean }): Promise<Started> {
@@ -68,7 +68,7 @@ export async function startWhole(setup: Setup, mode: { fresh: boolean; repair: b
     const workers = await holdWorkers({ store, checkpointKey, baseUrl, logger, now: now(), keepOf: keepOf(setup) });
     if (workers.state === 'busy') {
       throw new LockedError(
-        `${store.location} has a sharded run in progress (${workers.plan.count} shards, since ${workers.plan.createdAt}) and shards ${workers.running.join(', ')} are running: let them finish, or run this with --shards ${workers.plan.count} as one of them.`,
+        `${store.location} has a split job in progress (${workers.agreement.count} workers, since ${workers.agreement.createdAt}) and workers ${workers.running.join(', ')} are running: let them finish, or run this with --shards ${workers.agreement.count} as one of them.`,
       );
     }
     const held = workers.state === 'held' ? workers : undefined;
@@ -99,7 +99,7 @@ export async function startWhole(setup: Setup, mode: { fresh: boolean; repair: b
 
     await setup.beforeWrite(prepared.checkpoint);
     if (held !== undefined) {
-      logger.warn({ shards: held.plan.count, complete: held.complete }, `took over the progress of a sharded run (${held.plan.count} shards) that no worker was running`);
+      logger.warn({ workers: held.agreement.count, complete: held.complete }, `took over the progress of a split job (${held.agreement.count} workers) that no worker was running`);
       await held.absorb();
       await releaseWorkers();
       releaseWorkers = async () => {};

@@ -8,53 +8,57 @@ import { planPartitions } from '../plan/index.js';
 import { prepareOutput } from './prepare-output.js';
 import { assertShardsPresent, readManifest } from '../check/index.js';
 import {
-  newSharedRun,
+  newAgreement,
+  OLDER_WORKERS_PLACE,
   pairsOf,
   pairsOfWorker,
-  SHARED_RUN_KEY,
-  readSharedRun,
-  WORKERS_DIR,
+  readAgreement,
   readWorker,
+  type WorkersAgreement,
   workerKeys,
   workerLockKey,
-  type SharedRun,
+  WORKERS_PLACE,
+  type WorkersPlace,
+  workersPlace,
   type WorkerSpec,
-  writeSharedRun,
+  writeAgreement,
 } from '../workers/index.js';
 import { folderLock, type Setup, type Started } from './start-run.js';
 
 /**
- * Worker `spec` of a sharded run, under the worker's own lock: the run is the one of the folder's
- * plan, which the first worker to start writes (from the folder's checkpoint, as a run without
+ * Worker `spec` of a split job, under the worker's own lock: the run is the one of the folder's
+ * agreement, which the first worker to start writes (from the folder's checkpoint, as a run without
  * workers would start); this worker drains its pairs of it, with its own checkpoint and manifest.
  */
 export async function startWorker(setup: Setup, spec: WorkerSpec): Promise<Started> {
   const { store, baseUrl, streams, logger, clock, now } = setup;
   // A finalize holds every worker's lock for a moment: wait that out rather than fail.
-  const what = `shard ${spec.index}/${spec.count} of ${store.location}`;
-  const release = await store.lock(workerLockKey(spec), what, { patienceMs: 60_000 });
+  const what = `worker ${spec.index}/${spec.count} of ${store.location}`;
+  const place = await workersPlace(store);
+  const release = await store.lock(workerLockKey(place, spec), what, { patienceMs: 60_000 });
   try {
-    const plan = (await readSharedRun(store)) ?? (await createSharedRun(setup, spec.count));
-    if (plan.count !== spec.count) {
+    const agreement = (await readAgreement(store, place)) ?? (await createAgreement(setup, spec.count, place));
+    if (agreement.count !== spec.count) {
       throw new CheckpointError(
-        `${store.where(SHARED_RUN_KEY)}: the sharded run in progress has ${plan.count} shards, this worker was given ${spec.count}. Run it with --shards ${plan.count}; a different number of shards can start once it is finalized.`,
+        `${store.where(place.agreementKey)}: the split job in progress has ${agreement.count} workers, this worker was given ${spec.count}. Run it with --shards ${agreement.count}; a different number of workers can start once it is finalized.`,
       );
     }
     const names = streams.map((s) => s.name);
-    const drift = findDrift(plan.checkpoint, baseUrl, streams);
-    if (names.join() !== plan.streams.join()) {
-      drift.unshift(`streams: ${plan.streams.join(', ')} in the sharded run, ${names.join(', ')} in the config`);
+    const drift = findDrift(agreement.checkpoint, baseUrl, streams);
+    if (names.join() !== agreement.streams.join()) {
+      drift.unshift(`streams: ${agreement.streams.join(', ')} in the split job, ${names.join(', ')} in the config`);
     }
     if (drift.length > 0) {
       throw new CheckpointError(
-        `The job's settings differ from the sharded run in progress (${store.where(SHARED_RUN_KEY)}), so this shard would mix two different exports:\n  - ${drift.join('\n  - ')}\nRestore the settings to go on.`,
+        `The job's settings differ from the split job in progress (${store.where(place.agreementKey)}), so this worker would mix two different exports:\n  - ${drift.join('\n  - ')}\nRestore the settings to go on.`,
       );
     }
-    const keys = workerKeys(plan, spec.index);
+    const keys = workerKeys(agreement, spec.index);
     const root = await readManifest(store, baseUrl, logger);
-    const { started, checkpoint, manifest } = await readWorker({ store, plan, root, now: now(), logger }, spec.index);
+    const context = { store, agreement, root, now: now(), logger };
+    const { started, checkpoint, manifest } = await readWorker(context, spec.index);
     await assertShardsPresent(store, checkpoint, manifest, names);
-    await setup.beforeWrite(plan.checkpoint);
+    await setup.beforeWrite(agreement.checkpoint);
     const committer = new Committer({
       store,
       checkpointKey: keys.checkpoint,
@@ -64,8 +68,8 @@ export async function startWorker(setup: Setup, spec: WorkerSpec): Promise<Start
       clock,
     });
     await committer.save();
-    const mine = pairsOfWorker(plan, spec.index);
-    const plans = planPartitions(streams, (name) => streamOf(plan.checkpoint, name)).filter((p) =>
+    const mine = pairsOfWorker(agreement, spec.index);
+    const plans = planPartitions(streams, (name) => streamOf(agreement.checkpoint, name)).filter((p) =>
       mine.has(pairKey(p.stream.name, p.m)),
     );
     return { committer, manifest, plans, resumed: started, idle: [], damaged: new Map(), release };
@@ -76,15 +80,15 @@ export async function startWorker(setup: Setup, spec: WorkerSpec): Promise<Start
 }
 
 /**
- * The plan of a new sharded run, written under the output folder's lock: the folder is readied
+ * The agreement of a new split job, written under the output folder's lock: the folder is readied
  * exactly as for a run without workers (resumed, or the next incremental window opened), and that
  * checkpoint is shared out. Another worker may have written it while this one waited for the lock.
  */
-async function createSharedRun(setup: Setup, count: number): Promise<SharedRun> {
+async function createAgreement(setup: Setup, count: number, place: WorkersPlace): Promise<WorkersAgreement> {
   const { store, checkpointKey, baseUrl, streams, logger, clock, now } = setup;
   const release = await folderLock(store, WORKER_PATIENCE_MS);
   try {
-    const existing = await readSharedRun(store);
+    const existing = await readAgreement(store, place);
     if (existing !== undefined) return existing;
     const prepared = await prepareOutput({ store, checkpointKey, baseUrl, streams, fresh: false, now: now(), logger });
     await setup.beforeWrite(prepared.checkpoint);
@@ -92,22 +96,24 @@ async function createSharedRun(setup: Setup, count: number): Promise<SharedRun> 
     const committer = new Committer({ store, checkpointKey, checkpoint, manifest, clock });
     await prepared.apply(() => committer.save());
     await removeEarlierWorkerFiles(store, logger);
-    const plan = newSharedRun(count, streams.map((s) => s.name), committer.state, now());
-    await writeSharedRun(store, plan);
-    logger.info({ shards: count, pairs: pairsOf(plan).length, plan: plan.id }, `planned a sharded run of ${count} shards`);
-    return plan;
+    const agreement = newAgreement(count, streams.map((s) => s.name), committer.state, now(), place);
+    await writeAgreement(store, agreement);
+    logger.info({ workers: count, pairs: pairsOf(agreement).length, agreement: agreement.id }, `planned a split job of ${count} workers`);
+    return agreement;
   } finally {
     await release();
   }
 }
 
-/** Files of an earlier sharded run whose end was interrupted (`_shards/<plan id>/`): nothing reads them any more. */
+/** Files of an earlier split job whose end was interrupted (`_workers/<id>/`): nothing reads them any more. */
 async function removeEarlierWorkerFiles(store: OutputStore, logger: Logger): Promise<void> {
-  const ids = new Set(
-    (await store.list(`${WORKERS_DIR}/`)).flatMap((key) => {
-      const [, id, ...rest] = key.split('/');
-      return id !== undefined && rest.length > 0 ? [id] : [];
-    }),
-  );
-  for (const id of ids) await removeOwnedTree(store, `${WORKERS_DIR}/${id}`, logger);
+  for (const { dir } of [WORKERS_PLACE, OLDER_WORKERS_PLACE]) {
+    const ids = new Set(
+      (await store.list(`${dir}/`)).flatMap((key) => {
+        const [, id, ...rest] = key.split('/');
+        return id !== undefined && rest.length > 0 ? [id] : [];
+      }),
+    );
+    for (const id of ids) await removeOwnedTree(store, `${dir}/${id}`, logger);
+  }
 }

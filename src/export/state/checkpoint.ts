@@ -246,7 +246,7 @@ export function parseCheckpoint(text: string, file: string, parts: PartitionSet 
   return checkpointFromValue(parseJson(text, file), file, parts);
 }
 
-/** A checkpoint already parsed from JSON (e.g. embedded in a sharded run's plan), checked the same way. */
+/** A checkpoint already parsed from JSON (e.g. embedded in a split job's plan), checked the same way. */
 export function checkpointFromValue(value: unknown, file: string, parts: PartitionSet = 'all'): Checkpoint {
   const version = (value as { version?: unknown } | null)?.version;
   if (typeof version === 'number' && version > CHECKPOINT_VERSION) {

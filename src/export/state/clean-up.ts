@@ -4,7 +4,7 @@ import { isOwnedKey } from './layout.js';
 
 /**
  * Empties a folder of the output that holds nothing committed (a new stream's, a run that starts
- * over, a partition read again, a pruned snapshot, a finished sharded run's records): the files
+ * over, a partition read again, a pruned snapshot, a finished split job's records): the files
  * bulk-extract writes there are deleted, and any other file stays where it is, named in a warning.
  */
 export async function removeOwnedTree(store: OutputStore, dir: string, logger: Logger): Promise<void> {

@@ -5,11 +5,12 @@ import { posix } from 'node:path';
  * run, m-of-n, sequence number), so a resumed run writes the same names again:
  *
  *   <out>/<stream>/part=<m>-of-<n>/<seq:06>.<ext>                  mode: full
- *   <out>/<stream>/run=<run>/part=<m>-of-<n>/<seq:06>.<ext>        mode: incremental, snapshot
- *   <out>/<stream>/run=<run>/_manifest.json  .../_SUCCESS          a completed run
+ *   <out>/<stream>/run=<id>/part=<m>-of-<n>/<seq:06>.<ext>         mode: incremental (a window), snapshot
+ *   <out>/<stream>/run=<id>/_manifest.json  .../_SUCCESS           a completed window or snapshot
  *   <out>/<stream>/_LATEST                                         snapshot: the newest completed run
  *   <out>/_checkpoint.json  <out>/_manifest.json  <out>/_SUCCESS  <out>/.lock
- *   <out>/_runs/<time>[.shard-<i>-of-<k>].json                    every run's record (run-records.ts)
+ *   <out>/_runs/<time>[.worker-<i>-of-<k>].json                   every run's record (run-records.ts)
+ *   <out>/_workers/...                                             a job split among workers (workers/)
  *
  * Stream names start with a letter or digit, so no stream folder is ever one of the `_` names.
  */
@@ -37,10 +38,10 @@ const RUN = String.raw`run=\d{8}T\d{6}\.\d{3}Z`;
 const PART = String.raw`part=\d+-of-\d+`;
 const SHARD = String.raw`\d{6,}\.(?:parquet(?:\.spill)?|ndjson|ndjson\.gz)`;
 const TEMP = String.raw`(?:\.inprogress)?`;
-/** The keys bulk-extract writes below a stream's folder, and below `_shards/` (see workers.ts). */
+/** The keys bulk-extract writes below a stream's folder, and below `_workers/` (`_shards/` before: workers/). */
 const OWNED = new RegExp(
   `^(?:${STREAM}/(?:(?:${RUN}/)?${PART}/${SHARD}|${RUN}/(?:_manifest\\.json|_SUCCESS)|_LATEST)` +
-  String.raw`|_shards/[0-9a-f]{16}/shard-\d+-of-\d+\.(?:checkpoint|manifest)\.json)${TEMP}$`,
+  String.raw`|(?:_workers/[0-9a-f]{16}/worker|_shards/[0-9a-f]{16}/shard)-\d+-of-\d+\.(?:checkpoint|manifest)\.json)${TEMP}$`,
 );
 
 /**

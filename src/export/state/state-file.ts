@@ -3,7 +3,7 @@ import { CheckpointError } from '../../errors.js';
 import type { OutputStore } from '../../output/store.js';
 
 /**
- * The one way a state file of an output (checkpoint, manifest, a run's manifest, a sharded run's
+ * The one way a state file of an output (checkpoint, manifest, a run's manifest, a split job's
  * plan, a worker's files) is read: its text parsed as JSON and checked against its schema.
  * Any failure is a CheckpointError that names the file, what it should be and what is wrong.
  */

@@ -2,20 +2,20 @@
  * Sharing one job among K worker processes: the workers' agreement, each worker's files, and
  * merging them back into the output's own.
  */
-export { holdWorkers, readWorkersProgress, type WorkersOptions } from './merge-workers.js';
 export {
-  newSharedRun,
+  newAgreement,
+  OLDER_WORKERS_PLACE,
   pairsOf,
   pairsOfWorker,
-  readSharedRun,
-  readWorker,
-  resolveWorker,
-  SHARED_RUN_KEY,
-  type SharedRun,
+  readAgreement,
+  type WorkersAgreement,
   workerKeys,
   workerLockKey,
-  workerName,
-  WORKERS_DIR,
-  type WorkerSpec,
-  writeSharedRun,
-} from './workers.js';
+  WORKERS_PLACE,
+  type WorkersPlace,
+  workersPlace,
+  writeAgreement,
+} from './agreement.js';
+export { holdWorkers, readWorkersProgress, type WorkersOptions } from './merge-workers.js';
+export { readWorker } from './worker-files.js';
+export { MAX_WORKERS, resolveWorker, type WorkerSpec } from './worker-spec.js';

@@ -3,21 +3,12 @@ import { LockedError } from '../../output/folder-lock.js';
 import type { OutputStore } from '../../output/store.js';
 import { type Checkpoint, isComplete, type Manifest, MANIFEST_FILE, pairKey, reconcile, removeOwnedTree, sealRun, SUCCESS_FILE } from '../state/index.js';
 import { assertShardsPresent, readManifest } from '../check/index.js';
-import {
-  pairsOf,
-  readSharedRun,
-  readWorker,
-  SHARED_RUN_KEY,
-  type SharedRun,
-  WORKERS_DIR,
-  workerComplete,
-  workerLockKey,
-  type WorkerRecords,
-} from './workers.js';
+import { pairsOf, readAgreement, type WorkersAgreement, workerLockKey, workersPlace } from './agreement.js';
+import { readWorker, workerComplete, type WorkerRecords } from './worker-files.js';
 
 /**
- * The workers of a sharded run, merged: each worker's checkpoint and manifest into one, in memory
- * (to decide) or into the output's own files (`absorb`, which ends the sharded run).
+ * The workers of a split job, merged: each worker's checkpoint and manifest into one, in memory
+ * (to decide) or into the output's own files (`absorb`, which ends the split job).
  */
 
 export interface WorkersOptions {
@@ -30,39 +21,39 @@ export interface WorkersOptions {
   keepOf: (stream: string) => number | undefined;
 }
 
-/** A sharded run whose workers' locks this process holds, merged in memory: nothing is written yet. */
+/** A split job whose workers' locks this process holds, merged in memory: nothing is written yet. */
 export interface HeldWorkers {
   state: 'held';
-  plan: SharedRun;
+  agreement: WorkersAgreement;
   checkpoint: Checkpoint;
   manifest: Manifest;
   complete: boolean;
   /** Workers with partitions left. */
   incomplete: number[];
-  /** Writes the merge into the folder and ends the sharded run (see absorbWorkers). */
+  /** Writes the merge into the folder and ends the split job (see absorbWorkers). */
   absorb(): Promise<void>;
   release(): Promise<void>;
 }
 
 /**
- * Takes every worker's lock of the folder's sharded run, so that nothing is merged while a worker
+ * Takes every worker's lock of the folder's split job, so that nothing is merged while a worker
  * runs, and merges the workers' checkpoints and manifests in memory. Refuses (throws) when a worker
  * counts files that are not there. The caller holds the output folder's lock.
  */
-export async function holdWorkers(options: WorkersOptions): Promise<{ state: 'none' } | { state: 'busy'; plan: SharedRun; running: number[] } | HeldWorkers> {
+export async function holdWorkers(options: WorkersOptions): Promise<{ state: 'none' } | { state: 'busy'; agreement: WorkersAgreement; running: number[] } | HeldWorkers> {
   const { store, logger, now } = options;
-  const plan = await readSharedRun(store);
-  if (plan === undefined) return { state: 'none' };
+  const agreement = await readAgreement(store, await workersPlace(store));
+  if (agreement === undefined) return { state: 'none' };
   const releases: (() => Promise<void>)[] = [];
   const release = async () => {
     for (const done of releases.splice(0)) await done();
   };
   try {
     const running: number[] = [];
-    for (let index = 0; index < plan.count; index++) {
+    for (let index = 0; index < agreement.count; index++) {
       try {
-        const what = `shard ${index}/${plan.count} of ${store.location}`;
-        releases.push(await store.lock(workerLockKey({ index, count: plan.count }), what));
+        const what = `worker ${index}/${agreement.count} of ${store.location}`;
+        releases.push(await store.lock(workerLockKey(agreement.place, { index, count: agreement.count }), what));
       } catch (error) {
         if (!(error instanceof LockedError)) throw error;
         running.push(index);
@@ -70,28 +61,28 @@ export async function holdWorkers(options: WorkersOptions): Promise<{ state: 'no
     }
     if (running.length > 0) {
       await release();
-      return { state: 'busy', plan, running };
+      return { state: 'busy', agreement, running };
     }
-    const root = await readManifest(store, plan.checkpoint.baseUrl, logger);
+    const root = await readManifest(store, agreement.checkpoint.baseUrl, logger);
     const workers = [];
-    for (let index = 0; index < plan.count; index++) {
-      workers.push(await readWorker({ store, plan, root, now, logger }, index));
+    for (let index = 0; index < agreement.count; index++) {
+      workers.push(await readWorker({ store, agreement, root, now, logger }, index));
     }
-    const checkpoint = mergeCheckpoints(plan, workers.map((s) => s.checkpoint), now);
-    const complete = plan.streams.every((name) => {
+    const checkpoint = mergeCheckpoints(agreement, workers.map((s) => s.checkpoint), now);
+    const complete = agreement.streams.every((name) => {
       const state = checkpoint.streams[name];
       return state !== undefined && isComplete(state);
     });
-    const manifest = mergeManifests(plan, root, workers, checkpoint, complete, now);
-    await assertShardsPresent(store, checkpoint, manifest, plan.streams);
+    const manifest = mergeManifests(agreement, root, workers, checkpoint, complete, now);
+    await assertShardsPresent(store, checkpoint, manifest, agreement.streams);
     return {
       state: 'held',
-      plan,
+      agreement,
       checkpoint,
       manifest,
       complete,
       incomplete: workers.flatMap((worker, index) => (workerComplete(worker.checkpoint) ? [] : [index])),
-      absorb: () => absorb(options, plan, checkpoint, manifest, complete),
+      absorb: () => absorb(options, agreement, checkpoint, manifest, complete),
       release,
     };
   } catch (error) {
@@ -102,7 +93,7 @@ export async function holdWorkers(options: WorkersOptions): Promise<{ state: 'no
 
 export async function absorb(
   options: WorkersOptions,
-  plan: SharedRun,
+  agreement: WorkersAgreement,
   checkpoint: Checkpoint,
   manifest: Manifest,
   complete: boolean,
@@ -112,7 +103,7 @@ export async function absorb(
   await store.putText(MANIFEST_FILE, `${JSON.stringify(manifest, null, 2)}\n`);
   await store.putText(checkpointKey, `${JSON.stringify(checkpoint, null, 2)}\n`);
   if (complete) {
-    for (const name of plan.streams) {
+    for (const name of agreement.streams) {
       const state = checkpoint.streams[name];
       if (state !== undefined) {
         const run = { stream: name, state, files: manifest.files, keep: keepOf(name) };
@@ -121,21 +112,21 @@ export async function absorb(
     }
     await store.putText(SUCCESS_FILE, '');
   }
-  // The plan goes first: without it, leftover worker files are never read again.
-  await store.remove([SHARED_RUN_KEY]);
-  await removeOwnedTree(store, `${WORKERS_DIR}/${plan.id}`, logger);
+  // The agreement goes first: without it, leftover worker files are never read again.
+  await store.remove([agreement.place.agreementKey]);
+  await removeOwnedTree(store, `${agreement.place.dir}/${agreement.id}`, logger);
   logger.info(
-    { shards: plan.count, complete, rows: Object.values(manifest.streams).reduce((sum, s) => sum + s.rows, 0) },
-    complete ? `sharded run finalized: ${plan.count} shards merged, _SUCCESS written` : 'merged the unfinished shards into the output folder\'s checkpoint',
+    { workers: agreement.count, complete, rows: Object.values(manifest.streams).reduce((sum, s) => sum + s.rows, 0) },
+    complete ? `split job finalized: ${agreement.count} workers merged, _SUCCESS written` : 'merged the unfinished workers into the output folder\'s checkpoint',
   );
 }
 
-/** A sharded run as its workers are now, merged (read only: for `status`). */
+/** A split job as its workers are now, merged (read only: for `status`). */
 export interface WorkersProgress {
-  plan: SharedRun;
+  agreement: WorkersAgreement;
   checkpoint: Checkpoint;
   manifest: Manifest;
-  shards: { index: number; started: boolean; complete: boolean }[];
+  workers: { index: number; started: boolean; complete: boolean }[];
 }
 
 export async function readWorkersProgress(
@@ -143,43 +134,43 @@ export async function readWorkersProgress(
   logger: Logger,
   now: string,
 ): Promise<WorkersProgress | undefined> {
-  const plan = await readSharedRun(store);
-  if (plan === undefined) return undefined;
-  const root = await readManifest(store, plan.checkpoint.baseUrl, logger);
+  const agreement = await readAgreement(store, await workersPlace(store));
+  if (agreement === undefined) return undefined;
+  const root = await readManifest(store, agreement.checkpoint.baseUrl, logger);
   const workers = [];
-  for (let index = 0; index < plan.count; index++) {
-    workers.push(await readWorker({ store, plan, root, now, logger }, index));
+  for (let index = 0; index < agreement.count; index++) {
+    workers.push(await readWorker({ store, agreement, root, now, logger }, index));
   }
-  const checkpoint = mergeCheckpoints(plan, workers.map((s) => s.checkpoint), now);
+  const checkpoint = mergeCheckpoints(agreement, workers.map((s) => s.checkpoint), now);
   const states = workers.map((worker, index) => ({
     index,
     started: worker.started,
     complete: workerComplete(worker.checkpoint),
   }));
-  const manifest = mergeManifests(plan, root, workers, checkpoint, states.every((state) => state.complete), now);
-  return { plan, checkpoint, manifest, shards: states };
+  const manifest = mergeManifests(agreement, root, workers, checkpoint, states.every((state) => state.complete), now);
+  return { agreement, checkpoint, manifest, workers: states };
 }
 
-function mergeCheckpoints(plan: SharedRun, workers: readonly Checkpoint[], now: string): Checkpoint {
-  const streams = structuredClone(plan.checkpoint.streams);
+function mergeCheckpoints(agreement: WorkersAgreement, workers: readonly Checkpoint[], now: string): Checkpoint {
+  const streams = structuredClone(agreement.checkpoint.streams);
   for (const worker of workers) {
     for (const [name, state] of Object.entries(worker.streams)) {
       const merged = streams[name];
       if (merged !== undefined) Object.assign(merged.parts, state.parts);
     }
   }
-  return { ...plan.checkpoint, updatedAt: now, streams };
+  return { ...agreement.checkpoint, updatedAt: now, streams };
 }
 
 function mergeManifests(
-  plan: SharedRun,
+  agreement: WorkersAgreement,
   root: Manifest,
   workers: readonly WorkerRecords[],
   checkpoint: Checkpoint,
   complete: boolean,
   now: string,
 ): Manifest {
-  const shared = new Set(pairsOf(plan).map((pair) => pairKey(pair.stream, pair.m)));
+  const shared = new Set(pairsOf(agreement).map((pair) => pairKey(pair.stream, pair.m)));
   const files = [
     ...root.files.filter((file) => !shared.has(pairKey(file.stream, file.m))),
     ...workers.flatMap((worker) => worker.manifest.files),
@@ -188,9 +179,9 @@ function mergeManifests(
   const merged: Manifest = {
     ...root,
     state: complete ? 'complete' : 'interrupted',
-    startedAt: plan.createdAt,
+    startedAt: agreement.createdAt,
     finishedAt: now,
-    durationMs: Date.parse(now) - Date.parse(plan.createdAt),
+    durationMs: Date.parse(now) - Date.parse(agreement.createdAt),
     requests: sum('requests'),
     retries: sum('retries'),
     throttled: sum('throttled'),

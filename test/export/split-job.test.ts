@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
@@ -18,21 +18,21 @@ import {
 } from '../support/resume-harness.js';
 
 /**
- * Scale-out (`run --shard I/K`): real CLI processes on one output folder. Events: 12,000 in 6
- * partitions of 2 pages (limit 1000), shards of 1000 rows; assets: 600 in 2 partitions. The 8
- * (stream, partition) pairs go round-robin to 3 shards: 0 gets events 1 and 4 and assets 1;
- * 1 gets events 2 and 5 and assets 2; 2 gets events 3 and 6.
+ * Scale-out (`run --shard I/K`): real CLI processes, the workers of one split job, on one output
+ * folder. Events: 12,000 in 6 partitions of 2 pages (limit 1000), shards of 1000 rows; assets: 600
+ * in 2 partitions. The 8 (stream, partition) pairs go round-robin to 3 workers: 0 gets events 1
+ * and 4 and assets 1; 1 gets events 2 and 5 and assets 2; 2 gets events 3 and 6.
  */
 const KEY = 'shard-key-000001';
 const STREAMS: StreamSpec[] = [
   { resource: 'events', partitions: 6, limit: 1000 },
   { resource: 'assets', partitions: 2, limit: 1000 },
 ];
-const SHARD_1 = { events: ['2/6', '5/6'], assets: ['2/2'] };
+const WORKER_1 = { events: ['2/6', '5/6'], assets: ['2/2'] };
 
 async function setup(seed: number, streams = STREAMS) {
   const sim = await newSimulator({ events: 12_000, assets: 600, seed, apiKeys: [KEY], recordRequests: true });
-  const job = newJob(sim, streams, { maxRows: 1000 }, 'shard');
+  const job = newJob(sim, streams, { maxRows: 1000 }, 'split');
   const cli = (args: string[], env: Record<string, string> = {}): Promise<Exit> =>
     runCliWith([...args, '--config', job.file], { cwd: job.dir, env: { SIM_KEY: KEY, ...env } });
   const expected: ExpectedStream[] = streams.map((s) => ({
@@ -71,23 +71,23 @@ describe.concurrent('run --shard I/K: workers sharing one output folder', () => 
     expect(pagesRead(sim)).toBe(6 * 2 + 2);
     const partitionsPerShard = exits.map((exit) => /"partitions":(\d+)/.exec(exit.stderr)?.[1]);
     expect(partitionsPerShard).toEqual(['3', '3', '2']);
-    const finalized = exits.filter((exit) => exit.stderr.includes('the sharded run is finalized'));
+    const finalized = exits.filter((exit) => exit.stderr.includes('the split job is finalized'));
     expect(finalized.length, exits.map(describeExit).join('\n')).toBeGreaterThanOrEqual(1);
 
     await expectExactOutput(job.out, expected);
-    expect(listFiles(job.out).filter((f) => f.startsWith('_shards'))).toEqual([]);
+    expect(listFiles(job.out).filter((f) => f.startsWith('_workers'))).toEqual([]);
     const verify = await runCliWith(['verify', job.out], { cwd: job.dir });
     expect(verify.code, describeExit(verify)).toBe(0);
 
     // Finalized already: the folder is a complete export, and a finalize has nothing to do.
     const again = await cli(['finalize']);
     expect(again.code, describeExit(again)).toBe(0);
-    expect(again.stderr).toContain('has no sharded run in progress');
+    expect(again.stderr).toContain('has no split job in progress');
   });
 
-  it('a worker killed mid-run: the others complete, the run waits, and its shard resumes alone', { timeout: 120_000 }, async () => {
+  it('a worker killed mid-run: the others complete, the run waits, and that worker resumes alone', { timeout: 120_000 }, async () => {
     const { sim, job, cli, expected } = await setup(12);
-    // Shard 1 is killed once its second shard file is renamed into place (its first is committed).
+    // Worker 1 is killed once its second shard file is renamed into place (its first is committed).
     const exits = await Promise.all([
       cli(['run', '--shard', '0/3']),
       cli(['run', '--shard', '1/3'], { BULK_EXTRACT_CRASH_AT: 'after-shard-rename:2' }),
@@ -96,29 +96,29 @@ describe.concurrent('run --shard I/K: workers sharing one output folder', () => 
     expect(exits[1]?.signal, describeExit(exits[1])).toBe('SIGKILL');
     for (const i of [0, 2]) {
       expect(exits[i]?.code, describeExit(exits[i]!)).toBe(0);
-      expect(exits[i]?.stderr).toMatch(new RegExp(`shard ${i}/3: complete; shards [0-9, ]+ are not`));
+      expect(exits[i]?.stderr).toMatch(new RegExp(`worker ${i}/3: complete; workers [0-9, ]+ are not`));
     }
-    // The later of the two saw the other one done: it waits for shard 1 only.
-    expect(exits.filter((exit) => exit.stderr.includes('complete; shards 1 are not'))).not.toHaveLength(0);
+    // The later of the two saw the other one done: it waits for worker 1 only.
+    expect(exits.filter((exit) => exit.stderr.includes('complete; workers 1 are not'))).not.toHaveLength(0);
     expect(existsSync(join(job.out, '_SUCCESS'))).toBe(false);
 
     const status = await cli(['status']);
     expect(status.code, describeExit(status)).toBe(0);
-    expect(status.stdout).toMatch(/sharded run in 3 shards since .*: 0 complete, 1 not complete, 2 complete/);
+    expect(status.stdout).toMatch(/split job of 3 workers since .*: 0 complete, 1 not complete, 2 complete/);
     const finalize = await cli(['finalize']);
     expect(finalize.code, describeExit(finalize)).toBe(1);
-    expect(finalize.stderr).toContain('shards 1 of 3 are not complete');
+    expect(finalize.stderr).toContain('workers 1 of 3 are not complete');
 
-    // Shard 1's own checkpoint: the partitions it has left are what its resume reads.
-    const plan = JSON.parse(readFileSync(join(job.out, '_shards', 'plan.json'), 'utf8')) as { id: string };
-    const own = readCheckpoint(job.out, join(job.out, '_shards', plan.id, 'shard-1-of-3.checkpoint.json'), 'some');
+    // Worker 1's own checkpoint: the partitions it has left are what its resume reads.
+    const agreement = JSON.parse(readFileSync(join(job.out, '_workers', 'agreement.json'), 'utf8')) as { id: string };
+    const own = readCheckpoint(job.out, join(job.out, '_workers', agreement.id, 'worker-1-of-3.checkpoint.json'), 'some');
     const left: Record<string, string[]> = {};
     for (const [name, state] of Object.entries(own.streams)) {
       const undone = Object.entries(state.parts).filter(([, part]) => !part.done);
       if (undone.length > 0) left[name] = undone.map(([m]) => `${m}/${state.partitions}`).sort();
     }
-    expect(Object.keys(own.streams.events?.parts ?? {}).map((m) => `${m}/6`)).toEqual(SHARD_1.events);
-    expect(Object.keys(own.streams.assets?.parts ?? {}).map((m) => `${m}/2`)).toEqual(SHARD_1.assets);
+    expect(Object.keys(own.streams.events?.parts ?? {}).map((m) => `${m}/6`)).toEqual(WORKER_1.events);
+    expect(Object.keys(own.streams.assets?.parts ?? {}).map((m) => `${m}/2`)).toEqual(WORKER_1.assets);
     expect(left.events?.length).toBeGreaterThan(0);
 
     const before = sim.requests().length;
@@ -126,8 +126,8 @@ describe.concurrent('run --shard I/K: workers sharing one output folder', () => 
     expect(resumed.code, describeExit(resumed)).toBe(0);
     expect(resumed.stderr).toMatch(/resuming export/);
     expect(resumed.stderr).toContain('removing a file written after the last checkpoint');
-    expect(resumed.stderr).toContain('shard 1/3: complete, and the sharded run is finalized');
-    // Only shard 1's unfinished pairs were read, and not all of their pages again.
+    expect(resumed.stderr).toContain('worker 1/3: complete, and the split job is finalized');
+    // Only worker 1's unfinished pairs were read, and not all of their pages again.
     expect(partitionsRead(sim, before)).toEqual(left);
     // A page is a shard here (limit = maxRows = 1000): the resume reads the pages not committed.
     const pagesLeft = Object.entries(own.streams).reduce(
@@ -142,22 +142,22 @@ describe.concurrent('run --shard I/K: workers sharing one output folder', () => 
     expect(verify.code, describeExit(verify)).toBe(0);
   });
 
-  it('a shard left unfinished is taken over by a run without --shard, which reads only what is left', async () => {
+  it('a worker left unfinished is taken over by a run without --shard, which reads only what is left', async () => {
     const { sim, job, cli, expected } = await setup(13);
     const first = await cli(['run', '--shard', '0/2']);
     expect(first.code, describeExit(first)).toBe(0);
-    expect(first.stderr).toContain('shard 0/2: complete; shards 1 are not');
+    expect(first.stderr).toContain('worker 0/2: complete; workers 1 are not');
     expect(pagesRead(sim)).toBe(3 * 2 + 1);
 
     const whole = await cli(['run']);
     expect(whole.code, describeExit(whole)).toBe(0);
-    expect(whole.stderr).toContain('took over the progress of a sharded run');
-    // Every page once: what shard 0 read was not read again.
+    expect(whole.stderr).toContain('took over the progress of a split job');
+    // Every page once: what worker 0 read was not read again.
     expect(pagesRead(sim)).toBe(6 * 2 + 2);
     await expectExactOutput(job.out, expected);
   });
 
-  it('mode: incremental: a sharded first run, then runs without shards go on from its watermark', async () => {
+  it('mode: incremental: a split first run, then runs without workers go on from its watermark', async () => {
     const streams: StreamSpec[] = [{ resource: 'events', mode: 'incremental', safetyLag: 0, partitions: 4, limit: 1000 }];
     const { sim, job, cli } = await setup(14, streams);
     const exits = await Promise.all([0, 1].map((i) => cli(['run', '--shards', '2'], { JOB_COMPLETION_INDEX: String(i) })));
@@ -186,7 +186,7 @@ describe.concurrent('run --shard I/K: workers sharing one output folder', () => 
 });
 
 describe.concurrent('run --shard: refused settings', () => {
-  it('--shards without JOB_COMPLETION_INDEX, a bad I/K, --fresh with a shard: exit 2 naming the problem, nothing written', async () => {
+  it('--shards without JOB_COMPLETION_INDEX, a bad I/K, --fresh with a worker: exit 2 naming the problem, nothing written', async () => {
     const { job, cli } = await setup(15);
     const cases: [string[], Record<string, string>, string][] = [
       [['run', '--shards', '4'], {}, 'JOB_COMPLETION_INDEX (set by Kubernetes in an Indexed Job), which is not set'],
@@ -208,12 +208,12 @@ describe.concurrent('run --shard: refused settings', () => {
     expect(first.code, describeExit(first)).toBe(0);
     const other = await cli(['run', '--shard', '1/2']);
     expect(other.code, describeExit(other)).toBe(2);
-    expect(other.stderr).toContain('the sharded run in progress has 3 shards, this worker was given 2');
+    expect(other.stderr).toContain('the split job in progress has 3 workers, this worker was given 2');
     const whileBusy = listFiles(job.out);
-    expect(whileBusy).toContain('_shards/plan.json');
+    expect(whileBusy).toContain('_workers/agreement.json');
   });
 
-  it('mode: snapshot in shards: each sharded run seals a snapshot when its last shard ends; _LATEST moves; keep 1 prunes', async () => {
+  it('mode: snapshot split among workers: each split job seals a snapshot when its last worker ends; _LATEST moves; keep 1 prunes', async () => {
     const streams: StreamSpec[] = [{ resource: 'assets', partitions: 2, limit: 1000, mode: 'snapshot', keep: 1 }];
     const { job, cli } = await setup(17, streams);
     const sealed = () => readdirSync(join(job.out, 'assets')).filter((name) => name.startsWith('run=')).sort();
@@ -234,5 +234,28 @@ describe.concurrent('run --shard: refused settings', () => {
     }
     const verify = await runCliWith(['verify', job.out], { cwd: job.dir });
     expect(verify.code, describeExit(verify)).toBe(0);
+  });
+
+  it('a split job an older version left under _shards/ (plan.json, shard-<i>-of-<k> files) is read and ended there', async () => {
+    const { job, cli, expected } = await setup(18);
+    const first = await cli(['run', '--shard', '0/2']);
+    expect(first.code, describeExit(first)).toBe(0);
+    // The same split job laid out as version 0.1 kept it: the formats are the same, the names are not.
+    const workers = join(job.out, '_workers');
+    const { id } = JSON.parse(readFileSync(join(workers, 'agreement.json'), 'utf8')) as { id: string };
+    mkdirSync(join(job.out, '_shards', id), { recursive: true });
+    renameSync(join(workers, 'agreement.json'), join(job.out, '_shards', 'plan.json'));
+    for (const name of readdirSync(join(workers, id))) {
+      renameSync(join(workers, id, name), join(job.out, '_shards', id, name.replace(/^worker-/, 'shard-')));
+    }
+    rmSync(workers, { recursive: true });
+
+    const status = await cli(['status']);
+    expect(status.stdout).toMatch(/split job of 2 workers since .*: 0 complete, 1 not started/);
+    const second = await cli(['run', '--shard', '1/2']);
+    expect(second.code, describeExit(second)).toBe(0);
+    expect(second.stderr).toContain('worker 1/2: complete, and the split job is finalized');
+    expect(listFiles(job.out).filter((f) => f.startsWith('_shards') || f.startsWith('_workers'))).toEqual([]);
+    await expectExactOutput(job.out, expected);
   });
 });
