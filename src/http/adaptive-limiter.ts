@@ -80,9 +80,9 @@ const LIFT_AFTER_MS = 30_000;
  * successes. A 429 for a request sent before the last decrease belongs to the same congestion event
  * and changes nothing: otherwise the burst of 429s that one overshoot causes would collapse the rate.
  *
- * A "concurrent requests" 429 naming a limit this worker did not reach on its own (the platform's
+ * A "concurrent requests" 429 naming a limit this process did not reach on its own (the platform's
  * limit is per project, e.g. 50, shared with other clients) cuts only the concurrency: the pace of
- * this worker is not what overflowed it. Such 429s also come at random (the simulator's `rate429`
+ * this process is not what overflowed it. Such 429s also come at random (the simulator's `rate429`
  * fault), and no rate survives random 429s that it cuts each time: AIMD's rate falls as 1/sqrt(p).
  *
  * The sawtooth against a token bucket of rate R and burst R (the platform's and the simulator's

@@ -21,7 +21,7 @@ import { newParquetDeps } from '../support/parquet-deps.js';
 
 /**
  * The Parquet path through a spill file: rows go to `<shard>.spill.inprogress` as Arrow IPC
- * batches, and on commit an encoder thread (real worker threads, the build's encode-worker.js)
+ * batches, and on commit an encoder thread (real worker threads, the build's encoder-thread.js)
  * turns the spill file into the Parquet file. Every file is read back with DuckDB.
  */
 

@@ -15,7 +15,7 @@ export interface CommitterOptions {
 }
 
 /**
- * Owns the checkpoint and the manifest during a run. Partition workers commit through it; it
+ * Owns the checkpoint and the manifest during a run. Partition drains commit through it; it
  * serializes their writes so each commit lands whole and in order.
  *
  * The invariant across a crash at any point: every shard the checkpoint counts is on disk and

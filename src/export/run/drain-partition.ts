@@ -22,7 +22,7 @@ export interface PartitionContext {
   /** Opens the shard `seq` of a partition, one writer per format. */
   openShard(plan: PartitionPlan, seq: number): Promise<ShardWriter[]>;
   limits: { maxRows: number; maxBytes: number };
-  /** Aborted on SIGINT/SIGTERM: the worker commits what it holds and stops. */
+  /** Aborted on SIGINT/SIGTERM: the drain commits what it holds and stops. */
   signal: AbortSignal;
   logger: Logger;
   /** Rows of a page written by the partition `plan`; throws (ReadLimitError) to stop the partition. */

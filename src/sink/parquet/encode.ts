@@ -17,7 +17,7 @@ export interface EncodeJob {
 /**
  * Encodes the Arrow batches of a spill file into one Parquet file with parquet-wasm's streaming
  * writer and hands the file's bytes to `onChunk` in order (one chunk per row group, then the
- * footer). Runs in the encoder thread (encode-worker.ts).
+ * footer). Runs in the encoder thread (encoder-thread.ts).
  *
  * parquet-wasm rules followed here: the writer pulls batches (a push source deadlocks before the
  * first batch); each wasm Table is freed once its batch is taken (the stream owns the batch); the

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { OutputError } from '../../errors.js';
 import type { EncodeJob } from './encode.js';
-import type { FromEncoder, ToEncoder } from './encode-worker.js';
+import type { FromEncoder, ToEncoder } from './encoder-thread.js';
 
 interface Pending {
   id: number;
@@ -58,31 +58,31 @@ export class EncoderPool {
   async close(): Promise<void> {
     this.closed = true;
     for (const pending of this.queue.splice(0)) pending.reject(encodeError(pending.job.spillPath, 'the encoder pool was closed'));
-    await Promise.all([...this.idle, ...this.busy.keys()].map((worker) => worker.terminate()));
+    await Promise.all([...this.idle, ...this.busy.keys()].map((thread) => thread.terminate()));
   }
 
   private dispatch(): void {
     if (this.closed) return;
     while (this.queue.length > 0) {
-      const worker = this.idle.pop() ?? (this.busy.size < this.size ? this.spawn() : undefined);
-      if (worker === undefined) return;
+      const thread = this.idle.pop() ?? (this.busy.size < this.size ? this.spawn() : undefined);
+      if (thread === undefined) return;
       const pending = this.queue.shift()!;
-      this.busy.set(worker, { ...pending, writing: Promise.resolve() });
-      worker.ref();
-      worker.postMessage({ id: pending.id, job: pending.job } satisfies ToEncoder);
+      this.busy.set(thread, { ...pending, writing: Promise.resolve() });
+      thread.ref();
+      thread.postMessage({ id: pending.id, job: pending.job } satisfies ToEncoder);
     }
   }
 
   private spawn(): Worker {
-    const worker = new Worker(workerUrl());
-    worker.on('message', (message: FromEncoder) => this.onMessage(worker, message));
-    worker.on('error', (error) => this.onExit(worker, error));
-    worker.on('exit', (code) => this.onExit(worker, new Error(`the Parquet encoder thread exited (code ${code})`)));
-    return worker;
+    const thread = new Worker(threadUrl());
+    thread.on('message', (message: FromEncoder) => this.onMessage(thread, message));
+    thread.on('error', (error) => this.onExit(thread, error));
+    thread.on('exit', (code) => this.onExit(thread, new Error(`the Parquet encoder thread exited (code ${code})`)));
+    return thread;
   }
 
-  private onMessage(worker: Worker, message: FromEncoder): void {
-    const running = this.busy.get(worker);
+  private onMessage(thread: Worker, message: FromEncoder): void {
+    const running = this.busy.get(thread);
     if (running === undefined || running.id !== message.id) return;
     if ('chunk' in message) {
       running.writing = running.writing.then(() =>
@@ -94,9 +94,9 @@ export class EncoderPool {
       );
       return;
     }
-    this.busy.delete(worker);
-    worker.unref();
-    this.idle.push(worker);
+    this.busy.delete(thread);
+    thread.unref();
+    this.idle.push(thread);
     void running.writing.then(() => {
       if (running.writeError !== undefined) running.reject(running.writeError as Error);
       else if ('error' in message) running.reject(encodeError(running.job.spillPath, message.error));
@@ -105,10 +105,10 @@ export class EncoderPool {
     this.dispatch();
   }
 
-  private onExit(worker: Worker, error: Error): void {
-    const running = this.busy.get(worker);
-    this.busy.delete(worker);
-    const at = this.idle.indexOf(worker);
+  private onExit(thread: Worker, error: Error): void {
+    const running = this.busy.get(thread);
+    this.busy.delete(thread);
+    const at = this.idle.indexOf(thread);
     if (at >= 0) this.idle.splice(at, 1);
     if (running !== undefined) {
       void running.writing.then(() => running.reject(encodeError(running.job.spillPath, error.message)));
@@ -125,14 +125,14 @@ function encodeError(spillPath: string, message: string): OutputError {
 }
 
 /**
- * The worker's script: the compiled encode-worker.js beside this module. Under vitest this module is
- * the TypeScript source, which a worker thread cannot load, so the build's copy is used (`npm test`
+ * The thread's script: the compiled encoder-thread.js beside this module. Under vitest this module is
+ * the TypeScript source, which a thread thread cannot load, so the build's copy is used (`npm test`
  * builds before it tests).
  */
-function workerUrl(): URL {
+function threadUrl(): URL {
   return import.meta.url.endsWith('.ts')
-    ? new URL('../../../dist/sink/parquet/encode-worker.js', import.meta.url)
-    : new URL('./encode-worker.js', import.meta.url);
+    ? new URL('../../../dist/sink/parquet/encoder-thread.js', import.meta.url)
+    : new URL('./encoder-thread.js', import.meta.url);
 }
 
 /** One thread on machines of up to 2 cores (the main thread needs the other), at most 4. */
