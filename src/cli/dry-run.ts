@@ -14,10 +14,10 @@ import { EXIT, exitCodeOf } from './exit-codes.js';
  */
 export async function dryRun(
   config: JobConfig,
-  run: { only: string | undefined; fresh: boolean; repair: boolean; worker: WorkerSpec | undefined },
+  options: { only: string | undefined; fresh: boolean; repair: boolean; worker: WorkerSpec | undefined },
   logger: Logger,
 ): Promise<number> {
-  const inspection = await inspectRun(config, run, logger, new Date().toISOString());
+  const inspection = await inspectRun(config, options, logger, new Date().toISOString());
   const client = createPlatformClient(config.source, { configFile: config.file, logger });
   try {
     const status = await authStatus(client, config.source.auth);
@@ -51,7 +51,7 @@ export async function dryRun(
       const chains = worker.chains.map((c) => `${c.stream} ${c.partitions.join(',')}`).join('; ') || 'none: more workers than chains';
       lines.push(`worker ${worker.index}/${worker.count}: ${worker.mine} of ${worker.total} cursor chains (${chains}); ${inFlight} in this worker.`);
     }
-    if (run.repair) {
+    if (options.repair) {
       const damaged = [...inspection.damaged].map(([pair, problems]) => `\n  ${pair}: ${problems.join('; ')}`).join('');
       lines.push(damaged === '' ? 'repair      every shard matches the manifest; nothing to repair' : `repair      would read again:${damaged}`);
     }

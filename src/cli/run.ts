@@ -156,8 +156,8 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
   const logger = createLogger(values['log-level'], line !== undefined, line, config.redactor);
   known.logger = logger;
   if (values['dry-run']) {
-    const plan = { only: values.stream, fresh: values.fresh, repair: values.repair, worker };
-    return { code: await dryRun(config, plan, logger) };
+    const options = { only: values.stream, fresh: values.fresh, repair: values.repair, worker };
+    return { code: await dryRun(config, options, logger) };
   }
 
   known.metrics = await openMetrics(config, logger, values.stream, worker);

@@ -65,11 +65,11 @@ export interface RunInspection {
  */
 export async function inspectRun(
   config: JobConfig,
-  run: { only: string | undefined; fresh: boolean; repair: boolean; worker?: WorkerSpec | undefined },
+  options: { only: string | undefined; fresh: boolean; repair: boolean; worker?: WorkerSpec | undefined },
   logger: Logger,
   now: string,
 ): Promise<RunInspection> {
-  const { only, fresh, repair, worker } = run;
+  const { only, fresh, repair, worker } = options;
   const streams = planStreams(config.streams, config.output.formats, only);
   const refusals: BulkExtractError[] = [];
   const { store, checkpointKey } = await openOutput(config, logger);

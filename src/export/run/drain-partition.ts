@@ -36,7 +36,7 @@ export type PartitionOutcome = 'done' | 'skipped' | 'interrupted';
  * at the end of the chain, or on interruption; it is committed data first (files fsynced and
  * renamed), checkpoint last, so the checkpointed cursor never runs ahead of the rows on disk.
  */
-export async function exportPartition(ctx: PartitionContext, plan: PartitionPlan): Promise<PartitionOutcome> {
+export async function drainPartition(ctx: PartitionContext, plan: PartitionPlan): Promise<PartitionOutcome> {
   const log = ctx.logger.child({ stream: plan.stream.name, partition: `${plan.m}/${plan.n}` });
   if (ctx.committer.part(plan.stream.name, plan.m).done) return 'skipped';
   await removeLeftovers(ctx, plan);

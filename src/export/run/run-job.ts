@@ -12,7 +12,7 @@ import { type Clock, systemClock } from '../../util/clock.js';
 import { type Checkpoint, isS3Url, type Manifest, openOutput, type RunState, sentBounds, streamOf } from '../state/index.js';
 import { countStreams, type PartitionPlan, planStreams } from '../plan/index.js';
 import { finishRun } from './finish-run.js';
-import { exportPartition, type PartitionContext, type PartitionOutcome } from './drain-partition.js';
+import { drainPartition, type PartitionContext, type PartitionOutcome } from './drain-partition.js';
 import { checkReadLimit } from './read-limit.js';
 import type { IdleStream } from './prepare-output.js';
 import { RunProgress, type RunHandle } from './run-progress.js';
@@ -167,7 +167,7 @@ function drainAll(
   return Promise.allSettled(
     plans.map(async (plan): Promise<PartitionOutcome> => {
       try {
-        const outcome = await exportPartition(context, plan);
+        const outcome = await drainPartition(context, plan);
         if (outcome !== 'interrupted') progress.onPartitionDone(plan.stream.name);
         return outcome;
       } catch (error) {
