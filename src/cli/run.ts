@@ -135,19 +135,15 @@ function parseFlags(argv: string[]) {
 /** A run to its end: its exit code, and its summary (none for a dry run). */
 async function run(values: Flags, known: Known): Promise<{ code: number; report?: JsonReport }> {
   if (values.config === undefined) throw new UsageError(`--config FILE is required.\n\n${RUN_USAGE}`);
-  const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
-  if (concurrency !== undefined && !Number.isInteger(concurrency)) {
-    throw new UsageError(`--concurrency expects an integer, got '${values.concurrency}'.`);
-  }
-  const port = values['metrics-port'] === undefined ? undefined : Number(values['metrics-port']);
-  if (port !== undefined && !Number.isInteger(port)) {
-    throw new UsageError(`--metrics-port expects a port number, got '${values['metrics-port']}'.`);
-  }
   const config = loadConfig(values.config, process.env, {
     out: values.out,
-    concurrency,
+    concurrency: integerFlag(values.concurrency, '--concurrency', 'an integer'),
     formats: values.formats?.split(',').map((f) => f.trim()),
-    metrics: { textfile: values['metrics-textfile'], pushgateway: values['metrics-push'], port },
+    metrics: {
+      textfile: values['metrics-textfile'],
+      pushgateway: values['metrics-push'],
+      port: integerFlag(values['metrics-port'], '--metrics-port', 'a port number'),
+    },
   });
   known.config = config;
   const worker = resolveWorker({ shard: values.shard, shards: values.shards }, process.env);
@@ -161,17 +157,7 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
   }
 
   known.metrics = await openMetrics(config, logger, values.stream, worker);
-  const controller = new AbortController();
-  const stop = (signal: NodeJS.Signals) => {
-    if (controller.signal.aborted) {
-      logger.warn({ signal }, 'second signal: exiting now; the next run resumes from the last checkpoint');
-      process.exit(EXIT.INTERRUPTED);
-    }
-    logger.warn({ signal }, 'stopping: committing what is complete (send the signal again to exit at once)');
-    controller.abort();
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  const signals = stopOnSignals(logger);
   let stopProgress = () => {};
   try {
     const result = await runJob({
@@ -181,7 +167,7 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
       stream: values.stream,
       worker,
       logger,
-      signal: controller.signal,
+      signal: signals.signal,
       onStart: (handle) => {
         stopProgress = startProgress(handle, logger, line);
         known.metrics?.attach(handle);
@@ -198,9 +184,41 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
     return { code, report: jsonReport(result, code, destinationOf(config), verified) };
   } finally {
     stopProgress();
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
+    signals.remove();
   }
+}
+
+/** A flag's whole number; undefined when the flag is not given. */
+function integerFlag(value: string | undefined, flag: string, what: string): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number)) throw new UsageError(`${flag} expects ${what}, got '${value}'.`);
+  return number;
+}
+
+/**
+ * SIGINT and SIGTERM abort the returned signal: the run commits what is complete and stops. A
+ * second signal exits at once (the next run resumes from the last checkpoint).
+ */
+function stopOnSignals(logger: Logger): { signal: AbortSignal; remove: () => void } {
+  const controller = new AbortController();
+  const stop = (signal: NodeJS.Signals) => {
+    if (controller.signal.aborted) {
+      logger.warn({ signal }, 'second signal: exiting now; the next run resumes from the last checkpoint');
+      process.exit(EXIT.INTERRUPTED);
+    }
+    logger.warn({ signal }, 'stopping: committing what is complete (send the signal again to exit at once)');
+    controller.abort();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  return {
+    signal: controller.signal,
+    remove: () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    },
+  };
 }
 
 /**
