@@ -1,38 +1,31 @@
 import { readFile, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
-import { BulkExtractError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { cannotWrite } from './folder-access.js';
 import {
-  lockOwnerSchema,
+  heldOwnerSchema,
   lockSettings,
   parseLockOwner,
+  runsHere,
+  shownOwner,
   STALE_AFTER_MS,
+  takeLock,
+  thisOwner,
+  type HeldOwner,
   type LockOptions,
-  type LockOwner,
+  type LockSpot,
   type LockState,
-} from './store.js';
+} from './lock.js';
 
-export type { LockOptions };
-
-/** Another live run holds the output folder (or the worker's share of it). */
-export class LockedError extends BulkExtractError {
-  readonly code = 'E_LOCKED';
-}
-
-/** Locks this process holds (absolute paths). */
-const held = new Set<string>();
+export { LockedError } from './lock.js';
 
 /**
- * Keeps two runs off one output folder (or one worker's share of it): the lock file is created exclusively and holds
- * the owner's pid and host; the owner touches it every `heartbeatMs`.
+ * Keeps two runs off one output folder (or one worker's share of it): the lock file is created
+ * exclusively and holds the owner's pid, host and process; the owner touches it every
+ * `heartbeatMs`, so its modification time tells other hosts it is alive (lock.ts: takeLock).
  *
- * An owner on this host is gone when its pid is not running. An owner on another host (a pod of
- * a Kubernetes Job that was killed and is retried on another node, sharing the volume) cannot be
- * asked: its lock is gone once its modification time stays unchanged for `staleAfterMs` of this
- * host's clock, so the hosts' clocks need not agree. A lock seen alive is waited for up to
- * `patienceMs`, then refused with LockedError.
+ * An owner on this host whose live pid stopped touching its lock for `staleAfterMs` is gone too:
+ * its pid was reused.
  */
 export async function acquireLock(
   path: string,
@@ -40,80 +33,46 @@ export async function acquireLock(
   logger: Logger,
   options: LockOptions = {},
 ): Promise<() => Promise<void>> {
-  const { patienceMs, heartbeatMs, staleAfterMs, sleep, now } = lockSettings(options);
-  const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString() };
-  const deadline = now() + patienceMs;
-  /** A lock of another host being watched: its mtime, and since when (local clock) it is unchanged. */
-  let watched: { mtimeMs: number; since: number } | undefined;
-  let seenAlive = false;
-  for (;;) {
-    try {
-      await writeFile(path, JSON.stringify(me), { flag: 'wx' });
-      return holdLock(resolve(path), heartbeatMs);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') throw cannotWrite(path, error);
-      if (code !== 'EEXIST') throw error;
-    }
-    const [owner, mtimeMs] = await Promise.all([readOwner(path), mtimeOf(path)]);
-    if (mtimeMs === undefined) continue; // released in between
-    let stale: boolean;
-    if (owner !== undefined && owner.host === me.host) {
-      // This host's clock wrote the mtime, so its age can be read directly. A retried pod of an
-      // Indexed Job has the host name, and often the pid, of the pod that died: a lock not held
-      // in this process yet carrying its pid, or whose heartbeat stopped, is that pod's.
-      const heldHere = held.has(resolve(path));
-      stale =
-        !heldHere &&
-        (!isAlive(owner.pid) || owner.pid === process.pid || Date.now() - mtimeMs >= staleAfterMs);
-      seenAlive = !stale;
-    } else if (watched === undefined) {
-      watched = { mtimeMs, since: now() };
-      logger.info(
-        { path, owner, staleAfterMs },
-        `${what} is locked by a run on another host: waiting up to ${Math.round(staleAfterMs / 1000)} s to see whether it is alive`,
-      );
-      await sleep(Math.min(heartbeatMs, staleAfterMs));
-      continue;
-    } else if (watched.mtimeMs !== mtimeMs) {
-      // Touched since the last look: its owner is alive.
-      watched = { mtimeMs, since: now() };
-      seenAlive = true;
-      stale = false;
-    } else {
-      stale = now() - watched.since >= staleAfterMs;
-    }
-    if (stale) {
-      logger.warn({ path, owner }, `removing a stale lock on ${what} left by a run that is no longer alive`);
-      await unlink(path).catch(() => undefined);
-      watched = undefined;
-      continue;
-    }
-    if (seenAlive && now() >= deadline) {
-      const who =
-        owner === undefined
-          ? 'another bulk-extract run'
-          : `another bulk-extract run (pid ${owner.pid} on ${owner.host}, since ${owner.startedAt})`;
-      throw new LockedError(
-        `${what} is in use by ${who}. Wait for it to finish, or give this run another output.dir. If that run is gone, delete ${path}.`,
-      );
-    }
-    await sleep(seenAlive ? Math.min(250, deadline - now()) : Math.min(heartbeatMs, staleAfterMs));
-  }
+  const me = thisOwner();
+  await takeLock(lockFile(path, JSON.stringify(me)), what, logger, options);
+  return holdLock(path, lockSettings(options).heartbeatMs);
+}
+
+/** The lock file at `path` as takeLock sees it; `content` is what creating it writes. */
+function lockFile(path: string, content: string): LockSpot {
+  return {
+    fields: { path },
+    deleteHint: path,
+    async create() {
+      try {
+        await writeFile(path, content, { flag: 'wx' });
+        return true;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') throw cannotWrite(path, error);
+        if (code !== 'EEXIST') throw error;
+        return false;
+      }
+    },
+    async look() {
+      const [owner, mtimeMs] = await Promise.all([readOwner(path), mtimeOf(path)]);
+      // This host's clock wrote the mtime, so its age can be read directly.
+      return mtimeMs === undefined ? undefined : { owner, mark: mtimeMs, ageMs: Date.now() - mtimeMs };
+    },
+    remove: () => unlink(path).catch(() => undefined),
+  };
 }
 
 export async function inspectLock(path: string, staleAfterMs = STALE_AFTER_MS): Promise<LockState> {
   const [owner, mtimeMs] = await Promise.all([readOwner(path), mtimeOf(path)]);
   if (mtimeMs === undefined) return { state: 'free' };
   const ageMs = Math.max(0, Date.now() - mtimeMs);
-  const sameHost = owner?.host === hostname();
-  const running = owner !== undefined && isAlive(owner.pid) && owner.pid !== process.pid;
-  return { state: 'held', owner, alive: ageMs < staleAfterMs && (!sameHost || running) };
+  const sameHost = owner !== undefined && owner.host === hostname();
+  return { state: 'held', owner: shownOwner(owner), alive: ageMs < staleAfterMs && (!sameHost || runsHere(owner)) };
 }
 
 /** Touches the lock every `heartbeatMs` until released; the release deletes it. */
 function holdLock(path: string, heartbeatMs: number): () => Promise<void> {
-  held.add(path);
   const timer = setInterval(() => {
     const at = new Date();
     utimes(path, at, at).catch(() => undefined);
@@ -121,13 +80,12 @@ function holdLock(path: string, heartbeatMs: number): () => Promise<void> {
   timer.unref();
   return async () => {
     clearInterval(timer);
-    held.delete(path);
     await unlink(path).catch(() => undefined);
   };
 }
 
-async function readOwner(path: string): Promise<LockOwner | undefined> {
-  return parseLockOwner(await readFile(path, 'utf8').catch(() => undefined), lockOwnerSchema);
+async function readOwner(path: string): Promise<HeldOwner | undefined> {
+  return parseLockOwner(await readFile(path, 'utf8').catch(() => undefined), heldOwnerSchema);
 }
 
 async function mtimeOf(path: string): Promise<number | undefined> {
@@ -135,15 +93,5 @@ async function mtimeOf(path: string): Promise<number | undefined> {
     return (await stat(path)).mtimeMs;
   } catch {
     return undefined;
-  }
-}
-
-/** Whether a process of this host runs (EPERM: it runs, as another user). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

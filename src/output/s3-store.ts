@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ConfigError } from '../errors.js';
-import { isAlive } from './folder-lock.js';
+import { isAlive } from './lock.js';
 import { acquireS3Lock, s3LockState } from './s3-lock.js';
 import { createS3Objects, type S3StoreOptions as ObjectOptions } from './s3-objects.js';
 import type { OutputStore } from './store.js';

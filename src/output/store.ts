@@ -1,5 +1,6 @@
-import { setTimeout as sleepFor } from 'node:timers/promises';
-import { z } from 'zod';
+import type { LockOptions, LockState } from './lock.js';
+
+export type { LockOptions, LockOwner, LockState } from './lock.js';
 
 /**
  * Where an export's output lives: a local folder (local-store.ts) or a bucket prefix of object
@@ -73,65 +74,3 @@ export interface LocalCopy {
   path: string;
   release(): Promise<void>;
 }
-
-export interface LockOptions {
-  /** How long to wait for a live owner to let go (0: fail at once). */
-  patienceMs?: number;
-  /** The owner touches the lock this often, so that runs on other hosts can see it is alive. */
-  heartbeatMs?: number;
-  /** An owner on another host whose lock was not touched for this long is gone. */
-  staleAfterMs?: number;
-  /** Tests replace the waiting. */
-  sleep?: (ms: number) => Promise<void>;
-  /** Tests replace the clock that times the waiting (durations only, never times of two hosts). */
-  now?: () => number;
-}
-
-const HEARTBEAT_MS = 10_000;
-export const STALE_AFTER_MS = 60_000;
-
-/** Lock options with their defaults filled in: a heartbeat every 10 s, gone after 60 s without one. */
-export function lockSettings(options: LockOptions): Required<LockOptions> {
-  return {
-    patienceMs: options.patienceMs ?? 0,
-    heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS,
-    staleAfterMs: options.staleAfterMs ?? STALE_AFTER_MS,
-    sleep: options.sleep ?? ((ms: number) => sleepFor(ms)),
-    now: options.now ?? Date.now,
-  };
-}
-
-/** What a lock file says of its owner. */
-export const lockOwnerSchema = z.object({
-  pid: z.number(),
-  host: z.string(),
-  startedAt: z.unknown().transform(String),
-});
-
-/** Who holds a lock. */
-export type LockOwner = z.infer<typeof lockOwnerSchema>;
-
-/**
- * The owner a lock file names, or undefined when it names none (a damaged or foreign file): such a
- * lock still holds, and is taken over only once stale.
- */
-export function parseLockOwner<T extends z.ZodType>(text: string | undefined, schema: T): z.infer<T> | undefined {
-  if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const parsed = schema.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
-}
-
-export type LockState =
-  | { state: 'free' } |
-  {
-    state: 'held';
-    owner: LockOwner | undefined;
-    /** Whether its owner looks alive: this host, its process runs; another host, it was touched lately. */
-    alive: boolean;
-  };

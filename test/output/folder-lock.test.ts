@@ -4,7 +4,8 @@ import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync }
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { acquireLock, LockedError, type LockOptions } from '../../src/output/folder-lock.js';
+import { acquireLock, inspectLock } from '../../src/output/folder-lock.js';
+import { LockedError, type LockOptions } from '../../src/output/lock.js';
 import { captureLogger } from '../support/log-capture.js';
 import { tempDir } from '../support/resume-harness.js';
 
@@ -180,5 +181,17 @@ describe('acquireLock', () => {
     expect(time.elapsed()).toBeLessThan(120_000);
     expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ pid: process.pid });
     await release();
+  });
+});
+
+describe('inspectLock', () => {
+  it('a lock this process holds is alive; one naming this host and pid but another process is a dead container\'s', async () => {
+    const path = join(tempDir('lock-'), '.lock');
+    const release = await acquireLock(path, 'the folder', captureLogger().logger);
+    expect(await inspectLock(path)).toEqual({ state: 'held', owner: expect.objectContaining({ pid: process.pid }), alive: true });
+    await release();
+    expect(await inspectLock(path)).toEqual({ state: 'free' });
+    const gone = lockFile({ pid: process.pid, host: hostname(), startedAt: 'x', process: 'another' });
+    expect(await inspectLock(gone)).toEqual({ state: 'held', owner: { pid: process.pid, host: hostname(), startedAt: 'x' }, alive: false });
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../src/log.js';
-import { LockedError } from '../../src/output/folder-lock.js';
+import { LockedError } from '../../src/output/lock.js';
 import { createS3Objects } from '../../src/output/s3-objects.js';
 import { createS3Store } from '../../src/output/s3-store.js';
 import { S3RVER_CREDENTIALS, startS3Server } from '../support/s3-server.js';
