@@ -67,6 +67,7 @@ export function loadConfig(
   const { value: resolved, problems, sensitive } = interpolate(parsed, { env, baseDir: dirname(file) });
   const redactor = new Redactor(sensitive);
   applyOverrides(resolved as Record<string, unknown>, overrides);
+  regionFromEnvironment(resolved as Record<string, unknown>, env);
   const result = jobSchema.safeParse(resolved);
   if (result.success && problems.length === 0) return { ...result.data, file, redactor };
   const issues = result.success ? [] : describeZodIssues(result.error, resolved, closestKnownKey(resolved));
@@ -79,6 +80,23 @@ function closestKnownKey(resolved: unknown) {
     const known = knownKeysAt(jobSchema, resolved, path);
     return suggestKey(key, [...known, ...known.filter((k) => SECRET_KEYS.has(k)).map((k) => `${k}File`)]);
   };
+}
+
+/**
+ * An s3:// output without output.s3.region takes AWS_REGION of the environment the job is read
+ * with, so the store is handed its region instead of reading the environment itself.
+ */
+function regionFromEnvironment(job: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): void {
+  const region = env.AWS_REGION;
+  const output = job.output;
+  if (region === undefined || region === '' || !isMapping(output)) return;
+  if (typeof output.dir !== 'string' || !output.dir.startsWith('s3://')) return;
+  if (output.s3 === undefined) output.s3 = { region };
+  else if (isMapping(output.s3) && output.s3.region === undefined) output.s3.region = region;
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function applyOverrides(job: Record<string, unknown>, overrides: ConfigOverrides): void {

@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, type Dirent } from 'node:fs';
 import { mkdir, readdir, readFile, rmdir, stat, unlink } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { CheckpointError, ConfigError, OutputError } from '../errors.js';
@@ -8,7 +8,7 @@ import { ifFound } from '../util/if-found.js';
 import { realFolder } from '../util/real-folder.js';
 import { assertWritable } from './folder-access.js';
 import { acquireLock, inspectLock } from './folder-lock.js';
-import type { LockOptions, OutputStore } from './store.js';
+import type { LocalCopy, OutputStore } from './store.js';
 
 /**
  * An output folder. Shard files are written in place by their writers (temp file, fsync, rename),
@@ -23,111 +23,66 @@ import type { LockOptions, OutputStore } from './store.js';
  * link found there refuses the operation with LinkInOutputError. The folder itself may be a link.
  */
 export function createLocalStore(dir: string, logger: Logger): OutputStore {
-  const root = resolve(dir);
-  const path = (key: string) => join(root, ...key.split('/'));
-  const keyOf = (file: string) => relative(root, file).split(sep).join('/');
+  const at = folderAt(dir);
+  const { root, path } = at;
   /** Set when `prepare` made the folder: a run that then writes nothing (refused) leaves none behind. */
   let created = false;
-
   return {
     location: root,
-
     localPath: path,
-
     where: path,
-
     publishFile: () => Promise.resolve(),
-
     async putText(key, text) {
       await realFolder(root, parentKey(key), true);
       await writeFileAtomic(path(key), text);
     },
-
-    async getText(key) {
-      try {
-        return await readFile(path(key), 'utf8');
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-        throw new CheckpointError(`Cannot read ${path(key)} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, {
-          cause: error,
-        });
-      }
-    },
-
-    async size(key) {
+    getText: (key) => readText(path(key)),
+    size: async (key) => {
       const info = await ifFound(stat(path(key)), path(key));
       return info?.isFile() === true ? info.size : undefined;
     },
-
-    async list(prefix) {
-      // The folder the prefix is in; its keys are then kept when they start with the prefix.
-      const folder = parentKey(prefix);
-      if (!(await realFolder(root, folder, false))) return [];
-      const found = await walk(folder === '' ? root : path(folder), keyOf);
-      return found.keys.filter((key) => key.startsWith(prefix)).sort();
+    keys: (prefix) => keysUnder(at, prefix),
+    list: async (prefix) => {
+      const keys: string[] = [];
+      for await (const key of keysUnder(at, prefix)) keys.push(key);
+      return keys.sort();
     },
-
-    async remove(keys) {
-      const checked = new Set<string>();
-      for (const key of keys) {
-        const folder = parentKey(key);
-        if (!checked.has(folder) && !(await realFolder(root, folder, false))) continue;
-        checked.add(folder);
-        await removeOrFail(path(key));
-      }
-    },
-
-    async removeTree(folder, owned) {
-      if (!(await realFolder(root, folder, false))) return [];
-      const found = await walk(path(folder), keyOf);
-      const mine = found.keys.filter(owned);
-      for (const key of mine) await removeOrFail(path(key));
-      // Folders left empty go too, deepest first; a folder holding anything else stays.
-      for (const dir of [...found.folders].reverse()) await rmdir(dir).catch(() => undefined);
-      return found.keys.filter((key) => !owned(key)).sort();
-    },
-
-    read(key) {
-      return new Promise((resolveStream, reject) => {
-        const stream = createReadStream(path(key));
-        stream.once('open', () => resolveStream(stream));
-        stream.once('error', (error) => reject(outputError('Reading', path(key), error)));
-      });
-    },
-
-    async localCopy(key) {
-      const file = path(key);
-      const info = (await realFolder(root, parentKey(key), false)) ? await ifFound(stat(file), file) : undefined;
-      if (info?.isFile() !== true) throw new OutputError(`${file} does not exist.`);
-      return { path: file, release: () => Promise.resolve() };
-    },
-
-    async lock(key, what, options?: LockOptions) {
+    remove: (keys) => removeKeys(at, keys),
+    removeTree: (folder, owned) => removeTree(at, folder, owned),
+    read: (key) => openRead(path(key)),
+    localCopy: (key) => fileOf(at, key),
+    async lock(key, what, options) {
       await realFolder(root, parentKey(key), true);
       return acquireLock(path(key), what, logger, options);
     },
-
     lockState: (key) => inspectLock(path(key)),
-
     async checkWritable(dirs, files) {
       // A link on the way to any of them is refused first: nothing is written through it.
-      for (const dir of new Set([...dirs, ...files.map(parentKey)])) await realFolder(root, dir, false);
+      for (const folder of new Set([...dirs, ...files.map(parentKey)])) await realFolder(root, folder, false);
       await assertWritable(dirs.map(path), files.map(path));
     },
-
     async prepare() {
-      try {
-        created = (await mkdir(root, { recursive: true })) !== undefined;
-      } catch (error) {
-        throw new ConfigError(`output.dir: cannot create ${root} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, {
-          cause: error,
-        });
-      }
+      created = await createFolder(root);
     },
-
     async close() {
       if (created) await rmdir(root).catch(() => undefined);
     },
+  };
+}
+
+/** An output folder: its absolute path, and the way between keys and files. */
+interface Folder {
+  root: string;
+  path: (key: string) => string;
+  keyOf: (file: string) => string;
+}
+
+function folderAt(dir: string): Folder {
+  const root = resolve(dir);
+  return {
+    root,
+    path: (key) => join(root, ...key.split('/')),
+    keyOf: (file) => relative(root, file).split(sep).join('/'),
   };
 }
 
@@ -136,24 +91,104 @@ function parentKey(key: string): string {
   return key.slice(0, Math.max(0, key.lastIndexOf('/')));
 }
 
-/**
- * The files under `folder` as keys, and its folders (itself first, parents before children). A
- * symbolic link is listed as a file, never followed.
- */
-async function walk(folder: string, keyOf: (file: string) => string): Promise<{ keys: string[]; folders: string[] }> {
-  const found = { keys: [] as string[], folders: [] as string[] };
-  const visit = async (at: string): Promise<void> => {
-    const entries = await ifFound(readdir(at, { withFileTypes: true }), at);
-    if (entries === undefined) return;
-    found.folders.push(at);
-    for (const entry of entries) {
-      const path = join(at, entry.name);
-      if (entry.isDirectory()) await visit(path);
-      else found.keys.push(keyOf(path));
-    }
+async function readText(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new CheckpointError(`Cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, {
+      cause: error,
+    });
+  }
+}
+
+function openRead(file: string): Promise<NodeJS.ReadableStream> {
+  return new Promise((resolveStream, reject) => {
+    const stream = createReadStream(file);
+    stream.once('open', () => resolveStream(stream));
+    stream.once('error', (error) => reject(outputError('Reading', file, error)));
+  });
+}
+
+/** The file of `key` itself: a folder needs no copy. */
+async function fileOf(at: Folder, key: string): Promise<LocalCopy> {
+  const file = at.path(key);
+  const info = (await realFolder(at.root, parentKey(key), false)) ? await ifFound(stat(file), file) : undefined;
+  if (info?.isFile() !== true) throw new OutputError(`${file} does not exist.`);
+  return { path: file, release: () => Promise.resolve() };
+}
+
+/** Creates the output folder; true when it did not exist before. */
+async function createFolder(root: string): Promise<boolean> {
+  try {
+    return (await mkdir(root, { recursive: true })) !== undefined;
+  } catch (error) {
+    throw new ConfigError(`output.dir: cannot create ${root} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, {
+      cause: error,
+    });
+  }
+}
+
+/** The keys under `prefix`, walking the folder it is in; only folders that can hold such keys are entered. */
+async function* keysUnder(at: Folder, prefix: string): AsyncGenerator<string> {
+  const folder = parentKey(prefix);
+  if (!(await realFolder(at.root, folder, false))) return;
+  const mayHold = (dir: string) => {
+    const under = `${at.keyOf(dir)}/`;
+    return under.startsWith(prefix) || prefix.startsWith(under);
   };
-  await visit(folder);
-  return found;
+  for await (const file of filesUnder(folder === '' ? at.root : at.path(folder), mayHold)) {
+    const key = at.keyOf(file);
+    if (key.startsWith(prefix)) yield key;
+  }
+}
+
+/**
+ * The files under `folder` (paths), one folder at a time, in the byte order of their paths; a
+ * folder below is entered when `enter` says so. A symbolic link is a file, never followed.
+ */
+async function* filesUnder(folder: string, enter: (dir: string) => boolean): AsyncGenerator<string> {
+  const entries = await ifFound(readdir(folder, { withFileTypes: true }), folder);
+  for (const entry of (entries ?? []).sort(byPathOrder)) {
+    const path = join(folder, entry.name);
+    if (!entry.isDirectory()) yield path;
+    else if (enter(path)) yield* filesUnder(path, enter);
+  }
+}
+
+/** Entries as their paths sort: a folder's name with its '/', compared as UTF-8 bytes (as S3 orders keys). */
+function byPathOrder(a: Dirent, b: Dirent): number {
+  const name = (entry: Dirent) => Buffer.from(entry.isDirectory() ? `${entry.name}/` : entry.name);
+  return Buffer.compare(name(a), name(b));
+}
+
+async function removeKeys(at: Folder, keys: readonly string[]): Promise<void> {
+  const checked = new Set<string>();
+  for (const key of keys) {
+    const folder = parentKey(key);
+    if (!checked.has(folder) && !(await realFolder(at.root, folder, false))) continue;
+    checked.add(folder);
+    await removeOrFail(at.path(key));
+  }
+}
+
+/** Deletes the files under `folder` that `owned` says are ours, then the folders left empty; resolves to the rest. */
+async function removeTree(at: Folder, folder: string, owned: (key: string) => boolean): Promise<string[]> {
+  if (!(await realFolder(at.root, folder, false))) return [];
+  const folders = [at.path(folder)];
+  const left: string[] = [];
+  const entered = (dir: string) => {
+    folders.push(dir);
+    return true;
+  };
+  for await (const file of filesUnder(at.path(folder), entered)) {
+    const key = at.keyOf(file);
+    if (owned(key)) await removeOrFail(file);
+    else left.push(key);
+  }
+  // Folders left empty go too, deepest first; a folder holding anything else stays.
+  for (const dir of folders.reverse()) await rmdir(dir).catch(() => undefined);
+  return left.sort();
 }
 
 /** Deletes one file (a link itself, never its target); a missing one is fine. */

@@ -7,8 +7,8 @@ import { pipeline } from 'node:stream/promises';
 import { ConfigError } from '../errors.js';
 import { isAlive } from './lock.js';
 import { acquireS3Lock, s3LockState } from './s3-lock.js';
-import { createS3Objects, type S3StoreOptions as ObjectOptions } from './s3-objects.js';
-import type { OutputStore } from './store.js';
+import { createS3Objects, type S3Objects, type S3StoreOptions as ObjectOptions } from './s3-objects.js';
+import type { LocalCopy, OutputStore } from './store.js';
 
 export { S3OutputError } from './s3-errors.js';
 export { parseS3Url } from './s3-url.js';
@@ -38,49 +38,47 @@ const PROCESS_FOLDER = /^(\d+)-[0-9a-f]{8}$/;
  */
 export function createS3Store(options: S3StoreOptions): OutputStore {
   const objects = createS3Objects(options);
-  const base = resolve(options.staging ?? tmpdir());
-  const root = join(base, `bulk-extract-staging-${createHash('sha256').update(options.url).digest('hex').slice(0, 16)}`);
-  // A folder of this process's own: workers of a sharded run on one machine share the root.
-  const staging = join(root, `${process.pid}-${randomBytes(4).toString('hex')}`);
-  let prepared = false;
-  /** Where `localCopy` downloads objects: a temporary folder made on first use, removed by close. */
-  let scratch: string | undefined;
-  let copies = 0;
+  const staging = stagingFolder(options.url, options.staging);
+  const copies = scratchCopies(objects);
   return {
     ...objects,
-
-    localPath: (key) => join(staging, ...key.split('/')),
-
+    localPath: staging.path,
     async removeTree(dir, owned) {
       const keys = await objects.list(`${dir}/`);
       await objects.remove(keys.filter(owned));
       return keys.filter((key) => !owned(key));
     },
-
-    async localCopy(key) {
-      scratch ??= await mkdtemp(join(tmpdir(), 'bulk-extract-read-'));
-      // Named by a counter, never by the key: a key with '..' in it stays a key.
-      const path = join(scratch, `object-${++copies}`);
-      await pipeline(await objects.read(key), createWriteStream(path, { flags: 'wx' }));
-      return { path, release: () => rm(path, { force: true }) };
-    },
-
+    localCopy: copies.copy,
     lock: (key, what, lockOptions) => acquireS3Lock(objects, key, what, options.logger, lockOptions),
-
     lockState: (key) => s3LockState(objects, key),
-
     async checkWritable() {
       // No permission can be read off a bucket: one small object, put and deleted, proves it.
       const key = `_probe-${randomBytes(6).toString('hex')}`;
       await objects.putText(key, 'bulk-extract: a probe that the credentials can write here; deleted at once.\n');
       await objects.remove([key]);
     },
+    prepare: staging.prepare,
+    async close() {
+      await staging.close();
+      await copies.close();
+      await objects.close();
+    },
+  };
+}
 
-    async prepare() {
+/** This process's folder in the staging folder of `url`, under `base` (default: the OS temp folder). */
+function stagingFolder(url: string, base = tmpdir()) {
+  const root = join(resolve(base), `bulk-extract-staging-${createHash('sha256').update(url).digest('hex').slice(0, 16)}`);
+  // A folder of this process's own: workers of a sharded run on one machine share the root.
+  const mine = join(root, `${process.pid}-${randomBytes(4).toString('hex')}`);
+  let prepared = false;
+  return {
+    path: (key: string) => join(mine, ...key.split('/')),
+    prepare: async () => {
       try {
-        await mkdir(base, { recursive: true });
-        await claimStagingRoot(root, options.url);
-        await mkdir(staging);
+        await mkdir(resolve(base), { recursive: true });
+        await claimStagingRoot(root, url);
+        await mkdir(mine);
         prepared = true;
         await removeGoneProcesses(root);
       } catch (error) {
@@ -90,12 +88,27 @@ export function createS3Store(options: S3StoreOptions): OutputStore {
         });
       }
     },
-
-    async close() {
+    close: async () => {
       // Only the folder this process made: its files are shards not uploaded, nothing else.
-      if (prepared) await rm(staging, { recursive: true, force: true });
+      if (prepared) await rm(mine, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Downloads of objects for readers that need a file: into a temporary folder made on first use, removed by close. */
+function scratchCopies(objects: S3Objects) {
+  let scratch: string | undefined;
+  let copies = 0;
+  return {
+    copy: async (key: string): Promise<LocalCopy> => {
+      scratch ??= await mkdtemp(join(tmpdir(), 'bulk-extract-read-'));
+      // Named by a counter, never by the key: a key with '..' in it stays a key.
+      const path = join(scratch, `object-${++copies}`);
+      await pipeline(await objects.read(key), createWriteStream(path, { flags: 'wx' }));
+      return { path, release: () => rm(path, { force: true }) };
+    },
+    close: async () => {
       if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
-      await objects.close();
     },
   };
 }

@@ -33,7 +33,14 @@ export interface OutputStore {
   getText(key: string): Promise<string | undefined>;
   /** Size in bytes, undefined when absent. */
   size(key: string): Promise<number | undefined>;
-  /** Keys under `prefix` (a folder-like prefix ending in '/', or ''), recursive, relative to the root, sorted. */
+  /**
+   * Keys under `prefix` (a folder-like prefix ending in '/', a folder and the start of a name, or
+   * ''), recursive, relative to the root, streamed: a bucket is listed a page at a time, a folder
+   * one folder at a time, so memory holds a page, not the listing. In no order to rely on: S3 lists
+   * by key, some S3-compatible servers (s3rver) do not.
+   */
+  keys(prefix: string): AsyncIterable<string>;
+  /** The same keys collected and sorted, for callers that need them all at once. */
   list(prefix: string): Promise<string[]>;
   /** Deletes keys; missing ones are fine. */
   remove(keys: readonly string[]): Promise<void>;

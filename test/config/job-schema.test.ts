@@ -261,6 +261,19 @@ describe('output: every wrong value is an error naming its key path', () => {
     expect(load({ output: { dir: 's3://lake/x' } }).output.s3).toEqual({ partSizeMiB: 8 });
     expect(load({ output: { dir: './out' } }).output.s3).toBeUndefined();
   });
+
+  it('an s3:// output takes its region from AWS_REGION of the environment, unless output.s3.region says', () => {
+    const file = (output: Record<string, unknown>) => {
+      const path = join(tempDir('bulk-extract-job-'), 'job.yaml');
+      writeFileSync(path, stringify({ source: SOURCE, output }));
+      return path;
+    };
+    const env = { ...ENV, AWS_REGION: 'eu-north-1' };
+    expect(loadConfig(file({ dir: 's3://lake/x' }), env).output.s3).toEqual({ region: 'eu-north-1', partSizeMiB: 8 });
+    expect(loadConfig(file({ dir: 's3://lake/x', s3: { region: 'eu-west-1' } }), env).output.s3?.region).toBe('eu-west-1');
+    expect(loadConfig(file({ dir: 's3://lake/x' }), ENV).output.s3).toEqual({ partSizeMiB: 8 });
+    expect(loadConfig(file({ dir: './out' }), env).output.s3).toBeUndefined();
+  });
 });
 
 describe('CLI overrides', () => {

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { LockedError } from '../../src/output/lock.js';
 import { createS3Objects } from '../../src/output/s3-objects.js';
 import { createS3Store } from '../../src/output/s3-store.js';
-import { S3RVER_CREDENTIALS, startS3Server } from '../support/s3-server.js';
+import { S3RVER_ACCESS, startS3Server } from '../support/s3-server.js';
 
 /**
  * The lock of an s3:// output (src/output/s3-lock.ts) against s3rver, whose conditional PutObject
@@ -16,9 +16,6 @@ let prefixes = 0;
 
 beforeAll(async () => {
   server = await startS3Server({ bucket: 'locks' });
-  for (const [name, value] of Object.entries({ ...S3RVER_CREDENTIALS, AWS_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' })) {
-    vi.stubEnv(name, value);
-  }
 });
 afterAll(async () => {
   await server.close();
@@ -26,7 +23,7 @@ afterAll(async () => {
 
 function fresh() {
   const url = `s3://locks/p${++prefixes}`;
-  const options = { url, endpoint: server.endpoint, forcePathStyle: true, logger: silentLogger };
+  const options = { url, endpoint: server.endpoint, forcePathStyle: true, logger: silentLogger, ...S3RVER_ACCESS };
   return { store: createS3Store(options), objects: createS3Objects(options) };
 }
 

@@ -13,7 +13,7 @@ import type { OutputStore } from '../../src/output/store.js';
 import { silentLogger } from '../../src/log.js';
 import { captureLogger } from '../support/log-capture.js';
 import { tempDir } from '../support/resume-harness.js';
-import { S3RVER_CREDENTIALS, type S3Request, type S3TestServer, startS3Server } from '../support/s3-server.js';
+import { S3RVER_ACCESS, type S3Request, type S3TestServer, startS3Server } from '../support/s3-server.js';
 
 const MiB = 1024 * 1024;
 const DIST_STORE = fileURLToPath(new URL('../../dist/output/s3-store.js', import.meta.url));
@@ -34,17 +34,11 @@ afterAll(async () => {
   vi.unstubAllEnvs();
 });
 
-function useCredentials(env: Record<string, string | undefined>): void {
-  vi.stubEnv('AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED', 'true');
-  vi.stubEnv('AWS_SESSION_TOKEN', undefined);
-  // Without credentials the SDK would ask the EC2 metadata address, which is no loopback address.
-  vi.stubEnv('AWS_EC2_METADATA_DISABLED', 'true');
-  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
-}
-useCredentials(S3RVER_CREDENTIALS);
+// The SDK's warning that later versions need Node 22: noise in the test output.
+vi.stubEnv('AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED', 'true');
 
 function storeAt(url: string, options: Partial<S3StoreOptions> = {}): OutputStore {
-  const store = createS3Store({ url, endpoint: server.endpoint, logger: silentLogger, ...options });
+  const store = createS3Store({ url, endpoint: server.endpoint, logger: silentLogger, ...S3RVER_ACCESS, ...options });
   stores.push(store);
   return store;
 }
@@ -301,13 +295,14 @@ describe('publishFile', () => {
     const script = [
       `const { createS3Store } = await import(${JSON.stringify(pathToFileURL(DIST_STORE).href)});`,
       `const { silentLogger } = await import(${JSON.stringify(pathToFileURL(DIST_LOG).href)});`,
-      'const [endpoint, url, file] = process.argv.slice(1);',
-      'const store = createS3Store({ url, endpoint, partSizeBytes: 5 * 1024 * 1024, queueSize: 1, logger: silentLogger });',
+      'const [endpoint, url, file, access] = process.argv.slice(1);',
+      'const options = { url, endpoint, partSizeBytes: 5 * 1024 * 1024, queueSize: 1, logger: silentLogger };',
+      'const store = createS3Store({ ...options, ...JSON.parse(access) });',
       "await store.publishFile(file, 'big.parquet');",
     ].join('\n');
-    const env = { ...process.env, ...S3RVER_CREDENTIALS }; // the stubbed variables included
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script, server.endpoint, url, file.path], {
-      env,
+    const args = [server.endpoint, url, file.path, JSON.stringify(S3RVER_ACCESS)];
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, ...args], {
+      env: process.env,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     children.push(child);
@@ -381,16 +376,13 @@ describe('errors', () => {
         texts.push(inspect(error, { depth: null, showHidden: true }), JSON.stringify(error));
       }
     };
-    try {
-      useCredentials({ AWS_ACCESS_KEY_ID: 'AKIAFAKEFORTESTS', AWS_SECRET_ACCESS_KEY: secret, AWS_SESSION_TOKEN: token });
-      await fail(storeAt('s3://test-bucket/secret', { logger: capture.logger, partSizeBytes: 5 * MiB }), 'InvalidAccessKeyId');
-      // The key id s3rver knows, with the wrong secret, on a server that checks signatures.
-      useCredentials({ AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: secret, AWS_SESSION_TOKEN: token });
-      const store = storeAt('s3://test-bucket/secret', { endpoint: checking.endpoint, logger: capture.logger });
-      await fail(store, 'SignatureDoesNotMatch');
-    } finally {
-      useCredentials(S3RVER_CREDENTIALS);
-    }
+    const unknownKey = { accessKeyId: 'AKIAFAKEFORTESTS', secretAccessKey: secret, sessionToken: token };
+    const options = { logger: capture.logger, partSizeBytes: 5 * MiB, credentials: unknownKey };
+    await fail(storeAt('s3://test-bucket/secret', options), 'InvalidAccessKeyId');
+    // The key id s3rver knows, with the wrong secret, on a server that checks signatures.
+    const wrongSecret = { accessKeyId: 'S3RVER', secretAccessKey: secret, sessionToken: token };
+    const store = storeAt('s3://test-bucket/secret', { endpoint: checking.endpoint, logger: capture.logger, credentials: wrongSecret });
+    await fail(store, 'SignatureDoesNotMatch');
     expect(texts).toHaveLength(28);
     const logged = capture.lines().join('\n');
     expect(logged).toContain('InvalidAccessKeyId');

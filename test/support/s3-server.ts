@@ -16,6 +16,8 @@ import { tempDir } from './resume-harness.js';
  * - DeleteObjects deletes its keys concurrently, and s3rver's cleanup of emptied folders races with itself
  *   (ENOENT, 500): the shim runs the deletions of a request one after another.
  * s3rver lacks ListMultipartUploads and ListParts too; uploadsInProgress() reads its folder instead.
+ * s3rver lists keys in the order of its folders, not S3's byte order of keys: where a key sorts before a
+ * folder it shares a start with ('a-b/x' before 'a/y'), a listing of more than one page can skip it.
  */
 
 export interface S3Request {
@@ -77,8 +79,14 @@ export interface S3ServerOptions {
   checkSignatures?: boolean;
 }
 
-/** The credentials s3rver accepts. */
+/** The credentials s3rver accepts, as the environment of a CLI process names them. */
 export const S3RVER_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' } as const;
+
+/** The same as options of a store this process opens (createS3Store), with the region s3rver signs for. */
+export const S3RVER_ACCESS = {
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+} as const;
 
 // The untyped parts of s3rver (a Koa application) that this file uses.
 interface Ctx {
