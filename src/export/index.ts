@@ -11,7 +11,7 @@
  * - verifyOutput / verifyJob: every file read back against its manifest (verify);
  * - finalizeJob: the end of a split job whose workers are complete (finalize).
  */
-export { LockedError } from '../output/folder-lock.js';
+export { LockedError } from '../output/index.js';
 export {
   inspectRun,
   NotAnOutputError,

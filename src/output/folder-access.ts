@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { OutputError } from '../errors.js';
+import { ConfigError, OutputError } from '../errors.js';
 
 /**
  * Refuses, before anything is written, an output this process could not write: a folder it may
@@ -29,6 +29,18 @@ export async function assertWritable(dirs: readonly string[], files: readonly st
     if (sticky && info.uid !== uid && folder.uid !== uid) {
       throw refused(file, 'EPERM', `its folder is sticky and the file belongs to uid ${info.uid}, so uid ${uid} may not replace it`);
     }
+  }
+}
+
+/** A folder that does not exist yet must be creatable: its nearest existing parent writable. */
+export async function assertCreatable(dir: string): Promise<void> {
+  for (let at = dir; ; at = dirname(at)) {
+    const exists = await access(at).then(() => true, () => false);
+    if (!exists) continue;
+    if (at === dir) return;
+    const writable = await access(at, constants.W_OK | constants.X_OK).then(() => true, () => false);
+    if (!writable) throw new ConfigError(`output.dir: cannot create ${dir} (EACCES: ${at} is not writable).`);
+    return;
   }
 }
 

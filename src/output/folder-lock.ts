@@ -17,8 +17,6 @@ import {
   type LockState,
 } from './lock.js';
 
-export { LockedError } from './lock.js';
-
 /**
  * Keeps two runs off one output folder (or one worker's share of it): the lock file is created
  * exclusively and holds the owner's pid, host and process; the owner touches it every

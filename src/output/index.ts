@@ -1,8 +1,10 @@
 /**
  * output/: where an export's output lives. The `OutputStore` interface and its two homes, a local
- * folder and an S3 bucket prefix, each with its lock; the reads verify and repair make. Other
- * folders import output/ through this file only.
+ * folder and an S3 bucket prefix (chosen once, by `openStore`), each with its lock; what the
+ * export reads back through it (verify, repair). Other folders import output/ through this file.
  */
 export { createLocalStore } from './local-store.js';
 export { LockedError, type LockOptions, type LockOwner, type LockState } from './lock.js';
+export { destinationOf, openStore, type StoreOptions } from './open-store.js';
+export type { S3Credentials } from './s3-objects.js';
 export type { LocalCopy, OutputStore } from './store.js';

@@ -6,13 +6,13 @@ import type { Logger } from '../log.js';
 import { outputError, writeFileAtomic } from '../util/durable-file.js';
 import { ifFound } from '../util/if-found.js';
 import { realFolder } from '../util/real-folder.js';
-import { assertWritable } from './folder-access.js';
+import { assertCreatable, assertWritable } from './folder-access.js';
 import { acquireLock, inspectLock } from './folder-lock.js';
 import type { LocalCopy, OutputStore } from './store.js';
 
 /**
- * An output folder. Shard files are written in place by their writers (temp file, fsync, rename),
- * so publishing them is a no-op; small files are replaced atomically (writeFileAtomic); the lock
+ * An output folder. Shard files are staged in place and written there by their writers (temp
+ * file, fsync, rename), so publishing them is a no-op; small files are replaced atomically (writeFileAtomic); the lock
  * is a file created exclusively, with a heartbeat (folder-lock.ts).
  *
  * A key may lead outside the folder with '..' (a checkpoint kept elsewhere, `checkpoint:` in the
@@ -29,9 +29,13 @@ export function createLocalStore(dir: string, logger: Logger): OutputStore {
   let created = false;
   return {
     location: root,
-    localPath: path,
     where: path,
-    publishFile: () => Promise.resolve(),
+    async stage(key) {
+      // Created one folder at a time, never through a link inside the output (realFolder).
+      await realFolder(root, parentKey(key), true);
+      return path(key);
+    },
+    publish: () => Promise.resolve(),
     async putText(key, text) {
       await realFolder(root, parentKey(key), true);
       await writeFileAtomic(path(key), text);
@@ -61,6 +65,7 @@ export function createLocalStore(dir: string, logger: Logger): OutputStore {
       for (const folder of new Set([...dirs, ...files.map(parentKey)])) await realFolder(root, folder, false);
       await assertWritable(dirs.map(path), files.map(path));
     },
+    probe: () => assertCreatable(root),
     async prepare() {
       created = await createFolder(root);
     },

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ConfigError } from '../errors.js';
+import { realFolder } from '../util/real-folder.js';
 import { isAlive } from './lock.js';
 import { acquireS3Lock, s3LockState } from './s3-lock.js';
 import { createS3Objects, type S3Objects, type S3StoreOptions as ObjectOptions } from './s3-objects.js';
@@ -27,8 +28,8 @@ export const STAGING_MARKER = '.bulk-extract-staging';
 const PROCESS_FOLDER = /^(\d+)-[0-9a-f]{8}$/;
 
 /**
- * An output in object storage (S3 or an S3-compatible server). Shard files are written into a
- * local staging folder, then uploaded (multipart) by `publishFile`, which deletes the local copy;
+ * An output in object storage (S3 or an S3-compatible server). Shard files are staged in a local
+ * staging folder, then uploaded (multipart) by `publish`, which deletes the staged file;
  * small files are single PutObjects; the lock is an object created only if absent (s3-lock.ts).
  *
  * Staging: `<staging>/bulk-extract-staging-<hash>/` is created by the first run and marked with
@@ -42,7 +43,8 @@ export function createS3Store(options: S3StoreOptions): OutputStore {
   const copies = scratchCopies(objects);
   return {
     ...objects,
-    localPath: staging.path,
+    stage: staging.stage,
+    publish: async (key) => objects.publishFile(await staging.stage(key), key),
     async removeTree(dir, owned) {
       const keys = await objects.list(`${dir}/`);
       await objects.remove(keys.filter(owned));
@@ -51,12 +53,8 @@ export function createS3Store(options: S3StoreOptions): OutputStore {
     localCopy: copies.copy,
     lock: (key, what, lockOptions) => acquireS3Lock(objects, key, what, options.logger, lockOptions),
     lockState: (key) => s3LockState(objects, key),
-    async checkWritable() {
-      // No permission can be read off a bucket: one small object, put and deleted, proves it.
-      const key = `_probe-${randomBytes(6).toString('hex')}`;
-      await objects.putText(key, 'bulk-extract: a probe that the credentials can write here; deleted at once.\n');
-      await objects.remove([key]);
-    },
+    checkWritable: () => probe(objects),
+    probe: () => probe(objects),
     prepare: staging.prepare,
     async close() {
       await staging.close();
@@ -73,7 +71,12 @@ function stagingFolder(url: string, base = tmpdir()) {
   const mine = join(root, `${process.pid}-${randomBytes(4).toString('hex')}`);
   let prepared = false;
   return {
-    path: (key: string) => join(mine, ...key.split('/')),
+    /** The staged file of `key`, its folder created (never through a link). */
+    stage: async (key: string) => {
+      if (!prepared) throw new Error(`The staging folder of ${url} is not prepared; ${key} cannot be staged`);
+      await realFolder(mine, parentKey(key), true);
+      return join(mine, ...key.split('/'));
+    },
     prepare: async () => {
       try {
         await mkdir(resolve(base), { recursive: true });
@@ -93,6 +96,18 @@ function stagingFolder(url: string, base = tmpdir()) {
       if (prepared) await rm(mine, { recursive: true, force: true });
     },
   };
+}
+
+/** No permission can be read off a bucket: one small object, put and deleted, proves it. */
+async function probe(objects: S3Objects): Promise<void> {
+  const key = `_probe-${randomBytes(6).toString('hex')}`;
+  await objects.putText(key, 'bulk-extract: a probe that the credentials can write here; deleted at once.\n');
+  await objects.remove([key]);
+}
+
+/** The folder of a key ('' for the top). */
+function parentKey(key: string): string {
+  return key.slice(0, Math.max(0, key.lastIndexOf('/')));
 }
 
 /** Downloads of objects for readers that need a file: into a temporary folder made on first use, removed by close. */

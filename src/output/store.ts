@@ -1,13 +1,11 @@
 import type { LockOptions, LockState } from './lock.js';
 
-export type { LockOptions, LockOwner, LockState } from './lock.js';
-
 /**
  * Where an export's output lives: a local folder (local-store.ts) or a bucket prefix of object
  * storage (s3-store.ts). The export layer builds one per run and does all its reading and writing
  * through it. Keys are relative paths with '/' separators, e.g. 'events/part=1-of-10/000000.parquet'.
  *
- * What a reader may rely on, for both: a file put with `putText` or `publishFile` appears whole or
+ * What a reader may rely on, for both: a file put with `putText` or `publish` appears whole or
  * not at all; a key removed is gone for every later `list`, `size` and `getText`.
  */
 export interface OutputStore {
@@ -16,17 +14,18 @@ export interface OutputStore {
   /** For messages: the path (a folder) or the URL (a bucket) of `key`. */
   where(key: string): string;
   /**
-   * The local file a shard for `key` is written into before `publishFile` makes it part of the
-   * output: its own place in a folder; a file in the staging folder for a bucket.
+   * The local file the shard `key` is written into before `publish` makes it part of the output,
+   * its folder created: the key's own place in a folder (no folder on the way is a link); a file
+   * in this process's staging folder for a bucket (after `prepare`).
    */
-  localPath(key: string): string;
+  stage(key: string): Promise<string>;
   /**
-   * Makes a finished local file durable at `key`. A folder: the file is in place already (written
-   * and renamed by the writer), nothing is left to do. S3: multipart upload, resolved only after
-   * CompleteMultipartUpload succeeded; then the local file is deleted. On failure the upload is
-   * aborted (best effort) and the error is an OutputError naming the key.
+   * Makes the finished staged file of `key` durable at `key`. A folder: the file is in place
+   * already (written and renamed by its writer), nothing is left to do. S3: multipart upload,
+   * resolved only after CompleteMultipartUpload succeeded; then the staged file is deleted. On
+   * failure the upload is aborted (best effort) and the error is an OutputError naming the key.
    */
-  publishFile(localPath: string, key: string): Promise<void>;
+  publish(key: string): Promise<void>;
   /** Small text files (checkpoint, manifest, markers), replaced atomically: readers see old or new, never part. */
   putText(key: string, text: string): Promise<void>;
   /** undefined when absent. */
@@ -71,6 +70,12 @@ export interface OutputStore {
    * written: folders (`dirs`) and files to replace (`files`) of a folder; a bucket is probed.
    */
   checkWritable(dirs: readonly string[], files: readonly string[]): Promise<void>;
+  /**
+   * Refuses (throws) an output a run could not start writing, changing nothing a run reads (for
+   * --dry-run): a folder that is missing and cannot be created; a bucket the credentials cannot
+   * write to (one probe object, put and deleted).
+   */
+  probe(): Promise<void>;
   /** Readies the local side before a run: the folder (or the staging folder) exists; staging holds nothing old. */
   prepare(): Promise<void>;
   close(): Promise<void>;

@@ -1,4 +1,12 @@
 /** sink/: shard files in Parquet and NDJSON, written durably, named by their sequence number. */
-export { createShardSink, type ShardFolder, type ShardSink, type ShardSinkOptions, type StreamShape } from './shard-sink.js';
+export {
+  createShardSink,
+  type OpenShard,
+  type ShardFolder,
+  type ShardSink,
+  type ShardSinkOptions,
+  type StageShard,
+  type StreamShape,
+} from './shard-sink.js';
 export { shardExtension, shardFileName, shardSeq } from './shard-files.js';
 export type { CommittedShard, ShardWriter } from './shard-writer.js';

@@ -1,12 +1,11 @@
-import { join } from 'node:path';
 import type { Format, OutputConfig, Resource } from '../config/job-schema.js';
-import { realFolder } from '../util/real-folder.js';
+import type { PageItems } from '../page/index.js';
 import { NdjsonWriter } from './ndjson-writer.js';
 import { BytesPerRow } from './parquet/bytes-per-row.js';
 import { EncoderPool } from './parquet/encoder-pool.js';
 import type { ParquetShardWriter } from './parquet/parquet-writer.js';
 import { shardExtension, shardFileName } from './shard-files.js';
-import type { ShardWriter } from './shard-writer.js';
+import type { CommittedShard, ShardWriter } from './shard-writer.js';
 
 /** What a stream's shards hold, in which formats: declared once, here; a stream's plan is one. */
 export interface StreamShape {
@@ -16,7 +15,7 @@ export interface StreamShape {
   metadataColumns?: readonly string[] | undefined;
 }
 
-/** A partition's folder of shards: where (relative to the output folder), and of which stream. */
+/** A partition's folder of shards: where (its key in the output), and of which stream. */
 export interface ShardFolder {
   dir: string;
   stream: StreamShape;
@@ -31,14 +30,25 @@ export interface ShardSinkOptions {
 }
 
 /**
- * Where one export run writes its shards, under one output folder. It owns all the run's sink
+ * Where the shard file of `key` (a key of the output, e.g. `events/part=1-of-2/000000.parquet`) is
+ * written before it is published: a local path whose folder exists (the output store's `stage`).
+ */
+export type StageShard = (key: string) => Promise<string>;
+
+/** A shard's writer as the sink opens it: with the key its file is published under. */
+export interface OpenShard extends ShardWriter {
+  readonly key: string;
+}
+
+/**
+ * Where one export run writes its shards, staged where the output store says. It owns all the run's sink
  * state: the Parquet encoder threads and the bytes per row its Parquet shards turned out to take
  * (to size open shards), so two exports in one process share nothing. Close it once the run's
  * partitions have settled.
  */
 export interface ShardSink {
   /** Opens shard `seq` of a partition, one writer per format. A plain function: hand it on unbound. */
-  readonly open: (folder: ShardFolder, seq: number) => Promise<ShardWriter[]>;
+  readonly open: (folder: ShardFolder, seq: number) => Promise<OpenShard[]>;
   /** Parquet encoder threads running now: 0 before the first Parquet commit and after close(). */
   readonly encoderThreads: number;
   /** Ends the encoder threads; a shard still encoding then fails, and no shard opens any more. */
@@ -53,23 +63,22 @@ async function parquetWriter(): Promise<typeof ParquetShardWriter> {
   return (await import('./parquet/parquet-writer.js')).ParquetShardWriter;
 }
 
-export function createShardSink(outDir: string, output: OutputConfig, options: ShardSinkOptions = {}): ShardSink {
+export function createShardSink(stage: StageShard, output: OutputConfig, options: ShardSinkOptions = {}): ShardSink {
   const encoders = new EncoderPool(options.encoderThreads);
   const parquet = { encoders, bytesPerRow: new BytesPerRow() };
   let closed = false;
   return {
     open: async (folder, seq) => {
-      if (closed) throw new Error(`The shard sink of ${outDir} is closed; shard ${seq} of ${folder.dir} cannot open`);
-      // Created one folder at a time, never through a link inside the output (realFolder).
-      await realFolder(outDir, folder.dir, true);
-      const dir = join(outDir, folder.dir);
+      if (closed) throw new Error(`The shard sink is closed; shard ${seq} of ${folder.dir} cannot open`);
       return Promise.all(
-        folder.stream.formats.map((format) => {
+        folder.stream.formats.map(async (format) => {
           const gzip = format === 'ndjson' && output.ndjson.compression === 'gzip';
-          const path = join(dir, shardFileName(seq, shardExtension(format, gzip)));
-          return format === 'ndjson'
-            ? NdjsonWriter.create(path, gzip)
-            : parquetWriter().then((writer) => writer.create(path, folder.stream, output.parquet, parquet));
+          const key = `${folder.dir}/${shardFileName(seq, shardExtension(format, gzip))}`;
+          const path = await stage(key);
+          const writer = format === 'ndjson'
+            ? await NdjsonWriter.create(path, gzip)
+            : await (await parquetWriter()).create(path, folder.stream, output.parquet, parquet);
+          return new KeyedShard(key, writer);
         }),
       );
     },
@@ -81,4 +90,36 @@ export function createShardSink(outDir: string, output: OutputConfig, options: S
       await encoders.close();
     },
   };
+}
+
+/** A writer and the key of its shard. */
+class KeyedShard implements OpenShard {
+  constructor(
+    readonly key: string,
+    private readonly writer: ShardWriter,
+  ) {}
+
+  get format(): Format {
+    return this.writer.format;
+  }
+
+  get rows(): number {
+    return this.writer.rows;
+  }
+
+  get bytes(): number {
+    return this.writer.bytes;
+  }
+
+  append(items: PageItems | readonly unknown[]): Promise<void> {
+    return this.writer.append(items);
+  }
+
+  commit(): Promise<CommittedShard> {
+    return this.writer.commit();
+  }
+
+  abort(): Promise<void> {
+    return this.writer.abort();
+  }
 }

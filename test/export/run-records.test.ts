@@ -18,7 +18,7 @@ import { createS3Store } from '../../src/output/s3-store.js';
 import type { OutputStore } from '../../src/output/store.js';
 import { loadJob, removeTempDirs, tempDir } from '../support/export-harness.js';
 import { captureLogger } from '../support/log-capture.js';
-import { S3RVER_CREDENTIALS, type S3TestServer, startS3Server } from '../support/s3-server.js';
+import { S3RVER_ACCESS, S3RVER_CREDENTIALS, type S3TestServer, startS3Server } from '../support/s3-server.js';
 
 /**
  * The run records of src/export/run-records.ts (`_runs/`, one per run): their names, writing and reading them
@@ -30,10 +30,8 @@ let server: S3TestServer;
 
 beforeAll(async () => {
   server = await startS3Server({ bucket: 'lake' });
+  // The SDK's warning that later versions need Node 22: noise in the test output.
   vi.stubEnv('AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED', 'true');
-  vi.stubEnv('AWS_EC2_METADATA_DISABLED', 'true');
-  vi.stubEnv('AWS_REGION', 'us-east-1');
-  for (const [name, value] of Object.entries(S3RVER_CREDENTIALS)) vi.stubEnv(name, value);
 });
 afterAll(async () => {
   await server.close();
@@ -144,9 +142,9 @@ const kinds: [string, () => OutputStore][] = [
     () => createS3Store({
       url: `s3://${server.bucket}/records/${Math.random().toString(16).slice(2)}`,
       endpoint: server.endpoint,
-      region: 'us-east-1',
       forcePathStyle: true,
       logger: silentLogger,
+      ...S3RVER_ACCESS,
     }),
   ],
 ];
@@ -259,8 +257,16 @@ describe('recordRun (the CLI\'s end of a run)', () => {
     const failed = record('2026-11-26T06:00:00.000Z', FAILED);
     const worker = { index: 3, count: 4 };
     const key = '_runs/2026-11-26T06-00-00.000Z.worker-3-of-4.json';
-    expect(await recordRun(config, failed, { logger: silentLogger, worker })).toBe(key);
-    const store = createS3Store({ url, endpoint: server.endpoint, region: 'us-east-1', forcePathStyle: true, logger: silentLogger });
+    // A job's store takes its credentials from the SDK's chain, as a run in production does: the environment.
+    for (const [name, value] of Object.entries(S3RVER_CREDENTIALS)) vi.stubEnv(name, value);
+    try {
+      expect(await recordRun(config, failed, { logger: silentLogger, worker })).toBe(key);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    const store = createS3Store({
+      url, endpoint: server.endpoint, forcePathStyle: true, logger: silentLogger, ...S3RVER_ACCESS,
+    });
     try {
       expect(await readRunRecords(store)).toEqual([{ key, recordedAt: '2026-11-26T06:00:00.000Z', worker, record: failed }]);
     } finally {

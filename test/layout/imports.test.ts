@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The layout CONTRIBUTING.md describes, checked on the import statements of src/: folders import
- * only from folders below them, the export engine is entered only through src/export/index.ts,
- * and no file reaches itself through its imports.
+ * only from folders below them, the export engine and output/ are entered only through their
+ * index.ts, and no file reaches itself through its imports.
  */
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
@@ -106,6 +106,19 @@ describe('the import statements of src/', () => {
       ({ from, to }) => folderOf(to) === 'export' && folderOf(from) !== 'export' && to !== 'export/index.ts',
     );
     expect(inner.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
+  });
+
+  it('enter output/ only through output/index.ts', () => {
+    const inner = imports.filter(
+      ({ from, to }) => folderOf(to) === 'output' && folderOf(from) !== 'output' && to !== 'output/index.ts',
+    );
+    expect(inner.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
+  });
+
+  it('leave the choice between a folder and a bucket to output/: no file outside it mentions isS3Url', () => {
+    const mentions = files.filter((file) => !file.startsWith('output/') && readFileSync(join(SRC, file), 'utf8').includes('isS3Url'));
+    expect(mentions).toEqual([]);
+    expect(files.filter((file) => readFileSync(join(SRC, file), 'utf8').includes('isS3Url')), 'the check sees it').not.toEqual([]);
   });
 
   it('make no cycle of files, counting run-time imports', () => {

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
@@ -56,8 +56,9 @@ describe('the S3 staging folder', () => {
     await s.prepare();
     const root = rootIn(staging);
     expect(readFileSync(join(root, STAGING_MARKER), 'utf8')).toContain(URL);
-    const local = s.localPath('events/part=1-of-2/000000.parquet');
+    const local = await s.stage('events/part=1-of-2/000000.parquet');
     expect(local.startsWith(`${root}/${process.pid}-`)).toBe(true);
+    expect(lstatSync(dirname(local)).isDirectory()).toBe(true);
     await s.close();
     expect(readdirSync(root)).toEqual([STAGING_MARKER]);
   });

@@ -9,6 +9,7 @@ import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, OutputError } from '../../src/errors.js';
 import { createS3Store, parseS3Url, S3OutputError, type S3StoreOptions } from '../../src/output/s3-store.js';
+import { createS3Objects, type S3Objects } from '../../src/output/s3-objects.js';
 import type { OutputStore } from '../../src/output/store.js';
 import { silentLogger } from '../../src/log.js';
 import { captureLogger } from '../support/log-capture.js';
@@ -16,11 +17,11 @@ import { tempDir } from '../support/resume-harness.js';
 import { S3RVER_ACCESS, type S3Request, type S3TestServer, startS3Server } from '../support/s3-server.js';
 
 const MiB = 1024 * 1024;
-const DIST_STORE = fileURLToPath(new URL('../../dist/output/s3-store.js', import.meta.url));
+const DIST_OBJECTS = fileURLToPath(new URL('../../dist/output/s3-objects.js', import.meta.url));
 const DIST_LOG = fileURLToPath(new URL('../../dist/log.js', import.meta.url));
 
 let server: S3TestServer;
-const stores: OutputStore[] = [];
+const stores: { close(): Promise<void> }[] = [];
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
@@ -41,6 +42,15 @@ function storeAt(url: string, options: Partial<S3StoreOptions> = {}): OutputStor
   const store = createS3Store({ url, endpoint: server.endpoint, logger: silentLogger, ...S3RVER_ACCESS, ...options });
   stores.push(store);
   return store;
+}
+
+/** The object operations under a store (createS3Objects), for what they do alone: uploads. */
+function objectsAt(url: string, options: Partial<S3StoreOptions> = {}): S3Objects {
+  const objects = createS3Objects({
+    url, endpoint: server.endpoint, logger: silentLogger, ...S3RVER_ACCESS, ...options,
+  });
+  stores.push(objects);
+  return objects;
 }
 
 function requestsUnder(prefix: string, target = server): S3Request[] {
@@ -207,9 +217,27 @@ describe('list and remove', () => {
   });
 });
 
+describe('stage and publish', () => {
+  it('a shard is staged in this process\'s staging folder, published under its key, and its staged file deleted', async () => {
+    const store = storeAt('s3://test-bucket/staged', { staging: tempDir('s3-staging'), partSizeBytes: 5 * MiB });
+    await store.prepare();
+    const path = await store.stage('events/part=1-of-2/000000.ndjson');
+    expect(path.endsWith(join('events', 'part=1-of-2', '000000.ndjson'))).toBe(true);
+    writeFileSync(path, '{"id":1}\n');
+    await store.publish('events/part=1-of-2/000000.ndjson');
+    expect(existsSync(path)).toBe(false);
+    expect(await store.getText('events/part=1-of-2/000000.ndjson')).toBe('{"id":1}\n');
+    await expect(store.publish('events/part=2-of-2/000000.ndjson')).rejects.toThrow('cannot read the local file');
+  });
+
+  it('refuses to stage before the staging folder is prepared', async () => {
+    await expect(storeAt('s3://test-bucket/unprepared').stage('a/000000.ndjson')).rejects.toThrow('not prepared');
+  });
+});
+
 describe('publishFile', () => {
   it('uploads a small file in one PutObject and deletes the local copy', async () => {
-    const store = storeAt('s3://test-bucket/pub-small', { partSizeBytes: 5 * MiB });
+    const store = objectsAt('s3://test-bucket/pub-small', { partSizeBytes: 5 * MiB });
     const file = localFile('000000.parquet', 100 * 1024);
     await store.publishFile(file.path, 'events/000000.parquet');
     expect(existsSync(file.path)).toBe(false);
@@ -219,7 +247,7 @@ describe('publishFile', () => {
   });
 
   it('uploads a file larger than a part in parts, and resolves only after CompleteMultipartUpload', async () => {
-    const store = storeAt('s3://test-bucket/pub-multi', { partSizeBytes: 5 * MiB, queueSize: 2 });
+    const store = objectsAt('s3://test-bucket/pub-multi', { partSizeBytes: 5 * MiB, queueSize: 2 });
     const file = localFile('big.parquet', 12 * MiB + 123);
     const complete = server.hold((r) => r.operation === 'CompleteMultipartUpload' && r.key.startsWith('pub-multi/'));
     let settled = false;
@@ -246,7 +274,7 @@ describe('publishFile', () => {
   });
 
   it('aborts the upload when a part fails, keeps the local file and names the key', async () => {
-    const store = storeAt('s3://test-bucket/pub-fail', { partSizeBytes: 5 * MiB, queueSize: 1 });
+    const store = objectsAt('s3://test-bucket/pub-fail', { partSizeBytes: 5 * MiB, queueSize: 1 });
     const file = localFile('big.parquet', 11 * MiB);
     server.failNext((r) => r.operation === 'UploadPart' && r.query.partNumber === '2' && r.key.startsWith('pub-fail/'), {
       status: 403,
@@ -267,7 +295,7 @@ describe('publishFile', () => {
   it('reports the part failure, not the abort, when the server cannot abort (and leaves the upload)', async () => {
     const bare = await startS3Server({ abortMultipartUpload: false });
     const capture = captureLogger();
-    const store = storeAt('s3://test-bucket/pub-noabort', {
+    const store = objectsAt('s3://test-bucket/pub-noabort', {
       endpoint: bare.endpoint,
       partSizeBytes: 5 * MiB,
       queueSize: 1,
@@ -287,18 +315,18 @@ describe('publishFile', () => {
   });
 
   it('leaves no object when the publishing process is killed mid-upload; a new publish completes', async () => {
-    expect(existsSync(DIST_STORE), `${DIST_STORE} is missing: run npm run build`).toBe(true);
+    expect(existsSync(DIST_OBJECTS), `${DIST_OBJECTS} is missing: run npm run build`).toBe(true);
     const file = localFile('big.parquet', 12 * MiB);
     const url = 's3://test-bucket/killed';
     // With one part in flight, part 2 arriving means part 1 was stored; it is held so the kill lands mid-upload.
     const part2 = server.hold((r) => r.operation === 'UploadPart' && r.query.partNumber === '2' && r.key === 'killed/big.parquet');
     const script = [
-      `const { createS3Store } = await import(${JSON.stringify(pathToFileURL(DIST_STORE).href)});`,
+      `const { createS3Objects } = await import(${JSON.stringify(pathToFileURL(DIST_OBJECTS).href)});`,
       `const { silentLogger } = await import(${JSON.stringify(pathToFileURL(DIST_LOG).href)});`,
       'const [endpoint, url, file, access] = process.argv.slice(1);',
       'const options = { url, endpoint, partSizeBytes: 5 * 1024 * 1024, queueSize: 1, logger: silentLogger };',
-      'const store = createS3Store({ ...options, ...JSON.parse(access) });',
-      "await store.publishFile(file, 'big.parquet');",
+      'const objects = createS3Objects({ ...options, ...JSON.parse(access) });',
+      "await objects.publishFile(file, 'big.parquet');",
     ].join('\n');
     const args = [server.endpoint, url, file.path, JSON.stringify(S3RVER_ACCESS)];
     const child = spawn(process.execPath, ['--input-type=module', '-e', script, ...args], {
@@ -313,7 +341,7 @@ describe('publishFile', () => {
     child.kill('SIGKILL');
     expect((await exited)[1]).toBe('SIGKILL');
 
-    const store = storeAt(url, { partSizeBytes: 5 * MiB });
+    const store = objectsAt(url, { partSizeBytes: 5 * MiB });
     expect(await store.size('big.parquet')).toBeUndefined();
     expect(await store.list('')).toEqual([]);
     const [dangling, ...others] = server.pendingUploads().filter((upload) => upload.key === 'killed/big.parquet');
@@ -330,7 +358,7 @@ describe('publishFile', () => {
 
 describe('errors', () => {
   it('names a missing bucket and says what to do', async () => {
-    const store = storeAt('s3://no-such-bucket/x');
+    const store = objectsAt('s3://no-such-bucket/x');
     const error = await store.putText('_checkpoint.json', '{}').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OutputError);
     expect(error).toMatchObject({ s3Code: 'NoSuchBucket', httpStatus: 404, operation: 'PutObject' });
@@ -360,7 +388,7 @@ describe('errors', () => {
     const capture = captureLogger();
     const checking = await startS3Server({ checkSignatures: true });
     const texts: string[] = [];
-    const fail = async (store: OutputStore, expected: string) => {
+    const fail = async (store: S3Objects, expected: string) => {
       const file = localFile('f.parquet', 6 * MiB);
       const attempts: (() => Promise<unknown>)[] = [
         () => store.putText('a.json', '{}'), () => store.getText('a.json'), () => store.list(''),
@@ -378,10 +406,10 @@ describe('errors', () => {
     };
     const unknownKey = { accessKeyId: 'AKIAFAKEFORTESTS', secretAccessKey: secret, sessionToken: token };
     const options = { logger: capture.logger, partSizeBytes: 5 * MiB, credentials: unknownKey };
-    await fail(storeAt('s3://test-bucket/secret', options), 'InvalidAccessKeyId');
+    await fail(objectsAt('s3://test-bucket/secret', options), 'InvalidAccessKeyId');
     // The key id s3rver knows, with the wrong secret, on a server that checks signatures.
     const wrongSecret = { accessKeyId: 'S3RVER', secretAccessKey: secret, sessionToken: token };
-    const store = storeAt('s3://test-bucket/secret', { endpoint: checking.endpoint, logger: capture.logger, credentials: wrongSecret });
+    const store = objectsAt('s3://test-bucket/secret', { endpoint: checking.endpoint, logger: capture.logger, credentials: wrongSecret });
     await fail(store, 'SignatureDoesNotMatch');
     expect(texts).toHaveLength(28);
     const logged = capture.lines().join('\n');

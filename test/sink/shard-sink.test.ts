@@ -1,8 +1,9 @@
 import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Format, outputSchema, type OutputConfig } from '../../src/config/job-schema.js';
-import { createShardSink, type ShardSink, type ShardSinkOptions } from '../../src/sink/index.js';
+import { createShardSink, type OpenShard, type ShardSink, type ShardSinkOptions } from '../../src/sink/index.js';
 import type { ShardWriter } from '../../src/sink/shard-writer.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
 
@@ -13,10 +14,15 @@ afterEach(async () => {
   removeTempDirs();
 });
 
-/** A sink of its own (closed after the test) writing under a new temp folder. */
+/** A sink of its own (closed after the test) staging its shards in place under a new temp folder. */
 function newSink(output: Partial<OutputConfig> = {}, options: ShardSinkOptions = {}): { sink: ShardSink; out: string } {
   const out = tempDir('bulk-extract-sink-');
-  const sink = createShardSink(out, outputSchema.parse({ dir: out, ...output }), options);
+  const stage = async (key: string) => {
+    const path = join(out, ...key.split('/'));
+    await mkdir(dirname(path), { recursive: true });
+    return path;
+  };
+  const sink = createShardSink(stage, outputSchema.parse({ dir: out, ...output }), options);
   sinks.push(sink);
   return { sink, out };
 }
@@ -33,7 +39,7 @@ function events(count: number, from = 0): Record<string, unknown>[] {
 }
 
 /** Opens shard `seq` of an events partition and appends `rows` events to it. */
-async function openWith(sink: ShardSink, seq: number, rows: number, formats: Format[] = ['parquet']): Promise<ShardWriter[]> {
+async function openWith(sink: ShardSink, seq: number, rows: number, formats: Format[] = ['parquet']): Promise<OpenShard[]> {
   const writers = await sink.open({ dir: 'events/part=1-of-1', stream: { resource: 'events', formats } }, seq);
   for (const writer of writers) await writer.append(events(rows));
   return writers;
@@ -46,9 +52,10 @@ async function only(writers: Promise<ShardWriter[]>): Promise<ShardWriter> {
 }
 
 describe('createShardSink', () => {
-  it('opens shard `seq` of a partition in every format, in the partition folder, named <seq:06>.<ext>', async () => {
+  it('opens shard `seq` of a partition in every format, staged under its key in the partition folder, named <seq:06>.<ext>', async () => {
     const { sink, out } = newSink({ ndjson: { compression: 'gzip' } });
     const writers = await openWith(sink, 7, 10, ['parquet', 'ndjson']);
+    expect(writers.map((writer) => writer.key)).toEqual(['events/part=1-of-1/000007.parquet', 'events/part=1-of-1/000007.ndjson.gz']);
     const committed = await Promise.all(writers.map((writer) => writer.commit()));
     const dir = join(out, 'events/part=1-of-1');
     expect(committed.map((shard) => [shard.format, shard.path, shard.rows])).toEqual([

@@ -1,5 +1,5 @@
 import type { Format } from '../../config/job-schema.js';
-import type { OutputStore } from '../../output/store.js';
+import type { OutputStore } from '../../output/index.js';
 import { type Checkpoint, type Manifest, type ManifestFile, pairKey } from '../state/index.js';
 import { checkShard } from './verify-shard.js';
 

@@ -1,6 +1,6 @@
 import { CheckpointError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { OutputStore } from '../../output/store.js';
+import type { OutputStore } from '../../output/index.js';
 import { type Checkpoint, type Manifest, MANIFEST_FILE, newManifest, readManifestFile, type StreamPlan } from '../state/index.js';
 import { countedShards, sizeProblem } from './find-damage.js';
 import { checkpointProblems, type PartProblem } from './record-problems.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, openAsBlob } from 'node:fs';
 import { createGunzip } from 'node:zlib';
-import type { OutputStore } from '../../output/store.js';
+import type { OutputStore } from '../../output/index.js';
 import type { ManifestFile } from '../state/index.js';
 
 /** An item's key as read back from a shard: an integer id, or an externalId. */

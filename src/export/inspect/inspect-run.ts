@@ -1,12 +1,8 @@
-import { constants } from 'node:fs';
-import { access } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
 import type { JobConfig } from '../../config/load-config.js';
-import { BulkExtractError, ConfigError } from '../../errors.js';
+import { BulkExtractError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { LockedError } from '../../output/folder-lock.js';
-import type { LockState, OutputStore } from '../../output/store.js';
-import { type Checkpoint, isComplete, isS3Url, LOCK_FILE, newCheckpoint, openOutput, pairKey, type StreamPlan } from '../state/index.js';
+import { LockedError, type LockState, type OutputStore } from '../../output/index.js';
+import { type Checkpoint, isComplete, LOCK_FILE, newCheckpoint, openOutput, pairKey, type StreamPlan } from '../state/index.js';
 import { pairsOfWorker, readWorkersProgress, workerLockKey, type WorkersAgreement, type WorkerSpec } from '../workers/index.js';
 import { chainParams, chainRequest, type ListRequest, type PartitionPlan, planPartitions, planStreams } from '../plan/index.js';
 import { type IdleStream, prepareOutput } from '../run/index.js';
@@ -74,7 +70,6 @@ export async function inspectRun(
   const refusals: BulkExtractError[] = [];
   const { store, checkpointKey } = await openOutput(config, logger);
   try {
-    if (!isS3Url(config.output.dir)) refusals.push(...(await creatable(resolve(config.output.dir))));
     const lock = await store.lockState(LOCK_FILE).catch(collect(refusals)) ?? { state: 'free' as const };
     if (lock.state === 'held' && lock.alive) {
       const owner = lock.owner === undefined ? '' : ` (pid ${lock.owner.pid} on ${lock.owner.host}, since ${lock.owner.startedAt})`;
@@ -96,8 +91,8 @@ export async function inspectRun(
           ? undefined
           : { checkpoint: split.checkpoint, manifest: restarted(split.manifest, now) },
     }).catch(collect(refusals));
-    // A bucket cannot tell its permissions: the probe (a folder's were checked above, as the run checks them).
-    if (isS3Url(config.output.dir)) await store.checkWritable([], []).catch(collect(refusals));
+    // A folder that cannot be created; a bucket the credentials cannot write to (a probe object).
+    await store.probe().catch(collect(refusals));
     // A run that would be refused before deciding still shows the plan of a new run.
     const checkpoint = prepared?.checkpoint ?? newCheckpoint(config.source.baseUrl, streams, now);
     const idle = new Map((prepared?.idle ?? []).map((i) => [i.stream, i]));
@@ -147,17 +142,6 @@ async function runningWorkers(
     }
   }
   return refusals;
-}
-
-/** A folder that does not exist yet must be creatable: its nearest existing parent writable. */
-async function creatable(outDir: string): Promise<BulkExtractError[]> {
-  for (let dir = outDir; ; dir = dirname(dir)) {
-    const exists = await access(dir).then(() => true, () => false);
-    if (!exists) continue;
-    if (dir === outDir) return [];
-    const writable = await access(dir, constants.W_OK | constants.X_OK).then(() => true, () => false);
-    return writable ? [] : [new ConfigError(`output.dir: cannot create ${outDir} (EACCES: ${dir} is not writable).`)];
-  }
 }
 
 function actionOf(

@@ -1,5 +1,5 @@
 import { silentLogger } from '../../log.js';
-import type { LockOwner } from '../../output/store.js';
+import type { LockOwner } from '../../output/index.js';
 import { LATEST_FILE, LOCK_FILE, MANIFEST_FILE, type Output, parseCheckpoint, sealedRuns, type StreamState } from '../state/index.js';
 import { readWorkersProgress } from '../workers/index.js';
 import { readManifest } from '../check/index.js';

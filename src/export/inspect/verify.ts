@@ -1,7 +1,7 @@
 import type { JobConfig } from '../../config/load-config.js';
 import { BulkExtractError, CheckpointError } from '../../errors.js';
 import { type Logger, silentLogger } from '../../log.js';
-import type { OutputStore } from '../../output/store.js';
+import type { OutputStore } from '../../output/index.js';
 import { resourceSpec } from '../../resources/index.js';
 import { type Checkpoint, CHECKPOINT_FILE, isOwnedKey, LATEST_FILE, type Manifest, MANIFEST_FILE, type ManifestFile, openOutput, outputAt, parseCheckpoint, parseStateFile, readManifestFile, RUN_PREFIX, type RunManifest, runManifestSchema, shardSeq, SUCCESS_FILE } from '../state/index.js';
 import { checkShard, KeyCheck, type KeyReader, type KeyReport, recordProblems } from '../check/index.js';

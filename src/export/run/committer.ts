@@ -1,4 +1,4 @@
-import type { OutputStore } from '../../output/store.js';
+import type { OutputStore } from '../../output/index.js';
 import type { Clock } from '../../util/clock.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { type Checkpoint, commitPart, type Manifest, MANIFEST_FILE, type ManifestFile, partOf, type PartState, restartPart, type RunState, summarize } from '../state/index.js';

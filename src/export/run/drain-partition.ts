@@ -1,9 +1,8 @@
-import { basename } from 'node:path';
 import { type ChainClient, drainCursorChain } from '../../http/cursor-chain.js';
 import { AbortedError, HttpStatusError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
-import type { OutputStore } from '../../output/store.js';
-import type { ShardWriter } from '../../sink/shard-writer.js';
+import type { OutputStore } from '../../output/index.js';
+import type { OpenShard } from '../../sink/index.js';
 import type { ByteBudget } from '../../page/index.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { TEMP_SUFFIX } from '../../util/durable-file.js';
@@ -20,7 +19,7 @@ export interface PartitionContext {
   budget?: ByteBudget | undefined;
   committer: Committer;
   /** Opens the shard `seq` of a partition, one writer per format. */
-  openShard(plan: PartitionPlan, seq: number): Promise<ShardWriter[]>;
+  openShard(plan: PartitionPlan, seq: number): Promise<OpenShard[]>;
   limits: { maxRows: number; maxBytes: number };
   /** Aborted on SIGINT/SIGTERM: the drain commits what it holds and stops. */
   signal: AbortSignal;
@@ -73,7 +72,7 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
     (page) => page.release(),
   );
   let seq = start.nextSeq;
-  let writers: ShardWriter[] | undefined;
+  let writers: OpenShard[] | undefined;
   /** The cursor after the last page held by the open writers: where a commit now would resume. */
   let heldCursor: string | undefined;
   let pages = 0;
@@ -130,13 +129,12 @@ async function commitShard(
   ctx: PartitionContext,
   plan: PartitionPlan,
   seq: number,
-  writers: readonly ShardWriter[],
+  writers: readonly OpenShard[],
 ): Promise<ManifestFile[]> {
-  const committed = await Promise.all(writers.map((writer) => writer.commit()));
-  const keyOf = (path: string) => `${plan.dir}/${basename(path)}`;
-  for (const shard of committed) await ctx.store.publishFile(shard.path, keyOf(shard.path));
+  const committed = await Promise.all(writers.map(async (writer) => ({ key: writer.key, ...(await writer.commit()) })));
+  for (const shard of committed) await ctx.store.publish(shard.key);
   return committed.map((shard) => ({
-    path: keyOf(shard.path),
+    path: shard.key,
     stream: plan.stream.name,
     ...(plan.run === null ? {} : { run: plan.run }),
     m: plan.m,

@@ -1,6 +1,6 @@
 import { CheckpointError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { OutputStore } from '../../output/store.js';
+import type { OutputStore } from '../../output/index.js';
 import { type Checkpoint, findDrift, isComplete, LOCK_FILE, type Manifest, MANIFEST_FILE, newCheckpoint, newStreamState, nextRun, pairKey, parseCheckpoint, partDir, reconcile, removeOwnedTree, restartPart, runDir, type RunToSeal, sealRun, type StreamPlan, type StreamState, SUCCESS_FILE } from '../state/index.js';
 import { assertShardsPresent, disagreeError, disagreements, findDamage, readManifest, restarted } from '../check/index.js';
 

@@ -1,7 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { JobConfig } from '../../config/load-config.js';
 import { createPlatformClient } from '../../connect/index.js';
-import { UsageError } from '../../errors.js';
 import { AdaptiveLimiter } from '../../http/adaptive-limiter.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import { AuthError } from '../../http/errors.js';
@@ -9,7 +8,7 @@ import type { Logger } from '../../log.js';
 import { createShardSink, type ShardSink } from '../../sink/index.js';
 import { ByteBudget } from '../../page/index.js';
 import { type Clock, systemClock } from '../../util/clock.js';
-import { type Checkpoint, isS3Url, type Manifest, openOutput, type RunState, sentBounds, streamOf } from '../state/index.js';
+import { type Checkpoint, type Manifest, openOutput, type RunState, sentBounds, streamOf } from '../state/index.js';
 import { countStreams, type PartitionPlan, planStreams } from '../plan/index.js';
 import { finishRun } from './finish-run.js';
 import { drainPartition, type PartitionContext, type PartitionOutcome } from './drain-partition.js';
@@ -79,11 +78,9 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   const { config, logger, clock = systemClock } = options;
   const streams = planStreams(config.streams, config.output.formats, options.stream);
   const jobStreams = planStreams(config.streams, config.output.formats);
-  const s3 = isS3Url(config.output.dir);
   const now = () => new Date(clock.now()).toISOString();
   const startedAtMs = clock.now();
   const scope = runScope(options);
-  assertCompatible(options, s3);
   // The client first: a bad source setting fails here, before there is a lock to release.
   const client = openClient(config, logger, clock);
   const stopAll = new AbortController();
@@ -128,8 +125,8 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     const progress = new RunProgress(streams, plans, committer.state, () => totals);
     const budget = new ByteBudget(config.source.maxBufferedBytes);
     options.onStart?.(progress.handle(client, budget, () => committer.files));
-    // Shards are written where the store wants them before it publishes them.
-    sink = createShardSink(store.localPath(''), config.output);
+    // Shards are written where the store stages them before it publishes them.
+    sink = createShardSink((key) => store.stage(key), config.output);
     const context = {
       store,
       client,
@@ -206,14 +203,6 @@ function nothingDone(start: Started, durationMs: number): RunResult {
   const manifest: Manifest = { ...start.manifest, state: 'complete', requests: 0, retries: 0, throttled: 0, durationMs };
   const { idle, damaged } = start;
   return { state: 'complete', manifest, errors: [], resumed: true, rows: 0, idle, wrote: false, damaged };
-}
-
-function assertCompatible(options: RunOptions, s3: boolean): void {
-  if (options.repair === true && s3) {
-    throw new UsageError(
-      'repair reads every shard back from the output folder; with an s3:// output.dir, run `bulk-extract verify --config FILE` to find damaged files, delete them from the bucket, and run with --fresh.',
-    );
-  }
 }
 
 /** What an idle stream's log line says. */

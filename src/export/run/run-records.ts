@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { JobConfig } from '../../config/load-config.js';
 import { CheckpointError } from '../../errors.js';
 import { errorFields, type Logger, silentLogger } from '../../log.js';
-import type { OutputStore } from '../../output/store.js';
+import type { OutputStore } from '../../output/index.js';
 import { MANIFEST_FILE, openOutput, type Output, parseStateFile, RUNS_DIR } from '../state/index.js';
 import type { WorkerSpec } from '../workers/index.js';
 

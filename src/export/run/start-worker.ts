@@ -3,7 +3,7 @@ import type { Logger } from '../../log.js';
 import { findDrift, pairKey, removeOwnedTree, streamOf } from '../state/index.js';
 import { Committer } from './committer.js';
 import { WORKER_PATIENCE_MS } from './finalize.js';
-import type { OutputStore } from '../../output/store.js';
+import type { OutputStore } from '../../output/index.js';
 import { planPartitions } from '../plan/index.js';
 import { prepareOutput } from './prepare-output.js';
 import { assertShardsPresent, readManifest } from '../check/index.js';

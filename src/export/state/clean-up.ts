@@ -1,5 +1,5 @@
 import type { Logger } from '../../log.js';
-import type { OutputStore } from '../../output/store.js';
+import type { OutputStore } from '../../output/index.js';
 import { isOwnedKey } from './layout.js';
 
 /**

@@ -46,7 +46,7 @@ export {
   type RunState,
   summarize,
 } from './manifest.js';
-export { destinationOf, isS3Url, openOutput, type Output, outputAt } from './output-target.js';
+export { destinationOf, openOutput, type Output, outputAt } from './output-target.js';
 export { type RunToSeal, sealedRuns, sealRun } from './seal-run.js';
 export { checkStateValue, parseJson, parseStateFile } from './state-file.js';
 export type { StreamPlan } from './stream-plan.js';

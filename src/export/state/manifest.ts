@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CheckpointError } from '../../errors.js';
 import { FORMATS, MODES, RESOURCES, STREAM_NAME } from '../../config/job-schema.js';
-import type { OutputStore } from '../../output/store.js';
+import type { OutputStore } from '../../output/index.js';
 import { resourceSpec } from '../../resources/index.js';
 import { VERSION } from '../../version.js';
 import { type Checkpoint, sentBounds } from './checkpoint.js';

@@ -1,5 +1,5 @@
 import type { Logger } from '../../log.js';
-import type { OutputStore } from '../../output/store.js';
+import type { OutputStore } from '../../output/index.js';
 import { VERSION } from '../../version.js';
 import { isComplete, sentBounds, type StreamState } from './checkpoint.js';
 import { removeOwnedTree } from './clean-up.js';

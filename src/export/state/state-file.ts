@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { CheckpointError } from '../../errors.js';
-import type { OutputStore } from '../../output/store.js';
+import type { OutputStore } from '../../output/index.js';
 
 /**
  * The one way a state file of an output (checkpoint, manifest, a run's manifest, a split job's

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { OutputStore } from '../../output/store.js';
+import type { OutputStore } from '../../output/index.js';
 import { type Checkpoint, checkpointFromValue, checkStateValue, pairKey, parseJson } from '../state/index.js';
 import { MAX_WORKERS, type WorkerSpec } from './worker-spec.js';
 

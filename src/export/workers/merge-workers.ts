@@ -1,6 +1,5 @@
 import type { Logger } from '../../log.js';
-import { LockedError } from '../../output/folder-lock.js';
-import type { OutputStore } from '../../output/store.js';
+import { LockedError, type OutputStore } from '../../output/index.js';
 import { type Checkpoint, isComplete, type Manifest, MANIFEST_FILE, pairKey, reconcile, removeOwnedTree, sealRun, SUCCESS_FILE } from '../state/index.js';
 import { assertShardsPresent, readManifest } from '../check/index.js';
 import { pairsOf, readAgreement, type WorkersAgreement, workerLockKey, workersPlace } from './agreement.js';

@@ -1,6 +1,6 @@
 import { CheckpointError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { OutputStore } from '../../output/store.js';
+import type { OutputStore } from '../../output/index.js';
 import { type Checkpoint, isComplete, type Manifest, pairKey, parseCheckpoint, readManifestFile, reconcile } from '../state/index.js';
 import { pairsOfWorker, type WorkersAgreement, workerKeys } from './agreement.js';
 
