@@ -1,8 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Store } from '../../src/output/s3-store.js';
+import type { OutputStore } from '../../src/output/store.js';
 import { downloadAll } from '../support/s3-download.js';
 import { silentLogger } from '../../src/log.js';
 import { EVENT_ID_BASE, EVENT_ID_STRIDE, type SimulatorOptions } from '../../src/simulator/index.js';
@@ -12,6 +13,7 @@ import {
   type Exit,
   expectedIds,
   expectExactOutput,
+  type IdStats,
   jobYaml,
   listFiles,
   newSimulator,
@@ -19,7 +21,7 @@ import {
   type StreamSpec,
   tempDir,
 } from '../support/resume-harness.js';
-import { startS3Server } from '../support/s3-server.js';
+import { S3RVER_ACCESS, startS3Server } from '../support/s3-server.js';
 
 /**
  * output.dir: s3://bucket/prefix against a real S3-protocol server on loopback (s3rver), with real
@@ -38,15 +40,12 @@ const S3_ENV = {
   AWS_SECRET_ACCESS_KEY: 'S3RVER',
   AWS_REGION: 'us-east-1',
   AWS_EC2_METADATA_DISABLED: 'true',
-  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 };
 
 let server: Awaited<ReturnType<typeof startS3Server>>;
 
 beforeAll(async () => {
   server = await startS3Server({ bucket: 'lake' });
-  // The stores this file opens itself (to read the bucket back) take the same credentials.
-  for (const [name, value] of Object.entries(S3_ENV)) vi.stubEnv(name, value);
 });
 afterAll(async () => {
   await server.close();
@@ -84,18 +83,38 @@ async function setup(seed: number, prefix: string, options: SetupOptions = {}) {
   writeFileSync(file, job.replace(/^output:\n/m, `output:\n${s3}`));
   const cli = (args: string[], env: Record<string, string> = {}): Promise<Exit> =>
     runCliWith([...args, '--config', file], { cwd: dir, env: { SIM_KEY: KEY, ...S3_ENV, ...env } });
+  // The store this file opens itself, to read the bucket back.
   const store = createS3Store({
     url,
     endpoint: server.endpoint,
-    region: 'us-east-1',
     forcePathStyle: true,
     partSizeBytes: 5 * 1024 * 1024,
     logger: silentLogger,
+    ...S3RVER_ACCESS,
   });
   const expected = [
     { name: 'events', resource: 'events' as const, partitions: 2, formats: ['ndjson' as const], ids: expectedIds(sim, 'events') },
   ];
   return { sim, dir, url, cli, store, expected, staging: join(dir, 'staging') };
+}
+
+/** Key -> content of every object under `prefix`. */
+async function contents(store: OutputStore, prefix: string): Promise<Record<string, string | undefined>> {
+  const keys = await store.list(prefix);
+  return Object.fromEntries(await Promise.all(keys.map(async (key) => [key, await store.getText(key)] as const)));
+}
+
+/** The ids of the NDJSON shards of an output folder, as expectedIds counts them. */
+function idsOf(out: string): IdStats {
+  const ids = listFiles(out)
+    .filter((path) => path.endsWith('.ndjson'))
+    .flatMap((path) => readFileSync(join(out, path), 'utf8').split('\n').filter((line) => line !== ''))
+    .map((line) => BigInt((JSON.parse(line) as { id: number }).id));
+  expect(new Set(ids).size, 'every id once').toBe(ids.length);
+  const sum = ids.reduce((total, id) => total + id, 0n);
+  const min = ids.reduce((low, id) => (id < low ? id : low), ids[0] ?? 0n);
+  const max = ids.reduce((high, id) => (id > high ? id : high), 0n);
+  return { count: ids.length, sum, min, max };
 }
 
 describe.concurrent('output.dir: s3://', () => {
@@ -255,6 +274,43 @@ describe.concurrent('output.dir: s3://', () => {
       expect(named.sort()).toEqual(refused.map(([m]) => m).sort());
       for (const m of ['1', '2']) await store.remove([`events/part=${m}-of-2/marker.txt`]);
       await expectExactOutput(await downloadAll(store, tempDir('s3-copy')), expected);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('repair: a truncated and a corrupted object are found in the bucket, only their partition is read again, exactly', async () => {
+    // Shards of 5000 rows: 4 per partition.
+    const { sim, cli, store } = await setup(29, 'exports/repair', { maxRows: 5000 });
+    try {
+      const first = await cli(['run']);
+      expect(first.code, describeExit(first)).toBe(0);
+      const truncated = 'events/part=1-of-2/000001.ndjson';
+      const corrupted = 'events/part=1-of-2/000002.ndjson';
+      const whole = (await store.getText(truncated)) ?? '';
+      await store.putText(truncated, whole.slice(0, Math.floor(whole.length / 2)));
+      // One digit changed: the same size, another sha256.
+      const text = (await store.getText(corrupted)) ?? '';
+      const at = text.search(/[0-8](?=,)/);
+      await store.putText(corrupted, `${text.slice(0, at)}${Number(text[at]) + 1}${text.slice(at + 1)}`);
+      const untouched = await contents(store, 'events/part=2-of-2/');
+      expect((await cli(['verify'])).code, 'verify finds the damage').toBe(1);
+
+      const fromSim = sim.requests().length;
+      const fromS3 = server.requests().length;
+      const repair = await cli(['repair']);
+      expect(repair.code, describeExit(repair)).toBe(0);
+      expect(repair.stderr).toContain('read 1 damaged partition(s) again: events/1');
+      const lists = sim.requests().slice(fromSim).filter((r) => r.route === 'GET /events');
+      expect([...new Set(lists.map((r) => new Map(r.params).get('partition')))]).toEqual(['1/2']);
+      const written = server.requests().slice(fromS3).filter((r) => r.method === 'PUT' && r.key.startsWith('exports/repair/events/'));
+      expect(written.filter((r) => !r.key.startsWith('exports/repair/events/part=1-of-2/')), 'partition 2 not written').toEqual([]);
+      expect(await contents(store, 'events/part=2-of-2/'), 'partition 2 as it was').toEqual(untouched);
+
+      const verify = await cli(['verify']);
+      expect(verify.code, describeExit(verify)).toBe(0);
+      // The rows, counted without a database: every event once.
+      expect(idsOf(await downloadAll(store, tempDir('s3-repaired')))).toEqual(expectedIds(sim, 'events'));
     } finally {
       await store.close();
     }
