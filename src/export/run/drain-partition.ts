@@ -62,15 +62,7 @@ class ResumeCursorRefused extends Error {
 
 async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): Promise<PartitionOutcome> {
   const start = ctx.committer.part(plan.stream.name, plan.m);
-  const chain = prefetchOne(
-    drainCursorChain(ctx.client, {
-      ...chainRequest(plan.stream.resource, plan.params),
-      startCursor: start.cursor ?? undefined,
-      signal: ctx.signal,
-      budget: ctx.budget,
-    }),
-    (page) => page.release(),
-  );
+  const chain = pagesFrom(ctx, plan, start.cursor);
   let seq = start.nextSeq;
   let writers: OpenShard[] | undefined;
   /** The cursor after the last page held by the open writers: where a commit now would resume. */
@@ -101,9 +93,7 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
         page.release();
       }
       const last = page.nextCursor === undefined;
-      const full =
-        writers !== undefined &&
-        writers.some((w) => w.rows >= ctx.limits.maxRows || w.bytes >= ctx.limits.maxBytes);
+      const full = writers !== undefined && isFull(ctx, writers);
       if (last || full || (ctx.signal.aborted && writers !== undefined)) await commit(page.nextCursor);
       else if (writers !== undefined) heldCursor = page.nextCursor;
       if (last) return 'done';
@@ -123,6 +113,22 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
   } finally {
     if (writers !== undefined) await Promise.all(writers.map((w) => w.abort()));
   }
+}
+
+/** The partition's pages from `cursor` on (null: its first page), the next fetched while one is written. */
+function pagesFrom(ctx: PartitionContext, plan: PartitionPlan, cursor: string | null) {
+  const request = {
+    ...chainRequest(plan.stream.resource, plan.params),
+    startCursor: cursor ?? undefined,
+    signal: ctx.signal,
+    budget: ctx.budget,
+  };
+  return prefetchOne(drainCursorChain(ctx.client, request), (page) => page.release());
+}
+
+/** Whether the open shard reached a size limit in one of its formats: it closes at this page boundary. */
+function isFull(ctx: PartitionContext, writers: readonly OpenShard[]): boolean {
+  return writers.some((w) => w.rows >= ctx.limits.maxRows || w.bytes >= ctx.limits.maxBytes);
 }
 
 async function commitShard(

@@ -8,7 +8,7 @@ import type { Logger } from '../../log.js';
 import { createShardSink, type ShardSink } from '../../sink/index.js';
 import { ByteBudget } from '../../page/index.js';
 import { type Clock, systemClock } from '../../util/clock.js';
-import { type Checkpoint, type Manifest, openOutput, type RunState, sentBounds, streamOf } from '../state/index.js';
+import { type Checkpoint, type Manifest, openOutput, type RunState, sentBounds, streamOf, type StreamPlan } from '../state/index.js';
 import { countStreams, type PartitionPlan, planStreams } from '../plan/index.js';
 import { finishRun } from './finish-run.js';
 import { drainPartition, type PartitionContext, type PartitionOutcome } from './drain-partition.js';
@@ -111,37 +111,12 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     const { committer, plans } = start;
     logFindings(logger, start);
     if (committer === undefined) return nothingDone(start, clock.now() - startedAtMs);
-    logger.info(
-      {
-        outDir: store.location,
-        ...scope.logFields,
-        streams: streams.map((s) => ({ name: s.name, ...windowOf(committer.state, s.name) })),
-        partitions: plans.length,
-        resumed: start.resumed,
-      },
-      start.resumed ? 'resuming export' : 'starting export',
-    );
-
-    const progress = new RunProgress(streams, plans, committer.state, () => totals);
-    const budget = new ByteBudget(config.source.maxBufferedBytes);
-    options.onStart?.(progress.handle(client, budget, () => committer.files));
+    logStarted(logger, { outDir: store.location, ...scope.logFields }, streams, committer.state, start);
     // Shards are written where the store stages them before it publishes them.
     sink = createShardSink((key) => store.stage(key), config.output);
-    const context = {
-      store,
-      client,
-      budget,
-      committer,
-      openShard: sink.open,
-      limits: config.output.shard,
-      signal,
-      logger,
-      onRows: (count: number, plan: PartitionPlan) => {
-        progress.onRows(count, plan.stream.name);
-        checkReadLimit(config.source.maxReadFactor, plan.stream.name, plan, progress.streamRows(plan.stream.name));
-      },
-    };
-    const outcomes = await drainAll(context, plans, progress, stopAll);
+    const progress = new RunProgress(streams, plans, committer.state, () => totals);
+    const context = { store, client, committer, sink, signal, logger };
+    const outcomes = await drainAll(context, { config, plans, progress, stopAll, onStart: options.onStart });
     const finished = await finishRun({ setup, scope, committer, client, plans, outcomes, release });
     release = finished.release;
     const { resumed, idle, damaged } = start;
@@ -154,17 +129,40 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   }
 }
 
-/** Drains every plan at once under the run's limiter; a refused credential stops them all. */
+/**
+ * Drains every plan at once under the run's limiter, holding at most the run's budget of response
+ * bytes; a refused credential stops them all, a stream read past its limit stops its partitions.
+ */
 function drainAll(
-  context: PartitionContext,
-  plans: PartitionPlan[],
-  progress: RunProgress,
-  stopAll: AbortController,
+  context: Omit<PartitionContext, 'client' | 'budget' | 'openShard' | 'limits' | 'onRows'> & {
+    client: PlatformClient;
+    sink: ShardSink;
+  },
+  run: {
+    config: JobConfig;
+    plans: readonly PartitionPlan[];
+    progress: RunProgress;
+    stopAll: AbortController;
+    onStart: RunOptions['onStart'];
+  },
 ): Promise<PromiseSettledResult<PartitionOutcome>[]> {
+  const { config, plans, progress, stopAll } = run;
+  const budget = new ByteBudget(config.source.maxBufferedBytes);
+  run.onStart?.(progress.handle(context.client, budget, () => context.committer.files));
+  const partition: PartitionContext = {
+    ...context,
+    budget,
+    openShard: context.sink.open,
+    limits: config.output.shard,
+    onRows: (count: number, plan: PartitionPlan) => {
+      progress.onRows(count, plan.stream.name);
+      checkReadLimit(config.source.maxReadFactor, plan.stream.name, plan, progress.streamRows(plan.stream.name));
+    },
+  };
   return Promise.allSettled(
     plans.map(async (plan): Promise<PartitionOutcome> => {
       try {
-        const outcome = await drainPartition(context, plan);
+        const outcome = await drainPartition(partition, plan);
         if (outcome !== 'interrupted') progress.onPartitionDone(plan.stream.name);
         return outcome;
       } catch (error) {
@@ -172,6 +170,25 @@ function drainAll(
         throw error;
       }
     }),
+  );
+}
+
+/** The run's first line: where, which worker, each stream's window, how many partitions, resumed or not. */
+function logStarted(
+  logger: Logger,
+  fields: Readonly<Record<string, string>>,
+  streams: readonly StreamPlan[],
+  checkpoint: Checkpoint,
+  start: Started,
+): void {
+  logger.info(
+    {
+      ...fields,
+      streams: streams.map((s) => ({ name: s.name, ...windowOf(checkpoint, s.name) })),
+      partitions: start.plans.length,
+      resumed: start.resumed,
+    },
+    start.resumed ? 'resuming export' : 'starting export',
   );
 }
 
