@@ -67,7 +67,7 @@ export function createS3Store(options: S3StoreOptions): OutputStore {
 /** This process's folder in the staging folder of `url`, under `base` (default: the OS temp folder). */
 function stagingFolder(url: string, base = tmpdir()) {
   const root = join(resolve(base), `bulk-extract-staging-${createHash('sha256').update(url).digest('hex').slice(0, 16)}`);
-  // A folder of this process's own: workers of a sharded run on one machine share the root.
+  // A folder of this process's own: workers of a split job on one machine share the root.
   const mine = join(root, `${process.pid}-${randomBytes(4).toString('hex')}`);
   let prepared = false;
   return {

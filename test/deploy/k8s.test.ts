@@ -147,7 +147,7 @@ describe('the CronJob and Jobs', () => {
     expect(backfill.job.maxFailedIndexes).toBeLessThan(k);
   });
 
-  it('incremental: one run at a time, not sharded, suspended until the backfill completed', () => {
+  it('incremental: one run at a time, not split among workers, suspended until the backfill completed', () => {
     const cron = find<{ spec: Doc }>(manifests, 'CronJob', incremental.name)?.spec;
     expect(cron?.concurrencyPolicy).toBe('Forbid');
     expect(cron?.suspend).toBe(true);
