@@ -58,7 +58,12 @@ export function workerSummary(worker: WorkerSpec, finalize: FinalizeResult): str
   const me = `worker ${worker.index}/${worker.count}`;
   return finalize.finalized
     ? `${me}: complete, and the split job is finalized (every worker is complete; _SUCCESS written).`
-    : `${me}: complete; workers ${finalize.waitingFor.join(', ')} are not, and the last of them to finish ends the run.`;
+    : `${me}: complete; ${others(finalize.waitingFor)}, and the last of them to finish ends the split job.`;
+}
+
+/** `worker 1 is not` or `workers 1, 2 are not`. */
+function others(indexes: readonly number[]): string {
+  return indexes.length === 1 ? `worker ${indexes[0]} is not` : `workers ${indexes.join(', ')} are not`;
 }
 
 /**

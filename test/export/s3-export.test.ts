@@ -320,16 +320,16 @@ describe.concurrent('output.dir: s3://', () => {
     const stream: StreamSpec = { resource: 'events', partitions: 6, limit: 1000 };
     const { cli, store, sim } = await setup(25, 'exports/shard', { stream, maxRows: 2000, formats: ['parquet', 'ndjson'] });
     try {
-      // Shard 1 is killed after its first shard is uploaded, before its checkpoint counts it.
+      // Worker 1 is killed after its first shard is uploaded, before its checkpoint counts it.
       const exits = await Promise.all(
         [0, 1, 2].map((i) => cli(['run', '--shard', `${i}/3`], i === 1 ? { BULK_EXTRACT_CRASH_AT: 'after-shard-rename:1' } : {})),
       );
       expect(exits[1]?.signal, describeExit(exits[1] as Exit)).toBe('SIGKILL');
       for (const i of [0, 2]) expect(exits[i]?.code, describeExit(exits[i] as Exit)).toBe(0);
-      expect(await store.getText('_SUCCESS'), 'not finalized while shard 1 is incomplete').toBeUndefined();
+      expect(await store.getText('_SUCCESS'), 'not finalized while worker 1 is incomplete').toBeUndefined();
       expect(await store.getText('_workers/agreement.json')).toBeDefined();
 
-      // Shard 1 alone: its lock (a dead process of this host) is taken over; it resumes and ends the run.
+      // Worker 1 alone: its lock (a dead process of this host) is taken over; it resumes and ends the split job.
       const resumed = await cli(['run', '--shard', '1/3']);
       expect(resumed.code, describeExit(resumed)).toBe(0);
       expect(resumed.stderr).toContain('the split job is finalized');
