@@ -9,7 +9,7 @@ import {
   isComplete,
   newCheckpoint,
   newStreamState,
-  nextRun,
+  nextWindow,
   parseCheckpoint,
   partOf,
   restartPart,
@@ -360,13 +360,13 @@ describe('windows', () => {
     expect(state.run).toBe('20260101T000000.000Z');
   });
 
-  it('nextRun: the watermark moves to the completed window\'s end; the new window runs to now minus the lag', () => {
+  it('nextWindow: the watermark moves to the completed window\'s end; the new window runs to now minus the lag', () => {
     let done = newStreamState(incremental, T0);
     for (const m of [1, 2, 3]) {
       done = commitPart({ ...newCheckpoint(BASE, [], T0), streams: { events: done } }, 'events', m, { cursor: undefined, rows: 1, shards: 1 }, T0).streams.events ?? done;
     }
     expect(isComplete(done)).toBe(true);
-    const next = nextRun(done, incremental, T2);
+    const next = nextWindow(done, incremental, T2);
     expect(next).toMatchObject({
       window: { from: start - 60_000, until: Date.parse(T2) - 60_000 },
       watermark: start - 60_000,
@@ -374,7 +374,7 @@ describe('windows', () => {
     });
     expect(Object.values(next?.parts ?? {}).every((p) => p.cursor === null && p.nextSeq === 0 && !p.done)).toBe(true);
     // Another run at the same instant (or within the lag): an empty window is no run.
-    expect(nextRun(done, incremental, T0)).toBeUndefined();
+    expect(nextWindow(done, incremental, T0)).toBeUndefined();
   });
 
   it('a version 1 checkpoint reads as a full export with no window (its chains keep their params)', () => {

@@ -17,13 +17,13 @@ const EVENTS = 6000;
 type Version = `${number}@${number}`;
 
 /** The versions in a folder's NDJSON shards; with `committed`, only shards below each partition's nextSeq. */
-function versionsIn(runDir: string, committed?: Record<string, { nextSeq: number }>): Version[] {
+function versionsIn(windowDir: string, committed?: Record<string, { nextSeq: number }>): Version[] {
   const versions: Version[] = [];
-  for (const part of readdirSync(runDir).filter((name) => name.startsWith('part='))) {
+  for (const part of readdirSync(windowDir).filter((name) => name.startsWith('part='))) {
     const nextSeq = committed?.[/^part=(\d+)-/.exec(part)?.[1] ?? '']?.nextSeq ?? Infinity;
-    const shards = readdirSync(join(runDir, part)).filter((name) => name.endsWith('.ndjson') && shardSeq(name)! < nextSeq);
+    const shards = readdirSync(join(windowDir, part)).filter((name) => name.endsWith('.ndjson') && shardSeq(name)! < nextSeq);
     for (const file of shards) {
-      for (const line of readFileSync(join(runDir, part, file), 'utf8').split('\n')) {
+      for (const line of readFileSync(join(windowDir, part, file), 'utf8').split('\n')) {
         if (line === '') continue;
         const item = JSON.parse(line) as { id: number; lastUpdatedTime: number };
         versions.push(`${item.id}@${item.lastUpdatedTime}`);

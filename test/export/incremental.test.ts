@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Checkpoint, parseCheckpoint, runId } from '../../src/export/state/checkpoint.js';
 import type { Manifest } from '../../src/export/state/manifest.js';
 import { runJob } from '../../src/export/run/run-job.js';
-import type { RunManifest } from '../../src/export/state/manifest.js';
+import type { WindowManifest } from '../../src/export/state/manifest.js';
 import { verifyOutput } from '../../src/export/inspect/verify.js';
 import { silentLogger } from '../../src/log.js';
 import { EVENT_ID_BASE, EVENT_ID_STRIDE, type Simulator, startSimulator } from '../../src/simulator/index.js';
@@ -96,7 +96,7 @@ describe('mode: incremental', () => {
     const run1 = runId(T0);
     expect(versionsIn(out, run1)).toEqual(served(null, T0 - LAG_MS));
     expect(versionsIn(out, run1)).toHaveLength(EVENTS);
-    const sealed1 = JSON.parse(readFileSync(join(out, 'events', `run=${run1}`, '_manifest.json'), 'utf8')) as RunManifest;
+    const sealed1 = JSON.parse(readFileSync(join(out, 'events', `run=${run1}`, '_manifest.json'), 'utf8')) as WindowManifest;
     expect(sealed1.window).toEqual({ minLastUpdatedTime: null, maxLastUpdatedTime: T0 - LAG_MS - 1 });
     expect(sealed1.rows).toBe(EVENTS);
     expect(existsSync(join(out, 'events', `run=${run1}`, '_SUCCESS'))).toBe(true);
@@ -181,7 +181,7 @@ describe('mode: incremental', () => {
     clock.advance(10 * MINUTE);
     sim.update('events', [7], T0 + 1);
     await runAt(clock, out);
-    const sealed = JSON.parse(readFileSync(join(out, 'events', `run=${run1}`, '_manifest.json'), 'utf8')) as RunManifest;
+    const sealed = JSON.parse(readFileSync(join(out, 'events', `run=${run1}`, '_manifest.json'), 'utf8')) as WindowManifest;
     const victim = sealed.files[0]?.path ?? '';
     rmSync(join(out, victim));
     const report = await verifyOutput(out);

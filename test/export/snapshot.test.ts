@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunManifest } from '../../src/export/state/manifest.js';
+import type { WindowManifest } from '../../src/export/state/manifest.js';
 import {
   closedForm,
   describeExit,
@@ -98,7 +98,7 @@ describe('mode: snapshot, three scheduled runs', () => {
 async function expectSnapshot(out: string, run: string, updated: ReadonlyMap<number, number>): Promise<void> {
   const folder = join(out, 'assets', run);
   expect(existsSync(join(folder, '_SUCCESS')), `${run} sealed`).toBe(true);
-  const manifest = JSON.parse(readFileSync(join(folder, '_manifest.json'), 'utf8')) as RunManifest;
+  const manifest = JSON.parse(readFileSync(join(folder, '_manifest.json'), 'utf8')) as WindowManifest;
   expect(manifest.rows).toBe(ASSETS);
   const shards = listFiles(folder).filter((path) => path.startsWith('part='));
   expect(manifest.files.map((f) => f.path).sort()).toEqual(shards.map((path) => `assets/${run}/${path}`).sort());

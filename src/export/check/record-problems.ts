@@ -1,4 +1,4 @@
-import type { Checkpoint, Manifest, ManifestFile, RunManifest } from '../state/index.js';
+import type { Checkpoint, Manifest, ManifestFile, WindowManifest } from '../state/index.js';
 
 /**
  * What the output's records say of each other, checked without reading a shard: the rows a
@@ -9,7 +9,7 @@ import type { Checkpoint, Manifest, ManifestFile, RunManifest } from '../state/i
  */
 export function recordProblems(
   manifest: Manifest,
-  runs: readonly RunManifest[],
+  runs: readonly WindowManifest[],
   checkpoint: Checkpoint | undefined,
 ): string[] {
   const problems: string[] = [];

@@ -1,6 +1,6 @@
 import { silentLogger } from '../../log.js';
 import type { LockOwner } from '../../output/index.js';
-import { LATEST_FILE, LOCK_FILE, MANIFEST_FILE, type Output, parseCheckpoint, sealedRuns, type StreamState } from '../state/index.js';
+import { LATEST_FILE, LOCK_FILE, MANIFEST_FILE, type Output, parseCheckpoint, sealedWindows, type StreamState } from '../state/index.js';
 import { readWorkersProgress } from '../workers/index.js';
 import { readManifest } from '../check/index.js';
 
@@ -74,7 +74,7 @@ export async function readStatus(output: Output, now = Date.now()): Promise<Outp
       continue;
     }
     const latest = (await store.getText(`${name}/${LATEST_FILE}`))?.trim() ?? null;
-    streams.push({ ...base, latest, snapshots: (await sealedRuns(store, name)).length });
+    streams.push({ ...base, latest, snapshots: (await sealedWindows(store, name)).length });
   }
   return {
     outDir: store.location,

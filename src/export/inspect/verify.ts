@@ -3,7 +3,7 @@ import { BulkExtractError, CheckpointError } from '../../errors.js';
 import { type Logger, silentLogger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
 import { resourceSpec } from '../../resources/index.js';
-import { type Checkpoint, CHECKPOINT_FILE, isOwnedKey, LATEST_FILE, type Manifest, MANIFEST_FILE, type ManifestFile, openOutput, outputAt, parseCheckpoint, parseStateFile, readManifestFile, RUN_PREFIX, type RunManifest, runManifestSchema, shardSeq, SUCCESS_FILE } from '../state/index.js';
+import { type Checkpoint, CHECKPOINT_FILE, isOwnedKey, LATEST_FILE, type Manifest, MANIFEST_FILE, type ManifestFile, openOutput, outputAt, parseCheckpoint, parseStateFile, readManifestFile, RUN_PREFIX, type WindowManifest, windowManifestSchema, shardSeq, SUCCESS_FILE } from '../state/index.js';
 import { checkShard, KeyCheck, type KeyReader, type KeyReport, recordProblems } from '../check/index.js';
 
 /** The folder is not a bulk-extract output (no readable manifest). */
@@ -118,7 +118,7 @@ interface ShardGroup {
 }
 
 /** The files of the output by stream and run: the current runs' (the manifest) and the sealed runs'. */
-function shardGroups(manifest: Manifest, runs: readonly RunManifest[]): ShardGroup[] {
+function shardGroups(manifest: Manifest, runs: readonly WindowManifest[]): ShardGroup[] {
   const groups = new Map<string, ShardGroup>();
   const add = (file: ManifestFile) => {
     const id = `${file.stream}/${file.run ?? ''}`;
@@ -202,15 +202,15 @@ async function runManifests(
   store: OutputStore,
   streams: readonly string[],
   problems: string[],
-): Promise<RunManifest[]> {
-  const found: RunManifest[] = [];
+): Promise<WindowManifest[]> {
+  const found: WindowManifest[] = [];
   for (const stream of streams) {
     for (const key of await store.list(`${stream}/${RUN_PREFIX}`)) {
       if (!isOwnedKey(key) || !key.endsWith(`/${MANIFEST_FILE}`)) continue;
       const text = await store.getText(key);
       if (text === undefined) continue;
       try {
-        found.push(parseStateFile(text, key, runManifestSchema, 'the manifest of a sealed run'));
+        found.push(parseStateFile(text, key, windowManifestSchema, 'the manifest of a sealed run'));
       } catch (error) {
         problems.push(`${key}: damaged (${(error as Error).message})`);
       }

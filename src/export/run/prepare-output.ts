@@ -1,7 +1,7 @@
 import { CheckpointError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
-import { type Checkpoint, findDrift, isComplete, LOCK_FILE, type Manifest, MANIFEST_FILE, newCheckpoint, newStreamState, nextRun, pairKey, parseCheckpoint, partDir, reconcile, removeOwnedTree, restartPart, runDir, type RunToSeal, sealRun, type StreamPlan, type StreamState, SUCCESS_FILE } from '../state/index.js';
+import { type Checkpoint, findDrift, isComplete, LOCK_FILE, type Manifest, MANIFEST_FILE, newCheckpoint, newStreamState, nextWindow, pairKey, parseCheckpoint, partDir, reconcile, removeOwnedTree, restartPart, windowDir, type WindowToSeal, sealWindow, type StreamPlan, type StreamState, SUCCESS_FILE } from '../state/index.js';
 import { assertShardsPresent, disagreeError, disagreements, findDamage, readManifest, restarted } from '../check/index.js';
 
 /** A planned stream that has nothing to read in this run, and why. */
@@ -81,7 +81,7 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
       if (state === undefined) continue;
       checkpoint = restartPart(checkpoint, name, Number(m), now);
       runs.uncommitted.push(partDir(name, Number(m), state.partitions, state.run));
-      const dir = runDir(name, state.run);
+      const dir = windowDir(name, state.run);
       if (state.run !== null) unsealed.push(`${dir}/${SUCCESS_FILE}`, `${dir}/${MANIFEST_FILE}`);
     }
   }
@@ -104,7 +104,7 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
         logger.info({ output: store.location, streams: names }, `--fresh: deleting earlier output of ${names.join(', ')}`);
       }
       await store.remove([SUCCESS_FILE, ...unsealed]);
-      for (const run of runs.toSeal) await sealRun({ store, baseUrl, logger }, run);
+      for (const run of runs.toSeal) await sealWindow({ store, baseUrl, logger }, run);
       await save();
       for (const dir of runs.uncommitted) await removeOwnedTree(store, dir, logger);
     },
@@ -135,7 +135,7 @@ function takeUp(options: PrepareOptions, earlier: Checkpoint | undefined): Check
 interface NextRuns {
   checkpoint: Checkpoint;
   /** Completed runs to seal (again: the run itself may have stopped before it could). */
-  toSeal: RunToSeal[];
+  toSeal: WindowToSeal[];
   idle: IdleStream[];
   /** Folders to empty once the checkpoint is saved: nothing in them is committed. */
   uncommitted: string[];
@@ -160,16 +160,16 @@ function nextRuns(
       runs.uncommitted.push(stream.name);
     } else if (isComplete(state) && !repair) {
       runs.toSeal.push({ stream: stream.name, state, files: recorded.files, keep: stream.keep });
-      const next = nextRun(state, stream, now);
+      const next = nextWindow(state, stream, now);
       if (next === undefined) {
         const reason = stream.mode === 'incremental' ? 'waiting' : 'complete';
         runs.idle.push({ stream: stream.name, reason, since: lastCommit(state) });
         continue;
       }
       runs.checkpoint = withStream(runs.checkpoint, stream.name, next);
-      runs.uncommitted.push(runDir(stream.name, next.run));
+      runs.uncommitted.push(windowDir(stream.name, next.run));
     } else if (Object.values(state.parts).every((part) => part.nextSeq === 0)) {
-      runs.uncommitted.push(runDir(stream.name, state.run));
+      runs.uncommitted.push(windowDir(stream.name, state.run));
     }
   }
   return runs;
@@ -187,7 +187,8 @@ async function assertWritable(
     const state = checkpoint.streams[name];
     if (state === undefined) return [];
     const open = Object.entries(state.parts).filter(([, part]) => !part.done);
-    return [name, runDir(name, state.run), ...open.map(([m]) => partDir(name, Number(m), state.partitions, state.run))];
+    const parts = open.map(([m]) => partDir(name, Number(m), state.partitions, state.run));
+    return [name, windowDir(name, state.run), ...parts];
   });
   const touched = [...written, ...uncommitted];
   await store.checkWritable(

@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors.js';
-import { sealRun, type Manifest, type RunState, type StreamPlan, streamOf, SUCCESS_FILE } from '../state/index.js';
+import { sealWindow, type Manifest, type RunState, type StreamPlan, streamOf, SUCCESS_FILE } from '../state/index.js';
 import type { WorkerSpec } from '../workers/index.js';
 import type { Committer } from './committer.js';
 import { type FinalizeResult, finalizeIfLast } from './finalize.js';
@@ -66,7 +66,7 @@ function wholeJob(mode: { fresh: boolean; repair: boolean }): RunScope {
       for (const stream of setup.streams) {
         const state = streamOf(committer.state, stream.name);
         const run = { stream: stream.name, state, files: manifest.files, keep: stream.keep };
-        await sealRun({ store, baseUrl, logger }, run);
+        await sealWindow({ store, baseUrl, logger }, run);
       }
       if (runState === 'complete') await store.putText(SUCCESS_FILE, '');
       return { release };

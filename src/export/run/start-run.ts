@@ -1,6 +1,6 @@
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../util/clock.js';
-import { type Checkpoint, isComplete, LOCK_FILE, type Manifest, runDir, streamOf, type StreamPlan, SUCCESS_FILE } from '../state/index.js';
+import { type Checkpoint, isComplete, LOCK_FILE, type Manifest, windowDir, streamOf, type StreamPlan, SUCCESS_FILE } from '../state/index.js';
 import { Committer } from './committer.js';
 import { holdWorkers } from '../workers/index.js';
 import { LockedError, type OutputStore } from '../../output/index.js';
@@ -123,7 +123,7 @@ async function isSettled(setup: Setup, checkpoint: Checkpoint): Promise<boolean>
   const exists = async (key: string) => (await store.size(key)) !== undefined;
   for (const { name } of setup.streams) {
     const run = checkpoint.streams[name]?.run ?? null;
-    if (run !== null && !(await exists(`${runDir(name, run)}/${SUCCESS_FILE}`))) return false;
+    if (run !== null && !(await exists(`${windowDir(name, run)}/${SUCCESS_FILE}`))) return false;
   }
   const jobComplete = jobStreams.every(({ name }) => {
     const state = checkpoint.streams[name];

@@ -90,12 +90,12 @@ function windowEnd(stream: StreamPlan, startedAtMs: number): number {
 }
 
 /**
- * The next run of a stream whose last run completed. Incremental: the watermark moves to that
- * run's `until` and the new window runs from there to this run's start minus the safety lag.
- * Snapshot: the whole collection again, pinned at this run's start. Undefined when there is
+ * The next window of a stream whose last window completed. Incremental: the watermark moves to
+ * that window's `until` and the new window runs from there to this run's start minus the safety
+ * lag. Snapshot: the whole collection again, pinned at this run's start. Undefined when there is
  * nothing new to read (an empty window: runs closer together than the lag; a full export).
  */
-export function nextRun(state: StreamState, stream: StreamPlan, now: string): StreamState | undefined {
+export function nextWindow(state: StreamState, stream: StreamPlan, now: string): StreamState | undefined {
   if (state.window === null || stream.mode === 'full') return undefined;
   const startedAtMs = Date.parse(now);
   const run = runId(startedAtMs);

@@ -10,7 +10,7 @@ export {
   isComplete,
   newCheckpoint,
   newStreamState,
-  nextRun,
+  nextWindow,
   pairKey,
   parseCheckpoint,
   partOf,
@@ -29,7 +29,7 @@ export {
   MANIFEST_FILE,
   partDir,
   RUN_PREFIX,
-  runDir,
+  windowDir,
   RUNS_DIR,
   shardSeq,
   SUCCESS_FILE,
@@ -41,12 +41,12 @@ export {
   readManifestFile,
   newManifest,
   reconcile,
-  type RunManifest,
-  runManifestSchema,
+  type WindowManifest,
+  windowManifestSchema,
   type RunState,
   summarize,
 } from './manifest.js';
 export { destinationOf, openOutput, type Output, outputAt } from './output-target.js';
-export { type RunToSeal, sealedRuns, sealRun } from './seal-run.js';
+export { type WindowToSeal, sealedWindows, sealWindow } from './seal-window.js';
 export { checkStateValue, parseJson, parseStateFile } from './state-file.js';
 export type { StreamPlan } from './stream-plan.js';

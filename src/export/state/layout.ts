@@ -18,19 +18,23 @@ export const CHECKPOINT_FILE = '_checkpoint.json';
 export const MANIFEST_FILE = '_manifest.json';
 export const SUCCESS_FILE = '_SUCCESS';
 export const LOCK_FILE = '.lock';
-/** snapshot: names the newest sealed run folder (`run=<run>`), for readers that want one copy. */
+/** snapshot: names the newest sealed snapshot (`run=<id>`), for readers that want one copy. */
 export const LATEST_FILE = '_LATEST';
+/** The folder of a window or snapshot is `run=<id>`: the name readers partition by, kept on disk. */
 export const RUN_PREFIX = 'run=';
 /** One record of each run, what `run --json` prints, named by when the run ended. */
 export const RUNS_DIR = '_runs';
 
-/** The folder of a stream's current run: the stream's own for a full export. */
-export function runDir(stream: string, run: string | null): string {
+/**
+ * The folder of a stream's current window or snapshot (`id`, the checkpoint's `run`); the stream's
+ * own folder for a full export.
+ */
+export function windowDir(stream: string, run: string | null): string {
   return run === null ? stream : posix.join(stream, `${RUN_PREFIX}${run}`);
 }
 
 export function partDir(stream: string, m: number, n: number, run: string | null = null): string {
-  return posix.join(runDir(stream, run), `part=${m}-of-${n}`);
+  return posix.join(windowDir(stream, run), `part=${m}-of-${n}`);
 }
 
 const STREAM = '[a-z0-9][a-z0-9_-]{0,63}';

@@ -109,7 +109,7 @@ export const manifestSchema = z.object({
  * `<stream>/run=<run>/_manifest.json`: what one completed incremental or snapshot run wrote. The
  * output folder's `_manifest.json` lists the current runs only, so each run folder describes itself.
  */
-export const runManifestSchema = z.object({
+export const windowManifestSchema = z.object({
   version: z.literal(1),
   tool: z.string(),
   baseUrl: z.string(),
@@ -123,7 +123,7 @@ export const runManifestSchema = z.object({
   files: z.array(manifestFileSchema),
 });
 
-export type RunManifest = z.output<typeof runManifestSchema>;
+export type WindowManifest = z.output<typeof windowManifestSchema>;
 export type ManifestFile = z.output<typeof manifestFileSchema>;
 export type ManifestStream = z.output<typeof manifestStreamSchema>;
 export type RunState = (typeof RUN_STATES)[number];

@@ -1,6 +1,6 @@
 import type { Logger } from '../../log.js';
 import { LockedError, type OutputStore } from '../../output/index.js';
-import { type Checkpoint, isComplete, type Manifest, MANIFEST_FILE, pairKey, reconcile, removeOwnedTree, sealRun, SUCCESS_FILE } from '../state/index.js';
+import { type Checkpoint, isComplete, type Manifest, MANIFEST_FILE, pairKey, reconcile, removeOwnedTree, sealWindow, SUCCESS_FILE } from '../state/index.js';
 import { assertShardsPresent, readManifest } from '../check/index.js';
 import { pairsOf, readAgreement, type WorkersAgreement, workerLockKey, workersPlace } from './agreement.js';
 import { readWorker, workerComplete, type WorkerRecords } from './worker-files.js';
@@ -106,7 +106,7 @@ export async function absorb(
       const state = checkpoint.streams[name];
       if (state !== undefined) {
         const run = { stream: name, state, files: manifest.files, keep: keepOf(name) };
-        await sealRun({ store, baseUrl: checkpoint.baseUrl, logger }, run);
+        await sealWindow({ store, baseUrl: checkpoint.baseUrl, logger }, run);
       }
     }
     await store.putText(SUCCESS_FILE, '');

@@ -3,36 +3,36 @@ import type { OutputStore } from '../../output/index.js';
 import { VERSION } from '../../version.js';
 import { isComplete, sentBounds, type StreamState } from './checkpoint.js';
 import { removeOwnedTree } from './clean-up.js';
-import { LATEST_FILE, MANIFEST_FILE, RUN_PREFIX, runDir, SUCCESS_FILE } from './layout.js';
-import type { ManifestFile, RunManifest } from './manifest.js';
+import { LATEST_FILE, MANIFEST_FILE, RUN_PREFIX, windowDir, SUCCESS_FILE } from './layout.js';
+import type { ManifestFile, WindowManifest } from './manifest.js';
 
-/** Where sealed runs are written, and what the run of each stream wrote. */
+/** Where sealed windows and snapshots are written. */
 export interface SealTarget {
   store: OutputStore;
   baseUrl: string;
   logger: Logger;
 }
 
-export interface RunToSeal {
+export interface WindowToSeal {
   stream: string;
   state: StreamState;
-  /** Files of the output (any run); the run's own are picked out. */
+  /** Files of the output (any window); this window's own are picked out. */
   files: readonly ManifestFile[];
   /** snapshot: completed snapshots to keep; undefined keeps all. */
   keep: number | undefined;
 }
 
 /**
- * Writes a completed run's manifest, then its `_SUCCESS`. A snapshot then becomes the stream's
- * `_LATEST`, and only after that are snapshots beyond `keep` deleted, oldest first. Idempotent:
- * the run that completes the window calls it, and so does the next one before it opens a new
- * window, in case the first stopped in between.
+ * Seals a completed window or snapshot (the `run=<id>` folder of a scheduled stream): its manifest,
+ * then its `_SUCCESS`. A snapshot then becomes the stream's `_LATEST`, and only after that are
+ * snapshots beyond `keep` deleted, oldest first. Idempotent: the run that completes the window
+ * calls it, and so does the next run before it opens a new window, in case the first stopped in between.
  */
-export async function sealRun(target: SealTarget, { stream, state, files, keep }: RunToSeal): Promise<void> {
+export async function sealWindow(target: SealTarget, { stream, state, files, keep }: WindowToSeal): Promise<void> {
   if (state.run === null || state.window === null || !isComplete(state)) return;
   const { store, baseUrl } = target;
   const run = state.run;
-  const manifest: RunManifest = {
+  const manifest: WindowManifest = {
     version: 1,
     tool: `bulk-extract/${VERSION}`,
     baseUrl,
@@ -43,7 +43,7 @@ export async function sealRun(target: SealTarget, { stream, state, files, keep }
     rows: Object.values(state.parts).reduce((sum, part) => sum + part.rows, 0),
     files: files.filter((file) => file.stream === stream && file.run === run),
   };
-  const dir = runDir(stream, run);
+  const dir = windowDir(stream, run);
   await store.putText(`${dir}/${MANIFEST_FILE}`, `${JSON.stringify(manifest, null, 2)}\n`);
   await store.putText(`${dir}/${SUCCESS_FILE}`, '');
   if (state.mode !== 'snapshot') return;
@@ -51,20 +51,20 @@ export async function sealRun(target: SealTarget, { stream, state, files, keep }
   if (keep !== undefined) await pruneSnapshots(target, stream, keep);
 }
 
-/** Deletes the sealed snapshots of a stream beyond the newest `keep`; unsealed run folders stay. */
+/** Deletes the sealed snapshots of a stream beyond the newest `keep`; unsealed folders stay. */
 async function pruneSnapshots(target: SealTarget, stream: string, keep: number): Promise<void> {
   const { store, logger } = target;
-  const sealed = (await sealedRuns(store, stream)).sort();
+  const sealed = (await sealedWindows(store, stream)).sort();
   for (const name of sealed.slice(0, Math.max(0, sealed.length - keep))) {
     logger.info({ stream, run: name, keep }, `deleting snapshot ${stream}/${name}: keep is ${keep}`);
-    // Its _SUCCESS first: a reader never sees a sealed run with files missing.
+    // Its _SUCCESS first: a reader never sees a sealed snapshot with files missing.
     await store.remove([`${stream}/${name}/${SUCCESS_FILE}`]);
     await removeOwnedTree(store, `${stream}/${name}`, logger);
   }
 }
 
-/** `run=<id>` folders of a stream that hold a `_SUCCESS`. */
-export async function sealedRuns(store: OutputStore, stream: string): Promise<string[]> {
+/** The sealed windows or snapshots of a stream: its `run=<id>` folders that hold a `_SUCCESS`. */
+export async function sealedWindows(store: OutputStore, stream: string): Promise<string[]> {
   return (await store.list(`${stream}/${RUN_PREFIX}`)).flatMap((key) => {
     const [, name, file, ...deeper] = key.split('/');
     return name !== undefined && file === SUCCESS_FILE && deeper.length === 0 ? [name] : [];
