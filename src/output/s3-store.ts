@@ -8,7 +8,8 @@ import { ConfigError } from '../errors.js';
 import { realFolder } from '../util/real-folder.js';
 import { isAlive } from './lock.js';
 import { acquireS3Lock, s3LockState } from './s3-lock.js';
-import { createS3Objects, type S3Objects, type S3StoreOptions as ObjectOptions } from './s3-objects.js';
+import type { S3StoreOptions as ObjectOptions } from './s3-bucket.js';
+import { createS3Objects, type S3Objects } from './s3-objects.js';
 import type { LocalCopy, OutputStore } from './store.js';
 
 export { S3OutputError } from './s3-errors.js';
