@@ -48,5 +48,5 @@ export {
 } from './manifest.js';
 export { destinationOf, openOutput, type Output, outputAt } from './output-target.js';
 export { type WindowToSeal, sealedWindows, sealWindow } from './seal-window.js';
-export { checkStateValue, parseJson, parseStateFile } from './state-file.js';
+export { parseStateFile } from './state-file.js';
 export type { StreamPlan } from './stream-plan.js';

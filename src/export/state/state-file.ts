@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { CheckpointError } from '../../errors.js';
-import type { OutputStore } from '../../output/index.js';
 
 /**
  * The one way a state file of an output (checkpoint, manifest, a run's manifest, a split job's
@@ -58,15 +57,4 @@ export function checkStateValue<S extends z.ZodType>(
     );
   }
   return result.data;
-}
-
-/** A state file of the store, parsed and checked; undefined when it does not exist. */
-export async function readStateFile<S extends z.ZodType>(
-  store: OutputStore,
-  key: string,
-  schema: S,
-  what: string,
-): Promise<z.output<S> | undefined> {
-  const text = await store.getText(key);
-  return text === undefined ? undefined : parseStateFile(text, store.where(key), schema, what);
 }

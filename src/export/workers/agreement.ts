@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { OutputStore } from '../../output/index.js';
-import { type Checkpoint, checkpointFromValue, checkStateValue, pairKey, parseJson } from '../state/index.js';
+import { type Checkpoint, checkpointFromValue, pairKey, parseStateFile } from '../state/index.js';
 import { MAX_WORKERS, type WorkerSpec } from './worker-spec.js';
 
 /**
@@ -91,7 +91,7 @@ export async function readAgreement(store: OutputStore, place: WorkersPlace): Pr
   const text = await store.getText(place.agreementKey);
   if (text === undefined) return undefined;
   const path = store.where(place.agreementKey);
-  const agreement = checkStateValue(parseJson(text, path), path, agreementSchema, 'a bulk-extract workers\' agreement');
+  const agreement = parseStateFile(text, path, agreementSchema, 'a bulk-extract workers\' agreement');
   return { ...agreement, checkpoint: checkpointFromValue(agreement.checkpoint, path), place };
 }
 
