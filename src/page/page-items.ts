@@ -44,6 +44,11 @@ export class PageItems {
     return JSON.parse(this.body!.toString('utf8', start, this.bounds[2 * i + 1]));
   }
 
+  /** The bytes of item `i` as received (one JSON value, valid UTF-8); undefined for items given as values. */
+  itemBytes(i: number): Buffer | undefined {
+    return this.body?.subarray(this.bounds[2 * i], this.bounds[2 * i + 1]);
+  }
+
   /** Every item as a value (value(i) for each): for tests and small pages, not for the export's path. */
   toArray(): unknown[] {
     return Array.from({ length: this.length }, (_, i) => this.value(i));

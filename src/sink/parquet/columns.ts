@@ -143,6 +143,21 @@ export class Utf8Column implements Column {
     this.length++;
   }
 
+  /** A string given as its UTF-8 bytes, [start, end) of `source`. */
+  pushUtf8(source: Uint8Array, start: number, end: number): void {
+    const i = this.length;
+    if (i + 2 > this.offsets.length) this.offsets = grow(this.offsets, this.offsets.length * 2);
+    this.validity.set(i, true);
+    const size = end - start;
+    if (this.end + size > this.bytes.length) {
+      this.bytes = grow(this.bytes, Math.max(this.bytes.length * 2, this.end + size));
+    }
+    this.bytes.set(source.subarray(start, end), this.end);
+    this.end += size;
+    this.offsets[i + 1] = this.end;
+    this.length++;
+  }
+
   toData(type: DataType): Data<Utf8> {
     if (!(type instanceof Utf8)) throw wrongType('Utf8Column', type);
     const { length } = this;

@@ -48,6 +48,18 @@ abstract class NestedColumn<V> implements Column {
     this.length++;
   }
 
+  /** Starts a row that is not null; its entries follow (`element`, `entry`), then closeRow(). */
+  openRow(): void {
+    const i = this.length;
+    if (i + 2 > this.offsets.length) this.offsets = grow(this.offsets, this.offsets.length * 2);
+    this.validity.set(i, true);
+  }
+
+  closeRow(): void {
+    this.offsets[this.length + 1] = this.entries();
+    this.length++;
+  }
+
   protected rowProps() {
     const { length } = this;
     return {
@@ -79,6 +91,11 @@ export class Int64ListColumn extends NestedColumn<unknown[]> {
 
   protected pushEntries(list: unknown[]): void {
     for (const value of list) this.values.push(value);
+  }
+
+  /** One element of the row opened with openRow(). */
+  element(value: number | null): void {
+    this.values.push(value);
   }
 
   protected entries(): number {
@@ -120,6 +137,26 @@ export class StringMapColumn extends NestedColumn<Record<string, unknown>> {
       this.keys.push(key);
       this.values.push(value);
     }
+  }
+
+  /**
+   * One entry of the row opened with openRow(): its key as the UTF-8 bytes [keyStart, keyEnd) of
+   * `source`, or `key` when given (decoded); its value as the bytes [valueStart, valueEnd), or,
+   * when `escaped`, the string token around them decoded.
+   */
+  entry(
+    source: Buffer,
+    keyStart: number,
+    keyEnd: number,
+    key: string | undefined,
+    valueStart: number,
+    valueEnd: number,
+    escaped: boolean,
+  ): void {
+    if (key === undefined) this.keys.pushUtf8(source, keyStart, keyEnd);
+    else this.keys.push(key);
+    if (escaped) this.values.push(JSON.parse(source.toString('utf8', valueStart - 1, valueEnd + 1)));
+    else this.values.pushUtf8(source, valueStart, valueEnd);
   }
 
   protected entries(): number {

@@ -81,11 +81,11 @@ export class ParquetShardWriter implements ShardWriter {
     return this.deps.bytesPerRow.estimate(this.resource, this.count);
   }
 
-  /** Parses and adds one item at a time, spilling a batch whenever it reaches SPILL_ROWS or SPILL_BYTES. */
+  /** Adds one item at a time (RowGroupBuilder.addItem), spilling a batch at SPILL_ROWS or SPILL_BYTES. */
   async append(items: PageItems | readonly unknown[]): Promise<void> {
     const page = PageItems.from(items);
     for (let i = 0; i < page.length; i++) {
-      this.builder.addOne(page.value(i));
+      this.builder.addItem(page, i);
       this.count++;
       this.batchBytes += page.bytesOf(i) ?? 0;
       if (this.builder.rows >= SPILL_ROWS || this.batchBytes >= SPILL_BYTES) await this.spillBatch();

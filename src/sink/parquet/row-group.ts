@@ -5,6 +5,7 @@ import { resourceSpec, streamColumns } from '../../resources/index.js';
 import { PageItems } from '../../page/index.js';
 import { arrowType, newColumn } from './column-kinds.js';
 import { type Column, ColumnTypeError, describe, Utf8Column } from './columns.js';
+import { ItemWalk } from './item-walk.js';
 import { type ColumnSpec, EXTRA_COLUMN, columnsOf } from './schemas.js';
 
 /**
@@ -32,8 +33,9 @@ export class RowGroupBuilder {
   private readonly specs: readonly ColumnSpec[];
   private readonly columns: Column[];
   private readonly known: ReadonlySet<string>;
-  private readonly extra: Column;
+  private readonly extra: Utf8Column;
   private readonly key: string;
+  private readonly walk: ItemWalk;
   rows = 0;
 
   constructor(
@@ -48,12 +50,26 @@ export class RowGroupBuilder {
     // Metadata columns are not fields of the item: a field of that name still goes to `extra`.
     this.known = new Set(this.specs.filter((spec) => spec.metadataKey === undefined).map((spec) => spec.name));
     this.key = resourceSpec(resource).key;
+    this.walk = new ItemWalk(this.specs, this.columns, this.extra);
   }
 
   /** Adds items; a field of the wrong type is a BadItemError naming the item and the field. */
   add(items: PageItems | readonly unknown[]): void {
     const page = PageItems.from(items);
-    for (let i = 0; i < page.length; i++) this.addOne(page.value(i));
+    for (let i = 0; i < page.length; i++) this.addItem(page, i);
+  }
+
+  /**
+   * Adds item `i` of a page: read straight from its bytes when it is the plain case (ItemWalk),
+   * else parsed and added as a value (addOne), with the same columns either way.
+   */
+  addItem(page: PageItems, i: number): void {
+    const bytes = page.itemBytes(i);
+    if (bytes !== undefined && this.walk.add(bytes)) {
+      this.rows++;
+      return;
+    }
+    this.addOne(page.value(i));
   }
 
   /** Adds one item (add). */
@@ -78,9 +94,10 @@ export class RowGroupBuilder {
         );
       }
     }
+    // Without a prototype, so that a field named `__proto__` is kept as a field like any other.
     let extra: Record<string, unknown> | undefined;
     for (const key in fields) {
-      if (!this.known.has(key)) (extra ??= {})[key] = fields[key];
+      if (!this.known.has(key)) (extra ??= Object.create(null) as Record<string, unknown>)[key] = fields[key];
     }
     this.extra.push(extra === undefined ? null : JSON.stringify(extra));
     this.rows++;
