@@ -44,9 +44,13 @@ export class PageItems {
     return JSON.parse(this.body!.toString('utf8', start, this.bounds[2 * i + 1]));
   }
 
-  /** The bytes of item `i` as received (one JSON value, valid UTF-8); undefined for items given as values. */
-  itemBytes(i: number): Buffer | undefined {
-    return this.body?.subarray(this.bounds[2 * i], this.bounds[2 * i + 1]);
+  /**
+   * Where item `i` lies in the page's bytes as received: one JSON value, valid UTF-8. Undefined for
+   * items given as values.
+   */
+  itemBytes(i: number): { body: Buffer; start: number; end: number } | undefined {
+    const { body, bounds } = this;
+    return body === undefined ? undefined : { body, start: bounds[2 * i]!, end: bounds[2 * i + 1]! };
   }
 
   /** Every item as a value (value(i) for each): for tests and small pages, not for the export's path. */

@@ -42,7 +42,8 @@ function expectSameAsParsed(resource: Resource, itemTexts: readonly string[], me
 /** Whether the walk itself takes this item (not its fallback). */
 function walks(resource: Resource, text: string, metadataColumns: readonly string[] = []): boolean {
   const specs = streamColumns(resourceSpec(resource).columns, metadataColumns).filter((s) => s.name !== EXTRA_COLUMN);
-  return new ItemWalk(specs, specs.map((spec) => newColumn(spec.kind, 4)), new Utf8Column(4)).add(Buffer.from(text));
+  const walk = new ItemWalk(specs, specs.map((spec) => newColumn(spec.kind, 4)), new Utf8Column(4));
+  return walk.add(Buffer.from(text), 0, Buffer.byteLength(text));
 }
 
 const counts = { assets: 50, events: 50, timeseries: 50, files: 50, sequences: 20, relationships: 50 };

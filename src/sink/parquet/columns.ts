@@ -152,7 +152,10 @@ export class Utf8Column implements Column {
     if (this.end + size > this.bytes.length) {
       this.bytes = grow(this.bytes, Math.max(this.bytes.length * 2, this.end + size));
     }
-    this.bytes.set(source.subarray(start, end), this.end);
+    const { bytes } = this;
+    // Most strings are short: a loop costs less than a view to copy from.
+    if (size < 64) for (let k = 0; k < size; k++) bytes[this.end + k] = source[start + k]!;
+    else bytes.set(source.subarray(start, end), this.end);
     this.end += size;
     this.offsets[i + 1] = this.end;
     this.length++;

@@ -57,6 +57,8 @@ const MAX_MAP_ENTRIES = 256;
 export class ItemWalk {
   private b: Buffer = Buffer.alloc(0);
   private pos = 0;
+  /** Where the item being read ends in `b`. */
+  private end = 0;
   /** Per column: where its value token starts (ABSENT, NULL or an offset in `b`) and ends. */
   private readonly starts: Int32Array;
   private readonly ends: Int32Array;
@@ -105,16 +107,20 @@ export class ItemWalk {
     this.usable = specs.every((spec) => spec.kind !== 'sequence-columns' && spec.kind !== 'extra-json');
   }
 
-  /** Adds an item (its bytes: one JSON value) to the columns; false, nothing added, if it is not the plain case. */
-  add(item: Buffer): boolean {
-    if (!this.usable || !this.read(item)) return false;
+  /**
+   * Adds the item at [start, end) of `body` (one JSON value) to the columns; false, nothing added,
+   * if it is not the plain case.
+   */
+  add(body: Buffer, start: number, end: number): boolean {
+    if (!this.usable || !this.read(body, start, end)) return false;
     this.fill();
     return true;
   }
 
-  private read(item: Buffer): boolean {
-    this.b = item;
-    this.pos = 0;
+  private read(body: Buffer, start: number, end: number): boolean {
+    this.b = body;
+    this.pos = start;
+    this.end = end;
     this.starts.fill(ABSENT);
     this.entryCount = 0;
     this.unknownCount = 0;
@@ -144,7 +150,7 @@ export class ItemWalk {
       }
     }
     this.ws();
-    if (this.pos !== b.length) return false;
+    if (this.pos !== this.end) return false;
     for (const c of this.required) if (this.starts[c]! < 0) return false;
     return true;
   }
@@ -227,7 +233,7 @@ export class ItemWalk {
       } while (depth > 0);
     } else {
       let c = b[this.pos]!;
-      while (c !== COMMA && c !== CLOSE_OBJECT && WHITESPACE[c] !== 1 && this.pos < b.length) c = b[++this.pos]!;
+      while (c !== COMMA && c !== CLOSE_OBJECT && WHITESPACE[c] !== 1 && this.pos < this.end) c = b[++this.pos]!;
     }
   }
 

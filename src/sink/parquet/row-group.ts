@@ -65,7 +65,7 @@ export class RowGroupBuilder {
    */
   addItem(page: PageItems, i: number): void {
     const bytes = page.itemBytes(i);
-    if (bytes !== undefined && this.walk.add(bytes)) {
+    if (bytes !== undefined && this.walk.add(bytes.body, bytes.start, bytes.end)) {
       this.rows++;
       return;
     }
