@@ -375,4 +375,17 @@ describe('ParquetShardWriter: compression', () => {
     expect(await compressions(cb.path)).toEqual(['SNAPPY']);
     expect(await parquetItems(duck, 'events', cb.path)).toEqual(items);
   });
+
+  it('ids and times are delta encoded, and externalId (unique) has no dictionary; other strings do', async () => {
+    const { path } = await writeFile(pagesOf(items, 400));
+    const rows = await duck.rows(
+      `SELECT path_in_schema AS col, string_agg(DISTINCT encodings, ',') AS encodings FROM parquet_metadata(${sql(path)}) ` +
+      'WHERE path_in_schema IN (\'id\', \'startTime\', \'externalId\', \'type\') GROUP BY col ORDER BY col',
+    );
+    const encodings = Object.fromEntries(rows.map((row) => [String(row.col), String(row.encodings)]));
+    expect(encodings.id).toContain('DELTA_BINARY_PACKED');
+    expect(encodings.startTime).toContain('DELTA_BINARY_PACKED');
+    expect(encodings.externalId).not.toContain('DICTIONARY');
+    expect(encodings.type).toContain('DICTIONARY');
+  });
 });

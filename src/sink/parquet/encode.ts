@@ -77,11 +77,14 @@ function properties({ resource, options }: EncodeJob): wasm.WriterProperties {
     .setMaxRowGroupSize(options.rowGroupRows)
     .setCreatedBy('bulk-extract');
   // Integers and times: delta encoding beats dictionaries on ids and timestamps (smaller, faster).
+  // externalId is unique within a collection: a dictionary of it never pays (bench/RESULTS.md, issue 27).
   for (const spec of columnsOf(resource)) {
     if (spec.kind === 'int64' || spec.kind === 'timestamp') {
       builder = builder
         .setColumnDictionaryEnabled(spec.name, false)
         .setColumnEncoding(spec.name, wasm.Encoding.DELTA_BINARY_PACKED);
+    } else if (spec.name === 'externalId') {
+      builder = builder.setColumnDictionaryEnabled(spec.name, false);
     }
   }
   return builder.build();
