@@ -17,7 +17,9 @@ export type CrashPoint =
   /** The checkpoint was replaced. */
   'after-checkpoint-write' |
   /** A part of a multipart upload to object storage was sent; the upload is not complete. */
-  'after-upload-part';
+  'after-upload-part' |
+  /** A piece of a Parquet file (a row group or the footer) was written; the file is not complete. */
+  'after-encode-chunk';
 
 interface Trigger {
   /** A crash point, or an error code. */

@@ -102,13 +102,19 @@ async function resumeToEnd(job: Job): Promise<Exit> {
 }
 
 describe.concurrent('SIGKILL at a failpoint, then resume', () => {
-  const POINTS = ['after-append', 'after-shard-rename', 'after-manifest-write', 'after-checkpoint-write'];
+  const POINTS = ['after-append', 'after-encode-chunk', 'after-shard-rename', 'after-manifest-write', 'after-checkpoint-write'];
 
   /** Each failpoint leaves what it is meant to leave, so the next run has something to repair. */
   function expectLeftovers(point: string, count: number, state: CrashState): void {
     switch (point) {
       case 'after-append':
         expect(state.inprogress.length, 'an open shard was killed with its temp files').toBeGreaterThan(0);
+        break;
+      case 'after-encode-chunk':
+        expect(
+          state.inprogress.filter((path) => path.endsWith('.parquet.inprogress')).length,
+          'a Parquet file killed half written, as a temp file',
+        ).toBeGreaterThan(0);
         break;
       case 'after-shard-rename':
         expect(state.unlisted.length, 'renamed shards that the manifest does not know').toBeGreaterThan(0);
@@ -134,7 +140,7 @@ describe.concurrent('SIGKILL at a failpoint, then resume', () => {
 
   // One folder per failpoint: killed the 1st, 3rd and 7th time the run reaches it (each run resuming
   // what the previous one left), then resumed without a failpoint. The counts are per process.
-  // Four real processes a test, four tests at once: 25-35 s each on 2 cores.
+  // Four real processes a test, five tests at once: 25-35 s each on 2 cores.
   it.each(POINTS)('%s at counts 1, 3, 7 in a row, then a resume: exact', { timeout: 120_000 }, async (point) => {
     const job = await newJob();
     let progress = -1;

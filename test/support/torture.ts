@@ -20,7 +20,13 @@ import {
 } from './resume-harness.js';
 
 const KEY = 'torture-test-key-0001';
-const FAILPOINTS = ['after-append', 'after-shard-rename', 'after-manifest-write', 'after-checkpoint-write'] as const;
+const FAILPOINTS = [
+  'after-append',
+  'after-encode-chunk',
+  'after-shard-rename',
+  'after-manifest-write',
+  'after-checkpoint-write',
+] as const;
 
 export interface TortureOptions {
   /** SIGKILLs to land in all. */

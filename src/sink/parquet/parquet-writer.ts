@@ -1,5 +1,6 @@
 import { Table, tableToIPC } from 'apache-arrow';
 import type { OutputConfig, Resource } from '../../config/job-schema.js';
+import { crashPoint } from '../../util/crash-point.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
 import { PageItems } from '../../page/index.js';
 import type { StreamShape } from '../shard-sink.js';
@@ -107,7 +108,10 @@ export class ParquetShardWriter implements ShardWriter {
           options: { ...this.options, rowGroupRows },
           rows: this.count,
         },
-        (chunk) => file.write(chunk),
+        async (chunk) => {
+          await file.write(chunk);
+          crashPoint('after-encode-chunk');
+        },
       );
       const done = await file.commit();
       this.deps.bytesPerRow.learn(this.resource, done.bytes, this.count);
