@@ -65,18 +65,24 @@ export class SpillFile {
   }
 }
 
-/** Reads the records of a spill file in order, one record in memory at a time. */
+/**
+ * Reads the records of a spill file in order, into one buffer reused from record to record: a
+ * record is valid until the next one is asked for (the encoder copies each into wasm memory at
+ * once), so reading a shard leaves no garbage of its size behind.
+ */
 export async function* readSpill(path: string): AsyncGenerator<Uint8Array> {
   const handle = await open(path, 'r');
   try {
     const prefix = Buffer.alloc(PREFIX);
+    let buffer = new Uint8Array(0);
     let position = 0;
     for (;;) {
       const { bytesRead } = await handle.read(prefix, 0, PREFIX, position);
       if (bytesRead === 0) return;
       if (bytesRead < PREFIX) throw new Error(`${path}: truncated record header at byte ${position}`);
       const length = prefix.readUInt32LE(0);
-      const record = new Uint8Array(length);
+      if (length > buffer.length) buffer = new Uint8Array(Math.max(length, buffer.length * 2));
+      const record = buffer.subarray(0, length);
       const read = await handle.read(record, 0, length, position + PREFIX);
       if (read.bytesRead < length) throw new Error(`${path}: truncated record at byte ${position}`);
       position += PREFIX + length;
