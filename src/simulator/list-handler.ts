@@ -1,8 +1,9 @@
 import type { Clock } from '../util/clock.js';
 import type { CursorCodec } from './cursor.js';
 import type { Dataset, ResourceName } from './dataset/dataset.js';
-import type { FaultKind, FaultPlanner, RateGate, StatusFault } from './faults.js';
-import type { FaultOptions, SimulatorConfig } from './options.js';
+import { capReached, countInFlight, isStatusFault, sendStatusFault } from './fault-response.js';
+import type { FaultPlanner, RateGate } from './faults.js';
+import type { SimulatorConfig } from './options.js';
 import { partitionRange } from './partition.js';
 import { parseListBody } from './list-body.js';
 import { type ListQuery, type ParseResult, parseListQuery } from './query.js';
@@ -19,27 +20,6 @@ export interface ListContext {
   clock: Clock;
 }
 
-const STATUS_TEXT: Record<Exclude<StatusFault, '429' | '429-retry-after'>, string> = {
-  500: 'Internal server error',
-  502: 'Bad gateway',
-  503: 'Service unavailable',
-  504: 'Gateway timeout',
-};
-
-/** The faults answered with a status instead of a page. */
-const STATUS_FAULTS: Record<StatusFault, true> = {
-  '429': true,
-  '429-retry-after': true,
-  '500': true,
-  '502': true,
-  '503': true,
-  '504': true,
-};
-
-function throttled(limit: number, what: string): string {
-  return `Project exceeded maximum number='${limit}' of ${what}. Please try again later.`;
-}
-
 /**
  * `GET {base}/{resource}` (parameters in the query) and `POST {base}/{resource}/list` (in a JSON
  * body) for an authenticated principal: the same pages, faults and caps either way.
@@ -54,7 +34,7 @@ export async function handleList(
   const parsed = await readListQuery(ex, route, notes);
   if (!parsed.ok) return sendError(ex, parsed.status ?? 400, parsed.message);
   const { query } = parsed;
-  const capped = capReached(ctx, stats);
+  const capped = capReached(ctx.config.faults, ctx.rateGate, stats);
   if (capped !== undefined) return sendError(ex, 429, capped);
 
   const set = ctx.dataset[route.resource];
@@ -62,9 +42,7 @@ export async function handleList(
   const position = startOf(ctx, stats, query, range);
   if (typeof position === 'string') return sendError(ex, 400, position);
 
-  stats.inFlight++;
-  stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
-  ex.res.once('close', () => ctx.stats.inFlight--);
+  countInFlight(ex, () => ctx.stats);
 
   const plan = ctx.planner.plan(query.binding, position, query.limit);
   if (plan.delayMs > 0) await ctx.clock.sleep(plan.delayMs);
@@ -78,20 +56,6 @@ export async function handleList(
     stats.items += page.items.length;
   }
   return sendText(ex, 200, JSON.stringify(page), 'application/json; charset=utf-8', {}, plan.fault);
-}
-
-/** The 429 message of a cap the request runs into (concurrent requests, then requests per second). */
-function capReached(ctx: ListContext, stats: SimulatorStats): string | undefined {
-  const { faults } = ctx.config;
-  if (faults.maxConcurrent !== undefined && stats.inFlight >= faults.maxConcurrent) {
-    increment(stats.faults, 'concurrency-cap');
-    return throttled(faults.maxConcurrent, 'concurrent requests');
-  }
-  if (ctx.rateGate !== undefined && !ctx.rateGate.tryTake()) {
-    increment(stats.faults, 'rate-cap');
-    return throttled(faults.maxRps ?? 0, 'requests per second');
-  }
-  return undefined;
 }
 
 /** Where the page starts: the partition's start, or the cursor's position; a string says why the cursor is refused. */
@@ -109,23 +73,6 @@ function startOf(
   }
   const { position } = decoded.state;
   return position < start || position > end ? 'Invalid cursor: out of range.' : position;
-}
-
-function isStatusFault(fault: FaultKind | undefined): fault is StatusFault {
-  return fault !== undefined && fault in STATUS_FAULTS;
-}
-
-function sendStatusFault(ex: Exchange, fault: StatusFault, faults: FaultOptions): Promise<void> {
-  switch (fault) {
-    case '429':
-      return sendError(ex, 429, throttled(50, 'concurrent requests'));
-    case '429-retry-after':
-      return sendError(ex, 429, throttled(50, 'concurrent requests'), {
-        'retry-after': String(faults.retryAfterSeconds),
-      });
-    default:
-      return sendServerError(ex, Number(fault), STATUS_TEXT[fault], faults.htmlErrors);
-  }
 }
 
 /**
@@ -159,11 +106,4 @@ async function readListQuery(
   if (method === 'GET') return parseListQuery(resource, ex.url.searchParams);
   const body = await readResourceBody(ex, notes);
   return body.ok ? parseListBody(resource, body.value) : body;
-}
-
-function sendServerError(ex: Exchange, status: number, text: string, html: boolean): Promise<void> {
-  if (!html || status === 500) return sendError(ex, status, text);
-  const title = `${status} ${text.replace(/\b\w/g, (c) => c.toUpperCase())}`;
-  const page = `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`;
-  return sendText(ex, status, page, 'text/html');
 }
