@@ -78,6 +78,11 @@ export const simulatorOptionsSchema = z.strictObject({
   files: z.number().int().min(0).max(1_000_000_000).default(1000),
   sequences: z.number().int().min(0).max(1_000_000_000).default(500),
   relationships: z.number().int().min(0).max(1_000_000_000).default(2000),
+  /**
+   * Datapoints in all the time series together, spread unevenly: a few long series, many short,
+   * some empty. Generated on demand, so the number costs no memory; the default keeps reads quick.
+   */
+  datapoints: z.number().int().min(0).max(100_000_000_000).default(100_000),
   /** Data sets the items belong to (`dataSetId`: 4000000000000 + i, externalId `DS-i`). */
   dataSets: z.number().int().min(0).max(1_000_000).default(5),
   seed: z.number().int().min(0).max(0xffffffff).default(1),

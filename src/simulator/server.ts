@@ -66,6 +66,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       origin,
       project: config.project,
       ...Object.fromEntries(RESOURCES.map((name) => [name, config[name]])),
+      datapoints: config.datapoints,
       dataSets: config.dataSets,
     },
     'simulator listening',

@@ -1,6 +1,7 @@
 import type { Resource } from '../../resources/index.js';
 import { mix32 } from '../random.js';
 import { type AssetFilter, AssetSet, type GeneratedAsset } from './assets.js';
+import { DatapointSet } from './datapoints.js';
 import { type EventFilter, EventSet, type GeneratedEvent } from './events.js';
 import { FileSet, type GeneratedFile } from './files.js';
 import { type GeneratedRelationship, RelationshipSet } from './relationships.js';
@@ -25,6 +26,8 @@ export interface DatasetOptions {
   eventMetadataBytes?: number;
   /** Assets per tree (a root and its descendants). Default 100. */
   treeSize?: number;
+  /** Datapoints in all the time series together (a few long series, many short, some empty). Default 0. */
+  datapoints?: number;
 }
 
 /** Everything the simulator serves, generated on demand from the seed. */
@@ -35,6 +38,8 @@ export interface Dataset {
   readonly files: FileSet;
   readonly sequences: SequenceSet;
   readonly relationships: RelationshipSet;
+  /** The points inside the time series (`POST /timeseries/data/list`); not a collection of its own. */
+  readonly datapoints: DatapointSet;
 }
 
 export function createDataset(options: DatasetOptions): Dataset {
@@ -52,7 +57,8 @@ export function createDataset(options: DatasetOptions): Dataset {
     { type: 'file', count: files.count, externalIdOf: (index) => files.externalIdOf(index) },
     { type: 'sequence', count: sequences.count, externalIdOf: (index) => sequences.externalIdOf(index) },
   ]);
-  return { assets, events, timeseries, files, sequences, relationships };
+  const datapoints = new DatapointSet(seed, timeseries, options.datapoints ?? 0);
+  return { assets, events, timeseries, files, sequences, relationships, datapoints };
 }
 
 export type { FilterValue, ListFilter } from './match.js';

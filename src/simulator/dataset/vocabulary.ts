@@ -127,3 +127,25 @@ export const FILE_KINDS = [
 export const DIRECTORIES = ['/plant/area-10', '/plant/area-20/P&ID', '/documents/manuals', '/データ/報告', '/'];
 
 export const VALUE_TYPES = ['STRING', 'DOUBLE', 'LONG'] as const;
+
+/** Values of string time series: states, operator notes, JSON text, and the awkward cases. */
+export const POINT_STRINGS = [
+  'OPEN',
+  'CLOSED',
+  'RUNNING',
+  'STOPPED',
+  'FAULT',
+  'auto',
+  'manual',
+  '',
+  'Ølnivå høy',
+  '温度过高',
+  '⚠️ trip',
+  'valve "A" shut',
+  'C:\\plant\\unit-3',
+  'line one\nline two',
+  '{"mode":"auto","setpoint":42}',
+  'NaN',
+  '-1.5e3',
+  'null',
+];
