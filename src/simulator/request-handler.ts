@@ -6,6 +6,7 @@ import { handleAggregate } from './aggregate-handler.js';
 import { type AuthContext, handleLogin, handleLoginStatus, handleLogout, handleToken } from './auth-handlers.js';
 import type { Credentials } from './credentials.js';
 import { CursorCodec } from './cursor.js';
+import { handleDatapoints } from './datapoints-handler.js';
 import type { Dataset } from './dataset/dataset.js';
 import { FaultPlanner, RateGate } from './faults.js';
 import { handleList, type ListContext } from './list-handler.js';
@@ -95,6 +96,7 @@ function createRouter(served: Served): Route {
       return sendError(ex, 403, `Project '${match?.project}' does not exist or these credentials have no access to it.`);
     }
     if (match.action === 'aggregate') return handleAggregate(dataset, ex, match.resource, notes);
+    if (match.action === 'datapoints') return handleDatapoints(list, ex, notes);
     return handleList(list, ex, match, notes);
   };
 }

@@ -3,20 +3,24 @@ import type { ResourceName } from './dataset/dataset.js';
 
 /**
  * A route under `/api/v1/projects/{project}`: a resource's list (`GET /{resource}` or
- * `POST /{resource}/list`), or its aggregate.
+ * `POST /{resource}/list`), its aggregate, or the points inside time series
+ * (`POST /timeseries/data/list`).
  */
 export interface ResourceRoute {
   project: string;
   resource: ResourceName;
-  action: 'list' | 'aggregate';
+  action: 'list' | 'aggregate' | 'datapoints';
   /** The one method the route answers. */
   method: 'GET' | 'POST';
 }
 
 /** Every collection of the registry, listed and counted under the project. */
 const RESOURCE_ROUTE = new RegExp(`^/api/v1/projects/([^/]+)/(${RESOURCES.join('|')})(/aggregate|/list)?$`);
+const DATAPOINTS_ROUTE = /^\/api\/v1\/projects\/([^/]+)\/timeseries\/data\/list$/;
 
 export function matchResourceRoute(path: string): ResourceRoute | undefined {
+  const datapoints = DATAPOINTS_ROUTE.exec(path);
+  if (datapoints !== null) return { project: datapoints[1] ?? '', resource: 'timeseries', action: 'datapoints', method: 'POST' };
   const match = RESOURCE_ROUTE.exec(path);
   const resource = RESOURCES.find((name) => name === match?.[2]);
   if (match === null || resource === undefined) return undefined;
@@ -33,5 +37,5 @@ export function matchResourceRoute(path: string): ResourceRoute | undefined {
 
 /** `METHOD /route` for stats: resource routes without their project prefix, e.g. `POST /events/aggregate`. */
 export function routeName(method: string | undefined, path: string): string {
-  return `${method} ${path.replace(RESOURCE_ROUTE, '/$2$3')}`;
+  return `${method} ${path.replace(RESOURCE_ROUTE, '/$2$3').replace(DATAPOINTS_ROUTE, '/timeseries/data/list')}`;
 }

@@ -13,9 +13,11 @@ export interface SimulatorStats {
   byRoute: Record<string, number>;
   /** Injected faults and cap hits by kind. */
   faults: Partial<Record<StatsEvent, number>>;
-  /** List pages served with status 200, and the items in them. */
+  /** List pages served with status 200 (datapoints answers included), and the items in them. */
   pages: number;
   items: number;
+  /** Datapoints (raw or aggregate) in the answers of `POST /timeseries/data/list` served with 200. */
+  datapoints: number;
   /** List requests being served now, and the most at once since the last reset. */
   inFlight: number;
   maxInFlight: number;
@@ -45,6 +47,7 @@ export function emptyStats(): SimulatorStats {
     faults: {},
     pages: 0,
     items: 0,
+    datapoints: 0,
     inFlight: 0,
     maxInFlight: 0,
     tokensIssued: 0,
