@@ -20,6 +20,9 @@ Options:
   --assets N             Number of assets (default 1000).
   --events N             Number of events (default 10000).
   --timeseries N         Number of time series (default 1000).
+  --datapoints N         Datapoints in all the time series together (default 100000), spread
+                         unevenly: a few long series, many short, some empty. Generated on
+                         demand, so N costs no memory.
   --files N              Number of files (default 1000).
   --sequences N          Number of sequences (default 500).
   --relationships N      Number of relationships (default 2000).
@@ -65,6 +68,7 @@ export async function runSimulate(argv: string[]): Promise<number> {
     ...(values.project === undefined ? {} : { project: values.project }),
     ...(port === undefined ? {} : { port }),
     ...counts(values),
+    ...(values.datapoints === undefined ? {} : { datapoints: integer(values.datapoints, '--datapoints') }),
     ...(values.datasets === undefined ? {} : { dataSets: integer(values.datasets, '--datasets') }),
     ...(values['event-metadata-bytes'] === undefined
       ? {}
@@ -105,6 +109,7 @@ export function startupLine(simulator: Simulator, credentials: 'demo' | 'given')
     project: simulator.project,
     projectId: simulator.projectId,
     ...Object.fromEntries(RESOURCES.map((name) => [name, config[name]])),
+    datapoints: config.datapoints,
     dataSets: config.dataSets,
     seed: config.seed,
     credentials,
@@ -117,6 +122,7 @@ const FLAGS = {
   'port': { type: 'string' },
   'project': { type: 'string' },
   ...(Object.fromEntries(RESOURCES.map((name) => [name, { type: 'string' }])) as Record<Resource, { type: 'string' }>),
+  'datapoints': { type: 'string' },
   'datasets': { type: 'string' },
   'event-metadata-bytes': { type: 'string' },
   'seed': { type: 'string' },

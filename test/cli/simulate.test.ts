@@ -94,7 +94,34 @@ describe('bulk-extract simulate', () => {
     await finish(child);
   });
 
+  it('serves --datapoints N points in all over the time series, and says so on its first line', async () => {
+    const { child, firstLine } = startCli(['simulate', '--timeseries', '3', '--datapoints', '250_000']);
+    const line = JSON.parse(await firstLine) as StartLine & { datapoints: number };
+    expect(line).toMatchObject({ timeseries: 3, datapoints: 250_000 });
+    const headers = { 'api-key': 'demo-api-key', 'content-type': 'application/json' };
+    const series = await send(`${line.baseUrl}/timeseries`, { headers });
+    // Every point of every series, bad ones included, from 1900 to 2100.
+    const window = { start: Date.UTC(1900, 0, 1), end: Date.UTC(2100, 0, 1) };
+    const everything = { ...window, limit: 100_000, ignoreBadDataPoints: false };
+    let points = 0;
+    for (const { id } of series.json<{ items: { id: number }[] }>().items) {
+      let cursor: string | undefined;
+      do {
+        const body = JSON.stringify({ items: [{ id, ...everything, ...(cursor === undefined ? {} : { cursor }) }] });
+        const reply = await send(`${line.baseUrl}/timeseries/data/list`, { method: 'POST', headers, body });
+        expect(reply.status, reply.text).toBe(200);
+        const [item] = reply.json<{ items: { datapoints: unknown[]; nextCursor?: string }[] }>().items;
+        points += item?.datapoints.length ?? 0;
+        cursor = item?.nextCursor;
+      } while (cursor !== undefined);
+    }
+    expect(points).toBe(250_000);
+    child.kill('SIGTERM');
+    expect((await finish(child)).code).toBe(0);
+  });
+
   it.each([
+    [['simulate', '--datapoints', 'lots'], /--datapoints expects an integer, got 'lots'/],
     [['simulate', '--bogus'], /Unknown option '--bogus'/],
     [['simulate', '--events', 'many'], /--events expects an integer, got 'many'/],
     [['simulate', '--events=-5'], /events: .*>=0/],
