@@ -3,7 +3,7 @@ import { torture } from '../support/torture.js';
 
 /**
  * Crash torture, bounded: about 20 SIGKILLs per `npm test`, shared among three scenarios. The long run is
- * `npm run torture -- --kills 200 [--seed S]` (TORTURE_KILLS / TORTURE_SEED); its figures are in CONTRIBUTING.md.
+ * `npm run torture -- --kills 200 [--seed S]` (TORTURE_KILLS / TORTURE_SEED); its figures are in bench/RESULTS.md.
  */
 const KILLS = Number(process.env.TORTURE_KILLS ?? 20);
 const SEED = Number(process.env.TORTURE_SEED ?? 20261121);
