@@ -1,6 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it, vi } from 'vitest';
 import type { EncodeJob } from '../../src/sink/parquet/encode.js';
 import { EncoderPool } from '../../src/sink/parquet/encoder-pool.js';
 
@@ -33,6 +34,21 @@ describe('EncoderPool: threads and close()', () => {
     expect(pool.threads, 'idle threads stay for the next job').toBe(2);
     await pool.close();
     expect(pool.threads).toBe(0);
+  });
+
+  it('close() lets idle threads end themselves, without terminate() (nodejs/node#47748)', async () => {
+    const terminate = vi.spyOn(Worker.prototype, 'terminate');
+    try {
+      const pool = new EncoderPool(2);
+      const jobs = ['a', 'b'].map((name) => settled(pool.encode(missingJob(name), () => Promise.resolve())));
+      await Promise.all(jobs);
+      expect(pool.threads).toBe(2);
+      await pool.close();
+      expect(pool.threads).toBe(0);
+      expect(terminate).not.toHaveBeenCalled();
+    } finally {
+      terminate.mockRestore();
+    }
   });
 
   it('close() rejects the queued jobs, ends the running one, and refuses later jobs', async () => {

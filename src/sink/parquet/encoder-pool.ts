@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { OutputError } from '../../errors.js';
@@ -54,11 +55,16 @@ export class EncoderPool {
   /**
    * Stops every thread and refuses later jobs. A job still queued or encoding is rejected (its
    * shard is not committed). Resolves once the threads have exited.
+   *
+   * An idle thread is asked to end itself: `terminate()` on a thread that has run WebAssembly can
+   * crash the whole process while Node tears the thread down (nodejs/node#47748). Only a thread
+   * still encoding, whose shard is given up anyway, is terminated.
    */
   async close(): Promise<void> {
     this.closed = true;
     for (const pending of this.queue.splice(0)) pending.reject(encodeError(pending.job.spillPath, 'the encoder pool was closed'));
-    await Promise.all([...this.idle, ...this.busy.keys()].map((thread) => thread.terminate()));
+    const idle = this.idle.splice(0);
+    await Promise.all([...idle.map(endIdle), ...[...this.busy.keys()].map((thread) => thread.terminate())]);
   }
 
   private dispatch(): void {
@@ -114,6 +120,23 @@ export class EncoderPool {
       void running.writing.then(() => running.reject(encodeError(running.job.spillPath, error.message)));
     }
     this.dispatch();
+  }
+}
+
+/** How long an idle thread may take to end itself before it is terminated after all. */
+const IDLE_EXIT_MS = 10_000;
+
+/** Asks an idle thread to close its port, so that it exits by itself, and waits for it. */
+async function endIdle(thread: Worker): Promise<void> {
+  // Held while it exits, so that the process does not end (and tear the thread down) meanwhile.
+  thread.ref();
+  const exited = once(thread, 'exit');
+  thread.postMessage({ close: true } satisfies ToEncoder);
+  const fallback = setTimeout(() => void thread.terminate(), IDLE_EXIT_MS);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(fallback);
   }
 }
 
