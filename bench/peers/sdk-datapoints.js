@@ -19,7 +19,7 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { CogniteClient } from '@cognite/sdk';
+import { failWith, sdkClient } from './sdk-client.js';
 
 const SERIES_PER_CALL = 100;
 
@@ -37,11 +37,7 @@ const { values } = parseArgs({
   },
 });
 
-/** Ends the process with a message on stderr (stdout carries only the result line). */
-function fail(message) {
-  console.error(`sdk-datapoints: ${message}`);
-  process.exit(1);
-}
+const fail = failWith('sdk-datapoints');
 
 for (const name of ['origin', 'project', 'token-url', 'out']) {
   if (values[name] === undefined) fail(`--${name} is required`);
@@ -51,18 +47,14 @@ if (clientSecret === undefined) fail('give --client-secret or set SDK_CLIENT_SEC
 const end = Number(values.end ?? Date.now());
 const perSeries = Number(values['per-series']);
 
-/** Client-credentials grant, as sdk-drain.js does it (one token lasts the run). */
-async function oidcTokenProvider() {
-  const response = await fetch(values['token-url'], {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: values['client-id'], client_secret: clientSecret }),
-  });
-  if (!response.ok) fail(`token endpoint answered ${response.status}`);
-  return (await response.json()).access_token;
-}
-
-const client = new CogniteClient({ appId: 'bulk-extract-bench', project: values.project, baseUrl: values.origin, oidcTokenProvider });
+const client = sdkClient({
+  origin: values.origin,
+  project: values.project,
+  tokenUrl: values['token-url'],
+  clientId: values['client-id'],
+  clientSecret,
+  fail,
+});
 const out = createWriteStream(values.out);
 
 /** One series' points of one answer as NDJSON lines, waiting for 'drain' when the buffer is full. */

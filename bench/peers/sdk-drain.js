@@ -23,9 +23,7 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { CogniteClient } from '@cognite/sdk';
-
-const REFRESH_LEEWAY_MS = 30_000;
+import { failWith, sdkClient } from './sdk-client.js';
 
 const { values } = parseArgs({
   options: {
@@ -43,11 +41,7 @@ const { values } = parseArgs({
   },
 });
 
-/** Ends the process with a message on stderr (stdout carries only the result line). */
-function fail(message) {
-  console.error(`sdk-drain: ${message}`);
-  process.exit(1);
-}
+const fail = failWith('sdk-drain');
 
 for (const name of ['origin', 'project', 'token-url', 'out']) {
   if (values[name] === undefined) fail(`--${name} is required`);
@@ -57,31 +51,13 @@ const clientSecret = values['client-secret'] ?? process.env.SDK_CLIENT_SECRET;
 if (clientSecret === undefined) fail('give --client-secret or set SDK_CLIENT_SECRET');
 const n = Number(values.partitions);
 
-let token;
-
-/** Client-credentials grant: a token, fetched again when it is within the leeway of expiry. */
-async function oidcTokenProvider() {
-  if (token !== undefined && Date.now() < token.expiresAt - REFRESH_LEEWAY_MS) return token.value;
-  const response = await fetch(values['token-url'], {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: values['client-id'],
-      client_secret: clientSecret,
-    }),
-  });
-  if (!response.ok) fail(`token endpoint answered ${response.status}`);
-  const body = await response.json();
-  token = { value: body.access_token, expiresAt: Date.now() + body.expires_in * 1000 };
-  return token.value;
-}
-
-const client = new CogniteClient({
-  appId: 'bulk-extract-bench',
+const client = sdkClient({
+  origin: values.origin,
   project: values.project,
-  baseUrl: values.origin,
-  oidcTokenProvider,
+  tokenUrl: values['token-url'],
+  clientId: values['client-id'],
+  clientSecret,
+  fail,
 });
 const api = values.resource === 'assets' ? client.assets : client.events;
 const path = `/api/v1/projects/${encodeURIComponent(values.project)}/${values.resource}`;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { expectedAggregates, expectedRawPoints } from '../support/datapoints.js';
 import { createFakeClock } from '../support/fake-clock.js';
+import { issueToken } from '../support/simulator-auth.js';
 
 /**
  * The platform's own JavaScript SDK (@cognite/sdk), unmodified, reads the simulator's datapoints
@@ -59,14 +60,9 @@ afterAll(async () => {
   await sim.close();
 });
 
-async function token(): Promise<string> {
-  const response = await fetch(sim.tokenUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'sdk', client_secret: SECRET }),
-  });
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { access_token: string }).access_token;
+/** The SDK's token provider: the client-credentials grant (it fails on any answer but 200). */
+function token(): Promise<string> {
+  return issueToken(sim, { id: 'sdk', secret: SECRET });
 }
 
 /**
