@@ -11,6 +11,7 @@ import {
 } from '../resources/index.js';
 import { type FilterValue, filterSchema } from './filter-schema.js';
 import { sourceSchema } from './source-schema.js';
+import { datapointsKeys, datapointsProblems } from './datapoints-schema.js';
 
 export { type Resource, RESOURCES } from '../resources/index.js';
 export type { FilterValue };
@@ -83,11 +84,22 @@ type StreamSchemas<T extends readonly ResourceSpec[]> = {
     : never;
 };
 
-/** One stream of a job: which collection (`resource`), its filters and how it is read. */
-export const streamSchema = z.discriminatedUnion(
-  'resource',
-  RESOURCE_SPECS.map((spec: ResourceSpec) => streamOf(spec)) as unknown as StreamSchemas<typeof RESOURCE_SPECS>,
-);
+/**
+ * Datapoints are read behind a selection of time series: `incremental` moves the window of point
+ * times, and its lag defaults to an hour (docs/datapoints.md says why).
+ */
+const { metadataColumns: _metadataColumns, keep: _keep, ...datapointsCommon } = common;
+const datapointsStream = z.strictObject({
+  ...datapointsCommon,
+  ...datapointsKeys,
+  safetyLag: duration.pipe(z.number().max(7 * 86_400_000, 'at most 7 days')).default(3_600_000),
+});
+
+/** One stream of a job: which collection (`resource`) or the datapoints, its filters and how it is read. */
+export const streamSchema = z.discriminatedUnion('resource', [
+  ...(RESOURCE_SPECS.map((spec: ResourceSpec) => streamOf(spec)) as unknown as StreamSchemas<typeof RESOURCE_SPECS>),
+  datapointsStream,
+]);
 
 /** Settings of an `s3://` output.dir; credentials come from the environment (the AWS SDK's chain). */
 const s3Schema = z.strictObject({
@@ -169,6 +181,12 @@ export const jobSchema = z
         });
       }
       seen.add(name);
+      if (stream.resource === 'datapoints') {
+        for (const { path, message } of datapointsProblems(stream)) {
+          ctx.addIssue({ code: 'custom', path: ['streams', i, ...path], message });
+        }
+        return;
+      }
       if (stream.keep !== undefined && stream.mode !== 'snapshot') {
         ctx.addIssue({
           code: 'custom',
@@ -208,4 +226,9 @@ function metadataColumnProblems(resource: Resource, keys: readonly string[]): st
 }
 
 export type StreamConfig = z.output<typeof streamSchema>;
+/** A stream of one of the collections (not datapoints). */
+export type CollectionStreamConfig = Exclude<StreamConfig, { resource: 'datapoints' }>;
+export type DatapointsStreamConfig = Extract<StreamConfig, { resource: 'datapoints' }>;
+/** What a stream reads: one of the collections, or the datapoints inside time series. */
+export type StreamResource = Resource | 'datapoints';
 export type OutputConfig = z.output<typeof outputSchema>;

@@ -7,6 +7,7 @@ import { sequences } from './sequences.js';
 import { timeseries } from './timeseries.js';
 
 export {
+  column,
   type ColumnKind,
   type ColumnSpec,
   EXTRA_COLUMN,
@@ -44,3 +45,16 @@ export function resourceSpec(name: Resource): ResourceSpec<Resource> {
 export function filterKeys(name: Resource): string[] {
   return resourceSpec(name).filters.map((filter) => filter.key);
 }
+export {
+  type Aggregate,
+  AGGREGATES,
+  isCountAggregate,
+  MAX_POINT_TIME,
+  MIN_POINT_TIME,
+  pointColumns,
+  pointKey,
+  type PointsShape,
+  type PointTime,
+  resolvePointTime,
+  shapeFromParams,
+} from './datapoints.js';

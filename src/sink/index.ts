@@ -1,6 +1,7 @@
 /** sink/: shard files in Parquet and NDJSON, written durably, named by their sequence number. */
 export {
   createShardSink,
+  type OpenPointShard,
   type OpenShard,
   type ShardFolder,
   type ShardSink,
@@ -10,3 +11,4 @@ export {
 } from './shard-sink.js';
 export { shardExtension, shardFileName, shardSeq } from './shard-files.js';
 export type { CommittedShard, ShardWriter } from './shard-writer.js';
+export type { PointBatch, SeriesPoints } from './datapoints/point-batch.js';

@@ -43,8 +43,12 @@ export class NdjsonWriter implements ShardWriter {
 
   async append(items: PageItems | readonly unknown[]): Promise<void> {
     if (items.length === 0) return;
-    const bytes = PageItems.from(items).lines();
-    this.count += items.length;
+    return this.appendLines(PageItems.from(items).lines(), items.length);
+  }
+
+  /** `count` lines already made, each ending in a line break. */
+  async appendLines(bytes: Uint8Array, count: number): Promise<void> {
+    this.count += count;
     if (this.gzip === undefined) return this.file.write(bytes);
     if (!this.gzip.write(bytes)) await once(this.gzip, 'drain');
     await this.pending;

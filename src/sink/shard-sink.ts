@@ -1,6 +1,10 @@
-import type { Format, OutputConfig, Resource } from '../config/job-schema.js';
+import type { Format, OutputConfig, StreamResource } from '../config/job-schema.js';
+import type { PointsShape } from '../resources/index.js';
 import type { PageItems } from '../page/index.js';
 import { NdjsonWriter } from './ndjson-writer.js';
+import type { PointShardWriter } from './datapoints/point-batch.js';
+import { PointsNdjsonWriter } from './datapoints/points-ndjson-writer.js';
+import type { PointsParquetWriter } from './datapoints/points-parquet-writer.js';
 import { BytesPerRow } from './parquet/bytes-per-row.js';
 import { EncoderPool } from './parquet/encoder-pool.js';
 import type { ParquetShardWriter } from './parquet/parquet-writer.js';
@@ -9,7 +13,9 @@ import type { CommittedShard, ShardWriter } from './shard-writer.js';
 
 /** What a stream's shards hold, in which formats: declared once, here; a stream's plan is one. */
 export interface StreamShape {
-  resource: Resource;
+  resource: StreamResource;
+  /** Datapoints: the value columns of its shards (raw or which aggregates, with status or not). */
+  shape?: PointsShape | undefined;
   formats: readonly Format[];
   /** Metadata keys the Parquet shards also hold as `metadata_<key>` columns. */
   metadataColumns?: readonly string[] | undefined;
@@ -35,6 +41,11 @@ export interface ShardSinkOptions {
  */
 export type StageShard = (key: string) => Promise<string>;
 
+/** A datapoints shard's writer as the sink opens it: with the key its file is published under. */
+export interface OpenPointShard extends PointShardWriter {
+  readonly key: string;
+}
+
 /** A shard's writer as the sink opens it: with the key its file is published under. */
 export interface OpenShard extends ShardWriter {
   readonly key: string;
@@ -49,6 +60,8 @@ export interface OpenShard extends ShardWriter {
 export interface ShardSink {
   /** Opens shard `seq` of a partition, one writer per format. A plain function: hand it on unbound. */
   readonly open: (folder: ShardFolder, seq: number) => Promise<OpenShard[]>;
+  /** Opens shard `seq` of a datapoints partition, one writer per format. */
+  readonly openPoints: (folder: ShardFolder, seq: number) => Promise<OpenPointShard[]>;
   /** Parquet encoder threads running now: 0 before the first Parquet commit and after close(). */
   readonly encoderThreads: number;
   /** Ends the encoder threads; a shard still encoding then fails, and no shard opens any more. */
@@ -63,22 +76,50 @@ async function parquetWriter(): Promise<typeof ParquetShardWriter> {
   return (await import('./parquet/parquet-writer.js')).ParquetShardWriter;
 }
 
+/** The datapoints' Parquet writer, loaded on first use as the collections' is. */
+async function pointsParquetWriter(): Promise<typeof PointsParquetWriter> {
+  return (await import('./datapoints/points-parquet-writer.js')).PointsParquetWriter;
+}
+
 export function createShardSink(stage: StageShard, output: OutputConfig, options: ShardSinkOptions = {}): ShardSink {
   const encoders = new EncoderPool(options.encoderThreads);
   const parquet = { encoders, bytesPerRow: new BytesPerRow() };
   let closed = false;
+  /** Where each format's file of shard `seq` is staged: its key in the output, and its local path. */
+  const staged = (folder: ShardFolder, seq: number) => {
+    if (closed) throw new Error(`The shard sink is closed; shard ${seq} of ${folder.dir} cannot open`);
+    return Promise.all(
+      folder.stream.formats.map(async (format) => {
+        const gzip = format === 'ndjson' && output.ndjson.compression === 'gzip';
+        const key = `${folder.dir}/${shardFileName(seq, shardExtension(format, gzip))}`;
+        return { format, gzip, key, path: await stage(key) };
+      }),
+    );
+  };
   return {
     open: async (folder, seq) => {
-      if (closed) throw new Error(`The shard sink is closed; shard ${seq} of ${folder.dir} cannot open`);
+      const { resource, metadataColumns } = folder.stream;
+      if (resource === 'datapoints') throw new Error(`${folder.dir} holds datapoints: open its shards with openPoints`);
+      const files = await staged(folder, seq);
       return Promise.all(
-        folder.stream.formats.map(async (format) => {
-          const gzip = format === 'ndjson' && output.ndjson.compression === 'gzip';
-          const key = `${folder.dir}/${shardFileName(seq, shardExtension(format, gzip))}`;
-          const path = await stage(key);
+        files.map(async ({ format, gzip, key, path }) => {
           const writer = format === 'ndjson'
             ? await NdjsonWriter.create(path, gzip)
-            : await (await parquetWriter()).create(path, folder.stream, output.parquet, parquet);
+            : await (await parquetWriter()).create(path, { resource, metadataColumns }, output.parquet, parquet);
           return new KeyedShard(key, writer);
+        }),
+      );
+    },
+    openPoints: async (folder, seq) => {
+      const { shape } = folder.stream;
+      if (shape === undefined) throw new Error(`${folder.dir} holds no datapoints: open its shards with open`);
+      const files = await staged(folder, seq);
+      return Promise.all(
+        files.map(async ({ format, gzip, key, path }) => {
+          const writer = format === 'ndjson'
+            ? await PointsNdjsonWriter.create(path, gzip)
+            : (await pointsParquetWriter()).create(path, shape, output.parquet, parquet);
+          return Object.assign(writer, { key });
         }),
       );
     },

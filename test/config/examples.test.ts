@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { RESOURCES } from '../../src/resources/index.js';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
+import { filterOf } from '../support/streams.js';
 
 const dir = fileURLToPath(new URL('../../config/', import.meta.url));
 const env = {
@@ -35,7 +36,7 @@ describe('the example configs in config/', () => {
     const config = loadConfig(`${dir}${name}`, env);
     expect(config.source.baseUrl).toBe('https://westeurope-1.example.com/api/v1/projects/acme');
     expect(config.streams.map((s) => s.resource)).toEqual(['events', 'assets']);
-    expect(config.streams[0]?.filter).toEqual({ minLastUpdatedTime: Date.UTC(2024, 0, 1) });
+    expect(filterOf(config.streams[0])).toEqual({ minLastUpdatedTime: Date.UTC(2024, 0, 1) });
     expect(JSON.stringify(config)).not.toMatch(/example-(client-secret|api-key|access-token)|session=example/);
   });
 

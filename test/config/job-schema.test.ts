@@ -7,6 +7,7 @@ import { type ConfigOverrides, loadConfig } from '../../src/config/load-config.j
 import { Secret } from '../../src/util/secret.js';
 import { ConfigError } from '../../src/errors.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
+import { filterOf } from '../support/streams.js';
 
 const ENV = { API_KEY: 'env-api-key-value-0001' };
 const SOURCE = {
@@ -64,7 +65,7 @@ describe('streams: valid files', () => {
         },
       }),
     );
-    expect(config.streams[0]?.filter).toEqual({
+    expect(filterOf(config.streams[0])).toEqual({
       minLastUpdatedTime: Date.UTC(2024, 0, 1),
       maxLastUpdatedTime: Date.UTC(2024, 0, 1, 1, 0, 0, 250),
       minStartTime: 0,
@@ -86,7 +87,7 @@ describe('streams: valid files', () => {
 describe('streams: every wrong value is an error naming its key path', () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ['resource of the wrong type', { streams: [{ resource: 5 }] }, 'streams.0.resource'],
-    ['an unknown resource', { streams: [{ resource: 'datapoints' }] }, 'streams.0.resource'],
+    ['an unknown resource', { streams: [{ resource: 'widgets' }] }, 'streams.0.resource'],
     ['a missing resource', { streams: [{ limit: 5 }] }, 'streams.0.resource'],
     ['name of the wrong type', withStream({ name: 5 }), 'streams.0.name'],
     ['name with capitals and spaces', withStream({ name: 'My Stream' }), 'streams.0.name'],
@@ -124,7 +125,7 @@ describe('streams: every wrong value is an error naming its key path', () => {
   });
 
   it('string filters are held to the platform\'s lengths (type and subtype 64, source 128), naming the key and the bound', () => {
-    expect(load(withStream({ filter: { type: 'x'.repeat(64), source: 's'.repeat(128) } })).streams[0]?.filter).toEqual({
+    expect(filterOf(load(withStream({ filter: { type: 'x'.repeat(64), source: 's'.repeat(128) } })).streams[0])).toEqual({
       type: 'x'.repeat(64),
       source: 's'.repeat(128),
     });
@@ -205,7 +206,7 @@ describe('streams: mode and safetyLag', () => {
 
   it('an incremental stream may set minLastUpdatedTime (the first run starts there) but not maxLastUpdatedTime', () => {
     const since = '2024-01-01T00:00:00Z';
-    expect(load(withStream({ mode: 'incremental', filter: { minLastUpdatedTime: since } })).streams[0]?.filter).toEqual({
+    expect(filterOf(load(withStream({ mode: 'incremental', filter: { minLastUpdatedTime: since } })).streams[0])).toEqual({
       minLastUpdatedTime: Date.parse(since),
     });
     const message = configError(withStream({ mode: 'incremental', filter: { maxLastUpdatedTime: since } }));

@@ -400,7 +400,7 @@ describe.concurrent('a damaged checkpoint', () => {
     [
       'from a newer version (99)',
       (text) => JSON.stringify({ ...(JSON.parse(text) as object), version: 99 }),
-      /written by a newer bulk-extract \(checkpoint version 99, this one reads 3\)/,
+      /written by a newer bulk-extract \(checkpoint version 99, this one reads 4\)/,
     ],
   ];
 

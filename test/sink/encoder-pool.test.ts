@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it, vi } from 'vitest';
-import type { EncodeJob } from '../../src/sink/parquet/encode.js';
+import { collectionEncodings, type EncodeJob } from '../../src/sink/parquet/encode.js';
 import { EncoderPool } from '../../src/sink/parquet/encoder-pool.js';
 
 /** More EncoderPool cases, with real threads, are in parquet-spill.test.ts. */
@@ -11,7 +11,7 @@ import { EncoderPool } from '../../src/sink/parquet/encoder-pool.js';
 function missingJob(name: string): EncodeJob {
   return {
     spillPath: join(tmpdir(), 'bulk-extract-no-such-folder', name),
-    resource: 'events',
+    columns: collectionEncodings('events'),
     options: { compression: 'zstd', rowGroupRows: 1000 },
     rows: 1,
   };

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Table, tableFromIPC, tableToIPC } from 'apache-arrow';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { OutputConfig, Resource } from '../../src/config/job-schema.js';
-import type { EncodeJob } from '../../src/sink/parquet/encode.js';
+import { collectionEncodings, type EncodeJob } from '../../src/sink/parquet/encode.js';
 import { EncoderPool } from '../../src/sink/parquet/encoder-pool.js';
 import {
   ParquetShardWriter,
@@ -116,7 +116,7 @@ async function encodeTo(pool: EncoderPool, job: EncodeJob, out: string): Promise
 }
 
 function jobOf(spill: { path: string; rows: number }, rows = spill.rows): EncodeJob {
-  return { spillPath: spill.path, resource: 'events', options: ZSTD_1K, rows };
+  return { spillPath: spill.path, columns: collectionEncodings('events'), options: ZSTD_1K, rows };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<Error> {

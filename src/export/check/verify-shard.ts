@@ -9,9 +9,26 @@ export type KeyValue = number | bigint | string;
 
 /** What reading back a shard is asked to do besides checking it: hand every row's key on. */
 export interface KeyReader {
-  /** The field that identifies an item (`id`, `externalId`). */
-  field: string;
+  /**
+   * The fields that identify a row in this shard's format: one (`id`, `externalId`), or several
+   * (a datapoint: its series and timestamp), whose values make one key joined by `@`.
+   */
+  fields: readonly string[];
   add(value: KeyValue | undefined): void;
+}
+
+/** One key of several values: undefined when one of them is missing. */
+function joined(values: readonly unknown[]): KeyValue | undefined {
+  if (values.length === 1) {
+    const [value] = values;
+    return typeof value === 'number' || typeof value === 'bigint' || typeof value === 'string' ? value : undefined;
+  }
+  const parts: string[] = [];
+  for (const value of values) {
+    if (typeof value !== 'number' && typeof value !== 'bigint' && typeof value !== 'string') return undefined;
+    parts.push(String(value));
+  }
+  return parts.join('@');
 }
 
 /**
@@ -63,10 +80,16 @@ async function parquetRows(path: string, keys: KeyReader | undefined): Promise<n
     if (keys !== undefined) {
       const { tableFromIPC } = await import('apache-arrow');
       for (let group = 0; group < groups; group++) {
-        const table = await file.read({ columns: [keys.field], rowGroups: [group] });
-        const column = tableFromIPC(table.intoIPCStream()).getChild(keys.field);
-        if (column === null) throw new Error(`no column '${keys.field}'`);
-        for (const value of column) keys.add(value as KeyValue | undefined);
+        const read = await file.read({ columns: [...keys.fields], rowGroups: [group] });
+        const table = tableFromIPC(read.intoIPCStream());
+        const columns = keys.fields.map((field) => {
+          const column = table.getChild(field);
+          if (column === null) throw new Error(`no column '${field}'`);
+          return column;
+        });
+        for (let row = 0; row < table.numRows; row++) {
+          keys.add(joined(columns.map((column) => column.get(row) as unknown)));
+        }
       }
     }
     return rows;
@@ -89,7 +112,7 @@ async function ndjsonRows(path: string, gzip: boolean, keys: KeyReader | undefin
       if (keys !== undefined) {
         const rest = chunk.subarray(start, end);
         const line = partial.length === 0 ? rest : Buffer.concat([...partial, rest]);
-        keys.add(keyOfLine(line, keys.field, lines));
+        keys.add(keyOfLine(line, keys.fields, lines));
         partial = [];
       }
       start = end + 1;
@@ -99,13 +122,12 @@ async function ndjsonRows(path: string, gzip: boolean, keys: KeyReader | undefin
   return lines;
 }
 
-function keyOfLine(line: Buffer, field: string, number: number): KeyValue | undefined {
+function keyOfLine(line: Buffer, fields: readonly string[], number: number): KeyValue | undefined {
   let item: unknown;
   try {
     item = JSON.parse(line.toString('utf8'));
   } catch {
     throw new Error(`line ${number} is not JSON`);
   }
-  const value = (item as Record<string, unknown> | null)?.[field];
-  return typeof value === 'number' || typeof value === 'string' ? value : undefined;
+  return joined(fields.map((field) => (item as Record<string, unknown> | null)?.[field]));
 }

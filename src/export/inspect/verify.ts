@@ -77,7 +77,7 @@ export async function verifyStore(store: OutputStore, options: VerifyOptions = {
     const keys = options.keys === false ? undefined : new KeyCheck(group.rows);
     try {
       for (const file of group.files) {
-        const reader = keys !== undefined && file.format === keyFormat ? keyReader(group.key, keys) : undefined;
+        const reader = keys !== undefined && file.format === keyFormat ? keyReader(group, keyFormat, keys) : undefined;
         problems.push(...(await checkShard(store, file, reader)));
       }
       if (keys !== undefined) {
@@ -111,7 +111,10 @@ export async function verifyStore(store: OutputStore, options: VerifyOptions = {
 interface ShardGroup {
   stream: string;
   run: string | undefined;
+  /** What identifies a row, as messages name it. */
   key: string;
+  /** Datapoints: a row is identified by its series and timestamp. */
+  points: boolean;
   /** Rows the records count (of one format): sizes the key check. */
   rows: number;
   files: ManifestFile[];
@@ -126,8 +129,9 @@ function shardGroups(manifest: Manifest, runs: readonly WindowManifest[]): Shard
     if (group === undefined) {
       const sealed = runs.find((run) => run.stream === file.stream);
       const resource = manifest.streams[file.stream]?.resource ?? sealed?.resource;
-      const key = resource === undefined ? 'id' : resourceSpec(resource).key;
-      group = { stream: file.stream, run: file.run, key, rows: 0, files: [] };
+      const points = resource === 'datapoints';
+      const key = resource === undefined ? 'id' : points ? '(series, timestamp)' : resourceSpec(resource).key;
+      group = { stream: file.stream, run: file.run, key, points, rows: 0, files: [] };
       groups.set(id, group);
     }
     // A path listed twice (the current run and its own sealed manifest) is read once.
@@ -143,8 +147,12 @@ function shardGroups(manifest: Manifest, runs: readonly WindowManifest[]): Shard
   return [...groups.values()];
 }
 
-function keyReader(field: string, keys: KeyCheck): KeyReader {
-  return { field, add: (value) => keys.add(value) };
+/** A datapoint's key: its series and time; the series is `timeseriesId` in Parquet, `id` in NDJSON. */
+const POINT_KEY = { parquet: ['timeseriesId', 'timestamp'], ndjson: ['id', 'timestamp'] } as const;
+
+function keyReader(group: ShardGroup, format: 'parquet' | 'ndjson', keys: KeyCheck): KeyReader {
+  const fields = group.points ? POINT_KEY[format] : [group.key];
+  return { fields, add: (value) => keys.add(value) };
 }
 
 function keyProblems(group: ShardGroup, report: KeyReport): string[] {

@@ -1,4 +1,4 @@
-import type { Resource } from '../../config/job-schema.js';
+import type { Resource, StreamResource } from '../../config/job-schema.js';
 import { resourceSpec } from '../../resources/index.js';
 
 /**
@@ -7,10 +7,10 @@ import { resourceSpec } from '../../resources/index.js';
  * range as the `min` and `max` of its field's object; ids the body takes as references as `{id}`.
  */
 export function aggregateFilter(
-  resource: Resource,
+  resource: StreamResource,
   params: readonly (readonly [string, string])[],
 ): Record<string, unknown> {
-  const specs = new Map(resourceSpec(resource).filters.map((filter) => [filter.key, filter]));
+  const specs = new Map(resourceSpec(listed(resource)).filters.map((filter) => [filter.key, filter]));
   const filter: Record<string, unknown> = {};
   for (const [key, value] of params) {
     const spec = specs.get(key);
@@ -40,6 +40,11 @@ export function aggregateFilter(
   return filter;
 }
 
+/** The collection a stream's chains list: its own, or for datapoints the time series they are read from. */
+export function listed(resource: StreamResource): Resource {
+  return resource === 'datapoints' ? 'timeseries' : resource;
+}
+
 /** A chain's first request: GET with a query, or POST with a JSON body. */
 export type ListRequest =
   | { method: 'GET'; path: string; params: readonly (readonly [string, string])[] } |
@@ -51,9 +56,10 @@ export type ListRequest =
  * filter object in its body. Either way the chain repeats it with only the cursor added.
  */
 export function chainRequest(
-  resource: Resource,
+  stream: StreamResource,
   params: readonly (readonly [string, string])[],
 ): ListRequest {
+  const resource = listed(stream);
   const bodyOnly = new Set(resourceSpec(resource).filters.filter((f) => f.via === 'body').map((f) => f.key));
   if (!params.some(([key]) => bodyOnly.has(key))) return { method: 'GET', path: `/${resource}`, params };
   const value = (key: string) => params.find(([name]) => name === key)?.[1];

@@ -28,6 +28,11 @@ export async function countStreams(
       const state = checkpoint.streams[stream.name];
       if (state === undefined || isComplete(state)) return;
       try {
+        if (stream.resource === 'datapoints') {
+          // The points are not counted; the series are, for the log, which proves the credential too.
+          await countSeries(client, stream, state, logger, signal);
+          return;
+        }
         if (!resourceSpec(stream.resource).countable) {
           // No count aggregate (relationships): a one-item page proves the credential; no total.
           await client.get(`/${stream.resource}`, [['limit', '1']], signal);
@@ -42,6 +47,23 @@ export async function countStreams(
     }),
   );
   return totals;
+}
+
+/** A datapoints stream's series: counted when listed; else one page of the collection proves the credential. */
+async function countSeries(
+  client: Pick<PlatformClient, 'aggregateCount' | 'get'>,
+  stream: StreamPlan,
+  state: Checkpoint['streams'][string],
+  logger: Logger,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const params = chainParams(stream, state);
+  if (params.length === 0) {
+    await client.get('/timeseries', [['limit', '1']], signal);
+    return;
+  }
+  const series = await client.aggregateCount('timeseries', aggregateFilter('timeseries', params), signal);
+  logger.info({ stream: stream.name, series }, `${stream.name}: ${series} time series selected`);
 }
 
 /** An answer that arrived but was not a count: the platform is there, the count is just unknown. */

@@ -21,6 +21,7 @@ export interface PartitionPlan {
  * A checkpoint of version 1 has no window: its chains go on with the config's parameters.
  */
 export function chainParams(stream: StreamPlan, state: Pick<StreamState, 'window'>): [string, string][] {
+  if (stream.resource === 'datapoints') return seriesListing(stream);
   if (state.window === null) return [...stream.params];
   const bounds = sentBounds(state.window);
   const values = new Map<string, string | number | null>([...stream.params, ...Object.entries(bounds)]);
@@ -30,6 +31,15 @@ export function chainParams(stream: StreamPlan, state: Pick<StreamState, 'window
     if (value !== undefined && value !== null) params.push([key, String(value)]);
   }
   return params;
+}
+
+/**
+ * A datapoints stream's series listing: `limit` and the timeseries filters of its parameters (the
+ * window is of point times, not of the series' lastUpdatedTime). Empty for explicit series.
+ */
+function seriesListing(stream: StreamPlan): [string, string][] {
+  const listing = new Set(['limit', ...filterKeys('timeseries')]);
+  return stream.params.filter(([key]) => listing.has(key));
 }
 
 /** Streams x partitions: one cursor chain each, with the stream's state in the checkpoint. */
@@ -47,7 +57,7 @@ export function planPartitions(
         stream,
         m,
         n,
-        params: n === 1 ? [...params] : [...params, ['partition', `${m}/${n}`]],
+        params: n === 1 || params.length === 0 ? [...params] : [...params, ['partition', `${m}/${n}`]],
         run: state.run,
         dir: partDir(stream.name, m, n, state.run),
       };

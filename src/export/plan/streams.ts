@@ -1,7 +1,7 @@
-import type { FilterValue, Format, StreamConfig } from '../../config/job-schema.js';
+import type { DatapointsStreamConfig, FilterValue, Format, StreamConfig } from '../../config/job-schema.js';
+import { pointsParams, type PointsPlan, pointsShape, type StreamPlan } from '../state/index.js';
 import { ConfigError } from '../../errors.js';
 import { filterKeys } from '../../resources/index.js';
-import type { StreamPlan } from '../state/index.js';
 
 export function streamName(stream: StreamConfig): string {
   return stream.name ?? stream.resource;
@@ -24,13 +24,9 @@ export function planStreams(
         : `--stream ${only}: no such stream; the job has ${streams.map(streamName).join(', ')}.`,
     );
   }
-  return selected.map((stream) => {
-    const filter: Readonly<Record<string, FilterValue | undefined>> = stream.filter;
-    const params: [string, string][] = [['limit', String(stream.limit)]];
-    for (const key of filterKeys(stream.resource)) {
-      const value = filter[key];
-      if (value !== undefined) params.push([key, paramText(value)]);
-    }
+  return selected.map((stream): StreamPlan => {
+    if (stream.resource === 'datapoints') return planDatapoints(stream, defaultFormats);
+    const params = listParams(stream.resource, stream.limit, stream.filter);
     return {
       name: streamName(stream),
       resource: stream.resource,
@@ -44,6 +40,58 @@ export function planStreams(
       updatedBetween: { min: stream.filter.minLastUpdatedTime, max: stream.filter.maxLastUpdatedTime },
     };
   });
+}
+
+/** A collection's chain parameters: `limit`, then each filter set, in the collection's order. */
+function listParams(
+  resource: Parameters<typeof filterKeys>[0],
+  limit: number,
+  filter: Readonly<Record<string, FilterValue | undefined>>,
+): [string, string][] {
+  const params: [string, string][] = [['limit', String(limit)]];
+  for (const key of filterKeys(resource)) {
+    const value = filter[key];
+    if (value !== undefined) params.push([key, paramText(value)]);
+  }
+  return params;
+}
+
+/**
+ * A datapoints stream: its parameters are the series listing's (the timeseries filters, or none
+ * for explicit series), then the points' own settings, so that a change of either is drift.
+ */
+function planDatapoints(stream: DatapointsStreamConfig, defaultFormats: readonly Format[]): StreamPlan {
+  const { ids, externalIds, ...filter } = stream.timeseries;
+  const points: PointsPlan = {
+    ids,
+    externalIds,
+    start: stream.start,
+    end: stream.end,
+    aggregates: stream.aggregates,
+    granularity: stream.granularity,
+    timeZone: stream.timeZone,
+    options: Object.fromEntries(
+      (['includeStatus', 'ignoreBadDataPoints', 'treatUncertainAsBad', 'targetUnit', 'targetUnitSystem'] as const)
+        .filter((key) => stream[key] !== undefined)
+        .map((key) => [key, stream[key]]),
+    ),
+  };
+  // Aggregates exist for numeric series only: a listing for them asks for numeric series.
+  const numeric = stream.aggregates !== undefined && filter.isString === undefined ? { isString: false } : {};
+  const listing =
+    ids === undefined && externalIds === undefined ? listParams('timeseries', stream.limit, { ...filter, ...numeric }) : [];
+  return {
+    name: streamName(stream),
+    resource: 'datapoints',
+    params: [...listing, ...pointsParams(points)],
+    partitions: stream.partitions,
+    formats: [...new Set(stream.formats ?? defaultFormats)],
+    mode: stream.mode,
+    safetyLagMs: stream.safetyLag,
+    updatedBetween: { min: undefined, max: undefined },
+    points,
+    shape: pointsShape(points),
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { OutputStore } from '../../output/index.js';
 import type { Clock } from '../../util/clock.js';
 import { crashPoint } from '../../util/crash-point.js';
-import { type Checkpoint, commitPart, type Manifest, MANIFEST_FILE, type ManifestFile, partOf, type PartState, restartPart, type RunState, summarize } from '../state/index.js';
+import { type Checkpoint, commitPart, type Manifest, MANIFEST_FILE, type ManifestFile, partOf, type PartState, type PartUpdate, restartPart, type RunState, summarize } from '../state/index.js';
 
 export interface CommitterOptions {
   store: OutputStore;
@@ -57,7 +57,7 @@ export class Committer {
     stream: string,
     m: number,
     files: readonly ManifestFile[],
-    update: { cursor: string | undefined; rows: number },
+    update: PartUpdate,
   ): Promise<void> {
     return this.serially(async () => {
       const now = this.now();

@@ -10,16 +10,25 @@ import { prefetchOne } from '../../util/prefetch.js';
 import { chainRequest, type PartitionPlan } from '../plan/index.js';
 import { isOwnedKey, type ManifestFile, removeOwnedTree, shardSeq } from '../state/index.js';
 import type { Committer } from './committer.js';
+import { ResumeCursorRefused } from './cursor-refused.js';
+import { drainPoints } from './drain-points.js';
+import type { PointsClient } from './point-requests.js';
+import type { OpenPointShard } from '../../sink/index.js';
 
 export interface PartitionContext {
   /** Where committed shards go (a folder: they are in place already; a bucket: uploaded). */
   store: OutputStore;
-  client: ChainClient;
+  /** Lists pages; datapoints partitions also post their reads of points. */
+  client: ChainClient & PointsClient;
   /** The run's budget of response bytes held at once (source.maxBufferedBytes). */
   budget?: ByteBudget | undefined;
   committer: Committer;
   /** Opens the shard `seq` of a partition, one writer per format. */
   openShard(plan: PartitionPlan, seq: number): Promise<OpenShard[]>;
+  /** Opens the shard `seq` of a datapoints partition, one writer per format. */
+  openPoints(plan: PartitionPlan, seq: number): Promise<OpenPointShard[]>;
+  /** Series a datapoints partition asked for that the platform did not know. */
+  onUnknown?(refs: readonly unknown[], plan: PartitionPlan): void;
   limits: { maxRows: number; maxBytes: number };
   /** Aborted on SIGINT/SIGTERM: the drain commits what it holds and stops. */
   signal: AbortSignal;
@@ -39,8 +48,9 @@ export async function drainPartition(ctx: PartitionContext, plan: PartitionPlan)
   const log = ctx.logger.child({ stream: plan.stream.name, partition: `${plan.m}/${plan.n}` });
   if (ctx.committer.part(plan.stream.name, plan.m).done) return 'skipped';
   await removeLeftovers(ctx, plan);
+  const read = () => (plan.stream.resource === 'datapoints' ? drainPoints(ctx, plan, log) : drain(ctx, plan, log));
   try {
-    return await drain(ctx, plan, log);
+    return await read();
   } catch (error) {
     if (!(error instanceof ResumeCursorRefused)) throw error;
     log.warn(
@@ -50,13 +60,7 @@ export async function drainPartition(ctx: PartitionContext, plan: PartitionPlan)
     // Forget first, delete second: a crash in between leaves files the next run removes as leftovers.
     await ctx.committer.restart(plan.stream.name, plan.m);
     await removeOwnedTree(ctx.store, plan.dir, ctx.logger);
-    return drain(ctx, plan, log);
-  }
-}
-
-class ResumeCursorRefused extends Error {
-  constructor(override readonly cause: HttpStatusError) {
-    super(cause.message);
+    return read();
   }
 }
 

@@ -60,7 +60,9 @@ export async function finishRun(options: {
     retries: client.stats.retries,
     throttled: client.stats.throttled,
     schema: Object.fromEntries(
-      [...new Set(streams.filter((s) => s.formats.includes('parquet')).map((s) => s.resource))].map((r) => [r, schemaColumns(r)]),
+      [...new Set(streams.filter((s) => s.formats.includes('parquet')).map((s) => s.resource))]
+        .filter((r) => r !== 'datapoints')
+        .map((r) => [r, schemaColumns(r)]),
     ),
   });
   const ended = await scope.end({ setup, committer, state, manifest, release: options.release });

@@ -134,7 +134,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
  * bytes; a refused credential stops them all, a stream read past its limit stops its partitions.
  */
 function drainAll(
-  context: Omit<PartitionContext, 'client' | 'budget' | 'openShard' | 'limits' | 'onRows'> & {
+  context: Omit<PartitionContext, 'client' | 'budget' | 'openShard' | 'openPoints' | 'limits' | 'onRows'> & {
     client: PlatformClient;
     sink: ShardSink;
   },
@@ -153,6 +153,7 @@ function drainAll(
     ...context,
     budget,
     openShard: context.sink.open,
+    openPoints: context.sink.openPoints,
     limits: config.output.shard,
     onRows: (count: number, plan: PartitionPlan) => {
       progress.onRows(count, plan.stream.name);

@@ -1,14 +1,41 @@
 import { z } from 'zod';
 import { FORMATS, MODES, RESOURCES } from '../../config/job-schema.js';
 import { CheckpointError } from '../../errors.js';
-import type { StreamPlan } from './stream-plan.js';
+import type { PointsPlan, StreamPlan } from './stream-plan.js';
 import { checkStateValue, parseJson } from './state-file.js';
+import { resolvePointTime } from '../../resources/index.js';
 
 /**
  * 2 added mode, window, run and watermark (a version 1 checkpoint reads as a full export without a
- * window); 3 added mode snapshot, which older versions cannot resume.
+ * window); 3 added mode snapshot, which older versions cannot resume; 4 added datapoints streams.
  */
-export const CHECKPOINT_VERSION = 3;
+export const CHECKPOINT_VERSION = 4;
+
+/** A series of a datapoints partition not done yet: named by id or externalId, with its last committed point. */
+const seriesProgressSchema = z
+  .strictObject({
+    id: z.number().int().min(1).optional(),
+    externalId: z.string().min(1).optional(),
+    /** Timestamp of the last point (or aggregate bucket) committed; null: none yet. */
+    after: z.number().int().nullable(),
+  })
+  .refine((series) => (series.id === undefined) !== (series.externalId === undefined), 'a series has an id or an externalId');
+
+/**
+ * A datapoints partition: where its listing of series stands, and the series taken from it and not
+ * done yet. A resume reads each of them again from just after its last committed point.
+ */
+const pointsPartSchema = z.strictObject({
+  /** Cursor of the series listing's next page; null: its first page (or none, once `listed`). */
+  listing: z.string().min(1).nullable(),
+  /** Every page of the listing was taken (explicit series: from the start). */
+  listed: z.boolean(),
+  series: z.array(seriesProgressSchema),
+  /** Series asked for that the platform did not know (deleted since they were listed, or never there). */
+  unknown: z
+    .array(z.union([z.strictObject({ id: z.number().int() }), z.strictObject({ externalId: z.string() })]))
+    .default([]),
+});
 
 const partSchema = z.strictObject({
   /** Cursor of the first page not yet committed; null: start at the first page. */
@@ -19,17 +46,19 @@ const partSchema = z.strictObject({
   rows: z.number().int().min(0),
   done: z.boolean(),
   updatedAt: z.string(),
+  /** Datapoints streams only. */
+  points: pointsPartSchema.optional(),
 });
 
 /** The `lastUpdatedTime` range a stream's current run reads: [from, until), epoch milliseconds. */
 const windowSchema = z.strictObject({
-  /** null: from the beginning. */
-  from: z.number().int().min(0).nullable(),
-  until: z.number().int().min(0),
+  /** null: from the beginning. Datapoints: point times, which may lie before 1970. */
+  from: z.number().int().nullable(),
+  until: z.number().int(),
 });
 
 const streamSchema = z.strictObject({
-  resource: z.enum(RESOURCES),
+  resource: z.enum([...RESOURCES, 'datapoints']),
   mode: z.enum(MODES).default('full'),
   /** Params from the job's config (filters, limit): what a resume must not change. */
   params: z.array(z.tuple([z.string(), z.string()])),
@@ -48,7 +77,9 @@ const streamSchema = z.strictObject({
 });
 
 const checkpointSchema = z.strictObject({
-  version: z.union([z.literal(1), z.literal(2), z.literal(CHECKPOINT_VERSION)]).transform(() => CHECKPOINT_VERSION),
+  version: z
+    .union([z.literal(1), z.literal(2), z.literal(3), z.literal(CHECKPOINT_VERSION)])
+    .transform(() => CHECKPOINT_VERSION),
   baseUrl: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -56,6 +87,8 @@ const checkpointSchema = z.strictObject({
 });
 
 export type PartState = z.output<typeof partSchema>;
+export type PointsPartState = z.output<typeof pointsPartSchema>;
+export type SeriesProgress = z.output<typeof seriesProgressSchema>;
 export type StreamState = z.output<typeof streamSchema>;
 export type Checkpoint = z.output<typeof checkpointSchema>;
 export type UpdatedWindow = z.output<typeof windowSchema>;
@@ -67,11 +100,15 @@ export type UpdatedWindow = z.output<typeof windowSchema>;
  */
 export function newStreamState(stream: StreamPlan, now: string): StreamState {
   const startedAtMs = Date.parse(now);
+  const { points } = stream;
   return {
     resource: stream.resource,
     mode: stream.mode,
     params: stream.params,
-    window: { from: stream.updatedBetween.min ?? null, until: windowEnd(stream, startedAtMs) },
+    window:
+      points === undefined
+        ? { from: stream.updatedBetween.min ?? null, until: windowEnd(stream, startedAtMs) }
+        : pointsWindow(points, stream, startedAtMs),
     run: stream.mode === 'full' ? null : runId(startedAtMs),
     watermark: null,
     partitions: stream.partitions,
@@ -79,6 +116,16 @@ export function newStreamState(stream: StreamPlan, now: string): StreamState {
     ...(stream.metadataColumns === undefined ? {} : { metadataColumns: [...stream.metadataColumns] }),
     parts: freshParts(stream.partitions, now),
   };
+}
+
+/**
+ * The point times a datapoints stream's first run reads: from `start` to `end` (default: the run's
+ * start), both resolved now; incremental: to the run's start minus the safety lag.
+ */
+function pointsWindow(points: PointsPlan, stream: StreamPlan, startedAtMs: number): UpdatedWindow {
+  const from = resolvePointTime(points.start, startedAtMs);
+  if (stream.mode === 'incremental') return { from, until: startedAtMs - stream.safetyLagMs };
+  return { from, until: points.end === undefined ? startedAtMs : resolvePointTime(points.end, startedAtMs) };
 }
 
 /** Where a run started at `startedAtMs` stops reading: its start (minus the lag, incremental), or the filter's end. */
@@ -185,21 +232,33 @@ function show(value: string | undefined): string {
   return value === undefined ? '(not set)' : `=${value}`;
 }
 
+/**
+ * What a commit moves a partition to: the cursor after its shard (undefined: the chain ended) and
+ * the rows it holds; a datapoints partition gives its listing and series instead of a cursor.
+ */
+export interface PartUpdate {
+  cursor: string | undefined;
+  rows: number;
+  points?: PointsPartState | undefined;
+}
+
 /** Records a committed shard (or a drained empty partition): the cursor after it, its rows, done. */
 export function commitPart(
   checkpoint: Checkpoint,
   stream: string,
   m: number,
-  update: { cursor: string | undefined; rows: number; shards: number },
+  update: PartUpdate & { shards: number },
   now: string,
 ): Checkpoint {
   const part = partOf(checkpoint, stream, m);
+  const { points } = update;
   const next: PartState = {
     cursor: update.cursor ?? null,
     nextSeq: part.nextSeq + update.shards,
     rows: part.rows + update.rows,
-    done: update.cursor === undefined,
+    done: points === undefined ? update.cursor === undefined : points.listed && points.series.length === 0,
     updatedAt: now,
+    ...(points === undefined ? {} : { points }),
   };
   return withPart(checkpoint, stream, m, next, now);
 }

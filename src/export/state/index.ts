@@ -2,6 +2,7 @@
  * What an output holds and where: its layout on disk, the checkpoint, the manifest, the one state-file
  * reader, sealed runs, and removing only what bulk-extract wrote.
  */
+export { pointsParams, type PointsPlan, pointsShape, type QueryOptions, type StreamPlan } from './stream-plan.js';
 export {
   type Checkpoint,
   checkpointFromValue,
@@ -15,7 +16,10 @@ export {
   parseCheckpoint,
   partOf,
   type PartState,
+  type PartUpdate,
+  type PointsPartState,
   restartPart,
+  type SeriesProgress,
   sentBounds,
   streamOf,
   type StreamState,
@@ -49,4 +53,3 @@ export {
 export { destinationOf, openOutput, type Output, outputAt } from './output-target.js';
 export { type WindowToSeal, sealedWindows, sealWindow } from './seal-window.js';
 export { parseStateFile } from './state-file.js';
-export type { StreamPlan } from './stream-plan.js';

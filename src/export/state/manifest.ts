@@ -2,9 +2,11 @@ import { z } from 'zod';
 import { CheckpointError } from '../../errors.js';
 import { FORMATS, MODES, RESOURCES, STREAM_NAME } from '../../config/job-schema.js';
 import type { OutputStore } from '../../output/index.js';
-import { resourceSpec } from '../../resources/index.js';
+import { pointColumns, pointKey, resourceSpec, shapeFromParams } from '../../resources/index.js';
 import { VERSION } from '../../version.js';
-import { type Checkpoint, sentBounds } from './checkpoint.js';
+import { type Checkpoint, sentBounds, type StreamState } from './checkpoint.js';
+
+import { typedColumns } from '../../sink/parquet/schemas.js';
 import { MANIFEST_FILE, partDir } from './layout.js';
 import { shardFileName } from '../../sink/index.js';
 import { parseStateFile } from './state-file.js';
@@ -61,9 +63,16 @@ export function shardPaths(file: Pick<ManifestFile, 'stream' | 'run' | 'm' | 'n'
 }
 
 const manifestStreamSchema = z.object({
-  resource: z.enum(RESOURCES),
-  /** The field that identifies an item, unique across the stream's rows: `id`, or `externalId` (relationships). */
-  key: z.enum(['id', 'externalId']).optional(),
+  resource: z.enum([...RESOURCES, 'datapoints']),
+  /**
+   * What identifies a row, unique across the stream's rows: the field `id`, or `externalId`
+   * (relationships); datapoints: the columns `timeseriesId` and `timestamp` (and `granularity`).
+   */
+  key: z.union([z.enum(['id', 'externalId']), z.array(z.string())]).optional(),
+  /** Datapoints: the columns of its Parquet files, with their types. */
+  columns: z.array(z.object({ name: z.string(), type: z.string() })).optional(),
+  /** Datapoints: the point times the current run reads, start inclusive, end exclusive. */
+  pointWindow: z.object({ start: z.number(), end: z.number() }).optional(),
   /** Metadata keys its Parquet files also hold as `metadata_<key>` STRING columns, before `extra`. */
   metadataColumns: z.array(z.string()).optional(),
   mode: z.enum(MODES),
@@ -114,7 +123,7 @@ export const windowManifestSchema = z.object({
   tool: z.string(),
   baseUrl: z.string(),
   stream: z.string(),
-  resource: z.enum(RESOURCES),
+  resource: z.enum([...RESOURCES, 'datapoints']),
   run: z.string(),
   /** The lastUpdatedTime range read, both ends inclusive as sent (min null: from the beginning). */
   window: z.object({ minLastUpdatedTime: z.number().nullable(), maxLastUpdatedTime: z.number() }),
@@ -204,6 +213,17 @@ export function reconcile(manifest: Manifest, checkpoint: Checkpoint): Manifest 
   return { ...manifest, files, streams: summarize(checkpoint, files) };
 }
 
+/** What identifies a stream's rows, and for datapoints its columns and window of point times. */
+function keyOf(state: StreamState): Pick<ManifestStream, 'key' | 'columns' | 'pointWindow'> {
+  if (state.resource !== 'datapoints') return { key: resourceSpec(state.resource).key };
+  const shape = shapeFromParams(state.params);
+  return {
+    key: pointKey(shape),
+    columns: typedColumns(pointColumns(shape)),
+    ...(state.window === null ? {} : { pointWindow: { start: state.window.from ?? 0, end: state.window.until } }),
+  };
+}
+
 export function summarize(checkpoint: Checkpoint, files: readonly ManifestFile[]): Record<string, ManifestStream> {
   return Object.fromEntries(
     Object.entries(checkpoint.streams).map(([name, state]): [string, ManifestStream] => {
@@ -212,10 +232,10 @@ export function summarize(checkpoint: Checkpoint, files: readonly ManifestFile[]
         name,
         {
           resource: state.resource,
-          key: resourceSpec(state.resource).key,
+          ...keyOf(state),
           ...(state.metadataColumns === undefined ? {} : { metadataColumns: state.metadataColumns }),
           mode: state.mode,
-          window: state.window === null ? null : sentBounds(state.window),
+          window: state.window === null || state.resource === 'datapoints' ? null : sentBounds(state.window),
           run: state.run,
           watermark: state.watermark,
           partitions: state.partitions,

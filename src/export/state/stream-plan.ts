@@ -1,4 +1,5 @@
 import type { Mode } from '../../config/job-schema.js';
+import type { Aggregate, PointsShape, PointTime } from '../../resources/index.js';
 import type { StreamShape } from '../../sink/index.js';
 
 /**
@@ -16,4 +17,63 @@ export interface StreamPlan extends StreamShape {
   keep?: number | undefined;
   /** The config's own lastUpdatedTime bounds (inclusive), which the run's window stays within. */
   updatedBetween: { min: number | undefined; max: number | undefined };
+  /** A datapoints stream: its window's ends, raw or aggregates, the query options. */
+  points?: PointsPlan | undefined;
+}
+
+/**
+ * What a datapoints stream reads, besides which series: the window's ends as the job file gives
+ * them (resolved when a run starts, then pinned in the checkpoint), raw points or aggregates, and
+ * the query options passed through to every query.
+ */
+export interface PointsPlan {
+  /** Explicit series; neither: the series are listed through the timeseries collection. */
+  ids?: readonly number[] | undefined;
+  externalIds?: readonly string[] | undefined;
+  start: PointTime;
+  end?: PointTime | undefined;
+  /** Aggregates instead of raw points, with their granularity (and time zone). */
+  aggregates?: readonly Aggregate[] | undefined;
+  granularity?: string | undefined;
+  timeZone?: string | undefined;
+  /** Per-query options, sent as given (absent: the platform's default). */
+  options: QueryOptions;
+}
+
+export interface QueryOptions {
+  includeStatus?: boolean;
+  ignoreBadDataPoints?: boolean;
+  treatUncertainAsBad?: boolean;
+  targetUnit?: string;
+  targetUnitSystem?: string;
+}
+
+/**
+ * The settings a resume must not change, as a stream's parameters (after the series listing's):
+ * a change is drift, named by its key.
+ */
+export function pointsParams(plan: PointsPlan): [string, string][] {
+  const params: [string, string][] = [];
+  const add = (key: string, value: unknown) => {
+    if (value !== undefined) params.push([key, typeof value === 'string' ? value : JSON.stringify(value)]);
+  };
+  add('ids', plan.ids);
+  add('externalIds', plan.externalIds);
+  add('start', timeText(plan.start));
+  add('end', plan.end === undefined ? undefined : timeText(plan.end));
+  add('aggregates', plan.aggregates?.join(','));
+  add('granularity', plan.granularity);
+  add('timeZone', plan.timeZone);
+  for (const [key, value] of Object.entries(plan.options)) add(key, value);
+  return params;
+}
+
+/** `1700000000000` or `30d-ago` as a parameter (the form given, so a relative end is not drift). */
+function timeText(time: PointTime): string {
+  return 'at' in time ? String(time.at) : `${time.agoMs}ms-ago`;
+}
+
+export function pointsShape(plan: PointsPlan): PointsShape {
+  const { aggregates, granularity } = plan;
+  return { aggregates, granularity, includeStatus: plan.options.includeStatus === true };
 }

@@ -1,4 +1,4 @@
-import type { Resource } from '../../config/job-schema.js';
+import type { StreamResource } from '../../config/job-schema.js';
 
 /** Encoded bytes per row before any file of the resource was written: high, so a first shard errs small. */
 export const FIRST_GUESS_BYTES_PER_ROW = 100;
@@ -9,15 +9,15 @@ export const FIRST_GUESS_BYTES_PER_ROW = 100;
  * size page by page). One per sink, so an export never sizes its shards by another's data.
  */
 export class BytesPerRow {
-  private readonly learned = new Map<Resource, number>();
+  private readonly learned = new Map<StreamResource, number>();
 
   /** The estimated file size of `rows` rows of `resource`, in bytes. */
-  estimate(resource: Resource, rows: number): number {
+  estimate(resource: StreamResource, rows: number): number {
     return Math.round(rows * (this.learned.get(resource) ?? FIRST_GUESS_BYTES_PER_ROW));
   }
 
   /** A shard of `rows` rows of `resource` was committed at `bytes` bytes. */
-  learn(resource: Resource, bytes: number, rows: number): void {
+  learn(resource: StreamResource, bytes: number, rows: number): void {
     if (rows > 0) this.learned.set(resource, bytes / rows);
   }
 }

@@ -3,12 +3,35 @@ import type { OutputConfig, Resource } from '../../config/job-schema.js';
 import { columnsOf } from './schemas.js';
 import { readSpill } from './spill.js';
 
+/**
+ * How a column is encoded: `delta` (DELTA_BINARY_PACKED, no dictionary), `plain` (no dictionary),
+ * `byte-stream-split` (doubles: each byte of the values apart, which zstd then packs far better),
+ * or, when not given, parquet-wasm's default: a dictionary, falling back to plain when it grows.
+ */
+export interface EncodedColumn {
+  name: string;
+  encoding?: 'delta' | 'plain' | 'byte-stream-split' | undefined;
+}
+
+/**
+ * A collection's columns: integers and times delta-encoded (smaller and faster than dictionaries
+ * on ids and timestamps); externalId is unique within a collection, so a dictionary of it never
+ * pays (bench/RESULTS.md, issue 27).
+ */
+export function collectionEncodings(resource: Resource): EncodedColumn[] {
+  return columnsOf(resource).map(({ name, kind }) => ({
+    name,
+    encoding: kind === 'int64' || kind === 'timestamp' ? 'delta' : name === 'externalId' ? 'plain' : undefined,
+  }));
+}
+
 const CODECS = { zstd: wasm.Compression.ZSTD, snappy: wasm.Compression.SNAPPY, none: wasm.Compression.UNCOMPRESSED };
 
 /** What the encoder needs to turn one spill file into one Parquet file. */
 export interface EncodeJob {
   spillPath: string;
-  resource: Resource;
+  /** The file's columns that are not encoded the default way (a dictionary), by name. */
+  columns: readonly EncodedColumn[];
   options: OutputConfig['parquet'];
   /** Rows the spill file must hold; anything else fails the job. */
   rows: number;
@@ -70,22 +93,18 @@ function inputFailure(error: unknown, rows: number, expected: number): Error | u
   return rows === expected ? undefined : new Error(`the spill file held ${rows} rows, expected ${expected}`);
 }
 
-function properties({ resource, options }: EncodeJob): wasm.WriterProperties {
+const ENCODINGS = { 'delta': wasm.Encoding.DELTA_BINARY_PACKED, 'byte-stream-split': wasm.Encoding.BYTE_STREAM_SPLIT };
+
+function properties({ columns, options }: EncodeJob): wasm.WriterProperties {
   let builder = new wasm.WriterPropertiesBuilder()
     .setCompression(CODECS[options.compression])
     // Exactly rowGroupRows: the writer cuts groups at this size whatever the batch boundaries.
     .setMaxRowGroupSize(options.rowGroupRows)
     .setCreatedBy('bulk-extract');
-  // Integers and times: delta encoding beats dictionaries on ids and timestamps (smaller, faster).
-  // externalId is unique within a collection: a dictionary of it never pays (bench/RESULTS.md, issue 27).
-  for (const spec of columnsOf(resource)) {
-    if (spec.kind === 'int64' || spec.kind === 'timestamp') {
-      builder = builder
-        .setColumnDictionaryEnabled(spec.name, false)
-        .setColumnEncoding(spec.name, wasm.Encoding.DELTA_BINARY_PACKED);
-    } else if (spec.name === 'externalId') {
-      builder = builder.setColumnDictionaryEnabled(spec.name, false);
-    }
+  for (const { name, encoding } of columns) {
+    if (encoding === undefined) continue;
+    builder = builder.setColumnDictionaryEnabled(name, false);
+    if (encoding !== 'plain') builder = builder.setColumnEncoding(name, ENCODINGS[encoding]);
   }
   return builder.build();
 }

@@ -6,6 +6,7 @@ import { PageItems } from '../../page/index.js';
 import type { StreamShape } from '../shard-sink.js';
 import type { CommittedShard, ShardWriter } from '../shard-writer.js';
 import type { BytesPerRow } from './bytes-per-row.js';
+import { collectionEncodings } from './encode.js';
 import type { EncoderPool } from './encoder-pool.js';
 import { RowGroupBuilder } from './row-group.js';
 import { SpillFile } from './spill.js';
@@ -38,7 +39,7 @@ export interface ParquetWriterDeps {
  * is temporary disk of about the shard's NDJSON size (bench/RESULTS.md, "Levers kept").
  */
 /** What a shard holds: a collection's items, with the stream's `metadata_<key>` columns if any. */
-export type ShardTable = Resource | Pick<StreamShape, 'resource' | 'metadataColumns'>;
+export type ShardTable = Resource | (Pick<StreamShape, 'metadataColumns'> & { resource: Resource });
 
 export class ParquetShardWriter implements ShardWriter {
   readonly format = 'parquet';
@@ -104,7 +105,7 @@ export class ParquetShardWriter implements ShardWriter {
       await this.deps.encoders.encode(
         {
           spillPath: this.spill.path,
-          resource: this.resource,
+          columns: collectionEncodings(this.resource),
           options: { ...this.options, rowGroupRows },
           rows: this.count,
         },

@@ -34,5 +34,10 @@ function typeName(kind: ColumnKind): string {
 
 /** The columns of a resource as the manifest records them. */
 export function schemaColumns(resource: Resource): { name: string; type: string }[] {
-  return columnsOf(resource).map((column) => ({ name: column.name, type: typeName(column.kind) }));
+  return typedColumns(columnsOf(resource));
+}
+
+/** Columns with their types as the manifest records them. */
+export function typedColumns(columns: readonly ColumnSpec[]): { name: string; type: string }[] {
+  return columns.map((column) => ({ name: column.name, type: typeName(column.kind) }));
 }

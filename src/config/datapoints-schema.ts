@@ -1,0 +1,152 @@
+/** The job file's `resource: datapoints` stream: which series, which time window, raw or aggregated. */
+import { z } from 'zod';
+import { timeseries } from '../resources/timeseries.js';
+import { filterSchema } from './filter-schema.js';
+import { AGGREGATES, MAX_POINT_TIME, MIN_POINT_TIME, type PointTime } from '../resources/index.js';
+
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+const AGO = /^(\d{1,9})(w|d|h|m|s)-ago$/;
+const AGO_MS: Readonly<Record<string, number>> = { w: 604_800_000, d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 };
+const TIME_EXPECTED =
+  "expected epoch milliseconds (an integer, negative before 1970), an ISO 8601 date-time with a zone (2024-01-01T00:00:00Z), 'now' or 'N[w|d|h|m|s]-ago' (30d-ago)";
+
+const pointTime = z.union([z.number(), z.string()], { error: TIME_EXPECTED }).transform((value, ctx): PointTime => {
+  let time: PointTime | undefined;
+  if (typeof value === 'number') time = Number.isSafeInteger(value) ? { at: value } : undefined;
+  else if (value === 'now') time = { agoMs: 0 };
+  else if (AGO.test(value)) {
+    const [, count, unit] = AGO.exec(value)!;
+    time = { agoMs: Number(count) * AGO_MS[unit!]! };
+  } else if (ISO_DATE_TIME.test(value) && !Number.isNaN(Date.parse(value))) time = { at: Date.parse(value) };
+  if (time === undefined) {
+    ctx.addIssue({ code: 'custom', message: `${TIME_EXPECTED}; ${JSON.stringify(value)} is not one` });
+    return z.NEVER;
+  }
+  if ('at' in time && (time.at < MIN_POINT_TIME || time.at > MAX_POINT_TIME)) {
+    ctx.addIssue({ code: 'custom', message: `${value} lies outside the platform's time range, 1900-01-01 to 2100-01-01` });
+    return z.NEVER;
+  }
+  return time;
+});
+
+/** `N` + s|m|h|d|mo; s and m: 1..120, h, d and mo: 1..100000 (the platform's bounds). */
+const GRANULARITY = /^([1-9]\d{0,5})(s|m|h|d|mo)$/;
+const granularity = z.string().superRefine((value, ctx) => {
+  const match = GRANULARITY.exec(value);
+  const most = match?.[2] === 's' || match?.[2] === 'm' ? 120 : 100_000;
+  if (match === null || Number(match[1]) > most) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected a number and a unit: s or m (1 to 120), h, d or mo (1 to 100000), e.g. 1h or 15m; '${value}' is not one`,
+    });
+  }
+});
+
+const timeZone = z.string().superRefine((value, ctx) => {
+  if (/^UTC[+-]\d{2}:\d{2}$/.test(value)) return;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: value });
+  } catch {
+    ctx.addIssue({ code: 'custom', message: `'${value}' is not a time zone (an IANA name such as Europe/Oslo, or UTC+01:00)` });
+  }
+});
+
+/** Explicit series: at most this many per stream (more are selected with the timeseries filters). */
+export const MAX_LISTED_SERIES = 10_000;
+
+const seriesId = z.number().int('an id is an integer').min(1, 'an id is at least 1').max(Number.MAX_SAFE_INTEGER);
+const seriesList = <T extends z.ZodType>(entry: T) =>
+  z
+    .array(entry)
+    .min(1, 'give at least one, or leave the list out')
+    .max(MAX_LISTED_SERIES, `at most ${MAX_LISTED_SERIES} series; select more with the timeseries filters`)
+    .superRefine((list, ctx) => {
+      const seen = new Set<unknown>();
+      list.forEach((entry, i) => {
+        if (seen.has(entry)) ctx.addIssue({ code: 'custom', path: [i], message: `${JSON.stringify(entry)} is listed twice` });
+        seen.add(entry);
+      });
+    });
+
+/**
+ * Which series: the timeseries collection's own filters (the keys of a `resource: timeseries`
+ * stream's `filter`), or an explicit list of `ids` or `externalIds`.
+ */
+const selection = filterSchema(timeseries.filters)
+  .extend({
+    ids: seriesList(seriesId).optional(),
+    externalIds: seriesList(z.string().min(1).max(255, 'at most 255 characters, as the platform accepts')).optional(),
+  })
+  .superRefine((given, ctx) => {
+    const lists = (['ids', 'externalIds'] as const).filter((key) => given[key] !== undefined);
+    const filters = Object.keys(given).filter((key) => key !== 'ids' && key !== 'externalIds' && given[key as keyof typeof given] !== undefined);
+    if (lists.length === 2) {
+      ctx.addIssue({ code: 'custom', path: ['externalIds'], message: 'give ids or externalIds, not both' });
+    }
+    if (lists.length > 0 && filters.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [filters[0]!],
+        message: `an explicit ${lists[0]} list selects the series itself; remove the filter ${filters.join(', ')} (or the list)`,
+      });
+    }
+  });
+
+export type SeriesSelection = z.output<typeof selection>;
+
+/** The keys of a datapoints stream other than those every stream has (job-schema.ts adds those). */
+export const datapointsKeys = {
+  resource: z.literal('datapoints'),
+  /** Which series; default: every time series of the project. */
+  timeseries: selection.default({}),
+  /** Inclusive; default 1900-01-01, the platform's first timestamp, so that a backfill misses nothing. */
+  start: pointTime.default({ at: MIN_POINT_TIME }),
+  /** Exclusive; default the run's start. */
+  end: pointTime.optional(),
+  aggregates: z
+    .array(z.enum(AGGREGATES))
+    .min(1, 'give at least one aggregate, or leave aggregates out for raw points')
+    .refine((list) => new Set(list).size === list.length, 'an aggregate is listed twice')
+    .optional(),
+  granularity: granularity.optional(),
+  timeZone: timeZone.optional(),
+  includeStatus: z.boolean().optional(),
+  ignoreBadDataPoints: z.boolean().optional(),
+  treatUncertainAsBad: z.boolean().optional(),
+  targetUnit: z.string().min(1).max(64).optional(),
+  targetUnitSystem: z.string().min(1).max(64).optional(),
+};
+
+/** What the keys of a datapoints stream must agree on, as zod issues at their paths. */
+export function datapointsProblems(stream: {
+  mode: string;
+  timeseries: SeriesSelection;
+  start: PointTime;
+  end?: PointTime | undefined;
+  aggregates?: readonly string[] | undefined;
+  granularity?: string | undefined;
+  timeZone?: string | undefined;
+  targetUnit?: string | undefined;
+  targetUnitSystem?: string | undefined;
+}): { path: string[]; message: string }[] {
+  const problems: { path: string[]; message: string }[] = [];
+  const add = (path: string, message: string) => problems.push({ path: [path], message });
+  const aggregated = stream.aggregates !== undefined;
+  if (aggregated && stream.granularity === undefined) add('granularity', 'aggregates need a granularity (e.g. 1h)');
+  if (!aggregated && stream.granularity !== undefined) add('granularity', 'a granularity applies to aggregates; add aggregates, or remove it');
+  if (!aggregated && stream.timeZone !== undefined) add('timeZone', 'a timeZone applies to aggregates; add aggregates, or remove it');
+  if (aggregated && stream.timeseries.isString === true) {
+    add('aggregates', 'aggregates exist for numeric series only, and timeseries.isString: true selects string series');
+  }
+  if (stream.targetUnit !== undefined && stream.targetUnitSystem !== undefined) {
+    add('targetUnitSystem', 'give targetUnit or targetUnitSystem, not both');
+  }
+  if (stream.mode === 'snapshot') add('mode', 'datapoints are exported with mode full or incremental');
+  if (stream.mode === 'incremental' && stream.end !== undefined) {
+    add('end', "an incremental stream ends each run's window itself (its start minus safetyLag); remove end");
+  }
+  if (stream.end !== undefined && 'at' in stream.start && 'at' in stream.end && stream.end.at <= stream.start.at) {
+    add('end', 'end must come after start (start is inclusive, end exclusive)');
+  }
+  return problems;
+}

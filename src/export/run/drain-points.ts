@@ -1,0 +1,161 @@
+import { AbortedError } from '../../http/errors.js';
+import type { Logger } from '../../log.js';
+import type { OpenPointShard } from '../../sink/index.js';
+import { crashPoint } from '../../util/crash-point.js';
+import type { PartitionPlan } from '../plan/index.js';
+import type { ManifestFile, PointsPartState } from '../state/index.js';
+import type { PartitionContext, PartitionOutcome } from './drain-partition.js';
+import type { SeriesRef } from './points-answer.js';
+import { type PointsAnswer, requestPoints, type SentRequest, takeAnswer } from './point-requests.js';
+import { MAX_QUERIES, SeriesTasks } from './series-tasks.js';
+import { SeriesSource } from './series-source.js';
+
+/** What draining a datapoints partition needs: a partition's context. */
+export type PointsContext = Omit<PartitionContext, 'openShard'>;
+
+/**
+ * Drains one datapoints partition: its series (listed a page at a time, or its share of an explicit
+ * list) are read into shards, up to MAX_QUERIES at once in each request. As for a collection, a
+ * shard is committed data first, checkpoint last; the checkpoint records where the listing stands
+ * and, per series not done, the timestamp of its last committed point, from which a resumed run
+ * starts the series again by time (`start` = that timestamp + 1): no point lost or repeated.
+ */
+export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: Logger): Promise<PartitionOutcome> {
+  const points = plan.stream.points;
+  const state = ctx.committer.state.streams[plan.stream.name];
+  if (points === undefined || state?.window === null || state === undefined) {
+    throw new Error(`stream ${plan.stream.name} is not a datapoints stream with a window`);
+  }
+  const aggregates = points.aggregates !== undefined;
+  const window = { start: state.window.from ?? 0, end: state.window.until, aggregates };
+  const part = ctx.committer.part(plan.stream.name, plan.m);
+  const saved = part.points ?? { listing: null, listed: false, series: [], unknown: [] };
+  const tasks = new SeriesTasks(window);
+  for (const series of saved.series) tasks.add(refOf(series), series.after);
+  const byId = points.ids?.map((id): SeriesRef => ({ id }));
+  const explicit = byId ?? points.externalIds?.map((externalId): SeriesRef => ({ externalId }));
+  const listing = { cursor: saved.listing, listed: saved.listed || window.end <= window.start };
+  const source = explicit === undefined
+    ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal: ctx.signal, budget: ctx.budget }, listing)
+    : SeriesSource.explicit(explicit, plan.m, plan.n, listing);
+  const unknown = [...saved.unknown];
+  let seq = part.nextSeq;
+  let writers: OpenPointShard[] | undefined;
+  /** The tasks' positions as of the last answer appended: what a commit records. */
+  const commit = async () => {
+    const rows = writers?.[0]?.rows ?? 0;
+    const files = writers === undefined ? [] : await commitShard(ctx, plan, seq, writers);
+    writers = undefined;
+    if (files.length > 0) crashPoint('after-shard-rename');
+    tasks.forgetFinished();
+    const position = source.position;
+    const next: PointsPartState = {
+      listing: position.cursor,
+      listed: position.listed,
+      series: tasks.tasks.map((task) => ({ ...task.ref, after: task.written })),
+      unknown,
+    };
+    await ctx.committer.commit(plan.stream.name, plan.m, files, { cursor: undefined, rows, points: next });
+    if (files.length > 0) {
+      log.debug({ seq, rows, series: next.series.length }, 'shard committed');
+      seq++;
+    }
+  };
+  /** Lists more series while few wait for a chain, so that a request stays full. */
+  const fill = async () => {
+    while (tasks.waiting < MAX_QUERIES && !source.done) {
+      const refs = await source.take();
+      for (const ref of refs ?? []) tasks.add(ref, null);
+    }
+  };
+  let pending: Promise<SentRequest | undefined> | undefined;
+  try {
+    await fill();
+    pending = requestPoints(ctx.client, tasks, points, ctx);
+    for (;;) {
+      const sent = await pending;
+      pending = undefined;
+      if (sent === undefined) {
+        await commit();
+        return 'done';
+      }
+      let answer: PointsAnswer;
+      try {
+        answer = takeAnswer(tasks, sent);
+      } catch (error) {
+        sent.release();
+        throw error;
+      }
+      try {
+        if (!ctx.signal.aborted) {
+          await fill();
+          pending = requestPoints(ctx.client, tasks, points, ctx);
+          // Settled later; a failure while this answer is written must not go unhandled meanwhile.
+          pending.catch(() => undefined);
+        }
+        await write(answer);
+      } finally {
+        answer.release();
+      }
+      if (ctx.signal.aborted) {
+        await commit();
+        return 'interrupted';
+      }
+    }
+  } catch (error) {
+    if (error instanceof AbortedError) {
+      await commit();
+      return 'interrupted';
+    }
+    throw error;
+  } finally {
+    await pending?.catch(() => undefined);
+    await source.close();
+    if (writers !== undefined) await Promise.all(writers.map((w) => w.abort()));
+  }
+
+  async function write(answer: PointsAnswer): Promise<void> {
+    if (answer.unknown.length > 0) {
+      unknown.push(...answer.unknown);
+      log.warn(
+        { series: answer.unknown.slice(0, 10), count: answer.unknown.length },
+        `the platform does not know ${answer.unknown.length} series asked for (deleted since they were listed?); they are skipped`,
+      );
+      ctx.onUnknown?.(answer.unknown, plan);
+    }
+    const rows = answer.batch.reduce((sum, series) => sum + series.points.length, 0);
+    if (rows === 0) return;
+    writers ??= await ctx.openPoints(plan, seq);
+    for (const writer of writers) await writer.append(answer.batch);
+    for (const { task, last } of answer.written) task.written = last;
+    ctx.onRows(rows, plan);
+    crashPoint('after-append');
+    if (writers.some((w) => w.rows >= ctx.limits.maxRows || w.bytes >= ctx.limits.maxBytes)) await commit();
+  }
+}
+
+function refOf(series: { id?: number | undefined; externalId?: string | undefined }): SeriesRef {
+  return series.id === undefined ? { externalId: series.externalId! } : { id: series.id };
+}
+
+async function commitShard(
+  ctx: PointsContext,
+  plan: PartitionPlan,
+  seq: number,
+  writers: readonly OpenPointShard[],
+): Promise<ManifestFile[]> {
+  const committed = await Promise.all(writers.map(async (writer) => ({ key: writer.key, ...(await writer.commit()) })));
+  for (const shard of committed) await ctx.store.publish(shard.key);
+  return committed.map((shard) => ({
+    path: shard.key,
+    stream: plan.stream.name,
+    ...(plan.run === null ? {} : { run: plan.run }),
+    m: plan.m,
+    n: plan.n,
+    seq,
+    format: shard.format,
+    rows: shard.rows,
+    bytes: shard.bytes,
+    sha256: shard.sha256,
+  }));
+}

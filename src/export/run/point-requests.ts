@@ -1,0 +1,103 @@
+import { AbortedError, BadResponseError, type RequestContext } from '../../http/errors.js';
+import type { JsonResponse } from '../../http/platform-client.js';
+import type { ByteBudget } from '../../page/index.js';
+import type { PointBatch } from '../../sink/index.js';
+import { readAnswer, type SeriesAnswer, type SeriesRef } from './points-answer.js';
+import type { PointsPlan } from '../state/index.js';
+import { MAX_EMPTY_ANSWERS, type SeriesTask, type SeriesTasks } from './series-tasks.js';
+
+export const POINTS_PATH = '/timeseries/data/list';
+
+/** What reading points needs of the platform client. */
+export interface PointsClient {
+  post(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<JsonResponse>;
+}
+
+/** An answer taken in: the points to write (each series' tasks updated), and the series the platform did not know. */
+export interface PointsAnswer {
+  batch: PointBatch;
+  /** The last timestamp of each series in the batch, to record once it is written. */
+  written: { task: SeriesTask; last: number }[];
+  unknown: SeriesRef[];
+  /** Gives the answer's bytes back to the run's budget, once written. */
+  release(): void;
+}
+
+/** A request's answer as received and checked, not yet taken into the tasks (takeAnswer). */
+export interface SentRequest {
+  queries: { task: SeriesTask }[];
+  series: SeriesAnswer[];
+  unknown: number[];
+  ctx: RequestContext;
+  release(): void;
+}
+
+/**
+ * Sends the next request of a partition's series (undefined when every series is finished) and
+ * checks its answer. It holds its share of the run's byte budget from before it is sent until its
+ * points are written. The tasks learn of the answer only from takeAnswer, when the drain takes it:
+ * until then a commit must not see it.
+ */
+export async function requestPoints(
+  client: PointsClient,
+  tasks: SeriesTasks,
+  plan: PointsPlan,
+  options: { signal: AbortSignal; budget?: ByteBudget | undefined },
+): Promise<SentRequest | undefined> {
+  const queries = tasks.nextQueries();
+  if (queries.length === 0) return undefined;
+  const body = {
+    items: queries.map(({ query }) => ({
+      ...query.ref,
+      start: query.start,
+      end: query.end,
+      limit: query.limit,
+      ...plan.options,
+      ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+    })),
+    ...(plan.aggregates === undefined ? {} : { aggregates: plan.aggregates, granularity: plan.granularity }),
+    ...(plan.timeZone === undefined ? {} : { timeZone: plan.timeZone }),
+    ignoreUnknownIds: true,
+  };
+  const ctx: RequestContext = { method: 'POST', path: POINTS_PATH };
+  const hold = await options.budget?.hold(POINTS_PATH, options.signal, () => new AbortedError('Stopped while waiting for room in the memory budget', ctx));
+  try {
+    const response = await client.post(POINTS_PATH, body, options.signal);
+    hold?.resize(response.bytes.length);
+    const answered: RequestContext = {
+      ...ctx,
+      path: response.path,
+      attempts: response.attempts,
+      ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
+    };
+    const { series, unknown } = readAnswer(response.body, queries.map(({ query }) => query), plan.aggregates, answered);
+    return { queries, series, unknown, ctx: answered, release: () => hold?.release() };
+  } catch (error) {
+    hold?.release();
+    throw error;
+  }
+}
+
+/** Takes a checked answer into the tasks: where each chain stands, which series are finished. */
+export function takeAnswer(tasks: SeriesTasks, sent: SentRequest): PointsAnswer {
+  const written: PointsAnswer['written'] = [];
+  for (const answer of sent.series) {
+    const { task } = sent.queries[answer.query]!;
+    tasks.answered(task, answer);
+    if ((task.chain?.empty ?? 0) >= MAX_EMPTY_ANSWERS) {
+      throw new BadResponseError(
+        `The platform answered series ${answer.id} ${MAX_EMPTY_ANSWERS} times in a row with no points and a new cursor: following it would never end`,
+        sent.ctx,
+      );
+    }
+    const last = answer.points.at(-1)?.timestamp;
+    if (last !== undefined) written.push({ task, last });
+  }
+  for (const index of sent.unknown) sent.queries[index]!.task.finished = true;
+  return {
+    batch: sent.series.filter((answer) => answer.points.length > 0),
+    written,
+    unknown: sent.unknown.map((index) => sent.queries[index]!.task.ref),
+    release: () => sent.release(),
+  };
+}

@@ -1,0 +1,152 @@
+import { BadResponseError, type RequestContext } from '../../http/errors.js';
+import { type Aggregate, isCountAggregate } from '../../resources/index.js';
+
+/** A datapoints query names its series by id or by externalId. */
+export type SeriesRef = { id: number } | { externalId: string };
+
+/** A query of a request, as the answer is checked against it. */
+export interface AskedQuery {
+  ref: SeriesRef;
+  /** Inclusive. */
+  start: number;
+  /** Exclusive. */
+  end: number;
+  limit: number;
+  /** The last timestamp this query's chain answered so far; the next must lie after it. */
+  last: number | null;
+}
+
+/** One series' part of an answer, checked: its points in strictly increasing time within the query. */
+export interface SeriesAnswer {
+  /** The query it answers (its index in the request). */
+  query: number;
+  id: number;
+  externalId: string | undefined;
+  isString: boolean;
+  nextCursor: string | undefined;
+  points: readonly Point[];
+}
+
+/** A point as the platform sent it: `timestamp` always, the rest as asked. */
+export type Point = { readonly timestamp: number } & Readonly<Record<string, unknown>>;
+
+/** The values a bad numeric point may carry instead of a number. */
+export const SPECIAL_VALUES: Readonly<Record<string, number>> = { 'NaN': NaN, 'Infinity': Infinity, '-Infinity': -Infinity };
+
+/**
+ * Reads the answer of `POST /timeseries/data/list` to `queries`: every item must answer one query
+ * (matched by id or externalId: with `ignoreUnknownIds` a deleted series leaves no item), no query
+ * twice, and every point must be well formed, inside its query's window, after the query's last
+ * point, and no more than its limit. Anything else is a broken server: it fails the request, as
+ * writing it could lose or repeat a point. Returns the items, and the queries nothing answered.
+ */
+export function readAnswer(
+  body: unknown,
+  queries: readonly AskedQuery[],
+  aggregates: readonly Aggregate[] | undefined,
+  ctx: RequestContext,
+): { series: SeriesAnswer[]; unknown: number[] } {
+  const fail = (what: string) => {
+    throw new BadResponseError(`The datapoints answer ${what}: refusing it rather than writing points that may be wrong`, ctx);
+  };
+  const items = (body as { items?: unknown } | null)?.items;
+  if (!Array.isArray(items)) return fail("has no 'items' array");
+  const byId = new Map<number, number>();
+  const byExternalId = new Map<string, number>();
+  queries.forEach((query, i) => {
+    if ('id' in query.ref) byId.set(query.ref.id, i);
+    else byExternalId.set(query.ref.externalId, i);
+  });
+  const answered = new Set<number>();
+  const series = items.map((item: unknown, position): SeriesAnswer => {
+    const at = `item ${position + 1}`;
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) return fail(`${at} is not an object`);
+    const { id, externalId, isString, nextCursor, datapoints } = item as Record<string, unknown>;
+    if (typeof id !== 'number' || !Number.isSafeInteger(id)) return fail(`${at} has no integer 'id'`);
+    if (externalId !== undefined && typeof externalId !== 'string') return fail(`${at} (id ${id}) has an 'externalId' that is not a string`);
+    if (typeof isString !== 'boolean') return fail(`${at} (id ${id}) has no boolean 'isString'`);
+    if (nextCursor !== undefined && (typeof nextCursor !== 'string' || nextCursor === '')) {
+      return fail(`${at} (id ${id}) has a 'nextCursor' that is not a non-empty string`);
+    }
+    if (!Array.isArray(datapoints)) return fail(`${at} (id ${id}) has no 'datapoints' array`);
+    const query = byId.get(id) ?? (externalId === undefined ? undefined : byExternalId.get(externalId));
+    if (query === undefined) return fail(`${at} is series ${id}, which the request did not ask for`);
+    if (answered.has(query)) return fail(`answers series ${id} twice`);
+    answered.add(query);
+    const asked = queries[query]!;
+    if (datapoints.length > asked.limit) {
+      return fail(`${at} (id ${id}) holds ${datapoints.length} points, more than its limit ${asked.limit}`);
+    }
+    // A chain started again by time gets the bucket of its last aggregate again (aligned down): dropped.
+    const repeated = aggregates === undefined ? 0 : leadingRepeats(datapoints, asked.last);
+    const points = repeated === 0 ? datapoints : datapoints.slice(repeated);
+    const problem = pointsProblem(points, asked, isString, aggregates);
+    if (problem !== undefined) return fail(`${at} (id ${id}): ${problem}`);
+    return { query, id, externalId, isString, nextCursor, points: points as Point[] };
+  });
+  return { series, unknown: queries.map((_, i) => i).filter((i) => !answered.has(i)) };
+}
+
+/** How many points at the head of `points` lie at or before `last` (the bucket of `last`, again). */
+function leadingRepeats(points: readonly unknown[], last: number | null): number {
+  if (last === null) return 0;
+  let k = 0;
+  while (k < points.length && ((points[k] as { timestamp?: unknown } | null)?.timestamp ?? Infinity) === last) k++;
+  return k;
+}
+
+/** What is wrong with a series' points, if anything. */
+function pointsProblem(
+  points: readonly unknown[],
+  query: AskedQuery,
+  isString: boolean,
+  aggregates: readonly Aggregate[] | undefined,
+): string | undefined {
+  let last = query.last ?? -Infinity;
+  for (let k = 0; k < points.length; k++) {
+    const point = points[k];
+    if (point === null || typeof point !== 'object' || Array.isArray(point)) return `point ${k + 1} is not an object`;
+    const { timestamp } = point as Record<string, unknown>;
+    if (typeof timestamp !== 'number' || !Number.isSafeInteger(timestamp)) return `point ${k + 1} has no integer 'timestamp'`;
+    if (timestamp <= last) return `point ${k + 1} at ${timestamp} does not come after the point before it (${last})`;
+    // An aggregate's bucket may start before `start`: it is aligned down to a whole unit.
+    if ((aggregates === undefined && timestamp < query.start) || timestamp >= query.end) {
+      return `point ${k + 1} at ${timestamp} lies outside the query's window [${query.start}, ${query.end})`;
+    }
+    last = timestamp;
+    const fields = point as Record<string, unknown>;
+    const problem = aggregates === undefined ? rawProblem(fields, isString) : aggregateProblem(fields, aggregates);
+    if (problem !== undefined) return `point ${k + 1} at ${timestamp}: ${problem}`;
+  }
+  return undefined;
+}
+
+function rawProblem(point: Record<string, unknown>, isString: boolean): string | undefined {
+  const { value, status } = point;
+  if (isString ? value !== undefined && typeof value !== 'string' : !isNumericValue(value)) {
+    return `'value' ${JSON.stringify(value)} is not a ${isString ? 'string' : 'number'}`;
+  }
+  if (status !== undefined) {
+    const { code, symbol } = (status ?? {}) as { code?: unknown; symbol?: unknown };
+    if (typeof code !== 'number' || !Number.isSafeInteger(code) || (symbol !== undefined && typeof symbol !== 'string')) {
+      return `'status' ${JSON.stringify(status)} is not {code, symbol}`;
+    }
+  }
+  return undefined;
+}
+
+/** A number, one of the special values of a bad point, or none at all. */
+function isNumericValue(value: unknown): boolean {
+  return value === undefined || typeof value === 'number' || (typeof value === 'string' && value in SPECIAL_VALUES);
+}
+
+function aggregateProblem(point: Record<string, unknown>, aggregates: readonly Aggregate[]): string | undefined {
+  for (const name of aggregates) {
+    const value = point[name];
+    if (value === undefined) continue;
+    if (isCountAggregate(name) ? !Number.isSafeInteger(value) : !isNumericValue(value)) {
+      return `'${name}' ${JSON.stringify(value)} is not ${isCountAggregate(name) ? 'an integer' : 'a number'}`;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,96 @@
+import { column, type ColumnSpec, EXTRA_COLUMN } from './resource.js';
+
+/**
+ * What bulk-extract knows of the datapoints inside time series (PLATFORM.md, datapoints): the
+ * aggregates, the times a query takes, and the Parquet columns of a datapoints stream.
+ */
+
+/** The platform's aggregates, in the order their columns are written. */
+export const AGGREGATES = [
+  'count',
+  'average',
+  'min',
+  'max',
+  'sum',
+  'interpolation',
+  'stepInterpolation',
+  'totalVariation',
+  'continuousVariance',
+  'discreteVariance',
+  'countGood',
+  'countUncertain',
+  'countBad',
+  'durationGood',
+  'durationUncertain',
+  'durationBad',
+] as const;
+export type Aggregate = (typeof AGGREGATES)[number];
+
+const COUNTS: ReadonlySet<Aggregate> = new Set([
+  'count',
+  'countGood',
+  'countUncertain',
+  'countBad',
+  'durationGood',
+  'durationUncertain',
+  'durationBad',
+]);
+
+/** Whether an aggregate is a count or a duration in milliseconds (INT64), not a value (DOUBLE). */
+export function isCountAggregate(name: Aggregate): boolean {
+  return COUNTS.has(name);
+}
+
+/** The platform keeps timestamps from 1900-01-01 up to, not including, 2100-01-01. */
+export const MIN_POINT_TIME = Date.UTC(1900, 0, 1);
+export const MAX_POINT_TIME = Date.UTC(2100, 0, 1);
+
+/** A time of the window as the job file gives it: fixed (epoch ms) or relative to the run's start. */
+export type PointTime = { at: number } | { agoMs: number };
+
+/** `time` resolved when a run starts (`nowMs`). */
+export function resolvePointTime(time: PointTime, nowMs: number): number {
+  return 'at' in time ? time.at : nowMs - time.agoMs;
+}
+
+/** The shape of a datapoints stream's shards: which value columns they have. */
+export interface PointsShape {
+  aggregates?: readonly Aggregate[] | undefined;
+  /** With aggregates: written in every row, part of the row's key. */
+  granularity?: string | undefined;
+  includeStatus: boolean;
+}
+
+/** A stream's shard shape from its recorded parameters (pointsParams): for the manifest and verify. */
+export function shapeFromParams(params: readonly (readonly [string, string])[]): PointsShape {
+  const value = (key: string) => params.find(([name]) => name === key)?.[1];
+  const aggregates = value('aggregates');
+  return {
+    aggregates: aggregates === undefined ? undefined : (aggregates.split(',') as Aggregate[]),
+    granularity: value('granularity'),
+    includeStatus: value('includeStatus') === 'true',
+  };
+}
+
+/**
+ * The Parquet columns of a datapoints stream, long format, one row per point (or aggregate
+ * bucket): the series, the time, then the values: `value` (numeric series) or `valueString`
+ * (string series), and the status when asked; or one column per aggregate, counts and durations
+ * INT64, the rest DOUBLE. `extra` holds any field of a point outside these, as JSON.
+ */
+export function pointColumns(shape: PointsShape): ColumnSpec[] {
+  const series = [column('timeseriesId', 'int64', true), column('externalId', 'string')];
+  const extra = column(EXTRA_COLUMN, 'extra-json');
+  if (shape.aggregates !== undefined) {
+    const values = shape.aggregates.map((name) => column(name, isCountAggregate(name) ? 'int64' : 'double'));
+    return [...series, column('granularity', 'string', true), column('timestamp', 'timestamp', true), ...values, extra];
+  }
+  const status = shape.includeStatus ? [column('statusCode', 'int64'), column('statusSymbol', 'string')] : [];
+  const values = [column('value', 'double'), column('valueString', 'string')];
+  return [...series, column('timestamp', 'timestamp', true), ...values, ...status, extra];
+}
+
+/** The columns that identify a row: a series' point at a time (aggregates: of a granularity). */
+export function pointKey(shape: PointsShape): string[] {
+  return shape.aggregates === undefined ? ['timeseriesId', 'timestamp'] : ['timeseriesId', 'granularity', 'timestamp'];
+}

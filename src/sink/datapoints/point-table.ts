@@ -1,0 +1,171 @@
+import { type ColumnSpec, EXTRA_COLUMN, type PointsShape } from '../../resources/index.js';
+import type { PointValue, SeriesPoints } from './point-batch.js';
+
+/** The values a bad numeric point may carry instead of a number, as the doubles they stand for. */
+const SPECIAL: Readonly<Record<string, number>> = { 'NaN': NaN, 'Infinity': Infinity, '-Infinity': -Infinity };
+
+/** A number, or a special value's double; null when absent. */
+function numeric(value: unknown): number | null {
+  if (typeof value === 'number') return value;
+  return typeof value === 'string' ? (SPECIAL[value] ?? null) : null;
+}
+
+/** How a column's value is taken from a point of a series. */
+type Take = (point: PointValue, isString: boolean) => unknown;
+
+/** Growable typed storage of one column; `null` marks a missing value. */
+interface Store {
+  put(row: number, value: unknown): void;
+  get(row: number): unknown;
+}
+
+class NumberStore implements Store {
+  private values = new Float64Array(1024);
+  private present = new Uint8Array(1024);
+
+  put(row: number, value: unknown): void {
+    if (row >= this.values.length) {
+      const values = new Float64Array(this.values.length * 2);
+      values.set(this.values);
+      this.values = values;
+      const present = new Uint8Array(this.present.length * 2);
+      present.set(this.present);
+      this.present = present;
+    }
+    this.present[row] = value === null ? 0 : 1;
+    this.values[row] = value === null ? 0 : (value as number);
+  }
+
+  get(row: number): number | null {
+    return this.present[row] === 1 ? this.values[row]! : null;
+  }
+}
+
+class TextStore implements Store {
+  private readonly values: (string | null)[] = [];
+
+  put(row: number, value: unknown): void {
+    this.values[row] = value as string | null;
+  }
+
+  get(row: number): string | null {
+    return this.values[row] ?? null;
+  }
+}
+
+/**
+ * The rows of one datapoints shard, held until the shard is committed, so that its file can be
+ * written sorted by series (their id), then time: a series' points arrive in time order but
+ * interleaved with other series', answer by answer. Every value column is kept in typed arrays
+ * where it is a number (about 20 bytes a point for raw numeric series).
+ */
+export class PointTable {
+  private readonly seriesIds: number[] = [];
+  private readonly externalIds: (string | undefined)[] = [];
+  private readonly seriesIndex = new Map<number, number>();
+  private seriesOf = new Int32Array(1024);
+  private times = new Float64Array(1024);
+  private readonly takes: Take[];
+  private readonly stores: Store[];
+  /** The columns after `timeseriesId`, `externalId`, `granularity` and `timestamp`, in order. */
+  readonly valueColumns: readonly ColumnSpec[];
+  rows = 0;
+
+  constructor(columns: readonly ColumnSpec[], shape: PointsShape) {
+    const fixed = new Set(['timeseriesId', 'externalId', 'granularity', 'timestamp']);
+    this.valueColumns = columns.filter((spec) => !fixed.has(spec.name));
+    const known = new Set(['timestamp', ...this.valueColumns.map((spec) => spec.name)]);
+    if (shape.aggregates === undefined) for (const name of ['value', 'status']) known.add(name);
+    this.takes = this.valueColumns.map((spec) => takeOf(spec, known));
+    this.stores = this.valueColumns.map((spec) => (spec.kind === 'int64' || spec.kind === 'double' ? new NumberStore() : new TextStore()));
+  }
+
+  add(series: SeriesPoints): void {
+    let index = this.seriesIndex.get(series.id);
+    if (index === undefined) {
+      index = this.seriesIds.length;
+      this.seriesIndex.set(series.id, index);
+      this.seriesIds.push(series.id);
+      this.externalIds.push(series.externalId);
+    }
+    const end = this.rows + series.points.length;
+    if (end > this.times.length) this.growTo(end);
+    for (const point of series.points) {
+      const row = this.rows++;
+      this.seriesOf[row] = index;
+      this.times[row] = point.timestamp;
+      for (let c = 0; c < this.takes.length; c++) this.stores[c]!.put(row, this.takes[c]!(point, series.isString));
+    }
+  }
+
+  /**
+   * The rows in file order: by series id, then time. A counting sort on the series keeps each
+   * series' rows in the order they came, which is time order.
+   */
+  order(): Uint32Array {
+    const ranks = this.seriesIds.map((_, i) => i).sort((a, b) => this.seriesIds[a]! - this.seriesIds[b]!);
+    const rankOf = new Int32Array(ranks.length);
+    ranks.forEach((index, rank) => (rankOf[index] = rank));
+    const starts = new Uint32Array(ranks.length + 1);
+    for (let row = 0; row < this.rows; row++) starts[rankOf[this.seriesOf[row]!]! + 1]!++;
+    for (let r = 1; r <= ranks.length; r++) starts[r]! += starts[r - 1]!;
+    const order = new Uint32Array(this.rows);
+    for (let row = 0; row < this.rows; row++) order[starts[rankOf[this.seriesOf[row]!]!]!++] = row;
+    return order;
+  }
+
+  seriesId(row: number): number {
+    return this.seriesIds[this.seriesOf[row]!]!;
+  }
+
+  externalId(row: number): string | undefined {
+    return this.externalIds[this.seriesOf[row]!];
+  }
+
+  timestamp(row: number): number {
+    return this.times[row]!;
+  }
+
+  /** Value column `c` (of valueColumns) of a row. */
+  value(c: number, row: number): unknown {
+    return this.stores[c]!.get(row);
+  }
+
+  private growTo(rows: number): void {
+    const size = Math.max(rows, this.times.length * 2);
+    const seriesOf = new Int32Array(size);
+    seriesOf.set(this.seriesOf);
+    this.seriesOf = seriesOf;
+    const times = new Float64Array(size);
+    times.set(this.times);
+    this.times = times;
+  }
+}
+
+/** How the column `spec` is read from a point: `known` are the fields that have a column (or are the status). */
+function takeOf(spec: ColumnSpec, known: ReadonlySet<string>): Take {
+  switch (spec.name) {
+    case 'value':
+      return (point, isString) => (isString ? null : numeric(point.value));
+    case 'valueString':
+      return (point, isString) => (isString && typeof point.value === 'string' ? point.value : null);
+    case 'statusCode':
+      // The platform leaves the Good status (code 0) out of the point.
+      return (point) => (point.status === undefined ? 0 : ((point.status as { code: number }).code));
+    case 'statusSymbol':
+      return (point) => (point.status === undefined ? 'Good' : ((point.status as { symbol?: string }).symbol ?? null));
+    case EXTRA_COLUMN:
+      return (point) => extraOf(point, known);
+    default:
+      return (point) => numeric(point[spec.name]);
+  }
+}
+
+/** The fields of a point outside its columns, as one JSON object; null when there are none. */
+function extraOf(point: PointValue, known: ReadonlySet<string>): string | null {
+  let extra: Record<string, unknown> | undefined;
+  for (const key in point) {
+    if (!known.has(key)) (extra ??= Object.create(null) as Record<string, unknown>)[key] = point[key];
+  }
+  return extra === undefined ? null : JSON.stringify(extra);
+}

@@ -1,0 +1,129 @@
+import { type DataType, Field, makeData, RecordBatch, Schema, Struct, Table, tableToIPC } from 'apache-arrow';
+import type { OutputConfig } from '../../config/job-schema.js';
+import { type ColumnSpec, pointColumns, type PointsShape } from '../../resources/index.js';
+import { crashPoint } from '../../util/crash-point.js';
+import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
+import { arrowType, newColumn } from '../parquet/column-kinds.js';
+import type { EncodedColumn } from '../parquet/encode.js';
+import { type ParquetWriterDeps, rowGroupRowsFor } from '../parquet/parquet-writer.js';
+import { SpillFile } from '../parquet/spill.js';
+import type { CommittedShard } from '../shard-writer.js';
+import type { PointBatch, PointShardWriter } from './point-batch.js';
+import { PointTable } from './point-table.js';
+
+/** Rows of one Arrow batch handed to the encoder. */
+const BATCH_ROWS = 65_536;
+
+/**
+ * Encodings for points (bench/RESULTS.md, "Datapoints"): the series and times delta-encoded (runs
+ * of one id and regular steps become a few bits a row), values byte-stream-split (the bytes of
+ * similar doubles line up for zstd), externalId and the symbols left to dictionaries (one entry
+ * per series, in long runs).
+ */
+function encodings(columns: readonly ColumnSpec[]): EncodedColumn[] {
+  return columns.map(({ name, kind }) => ({
+    name,
+    encoding: kind === 'int64' || kind === 'timestamp' ? 'delta' : kind === 'double' ? 'byte-stream-split' : undefined,
+  }));
+}
+
+/**
+ * One Parquet file of datapoints. Its rows wait in memory (PointTable) until commit, which writes
+ * them sorted by series, then time, as Arrow batches to a spill file that an encoder thread turns
+ * into the Parquet file (parquet-writer.ts says why the spill file).
+ */
+export class PointsParquetWriter implements PointShardWriter {
+  readonly format = 'parquet';
+  private readonly columns: readonly ColumnSpec[];
+  private readonly table: PointTable;
+
+  private constructor(
+    private readonly path: string,
+    private readonly shape: PointsShape,
+    private readonly options: OutputConfig['parquet'],
+    private readonly deps: ParquetWriterDeps,
+  ) {
+    this.columns = pointColumns(shape);
+    this.table = new PointTable(this.columns, shape);
+  }
+
+  static create(path: string, shape: PointsShape, options: OutputConfig['parquet'], deps: ParquetWriterDeps): PointsParquetWriter {
+    return new PointsParquetWriter(path, shape, options, deps);
+  }
+
+  get rows(): number {
+    return this.table.rows;
+  }
+
+  /** Estimated from the last committed datapoints shard, as for the collections' files. */
+  get bytes(): number {
+    return this.deps.bytesPerRow.estimate('datapoints', this.table.rows);
+  }
+
+  append(batch: PointBatch): Promise<void> {
+    for (const series of batch) this.table.add(series);
+    return Promise.resolve();
+  }
+
+  async commit(): Promise<CommittedShard> {
+    const rows = this.table.rows;
+    if (rows === 0) throw new Error('A Parquet shard needs at least one row; nothing was appended');
+    const spill = await SpillFile.create(`${this.path}.spill${TEMP_SUFFIX}`);
+    let file: DurableFile | undefined;
+    try {
+      await this.spillSorted(spill);
+      await spill.close();
+      file = await DurableFile.create(this.path);
+      const opened = file;
+      const rowGroupRows = rowGroupRowsFor(this.options.rowGroupRows, spill.bytes, rows);
+      await this.deps.encoders.encode(
+        { spillPath: spill.path, columns: encodings(this.columns), options: { ...this.options, rowGroupRows }, rows },
+        async (chunk) => {
+          await opened.write(chunk);
+          crashPoint('after-encode-chunk');
+        },
+      );
+      const done = await file.commit();
+      this.deps.bytesPerRow.learn('datapoints', done.bytes, rows);
+      return { ...done, format: 'parquet', rows };
+    } catch (error) {
+      await file?.abort();
+      throw error;
+    } finally {
+      await spill.remove();
+    }
+  }
+
+  abort(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** The table's rows in file order, BATCH_ROWS at a time, as Arrow IPC records of the spill file. */
+  private async spillSorted(spill: SpillFile): Promise<void> {
+    const { table, columns } = this;
+    const schema = new Schema(columns.map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
+    const order = table.order();
+    const granularity = this.shape.granularity ?? null;
+    for (let from = 0; from < order.length; from += BATCH_ROWS) {
+      const to = Math.min(order.length, from + BATCH_ROWS);
+      const built = columns.map((spec) => newColumn(spec.kind, to - from));
+      for (let k = from; k < to; k++) {
+        const row = order[k]!;
+        let v = 0;
+        for (let c = 0; c < columns.length; c++) {
+          const name = columns[c]!.name;
+          const column = built[c]!;
+          if (name === 'timeseriesId') column.push(table.seriesId(row));
+          else if (name === 'externalId') column.push(table.externalId(row) ?? null);
+          else if (name === 'granularity') column.push(granularity);
+          else if (name === 'timestamp') column.push(table.timestamp(row));
+          else column.push(table.value(v++, row));
+        }
+      }
+      const fields = schema.fields;
+      const children = built.map((column, i) => column.toData(fields[i]!.type as DataType));
+      const data = makeData({ type: new Struct(fields), length: to - from, nullCount: 0, children });
+      await spill.append(tableToIPC(new Table(new RecordBatch(schema, data)), 'stream'));
+    }
+  }
+}

@@ -1,0 +1,130 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { loadConfig } from '../../src/config/load-config.js';
+import { MIN_POINT_TIME, resolvePointTime } from '../../src/resources/index.js';
+import type { DatapointsStreamConfig } from '../../src/config/job-schema.js';
+import { ConfigError } from '../../src/errors.js';
+import { planStreams } from '../../src/export/plan/index.js';
+import { removeTempDirs, tempDir } from '../support/export-harness.js';
+
+const ENV = { API_KEY: 'env-api-key-value-0001' };
+const SOURCE = {
+  baseUrl: 'https://acme.platform.example/api/v1/projects/acme',
+  auth: { type: 'api-key', apiKey: '${API_KEY}' },
+};
+
+afterEach(removeTempDirs);
+
+function load(stream: Record<string, unknown>) {
+  const file = join(tempDir('bulk-extract-points-'), 'job.yaml');
+  writeFileSync(file, stringify({ source: SOURCE, streams: [{ resource: 'datapoints', ...stream }] }));
+  return loadConfig(file, ENV);
+}
+
+function points(stream: Record<string, unknown>): DatapointsStreamConfig {
+  const loaded = load(stream).streams[0];
+  if (loaded?.resource !== 'datapoints') throw new Error('not a datapoints stream');
+  return loaded;
+}
+
+function problem(stream: Record<string, unknown>): string {
+  try {
+    load(stream);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).message;
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(stream)}`);
+}
+
+describe('a datapoints stream in the job file', () => {
+  it('defaults: every series, from 1900 (the platform\'s first time) to the run\'s start, raw points, 10 partitions', () => {
+    const stream = points({});
+    expect(stream).toMatchObject({ timeseries: {}, start: { at: MIN_POINT_TIME }, partitions: 10, mode: 'full' });
+    expect(stream.end).toBeUndefined();
+    expect(stream.aggregates).toBeUndefined();
+    expect(stream.safetyLag).toBe(3_600_000);
+  });
+
+  it('takes start and end as epoch ms (negative before 1970), ISO 8601, now and N[w|d|h|m|s]-ago', () => {
+    const stream = points({ start: '2d-ago', end: 'now' });
+    expect(resolvePointTime(stream.start, 1_000_000_000_000)).toBe(1_000_000_000_000 - 2 * 86_400_000);
+    expect(resolvePointTime(stream.end!, 1_000_000_000_000)).toBe(1_000_000_000_000);
+    expect(points({ start: -1000, end: '2024-01-01T00:00:00+01:00' })).toMatchObject({
+      start: { at: -1000 },
+      end: { at: Date.UTC(2023, 11, 31, 23) },
+    });
+    expect(points({ start: '3w-ago' }).start).toEqual({ agoMs: 3 * 604_800_000 });
+  });
+
+  it.each([
+    [{ start: 'yesterday' }, /start: expected epoch milliseconds.*"yesterday" is not one/],
+    [{ start: 1.5 }, /start: expected epoch milliseconds/],
+    [{ end: -3_000_000_000_000 }, /end: -3000000000000 lies outside the platform's time range/],
+    [{ start: 2000, end: 1000 }, /end: end must come after start/],
+    [{ aggregates: ['average'] }, /granularity: aggregates need a granularity/],
+    [{ granularity: '1h' }, /granularity: a granularity applies to aggregates/],
+    [{ aggregates: ['average'], granularity: '121m' }, /granularity: expected a number and a unit.*'121m' is not one/],
+    [{ aggregates: ['average'], granularity: '1y' }, /granularity: .*'1y' is not one/],
+    [{ aggregates: ['avg'], granularity: '1h' }, /aggregates\.0/],
+    [{ aggregates: ['count', 'count'], granularity: '1h' }, /an aggregate is listed twice/],
+    [{ aggregates: ['sum'], granularity: '1d', timeseries: { isString: true } }, /aggregates exist for numeric series only/],
+    [{ timeZone: 'Europe/Oslo' }, /timeZone: a timeZone applies to aggregates/],
+    [{ aggregates: ['sum'], granularity: '1d', timeZone: 'Mars/Olympus' }, /'Mars\/Olympus' is not a time zone/],
+    [{ targetUnit: 'temperature:deg_c', targetUnitSystem: 'SI' }, /give targetUnit or targetUnitSystem, not both/],
+    [{ mode: 'snapshot' }, /mode: datapoints are exported with mode full or incremental/],
+    [{ mode: 'incremental', end: 'now' }, /end: an incremental stream ends each run's window itself/],
+    [{ timeseries: { ids: [1], externalIds: ['a'] } }, /give ids or externalIds, not both/],
+    [{ timeseries: { ids: [1], isStep: true } }, /explicit ids list selects the series itself; remove the filter/],
+    [{ timeseries: { ids: [1, 2, 1] } }, /timeseries\.ids\.2: 1 is listed twice/],
+    [{ timeseries: { ids: [] } }, /give at least one/],
+    [{ timeseries: { minStartTime: 0 } }, /minStartTime/],
+    [{ metadataColumns: ['site'] }, /metadataColumns/],
+  ])('refuses %j, naming the key and what is wrong', (stream, message) => {
+    expect(problem(stream)).toMatch(message);
+  });
+
+  it('takes the timeseries filters of a timeseries stream, and explicit ids or externalIds', () => {
+    const filtered = points({ timeseries: { isString: false, externalIdPrefix: 'TS-', metadata: { site: 'a' } } });
+    expect(filtered.timeseries).toEqual({
+      isString: false,
+      externalIdPrefix: 'TS-',
+      metadata: { site: 'a' },
+    });
+    expect(points({ timeseries: { externalIds: ['a', 'b'] } }).timeseries).toEqual({ externalIds: ['a', 'b'] });
+  });
+});
+
+describe('the plan of a datapoints stream', () => {
+  const plan = (stream: Record<string, unknown>) => planStreams(load(stream).streams, ['parquet'])[0]!;
+
+  it('lists the series with the timeseries filters; aggregates list numeric series only', () => {
+    expect(plan({ limit: 500, timeseries: { externalIdPrefix: 'TS-' } }).params.slice(0, 2)).toEqual([
+      ['limit', '500'],
+      ['externalIdPrefix', 'TS-'],
+    ]);
+    expect(plan({ aggregates: ['average'], granularity: '1h' }).params).toContainEqual(['isString', 'false']);
+    const numeric = plan({ aggregates: ['average'], granularity: '1h', timeseries: { isString: false } });
+    expect(numeric.params.filter(([key]) => key === 'isString')).toHaveLength(1);
+  });
+
+  it('records what a resume must not change: the window as given, aggregates, granularity and the query options', () => {
+    const { params } = plan({ start: '30d-ago', aggregates: ['average', 'count'], granularity: '1h', includeStatus: true });
+    expect(params).toEqual(
+      expect.arrayContaining([
+        ['start', `${30 * 86_400_000}ms-ago`],
+        ['aggregates', 'average,count'],
+        ['granularity', '1h'],
+        ['includeStatus', 'true'],
+      ]),
+    );
+  });
+
+  it('explicit series send no listing parameters', () => {
+    const { params } = plan({ timeseries: { ids: [3, 4] } });
+    expect(params.find(([key]) => key === 'limit')).toBeUndefined();
+    expect(params).toContainEqual(['ids', '[3,4]']);
+  });
+});
