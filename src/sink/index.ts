@@ -11,4 +11,4 @@ export {
 } from './shard-sink.js';
 export { shardExtension, shardFileName, shardSeq } from './shard-files.js';
 export type { CommittedShard, ShardWriter } from './shard-writer.js';
-export type { PointBatch, SeriesPoints } from './datapoints/point-batch.js';
+export { type PointBatch, PointList, type PointValue, type SeriesPoints } from './datapoints/point-batch.js';

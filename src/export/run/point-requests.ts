@@ -90,8 +90,8 @@ export function takeAnswer(tasks: SeriesTasks, sent: SentRequest): PointsAnswer 
         sent.ctx,
       );
     }
-    const last = answer.points.at(-1)?.timestamp;
-    if (last !== undefined) written.push({ task, last });
+    const { points } = answer;
+    if (points.length > 0) written.push({ task, last: points.timestamp(points.length - 1) });
   }
   for (const index of sent.unknown) sent.queries[index]!.task.finished = true;
   return {

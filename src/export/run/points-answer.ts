@@ -1,5 +1,6 @@
 import { BadResponseError, type RequestContext } from '../../http/errors.js';
 import { type Aggregate, isCountAggregate } from '../../resources/index.js';
+import { PointList, type PointValue } from '../../sink/index.js';
 
 /** A datapoints query names its series by id or by externalId. */
 export type SeriesRef = { id: number } | { externalId: string };
@@ -24,11 +25,8 @@ export interface SeriesAnswer {
   externalId: string | undefined;
   isString: boolean;
   nextCursor: string | undefined;
-  points: readonly Point[];
+  points: PointList;
 }
-
-/** A point as the platform sent it: `timestamp` always, the rest as asked. */
-export type Point = { readonly timestamp: number } & Readonly<Record<string, unknown>>;
 
 /** The values a bad numeric point may carry instead of a number. */
 export const SPECIAL_VALUES: Readonly<Record<string, number>> = { 'NaN': NaN, 'Infinity': Infinity, '-Infinity': -Infinity };
@@ -82,7 +80,7 @@ export function readAnswer(
     const points = repeated === 0 ? datapoints : datapoints.slice(repeated);
     const problem = pointsProblem(points, asked, isString, aggregates);
     if (problem !== undefined) return fail(`${at} (id ${id}): ${problem}`);
-    return { query, id, externalId, isString, nextCursor, points: points as Point[] };
+    return { query, id, externalId, isString, nextCursor, points: PointList.of(points as PointValue[]) };
   });
   return { series, unknown: queries.map((_, i) => i).filter((i) => !answered.has(i)) };
 }

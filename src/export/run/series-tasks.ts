@@ -97,8 +97,8 @@ export class SeriesTasks {
   /** Takes in a series' answer: where its chain stands, and whether it is finished. */
   answered(task: SeriesTask, answer: SeriesAnswer): void {
     const chain = task.chain!;
-    const last = answer.points.at(-1)?.timestamp;
-    if (last !== undefined) chain.last = last;
+    const { points } = answer;
+    if (points.length > 0) chain.last = points.timestamp(points.length - 1);
     chain.empty = answer.points.length === 0 && answer.nextCursor !== undefined ? chain.empty + 1 : 0;
     chain.cursor = answer.nextCursor;
     if (answer.nextCursor === undefined) task.finished = true;

@@ -1,27 +1,74 @@
 import type { CommittedShard } from '../shard-writer.js';
 
+/** A point as the platform sent it: `timestamp`, then its value and status, or its aggregates. */
+export type PointValue = { readonly timestamp: number } & Readonly<Record<string, unknown>>;
+
+/**
+ * The points of one series in one answer, in strictly increasing time: values (an answer that was
+ * parsed), or byte ranges of the answer's body as received (an answer that was scanned), each one
+ * JSON object on one line. Nothing is parsed until a writer asks for a point's value.
+ */
+export class PointList {
+  readonly length: number;
+
+  private constructor(
+    private readonly values: readonly PointValue[] | undefined,
+    private readonly body: Buffer | undefined,
+    /** Start and end (exclusive) byte offsets of each point in `body`, in pairs. */
+    private readonly bounds: ArrayLike<number>,
+    private readonly times: ArrayLike<number>,
+    private readonly offset: number,
+    length: number,
+  ) {
+    this.length = length;
+  }
+
+  static of(values: readonly PointValue[]): PointList {
+    return new PointList(values, undefined, [], values.map((point) => point.timestamp), 0, values.length);
+  }
+
+  /** Points lying in `body` at `bounds`, with their `timestamps` read already. */
+  static scanned(body: Buffer, bounds: ArrayLike<number>, timestamps: ArrayLike<number>): PointList {
+    return new PointList(undefined, body, bounds, timestamps, 0, timestamps.length);
+  }
+
+  /** The points from `k` on. */
+  after(k: number): PointList {
+    const { values, body, bounds, times } = this;
+    return new PointList(values, body, bounds, times, this.offset + k, Math.max(0, this.length - k));
+  }
+
+  timestamp(k: number): number {
+    return this.times[this.offset + k]!;
+  }
+
+  /** Point `k` as a value (parsed from its bytes alone, when scanned). */
+  value(k: number): PointValue {
+    const i = this.offset + k;
+    if (this.values !== undefined) return this.values[i]!;
+    return JSON.parse(this.body!.toString('utf8', this.bounds[2 * i], this.bounds[2 * i + 1])) as PointValue;
+  }
+
+  /** Where point `k` lies in the body as received; undefined for points given as values. */
+  bytes(k: number): { body: Buffer; start: number; end: number } | undefined {
+    const i = this.offset + k;
+    const { body, bounds } = this;
+    return body === undefined ? undefined : { body, start: bounds[2 * i]!, end: bounds[2 * i + 1]! };
+  }
+}
+
 /**
  * The points of one answer of `POST /timeseries/data/list`, per series, checked already
- * (datapoints/answer.ts): each series' points in strictly increasing time.
+ * (export/run/points-answer.ts).
  */
 export interface SeriesPoints {
   readonly id: number;
   readonly externalId: string | undefined;
   readonly isString: boolean;
-  /** Each point as the platform sent it: `timestamp`, then its value, status or aggregates. */
-  readonly points: readonly PointValue[];
+  readonly points: PointList;
 }
-
-export type PointValue = { readonly timestamp: number } & Readonly<Record<string, unknown>>;
 
 export type PointBatch = readonly SeriesPoints[];
-
-/** Points in a batch. */
-export function pointCount(batch: PointBatch): number {
-  let count = 0;
-  for (const series of batch) count += series.points.length;
-  return count;
-}
 
 /** A shard writer of datapoints: the batches of a partition, as they come. */
 export interface PointShardWriter {

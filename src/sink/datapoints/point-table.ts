@@ -88,12 +88,15 @@ export class PointTable {
       this.seriesIds.push(series.id);
       this.externalIds.push(series.externalId);
     }
-    const end = this.rows + series.points.length;
+    const { points } = series;
+    const end = this.rows + points.length;
     if (end > this.times.length) this.growTo(end);
-    for (const point of series.points) {
+    for (let k = 0; k < points.length; k++) {
       const row = this.rows++;
       this.seriesOf[row] = index;
-      this.times[row] = point.timestamp;
+      this.times[row] = points.timestamp(k);
+      if (this.takes.length === 0) continue;
+      const point = points.value(k);
       for (let c = 0; c < this.takes.length; c++) this.stores[c]!.put(row, this.takes[c]!(point, series.isString));
     }
   }
