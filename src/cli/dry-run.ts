@@ -2,7 +2,8 @@ import { formatByteSize } from '../config/byte-size.js';
 import { describeMetrics } from '../config/metrics-schema.js';
 import type { JobConfig } from '../config/load-config.js';
 import { createPlatformClient } from '../connect/index.js';
-import { idleMessage, inspectRun, type StreamAction, type WorkerSpec } from '../export/index.js';
+import { aggregateFilter, idleMessage, inspectRun, type StreamAction, type StreamInspection, type WorkerSpec } from '../export/index.js';
+import type { AggregateFilter, PlatformClient } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
 import { authStatus } from './auth.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
@@ -32,11 +33,16 @@ export async function dryRun(
     if (lock.state === 'held' && !lock.alive) {
       lines.push(`lock        left by a run that is gone (pid ${lock.owner?.pid ?? '?'} on ${lock.owner?.host ?? '?'}); a run takes it over`);
     }
-    for (const { plan, request, action } of inspection.streams) {
+    for (const stream of inspection.streams) {
+      const { plan, request, action } = stream;
       const listed =
         request.method === 'POST'
           ? `POST ${request.path} ${JSON.stringify(request.body)}`
           : `GET ${request.path}?${new URLSearchParams(request.params.map(([key, value]): [string, string] => [key, value])).toString()}`;
+      if (plan.points !== undefined) {
+        lines.push(...(await describePoints(client, stream, listed)), `  ${describe(action)}`);
+        continue;
+      }
       lines.push(
         `stream ${plan.name}: ${listed} in ${plan.partitions} partition(s) -> ${plan.formats.join(' + ')}, ${plan.mode}`,
         `  ${describe(action)}`,
@@ -81,4 +87,29 @@ function describe(action: StreamAction): string {
     case 'start':
       return `starts${run} from the first page`;
   }
+}
+
+/**
+ * A datapoints stream's lines: which series (and how many: the count aggregate of the listing, or
+ * the explicit list), the window of point times, what each point row holds, and the requests a
+ * run needs at least (one per 100 series; long series need more, found only by reading them).
+ */
+async function describePoints(
+  client: Pick<PlatformClient, 'aggregateCount'>,
+  { plan, request, pointWindow }: StreamInspection,
+  listed: string,
+): Promise<string[]> {
+  const points = plan.points!;
+  const explicit = points.ids?.length ?? points.externalIds?.length;
+  const filter = request.method === 'POST' ? (request.body.filter as AggregateFilter) : aggregateFilter('timeseries', request.params);
+  const series = explicit ?? (await client.aggregateCount('timeseries', filter).catch(() => undefined));
+  const which = explicit === undefined ? `the series of ${listed}` : `${explicit} listed series (${points.ids === undefined ? 'externalIds' : 'ids'})`;
+  const window = pointWindow === undefined ? '' : ` from ${new Date(pointWindow.start).toISOString()} to ${new Date(pointWindow.end).toISOString()} (end exclusive)`;
+  const what = points.aggregates === undefined ? 'raw points' : `aggregates ${points.aggregates.join(', ')} per ${points.granularity ?? '?'}`;
+  const count = series === undefined ? 'series count unknown' : `${series.toLocaleString('en-US')} series`;
+  const requests = series === undefined ? '' : `, at least ${Math.ceil(series / 100).toLocaleString('en-US')} request(s) of up to 100 series`;
+  return [
+    `stream ${plan.name}: ${what} of ${which}${window}, in ${plan.partitions} partition(s) -> ${plan.formats.join(' + ')}, ${plan.mode}`,
+    `  ${count}${requests}`,
+  ];
 }

@@ -62,6 +62,10 @@ export function formatProgress(s: ProgressSnapshot): string {
 
 function streamProgress(s: ProgressSnapshot['streams'][number]): string {
   const rows = s.rows.toLocaleString('en-US');
+  if (s.series !== undefined) {
+    const points = `${rows} points, ${s.series.toLocaleString('en-US')} series done`;
+    return s.partitions > 0 && s.done === s.partitions ? `${points}, all done` : points;
+  }
   if (s.partitions > 0 && s.done === s.partitions) return `${rows} done`;
   if (s.total === undefined || s.total <= 0) return rows;
   // The platform's count is approximate: past it, the export goes on to the end of its cursors.

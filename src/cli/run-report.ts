@@ -13,7 +13,9 @@ import { duration } from './progress.js';
 export function summary(manifest: Manifest, rowsThisRun: number): string {
   const lines = Object.entries(manifest.streams).map(([name, stream]) => {
     const { files, bytes } = filesOf(manifest, name);
-    return `  ${name.padEnd(16)} ${stream.rows.toLocaleString('en-US').padStart(13)} rows  ${String(files).padStart(5)} files  ${megabytes(bytes).padStart(10)}  ${stream.done ? 'done' : 'not done'}`;
+    const unknown = stream.unknownSeries?.length ?? 0;
+    const skipped = unknown === 0 ? '' : `; ${unknown} series unknown to the platform, skipped (deleted, or never there)`;
+    return `  ${name.padEnd(16)} ${stream.rows.toLocaleString('en-US').padStart(13)} rows  ${String(files).padStart(5)} files  ${megabytes(bytes).padStart(10)}  ${stream.done ? 'done' : 'not done'}${skipped}`;
   });
   const seconds = (manifest.durationMs ?? 0) / 1000;
   return [
@@ -97,6 +99,8 @@ export function jsonReport(result: RunResult, exitCode: number, destination: str
       ...filesOf(manifest, name),
       run: stream.run,
       window: stream.window,
+      ...(stream.pointWindow === undefined ? {} : { pointWindow: stream.pointWindow }),
+      ...(stream.unknownSeries === undefined ? {} : { unknownSeries: stream.unknownSeries }),
     })),
     errors,
     verified: verifiedOf(verified),

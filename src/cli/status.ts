@@ -106,7 +106,8 @@ function formatStatus(status: OutputStatus, jobStreams: readonly string[]): stri
     lines.push(`  ${name}: not started (the job has it; no run has read it yet)`);
   }
   for (const part of status.parts) {
-    const progress = part.done ? 'done' : part.started ? `cursor saved ${duration(part.cursorAgeSeconds)} ago` : 'not started';
+    const saved = `${part.seriesInFlight === undefined ? 'cursor' : `${part.seriesInFlight} series in flight`} saved ${duration(part.cursorAgeSeconds)} ago`;
+    const progress = part.done ? 'done' : part.started ? saved : 'not started';
     lines.push(
       `  ${part.stream.padEnd(16)} ${part.partition.padStart(6)}  ${part.rows.toLocaleString('en-US').padStart(13)} rows  ${String(part.shards).padStart(5)} shards  ${progress}`,
     );
@@ -116,7 +117,8 @@ function formatStatus(status: OutputStatus, jobStreams: readonly string[]): stri
 
 function describeStream(s: StreamStatus): string {
   const iso = (ms: number | null) => (ms === null ? 'the beginning' : new Date(ms).toISOString());
-  const window = s.window === null ? 'no window' : `lastUpdatedTime from ${iso(s.window.from)} to before ${iso(s.window.until)}`;
+  const field = s.resource === 'datapoints' ? 'points' : 'lastUpdatedTime';
+  const window = s.window === null ? 'no window' : `${field} from ${iso(s.window.from)} to before ${iso(s.window.until)}`;
   const run = s.run === null ? '' : `, run=${s.run}`;
   const latest = s.mode !== 'snapshot' ? '' : `; latest complete snapshot: ${s.latest ?? 'none yet'} (${s.snapshots ?? 0} kept)`;
   return `${s.mode}${run}, ${window}${latest}`;

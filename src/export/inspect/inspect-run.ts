@@ -22,6 +22,8 @@ export interface StreamInspection {
   /** How its chains are listed (without `partition` and `cursor`): GET with a query, or POST /list with a body. */
   request: ListRequest;
   action: StreamAction;
+  /** Datapoints: the point times a run reads (the checkpoint's, or a new run's), start inclusive, end exclusive. */
+  pointWindow?: { start: number; end: number } | undefined;
 }
 
 /** A worker's share of the run (--shard I/K): its chains per stream (partition numbers). */
@@ -103,6 +105,7 @@ export async function inspectRun(
       streams: streams.map((plan) => ({
         plan,
         request: chainRequest(plan.resource, chainParams(plan, checkpoint.streams[plan.name] ?? { window: null })),
+        pointWindow: pointWindowOf(plan, checkpoint),
         action: fresh ? { kind: 'fresh' } : actionOf(plan, checkpoint, prepared?.resumed ?? false, idle.get(plan.name)),
       })),
       chains: plans.length,
@@ -179,4 +182,10 @@ function shareOf(
     })
     .filter((c) => c.partitions.length > 0);
   return { index: worker.index, count: worker.count, chains, mine: mine.size, total: plans.length };
+}
+
+/** A datapoints stream's window of point times, as the checkpoint (or a new run) pins it. */
+function pointWindowOf(plan: StreamPlan, checkpoint: Checkpoint): { start: number; end: number } | undefined {
+  const window = plan.resource === 'datapoints' ? checkpoint.streams[plan.name]?.window : undefined;
+  return window === undefined || window === null ? undefined : { start: window.from ?? 0, end: window.until };
 }

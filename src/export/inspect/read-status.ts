@@ -14,10 +14,14 @@ export interface PartStatus {
   started: boolean;
   /** Seconds since the partition's cursor was last saved. */
   cursorAgeSeconds: number;
+  /** Datapoints: series taken from its listing and not done yet (each resumes after its last committed point). */
+  seriesInFlight?: number;
 }
 
 export interface StreamStatus {
   stream: string;
+  /** What the stream reads: a collection, or `datapoints` (then `window` holds point times). */
+  resource: string;
   mode: string;
   run: string | null;
   /** lastUpdatedTime read by the current run: [from, until), epoch ms (from null: the beginning). */
@@ -62,13 +66,15 @@ export async function readStatus(output: Output, now = Date.now()): Promise<Outp
       rows: part.rows,
       shards: part.nextSeq,
       done: part.done,
-      started: part.done || part.cursor !== null || part.nextSeq > 0,
+      started: part.done || part.cursor !== null || part.nextSeq > 0 || part.points !== undefined,
       cursorAgeSeconds: Math.round((now - Date.parse(part.updatedAt)) / 1000),
+      ...(part.points === undefined ? {} : { seriesInFlight: part.points.series.length }),
     })),
   );
   const streams: StreamStatus[] = [];
   for (const [name, state] of Object.entries(checkpoint.streams)) {
-    const base = { stream: name, mode: state.mode, run: state.run, window: state.window, watermark: state.watermark };
+    const { mode, run, window, watermark, resource } = state;
+    const base = { stream: name, resource, mode, run, window, watermark };
     if (state.mode !== 'snapshot') {
       streams.push(base);
       continue;

@@ -2,7 +2,7 @@
  * The plan of a job: its streams, their partitions (one cursor chain each), the requests a chain
  * sends, and the count of what a run will read.
  */
-export { chainRequest, type ListRequest } from './chain-request.js';
+export { aggregateFilter, chainRequest, type ListRequest } from './chain-request.js';
 export { countStreams } from './count-streams.js';
 export { chainParams, type PartitionPlan, planPartitions } from './partitions.js';
 export { planStreams, streamName } from './streams.js';

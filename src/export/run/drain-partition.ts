@@ -29,6 +29,8 @@ export interface PartitionContext {
   openPoints(plan: PartitionPlan, seq: number): Promise<OpenPointShard[]>;
   /** Series a datapoints partition asked for that the platform did not know. */
   onUnknown?(refs: readonly unknown[], plan: PartitionPlan): void;
+  /** Series of a datapoints partition read to their end (or unknown to the platform). */
+  onSeriesDone?(count: number, plan: PartitionPlan): void;
   limits: { maxRows: number; maxBytes: number };
   /** Aborted on SIGINT/SIGTERM: the drain commits what it holds and stops. */
   signal: AbortSignal;

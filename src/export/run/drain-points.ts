@@ -119,10 +119,11 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
       unknown.push(...answer.unknown);
       log.warn(
         { series: answer.unknown.slice(0, 10), count: answer.unknown.length },
-        `the platform does not know ${answer.unknown.length} series asked for (deleted since they were listed?); they are skipped`,
+        `the platform does not know ${answer.unknown.length} series asked for (deleted, or never there); skipped`,
       );
       ctx.onUnknown?.(answer.unknown, plan);
     }
+    if (answer.finished > 0) ctx.onSeriesDone?.(answer.finished, plan);
     const rows = answer.batch.reduce((sum, series) => sum + series.points.length, 0);
     if (rows === 0) return;
     writers ??= await ctx.openPoints(plan, seq);

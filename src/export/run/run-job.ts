@@ -60,6 +60,12 @@ export interface RunResult {
 function windowOf(checkpoint: Checkpoint, name: string): Record<string, unknown> {
   const state = streamOf(checkpoint, name);
   if (state.window === null) return {};
+  if (state.resource === 'datapoints') {
+    // Point times: start inclusive, end exclusive.
+    const { from, until } = state.window;
+    const run = state.run === null ? {} : { run: state.run };
+    return { start: new Date(from ?? 0).toISOString(), end: new Date(until).toISOString(), ...run };
+  }
   const { minLastUpdatedTime: min, maxLastUpdatedTime: max } = sentBounds(state.window);
   return {
     minLastUpdatedTime: min === null ? undefined : new Date(min).toISOString(),
@@ -155,6 +161,7 @@ function drainAll(
     openShard: context.sink.open,
     openPoints: context.sink.openPoints,
     limits: config.output.shard,
+    onSeriesDone: (count: number, plan: PartitionPlan) => progress.onSeriesDone(count, plan.stream.name),
     onRows: (count: number, plan: PartitionPlan) => {
       progress.onRows(count, plan.stream.name);
       checkReadLimit(config.source.maxReadFactor, plan.stream.name, plan, progress.streamRows(plan.stream.name));

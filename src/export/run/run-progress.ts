@@ -12,6 +12,8 @@ export interface StreamProgress {
   total: number | undefined;
   partitions: number;
   done: number;
+  /** Datapoints: series read to their end by this run; rows are points. */
+  series?: number | undefined;
 }
 
 /** What a progress display (or the metrics) asks a running export. */
@@ -33,6 +35,7 @@ export class RunProgress {
   private partitionsDone = 0;
   private readonly read = new Map<string, number>();
   private readonly done = new Map<string, number>();
+  private readonly seriesDone = new Map<string, number>();
   private readonly committed: Map<string, number>;
 
   constructor(
@@ -54,6 +57,10 @@ export class RunProgress {
   onRows(count: number, stream: string): void {
     this.rowsRead += count;
     this.read.set(stream, (this.read.get(stream) ?? 0) + count);
+  }
+
+  onSeriesDone(count: number, stream: string): void {
+    this.seriesDone.set(stream, (this.seriesDone.get(stream) ?? 0) + count);
   }
 
   onPartitionDone(stream: string): void {
@@ -93,6 +100,7 @@ export class RunProgress {
       total: total === undefined ? undefined : Math.round((total * mine) / stream.partitions),
       partitions: mine,
       done: this.done.get(stream.name) ?? 0,
+      ...(stream.resource === 'datapoints' ? { series: this.seriesDone.get(stream.name) ?? 0 } : {}),
     };
   }
 }

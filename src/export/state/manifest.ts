@@ -73,6 +73,8 @@ const manifestStreamSchema = z.object({
   columns: z.array(z.object({ name: z.string(), type: z.string() })).optional(),
   /** Datapoints: the point times the current run reads, start inclusive, end exclusive. */
   pointWindow: z.object({ start: z.number(), end: z.number() }).optional(),
+  /** Datapoints: series asked for that the platform did not know (deleted since listed, or never there), skipped. */
+  unknownSeries: z.array(z.union([z.object({ id: z.number() }), z.object({ externalId: z.string() })])).optional(),
   /** Metadata keys its Parquet files also hold as `metadata_<key>` STRING columns, before `extra`. */
   metadataColumns: z.array(z.string()).optional(),
   mode: z.enum(MODES),
@@ -125,8 +127,10 @@ export const windowManifestSchema = z.object({
   stream: z.string(),
   resource: z.enum([...RESOURCES, 'datapoints']),
   run: z.string(),
-  /** The lastUpdatedTime range read, both ends inclusive as sent (min null: from the beginning). */
-  window: z.object({ minLastUpdatedTime: z.number().nullable(), maxLastUpdatedTime: z.number() }),
+  /** The lastUpdatedTime range read, both ends inclusive as sent (min null: from the beginning); null for datapoints. */
+  window: z.object({ minLastUpdatedTime: z.number().nullable(), maxLastUpdatedTime: z.number() }).nullable(),
+  /** Datapoints: the point times read, start inclusive, end exclusive. */
+  pointWindow: z.object({ start: z.number(), end: z.number() }).optional(),
   rows: z.number().int().min(0),
   /** Paths relative to the output folder, as in the output folder's manifest. */
   files: z.array(manifestFileSchema),
@@ -214,13 +218,15 @@ export function reconcile(manifest: Manifest, checkpoint: Checkpoint): Manifest 
 }
 
 /** What identifies a stream's rows, and for datapoints its columns and window of point times. */
-function keyOf(state: StreamState): Pick<ManifestStream, 'key' | 'columns' | 'pointWindow'> {
+function keyOf(state: StreamState): Pick<ManifestStream, 'key' | 'columns' | 'pointWindow' | 'unknownSeries'> {
   if (state.resource !== 'datapoints') return { key: resourceSpec(state.resource).key };
   const shape = shapeFromParams(state.params);
+  const unknownSeries = Object.values(state.parts).flatMap((part) => part.points?.unknown ?? []);
   return {
     key: pointKey(shape),
     columns: typedColumns(pointColumns(shape)),
     ...(state.window === null ? {} : { pointWindow: { start: state.window.from ?? 0, end: state.window.until } }),
+    ...(unknownSeries.length === 0 ? {} : { unknownSeries }),
   };
 }
 

@@ -39,7 +39,9 @@ export async function sealWindow(target: SealTarget, { stream, state, files, kee
     stream,
     resource: state.resource,
     run,
-    window: sentBounds(state.window),
+    ...(state.resource === 'datapoints'
+      ? { window: null, pointWindow: { start: state.window.from ?? 0, end: state.window.until } }
+      : { window: sentBounds(state.window) }),
     rows: Object.values(state.parts).reduce((sum, part) => sum + part.rows, 0),
     files: files.filter((file) => file.stream === stream && file.run === run),
   };
