@@ -8,6 +8,13 @@ import type { PartitionContext, PartitionOutcome } from './drain-partition.js';
 import type { SeriesRef } from './points-answer.js';
 import { type PointsAnswer, requestPoints, type SentRequest, takeAnswer } from './point-requests.js';
 import { MAX_QUERIES, SeriesTasks } from './series-tasks.js';
+
+/**
+ * Requests a partition keeps in flight at most. One suffices while a request carries many series;
+ * the others serve a long series split into windows of time (SeriesTasks.split), which would
+ * otherwise be read one request after another. The run's limiter bounds them all.
+ */
+export const LANES = 4;
 import { SeriesSource } from './series-source.js';
 
 /** What draining a datapoints partition needs: a partition's context. */
@@ -31,7 +38,10 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   const part = ctx.committer.part(plan.stream.name, plan.m);
   const saved = part.points ?? { listing: null, listed: false, series: [], unknown: [] };
   const tasks = new SeriesTasks(window);
-  for (const series of saved.series) tasks.add(refOf(series), series.after);
+  for (const series of saved.series) {
+    const { start, end } = series;
+    tasks.add(refOf(series), series.after, start === undefined || end === undefined ? undefined : { start, end });
+  }
   const byId = points.ids?.map((id): SeriesRef => ({ id }));
   const explicit = byId ?? points.externalIds?.map((externalId): SeriesRef => ({ externalId }));
   const listing = { cursor: saved.listing, listed: saved.listed || window.end <= window.start };
@@ -52,7 +62,11 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
     const next: PointsPartState = {
       listing: position.cursor,
       listed: position.listed,
-      series: tasks.tasks.map((task) => ({ ...task.ref, after: task.written })),
+      series: tasks.tasks.map((task) => ({
+        ...task.ref,
+        after: task.written,
+        ...(tasks.isPiece(task) ? { start: task.start, end: task.end } : {}),
+      })),
       unknown,
     };
     await ctx.committer.commit(plan.stream.name, plan.m, files, { cursor: undefined, rows, points: next });
@@ -68,17 +82,23 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
       for (const ref of refs ?? []) tasks.add(ref, null);
     }
   };
-  let pending: Promise<SentRequest | undefined> | undefined;
+  /** Requests in flight, answered in the order they were sent. */
+  const lanes: Promise<SentRequest | undefined>[] = [];
+  /** Sends requests while tasks are left that none in flight holds, up to LANES at once. */
+  const launch = () => {
+    while (lanes.length < LANES && tasks.askable && !ctx.signal.aborted) {
+      const sent = requestPoints(ctx.client, tasks, points, ctx);
+      // Settled in turn; a failure while an earlier answer is written must not go unhandled meanwhile.
+      sent.catch(() => undefined);
+      lanes.push(sent);
+    }
+  };
   try {
     await fill();
-    pending = requestPoints(ctx.client, tasks, points, ctx);
-    for (;;) {
-      const sent = await pending;
-      pending = undefined;
-      if (sent === undefined) {
-        await commit();
-        return 'done';
-      }
+    launch();
+    while (lanes.length > 0) {
+      const sent = await lanes.shift();
+      if (sent === undefined) continue;
       let answer: PointsAnswer;
       try {
         answer = takeAnswer(tasks, sent);
@@ -89,9 +109,7 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
       try {
         if (!ctx.signal.aborted) {
           await fill();
-          pending = requestPoints(ctx.client, tasks, points, ctx);
-          // Settled later; a failure while this answer is written must not go unhandled meanwhile.
-          pending.catch(() => undefined);
+          launch();
         }
         await write(answer);
       } finally {
@@ -102,6 +120,8 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
         return 'interrupted';
       }
     }
+    await commit();
+    return 'done';
   } catch (error) {
     if (error instanceof AbortedError) {
       await commit();
@@ -109,7 +129,7 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
     }
     throw error;
   } finally {
-    await pending?.catch(() => undefined);
+    await Promise.allSettled(lanes);
     await source.close();
     if (writers !== undefined) await Promise.all(writers.map((w) => w.abort()));
   }

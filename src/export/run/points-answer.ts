@@ -32,9 +32,10 @@ export interface SeriesAnswer {
 export const SPECIAL_VALUES: Readonly<Record<string, number>> = { 'NaN': NaN, 'Infinity': Infinity, '-Infinity': -Infinity };
 
 /**
- * Reads the answer of `POST /timeseries/data/list` to `queries`: every item must answer one query
- * (matched by id or externalId: with `ignoreUnknownIds` a deleted series leaves no item), no query
- * twice, and every point must be well formed, inside its query's window, after the query's last
+ * Reads the answer of `POST /timeseries/data/list` to `queries`: the items answer the queries in
+ * their order, each matched by id or externalId (with `ignoreUnknownIds` a deleted series leaves
+ * no item, so a query the next item does not match is unknown; two windows of one series are two
+ * queries), and every point must be well formed, inside its query's window, after the query's last
  * point, and no more than its limit. Anything else is a broken server: it fails the request, as
  * writing it could lose or repeat a point. Returns the items, and the queries nothing answered.
  */
@@ -49,13 +50,11 @@ export function readAnswer(
   };
   const items = (body as { items?: unknown } | null)?.items;
   if (!Array.isArray(items)) return fail("has no 'items' array");
-  const byId = new Map<number, number>();
-  const byExternalId = new Map<string, number>();
-  queries.forEach((query, i) => {
-    if ('id' in query.ref) byId.set(query.ref.id, i);
-    else byExternalId.set(query.ref.externalId, i);
-  });
   const answered = new Set<number>();
+  /** The next query an item may answer: items come in the order of their queries. */
+  let next = 0;
+  const matches = (query: AskedQuery, id: number, externalId: unknown) =>
+    'id' in query.ref ? query.ref.id === id : query.ref.externalId === externalId;
   const series = items.map((item: unknown, position): SeriesAnswer => {
     const at = `item ${position + 1}`;
     if (item === null || typeof item !== 'object' || Array.isArray(item)) return fail(`${at} is not an object`);
@@ -67,9 +66,13 @@ export function readAnswer(
       return fail(`${at} (id ${id}) has a 'nextCursor' that is not a non-empty string`);
     }
     if (!Array.isArray(datapoints)) return fail(`${at} (id ${id}) has no 'datapoints' array`);
-    const query = byId.get(id) ?? (externalId === undefined ? undefined : byExternalId.get(externalId));
-    if (query === undefined) return fail(`${at} is series ${id}, which the request did not ask for`);
-    if (answered.has(query)) return fail(`answers series ${id} twice`);
+    let query = next;
+    while (query < queries.length && !matches(queries[query]!, id, externalId)) query++;
+    if (query === queries.length) {
+      const asked = queries.some((each) => matches(each, id, externalId));
+      return fail(asked ? `answers series ${id} out of the order of the queries, or more often than asked` : `${at} is series ${id}, which the request did not ask for`);
+    }
+    next = query + 1;
     answered.add(query);
     const asked = queries[query]!;
     if (datapoints.length > asked.limit) {

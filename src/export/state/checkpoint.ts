@@ -18,6 +18,9 @@ const seriesProgressSchema = z
     externalId: z.string().min(1).optional(),
     /** Timestamp of the last point (or aggregate bucket) committed; null: none yet. */
     after: z.number().int().nullable(),
+    /** A window of a long series read in pieces: its own start (inclusive) and end (exclusive). */
+    start: z.number().int().optional(),
+    end: z.number().int().optional(),
   })
   .refine((series) => (series.id === undefined) !== (series.externalId === undefined), 'a series has an id or an externalId');
 

@@ -127,7 +127,7 @@ export const windowManifestSchema = z.object({
   stream: z.string(),
   resource: z.enum([...RESOURCES, 'datapoints']),
   run: z.string(),
-  /** The lastUpdatedTime range read, both ends inclusive as sent (min null: from the beginning); null for datapoints. */
+  /** The lastUpdatedTime range read, both ends inclusive as sent (min null: the beginning); null for datapoints. */
   window: z.object({ minLastUpdatedTime: z.number().nullable(), maxLastUpdatedTime: z.number() }).nullable(),
   /** Datapoints: the point times read, start inclusive, end exclusive. */
   pointWindow: z.object({ start: z.number(), end: z.number() }).optional(),

@@ -103,7 +103,7 @@ export class PointTable {
 
   /**
    * The rows in file order: by series id, then time. A counting sort on the series keeps each
-   * series' rows in the order they came, which is time order.
+   * series' rows in the order they came, which is time order unless the series was read in windows.
    */
   order(): Uint32Array {
     const ranks = this.seriesIds.map((_, i) => i).sort((a, b) => this.seriesIds[a]! - this.seriesIds[b]!);
@@ -113,8 +113,19 @@ export class PointTable {
     for (let row = 0; row < this.rows; row++) starts[rankOf[this.seriesOf[row]!]! + 1]!++;
     for (let r = 1; r <= ranks.length; r++) starts[r]! += starts[r - 1]!;
     const order = new Uint32Array(this.rows);
-    for (let row = 0; row < this.rows; row++) order[starts[rankOf[this.seriesOf[row]!]!]!++] = row;
+    const ends = starts.slice();
+    for (let row = 0; row < this.rows; row++) order[ends[rankOf[this.seriesOf[row]!]!]!++] = row;
+    // Windows of one long series read in parallel arrive interleaved: such a series is sorted by time.
+    for (let r = 0; r < ranks.length; r++) {
+      const rows = order.subarray(starts[r], starts[r + 1]);
+      if (!this.increasing(rows)) rows.sort((a, b) => this.times[a]! - this.times[b]!);
+    }
     return order;
+  }
+
+  private increasing(rows: Uint32Array): boolean {
+    for (let k = 1; k < rows.length; k++) if (this.times[rows[k]!]! <= this.times[rows[k - 1]!]!) return false;
+    return true;
   }
 
   seriesId(row: number): number {
