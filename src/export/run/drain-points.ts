@@ -87,7 +87,7 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   /** Sends requests while tasks are left that none in flight holds, up to LANES at once. */
   const launch = () => {
     while (lanes.length < LANES && tasks.askable && !ctx.signal.aborted) {
-      const sent = requestPoints(ctx.client, tasks, points, ctx);
+      const sent = requestPoints(ctx.client, tasks, points, { ...ctx, spread: LANES - lanes.length });
       // Settled in turn; a failure while an earlier answer is written must not go unhandled meanwhile.
       sent.catch(() => undefined);
       lanes.push(sent);

@@ -44,9 +44,9 @@ export async function requestPoints(
   client: PointsClient,
   tasks: SeriesTasks,
   plan: PointsPlan,
-  options: { signal: AbortSignal; budget?: ByteBudget | undefined },
+  options: { signal: AbortSignal; budget?: ByteBudget | undefined; spread?: number },
 ): Promise<SentRequest | undefined> {
-  const queries = tasks.nextQueries();
+  const queries = tasks.nextQueries(options.spread);
   if (queries.length === 0) return undefined;
   const body = {
     items: queries.map(({ query }) => ({

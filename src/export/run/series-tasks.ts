@@ -100,11 +100,13 @@ export class SeriesTasks {
 
   /**
    * The queries of the next request, among the tasks no request in flight holds, marked asked;
-   * empty when none is left to ask for.
+   * empty when none is left to ask for. `spread`: the requests that may go now, among which the
+   * free tasks are shared, so that a few long ones go one or two a request, in parallel.
    */
-  nextQueries(): PlannedQuery[] {
+  nextQueries(spread = 1): PlannedQuery[] {
     const free = this.tasks.filter((task) => !task.finished && !task.asked);
-    const going = free.filter((task) => task.chain !== undefined).slice(0, MAX_QUERIES);
+    const most = Math.min(MAX_QUERIES, Math.ceil(free.length / Math.max(1, spread)));
+    const going = free.filter((task) => task.chain !== undefined).slice(0, most);
     const waiting = free.filter((task) => task.chain === undefined);
     if (waiting.length === 0 && going.length > 0) {
       const even = Math.floor(this.total / going.length);
@@ -118,7 +120,7 @@ export class SeriesTasks {
       live.push(task);
       room -= task.chain!.limit;
     }
-    const joining = waiting.slice(0, Math.min(MAX_QUERIES - live.length, Math.floor(room / this.least)));
+    const joining = waiting.slice(0, Math.min(most - live.length, Math.floor(room / this.least)));
     for (const [i, task] of joining.entries()) {
       const share = Math.floor(room / (joining.length - i));
       if (!this.restart(task, share)) continue;
