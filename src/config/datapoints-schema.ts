@@ -142,6 +142,13 @@ export function datapointsProblems(stream: {
     add('targetUnitSystem', 'give targetUnit or targetUnitSystem, not both');
   }
   if (stream.mode === 'snapshot') add('mode', 'datapoints are exported with mode full or incremental');
+  if (stream.mode === 'incremental' && aggregated) {
+    add(
+      'mode',
+      "aggregates are exported with mode: full (a run's window would end inside a bucket that the next run reads again); " +
+      'export raw points incrementally and aggregate them downstream, or give each full run its start and end',
+    );
+  }
   if (stream.mode === 'incremental' && stream.end !== undefined) {
     add('end', "an incremental stream ends each run's window itself (its start minus safetyLag); remove end");
   }

@@ -76,6 +76,7 @@ describe('a datapoints stream in the job file', () => {
     [{ targetUnit: 'temperature:deg_c', targetUnitSystem: 'SI' }, /give targetUnit or targetUnitSystem, not both/],
     [{ mode: 'snapshot' }, /mode: datapoints are exported with mode full or incremental/],
     [{ mode: 'incremental', end: 'now' }, /end: an incremental stream ends each run's window itself/],
+    [{ mode: 'incremental', aggregates: ['sum'], granularity: '1h' }, /mode: aggregates are exported with mode: full/],
     [{ timeseries: { ids: [1], externalIds: ['a'] } }, /give ids or externalIds, not both/],
     [{ timeseries: { ids: [1], isStep: true } }, /explicit ids list selects the series itself; remove the filter/],
     [{ timeseries: { ids: [1, 2, 1] } }, /timeseries\.ids\.2: 1 is listed twice/],
