@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { timeseries } from '../resources/timeseries.js';
 import { filterSchema } from './filter-schema.js';
-import { AGGREGATES, MAX_POINT_TIME, MIN_POINT_TIME, type PointTime } from '../resources/index.js';
+import { type Aggregate, AGGREGATES, MAX_POINT_TIME, MIN_POINT_TIME, type PointTime } from '../resources/index.js';
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 const AGO = /^(\d{1,9})(w|d|h|m|s)-ago$/;
@@ -49,6 +49,23 @@ const timeZone = z.string().superRefine((value, ctx) => {
   } catch {
     ctx.addIssue({ code: 'custom', message: `'${value}' is not a time zone (an IANA name such as Europe/Oslo, or UTC+01:00)` });
   }
+});
+
+/** The structs of a bucket's extreme point are not exported: named, so that the refusal says so. */
+const NOT_EXPORTED = new Set(['minDatapoint', 'maxDatapoint']);
+
+const aggregate = z.string().transform((name, ctx) => {
+  const known = (AGGREGATES as readonly string[]).includes(name);
+  if (!known) {
+    ctx.addIssue({
+      code: 'custom',
+      message: NOT_EXPORTED.has(name)
+        ? `${name} is not exported (a point per bucket, not a value); min or max give its value`
+        : `'${name}' is not an aggregate; one of ${AGGREGATES.join(', ')}`,
+    });
+    return z.NEVER;
+  }
+  return name as Aggregate;
 });
 
 /** Explicit series: at most this many per stream (more are selected with the timeseries filters). */
@@ -104,7 +121,7 @@ export const datapointsKeys = {
   /** Exclusive; default the run's start. */
   end: pointTime.optional(),
   aggregates: z
-    .array(z.enum(AGGREGATES))
+    .array(aggregate)
     .min(1, 'give at least one aggregate, or leave aggregates out for raw points')
     .refine((list) => new Set(list).size === list.length, 'an aggregate is listed twice')
     .optional(),
