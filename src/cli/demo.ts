@@ -33,20 +33,24 @@ const DEMO_SIZES = {
   relationships: 40_000,
 } as const satisfies Record<Resource, number>;
 
+/** Datapoints in all the demo's time series together, unless --datapoints says otherwise. */
+const DEMO_DATAPOINTS = 500_000;
+
 function sizesText(names: readonly Resource[]): string {
   return names.map((name) => `${DEMO_SIZES[name].toLocaleString('en-US')} ${name}`).join(', ');
 }
 
 export const DEMO_USAGE = `Usage: bulk-extract demo [--out DIR] [--config FILE] [--assets N] [--events N]
-         [--timeseries N] [--files N] [--sequences N] [--relationships N]
+         [--timeseries N] [--files N] [--sequences N] [--relationships N] [--datapoints N]
 
 Starts the built-in simulator on 127.0.0.1 with every collection (default sizes:
 ${sizesText(RESOURCES.slice(0, 3))},
-${sizesText(RESOURCES.slice(3))}),
-exports the demo job (all six collections) into ./demo-out (or --out DIR) from scratch, in Parquet
-and NDJSON, prints the summary and how to query the result with DuckDB. This is \`npm start\`. The
-folder must be empty, new, or the output of an earlier demo (marked by a ${DEMO_MARKER} file); any
-other folder is refused, so the demo never deletes data of yours.
+${sizesText(RESOURCES.slice(3))},
+and ${DEMO_DATAPOINTS.toLocaleString('en-US')} datapoints in all the time series together),
+exports the demo job (all six collections and the datapoints) into ./demo-out (or --out DIR)
+from scratch, in Parquet and NDJSON, prints the summary and how to query the result with DuckDB.
+This is \`npm start\`. The folder must be empty, new, or the output of an earlier demo (marked by
+a ${DEMO_MARKER} file); any other folder is refused, so the demo never deletes data of yours.
 `;
 
 const FLAGS = {
@@ -55,6 +59,7 @@ const FLAGS = {
   ...(Object.fromEntries(
     RESOURCES.map((name) => [name, { type: 'string', default: String(DEMO_SIZES[name]) }]),
   ) as Record<Resource, { type: 'string'; default: string }>),
+  'datapoints': { type: 'string', default: String(DEMO_DATAPOINTS) },
   'log-level': { type: 'string', default: 'info' },
   'help': { type: 'boolean', short: 'h' },
 } as const;
@@ -67,7 +72,7 @@ export async function runDemo(argv: string[]): Promise<number> {
   }
   const line = process.stderr.isTTY ? new StatusLine(process.stderr) : undefined;
   const secret = randomBytes(18).toString('base64url');
-  const sizes = Object.fromEntries(RESOURCES.map((name) => [name, count(name, values[name])]));
+  const sizes = Object.fromEntries([...RESOURCES, 'datapoints' as const].map((name) => [name, count(name, values[name])]));
   const simulator = await startSimulator({ ...sizes, clients: [{ id: 'demo', secret }] });
   try {
     const env = {
@@ -105,14 +110,17 @@ export async function runDemo(argv: string[]): Promise<number> {
     print(
       `  duckdb -c "SELECT sourceType, targetType, count(*) AS links FROM read_parquet('${folder}/relationships/*/*.parquet') GROUP BY ALL ORDER BY links DESC"`,
     );
+    print(
+      `  duckdb -c "SELECT timeseriesId, any_value(externalId), count(*) AS points, min(timestamp), max(timestamp), avg(value) FILTER (isfinite(value)) AS mean FROM read_parquet('${folder}/datapoints/*/*.parquet') GROUP BY ALL ORDER BY points DESC LIMIT 5"`,
+    );
     return result.state === 'complete' ? EXIT.OK : EXIT.FAILED;
   } finally {
     await simulator.close();
   }
 }
 
-/** A collection's size flag: a whole number of items. */
-function count(name: Resource, text: string): number {
+/** A collection's size flag: a whole number of items (or of datapoints). */
+function count(name: Resource | 'datapoints', text: string): number {
   if (!/^\d+$/.test(text)) throw new UsageError(`demo: --${name} expects a whole number of items, got '${text}'.`);
   return Number(text);
 }
