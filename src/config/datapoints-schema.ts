@@ -19,11 +19,11 @@ const pointTime = z.union([z.number(), z.string()], { error: TIME_EXPECTED }).tr
     time = { agoMs: Number(count) * AGO_MS[unit!]! };
   } else if (ISO_DATE_TIME.test(value) && !Number.isNaN(Date.parse(value))) time = { at: Date.parse(value) };
   if (time === undefined) {
-    ctx.addIssue({ code: 'custom', message: `${TIME_EXPECTED}; ${JSON.stringify(value)} is not one` });
+    ctx.addIssue({ code: 'custom', message: TIME_EXPECTED });
     return z.NEVER;
   }
   if ('at' in time && (time.at < MIN_POINT_TIME || time.at > MAX_POINT_TIME)) {
-    ctx.addIssue({ code: 'custom', message: `${value} lies outside the platform's time range, 1900-01-01 to 2100-01-01` });
+    ctx.addIssue({ code: 'custom', message: "outside the platform's time range, 1900-01-01 to 2100-01-01" });
     return z.NEVER;
   }
   return time;
@@ -37,7 +37,7 @@ const granularity = z.string().superRefine((value, ctx) => {
   if (match === null || Number(match[1]) > most) {
     ctx.addIssue({
       code: 'custom',
-      message: `expected a number and a unit: s or m (1 to 120), h, d or mo (1 to 100000), e.g. 1h or 15m; '${value}' is not one`,
+      message: 'expected a number and a unit: s or m (1 to 120), h, d or mo (1 to 100000), e.g. 1h or 15m',
     });
   }
 });
@@ -47,7 +47,7 @@ const timeZone = z.string().superRefine((value, ctx) => {
   try {
     new Intl.DateTimeFormat('en', { timeZone: value });
   } catch {
-    ctx.addIssue({ code: 'custom', message: `'${value}' is not a time zone (an IANA name such as Europe/Oslo, or UTC+01:00)` });
+    ctx.addIssue({ code: 'custom', message: 'not a time zone: an IANA name such as Europe/Oslo, or UTC+01:00' });
   }
 });
 
@@ -61,7 +61,7 @@ const aggregate = z.string().transform((name, ctx) => {
       code: 'custom',
       message: NOT_EXPORTED.has(name)
         ? `${name} is not exported (a point per bucket, not a value); min or max give its value`
-        : `'${name}' is not an aggregate; one of ${AGGREGATES.join(', ')}`,
+        : `not an aggregate; one of ${AGGREGATES.join(', ')}`,
     });
     return z.NEVER;
   }
