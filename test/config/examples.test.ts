@@ -51,10 +51,10 @@ describe('the example configs in config/', () => {
     expect(JSON.stringify(config)).not.toContain('example-client-secret');
   });
 
-  it('demo.yaml exports every collection in both formats through OAuth client credentials', () => {
+  it('demo.yaml exports every collection and the datapoints in both formats through OAuth client credentials', () => {
     const config = loadConfig(`${dir}demo.yaml`, env);
     expect(config.source.auth.type).toBe('oauth-client-credentials');
-    expect(new Set(config.streams.map((s) => s.resource))).toEqual(new Set(RESOURCES));
+    expect(new Set(config.streams.map((s) => s.resource))).toEqual(new Set([...RESOURCES, 'datapoints']));
     expect(config.output.formats).toEqual(['parquet', 'ndjson']);
   });
 });
