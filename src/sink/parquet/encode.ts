@@ -5,12 +5,11 @@ import { readSpill } from './spill.js';
 
 /**
  * How a column is encoded: `delta` (DELTA_BINARY_PACKED, no dictionary), `plain` (no dictionary),
- * `byte-stream-split` (doubles: each byte of the values apart, which zstd then packs far better),
  * or, when not given, parquet-wasm's default: a dictionary, falling back to plain when it grows.
  */
 export interface EncodedColumn {
   name: string;
-  encoding?: 'delta' | 'plain' | 'byte-stream-split' | undefined;
+  encoding?: 'delta' | 'plain' | undefined;
 }
 
 /**
@@ -93,8 +92,6 @@ function inputFailure(error: unknown, rows: number, expected: number): Error | u
   return rows === expected ? undefined : new Error(`the spill file held ${rows} rows, expected ${expected}`);
 }
 
-const ENCODINGS = { 'delta': wasm.Encoding.DELTA_BINARY_PACKED, 'byte-stream-split': wasm.Encoding.BYTE_STREAM_SPLIT };
-
 function properties({ columns, options }: EncodeJob): wasm.WriterProperties {
   let builder = new wasm.WriterPropertiesBuilder()
     .setCompression(CODECS[options.compression])
@@ -104,7 +101,7 @@ function properties({ columns, options }: EncodeJob): wasm.WriterProperties {
   for (const { name, encoding } of columns) {
     if (encoding === undefined) continue;
     builder = builder.setColumnDictionaryEnabled(name, false);
-    if (encoding !== 'plain') builder = builder.setColumnEncoding(name, ENCODINGS[encoding]);
+    if (encoding === 'delta') builder = builder.setColumnEncoding(name, wasm.Encoding.DELTA_BINARY_PACKED);
   }
   return builder.build();
 }
