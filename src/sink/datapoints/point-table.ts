@@ -41,15 +41,37 @@ class NumberStore implements Store {
   }
 }
 
+/**
+ * Text as 4-byte codes a row into a table of the distinct values (0: null): statuses and `extra`
+ * are null or a few symbols in almost every row, so a shard's text costs little more than its codes.
+ */
 class TextStore implements Store {
-  private readonly values: (string | null)[] = [];
+  private codes = new Int32Array(1024);
+  private readonly values: string[] = [''];
+  private readonly index = new Map<string, number>();
 
   put(row: number, value: unknown): void {
-    this.values[row] = value as string | null;
+    if (row >= this.codes.length) {
+      const codes = new Int32Array(this.codes.length * 2);
+      codes.set(this.codes);
+      this.codes = codes;
+    }
+    if (value === null) {
+      this.codes[row] = 0;
+      return;
+    }
+    const text = value as string;
+    let code = this.index.get(text);
+    if (code === undefined) {
+      code = this.values.push(text) - 1;
+      this.index.set(text, code);
+    }
+    this.codes[row] = code;
   }
 
   get(row: number): string | null {
-    return this.values[row] ?? null;
+    const code = this.codes[row]!;
+    return code === 0 ? null : this.values[code]!;
   }
 }
 
