@@ -45,8 +45,10 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   const byId = points.ids?.map((id): SeriesRef => ({ id }));
   const explicit = byId ?? points.externalIds?.map((externalId): SeriesRef => ({ externalId }));
   const listing = { cursor: saved.listing, listed: saved.listed || window.end <= window.start };
+  // The listing takes no share of the byte budget: its pages are asked for while this partition's
+  // answers hold theirs, and a page of a path not seen yet waits for the whole budget (a deadlock).
   const source = explicit === undefined
-    ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal: ctx.signal, budget: ctx.budget }, listing)
+    ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal: ctx.signal }, listing)
     : SeriesSource.explicit(explicit, plan.m, plan.n, listing);
   const unknown = [...saved.unknown];
   let seq = part.nextSeq;
