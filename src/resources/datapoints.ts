@@ -5,7 +5,7 @@ import { column, type ColumnSpec, EXTRA_COLUMN } from './resource.js';
  * aggregates, the times a query takes, and the Parquet columns of a datapoints stream.
  */
 
-/** The platform's aggregates, in the order their columns are written. */
+/** The platform's aggregates (a stream's columns follow the order its job file lists them in). */
 export const AGGREGATES = [
   'count',
   'average',
