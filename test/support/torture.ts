@@ -1,11 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { expect } from 'vitest';
 import type { Format, Resource } from '../../src/config/job-schema.js';
 import { resourceSpec } from '../../src/resources/index.js';
 import type { FaultOptionsInput, Simulator } from '../../src/simulator/index.js';
 import { openDuck, parquetItems } from './export-duckdb.js';
+import { ndjsonRows } from './ndjson-rows.js';
 import {
   describeExit,
   type Exit,
@@ -159,17 +158,4 @@ function itemsByKey(sim: Simulator, resource: Resource): Map<unknown, Record<str
     items.set(item[key], item);
   }
   return items;
-}
-
-function ndjsonRows(streamDir: string): Record<string, unknown>[] {
-  const rows: Record<string, unknown>[] = [];
-  for (const part of readdirSync(streamDir)) {
-    for (const name of readdirSync(join(streamDir, part))) {
-      const bytes = readFileSync(join(streamDir, part, name));
-      if (!name.includes('.ndjson')) continue;
-      const text = (name.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
-      for (const line of text.split('\n')) if (line !== '') rows.push(JSON.parse(line) as Record<string, unknown>);
-    }
-  }
-  return rows;
 }
