@@ -17,6 +17,7 @@ import {
   spawnCli,
   type StreamSpec,
 } from './resume-harness.js';
+import { expectEveryPoint, type PointsStreamSpec } from './torture-points.js';
 
 const KEY = 'torture-test-key-0001';
 const FAILPOINTS = [
@@ -31,11 +32,14 @@ export interface TortureOptions {
   /** SIGKILLs to land in all. */
   kills: number;
   seed: number;
-  /** Items of each collection the simulator serves. */
-  sizes: Partial<Record<Resource, number>>;
-  streams: StreamSpec[];
+  /** Items of each collection the simulator serves, and its datapoints in all. */
+  sizes: Partial<Record<Resource | 'datapoints', number>>;
+  /** Collection streams, and datapoints streams (checked point by point, support/torture-points.ts). */
+  streams: (StreamSpec | PointsStreamSpec)[];
   formats: Format[];
   ndjsonGzip?: boolean;
+  /** output.shard.maxRows (default 2000, newJob's). */
+  maxRows?: number;
   faults: FaultOptionsInput;
 }
 
@@ -64,10 +68,15 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
     apiKeys: [KEY],
     faults: options.faults,
   });
+  // The job file holds each stream as given (jobYaml writes them as they are), datapoints ones too.
   const job = newJob(
     sim,
-    options.streams,
-    { formats: options.formats, ndjsonCompression: options.ndjsonGzip === true ? 'gzip' : 'none' },
+    options.streams as StreamSpec[],
+    {
+      formats: options.formats,
+      ndjsonCompression: options.ndjsonGzip === true ? 'gzip' : 'none',
+      ...(options.maxRows === undefined ? {} : { maxRows: options.maxRows }),
+    },
     'torture',
   );
   const report: TortureReport = { kills: 0, byPoint: {}, rounds: 0, runs: 0, seconds: 0 };
@@ -116,11 +125,15 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
   return report;
 }
 
-/** The output equals the simulator's data: the exact-output checks, then every row of every format. */
+/**
+ * The output equals the simulator's data: the exact-output checks (of the whole output, and of
+ * each collection stream), then every row of every format; every point of a datapoints stream.
+ */
 async function expectEveryRow(sim: Simulator, out: string, options: TortureOptions): Promise<void> {
+  const streams = options.streams.filter((stream): stream is StreamSpec => stream.resource !== 'datapoints');
   await expectExactOutput(
     out,
-    options.streams.map((stream) => ({
+    streams.map((stream) => ({
       name: stream.name ?? stream.resource,
       resource: stream.resource,
       partitions: stream.partitions ?? 10,
@@ -128,9 +141,12 @@ async function expectEveryRow(sim: Simulator, out: string, options: TortureOptio
       ids: expectedIds(sim, stream.resource),
     })),
   );
+  for (const stream of options.streams) {
+    if (stream.resource === 'datapoints') await expectEveryPoint(sim, out, stream, options.formats);
+  }
   const duck = await openDuck();
   try {
-    for (const stream of options.streams) {
+    for (const stream of streams) {
       const name = stream.name ?? stream.resource;
       const expected = itemsByKey(sim, stream.resource);
       const key = resourceSpec(stream.resource).key;
