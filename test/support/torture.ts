@@ -50,6 +50,11 @@ export interface TortureReport {
   /** Exports driven to completion (each after its share of kills), all verified exact. */
   rounds: number;
   runs: number;
+  /**
+   * Retries the CLI logged, by request and reason (`POST /timeseries/data/list HTTP 429`,
+   * `... E_NETWORK` for a reset, `... E_INVALID_JSON` for a truncated body): which faults it met where.
+   */
+  retries: Record<string, number>;
   seconds: number;
 }
 
@@ -79,7 +84,7 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
     },
     'torture',
   );
-  const report: TortureReport = { kills: 0, byPoint: {}, rounds: 0, runs: 0, seconds: 0 };
+  const report: TortureReport = { kills: 0, byPoint: {}, rounds: 0, runs: 0, retries: {}, seconds: 0 };
   let fresh = false;
   while (report.kills < options.kills) {
     const args = ['run', '--config', job.file, ...(fresh ? ['--fresh'] : [])];
@@ -103,6 +108,7 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
       exit = await cli.done;
     }
     report.runs++;
+    countRetries(exit.stderr, report.retries);
     if (exit.signal === 'SIGKILL') {
       report.kills++;
       report.byPoint[point] = (report.byPoint[point] ?? 0) + 1;
@@ -118,6 +124,7 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
     env: { SIM_KEY: KEY },
   });
   report.runs++;
+  countRetries(last.stderr, report.retries);
   expect(last.code, describeExit(last)).toBe(0);
   await expectEveryRow(sim, job.out, options);
   report.rounds++;
@@ -174,4 +181,22 @@ function itemsByKey(sim: Simulator, resource: Resource): Map<unknown, Record<str
     items.set(item[key], item);
   }
   return items;
+}
+
+/** Adds the retries logged in `stderr` (JSON lines; a line cut short by the kill is skipped) to `into`. */
+function countRetries(stderr: string, into: Record<string, number>): void {
+  for (const line of stderr.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    let record: Record<string, unknown>;
+    try {
+      record = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    const { method, path, reason, attempt } = record;
+    if (typeof path !== 'string' || typeof reason !== 'string' || typeof attempt !== 'number') continue;
+    const route = path.replace(/^\/api\/v1\/projects\/[^/]+/, '').split('?')[0] ?? '';
+    const key = `${String(method)} ${route} ${reason}`;
+    into[key] = (into[key] ?? 0) + 1;
+  }
 }
