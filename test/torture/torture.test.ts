@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { torture } from '../support/torture.js';
 
 /**
- * Crash torture, bounded: about 20 SIGKILLs per `npm test`, shared among three scenarios. The long run is
+ * Crash torture, bounded: about 20 SIGKILLs per `npm test`, shared among four scenarios. The long run is
  * `npm run torture -- --kills 200 [--seed S]` (TORTURE_KILLS / TORTURE_SEED); its figures are in bench/RESULTS.md.
  */
 const KILLS = Number(process.env.TORTURE_KILLS ?? 20);
@@ -10,9 +10,10 @@ const SEED = Number(process.env.TORTURE_SEED ?? 20261121);
 const FAULTS = { rate429: 0.1, rate5xx: 0.05, resetRate: 0.02, truncateRate: 0.02, shortPageRate: 0.2 };
 
 describe('crash torture: SIGKILL at seeded moments, resume, repeat; the output equals the source row for row', () => {
-  const killsA = Math.ceil(KILLS / 3);
-  const killsB = Math.ceil((KILLS - killsA) / 2);
-  const killsSix = KILLS - killsA - killsB;
+  const killsA = Math.ceil(KILLS / 4);
+  const killsB = Math.ceil((KILLS - killsA) / 3);
+  const killsSix = Math.ceil((KILLS - killsA - killsB) / 2);
+  const killsPoints = KILLS - killsA - killsB - killsSix;
 
   it(`events in 3 partitions and assets in 1, Parquet + NDJSON, faults on (${killsA} kills)`, async () => {
     const report = await torture({
@@ -65,5 +66,41 @@ describe('crash torture: SIGKILL at seeded moments, resume, repeat; the output e
     console.info(`torture C (six collections): ${JSON.stringify(report)}`);
     expect(report.kills).toBe(killsSix);
     expect(report.rounds).toBeGreaterThanOrEqual(1);
+  });
+
+  it(`datapoints: raw with bad points and statuses in 3 partitions, hourly aggregates in 2, Parquet + NDJSON, faults on (${killsPoints} kills)`, async () => {
+    const report = await torture({
+      kills: killsPoints,
+      seed: SEED + 3,
+      sizes: { timeseries: 1500, datapoints: 150_000 },
+      streams: [
+        // Every point of every series (before 1970 too), bad ones with their "NaN" and "Infinity".
+        { resource: 'datapoints', name: 'points', partitions: 3, limit: 200, includeStatus: true, ignoreBadDataPoints: false },
+        // A window that cuts series short; buckets of numeric series only.
+        {
+          resource: 'datapoints',
+          name: 'hourly',
+          partitions: 2,
+          limit: 300,
+          start: Date.UTC(2020, 0, 1),
+          end: Date.UTC(2024, 0, 1),
+          aggregates: ['count', 'average', 'min', 'max', 'sum'],
+          granularity: '1h',
+        },
+      ],
+      formats: ['parquet', 'ndjson'],
+      maxRows: 2500,
+      faults: FAULTS,
+    });
+    console.info(`torture D (datapoints): ${JSON.stringify(report)}`);
+    expect(report.kills).toBe(killsPoints);
+    expect(report.rounds).toBeGreaterThanOrEqual(1);
+    // The faults reached the points requests: throttling, server errors, and broken bodies (a reset
+    // or a truncated one, 2% each: counted together, so that a run short of either does not fail).
+    const met = (reason: RegExp) =>
+      Object.entries(report.retries).some(([key, n]) => key.startsWith('POST /timeseries/data/list ') && reason.test(key) && n > 0);
+    expect(met(/ HTTP 429$/), JSON.stringify(report.retries)).toBe(true);
+    expect(met(/ HTTP 5\d\d$/), JSON.stringify(report.retries)).toBe(true);
+    expect(met(/ (E_NETWORK|E_INVALID_JSON)$/), JSON.stringify(report.retries)).toBe(true);
   });
 });
