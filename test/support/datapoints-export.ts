@@ -158,6 +158,18 @@ export function ndjsonRows(folder: string): Row[] {
   return ndjsonLines(folder).map((line) => JSON.parse(line) as Row);
 }
 
+/** Two rows of plain values: the same names, each value the same (Object.is: NaN equals NaN, 0 is not -0). */
+function sameRow(a: Row, b: Row): boolean {
+  const names = Object.keys(a);
+  if (names.length !== Object.keys(b).length) return false;
+  for (const name of names) {
+    if (!(name in b)) return false;
+    const [x, y] = [a[name], b[name]];
+    if (!Object.is(x, y) && !(typeof x === 'object' && x !== null && isDeepStrictEqual(x, y))) return false;
+  }
+  return true;
+}
+
 /**
  * `got` holds each row of `expected` exactly once, equal value for value (NaN equals NaN here),
  * and nothing else. Reports the first problems by key rather than diffing thousands of rows.
@@ -175,7 +187,7 @@ export function expectRows(
     const wanted = expected.get(at);
     if (seen.has(at)) problems.push(`${at} exported twice`);
     else if (wanted === undefined) problems.push(`${at} not expected: ${inspect(row)}`);
-    else if (!isDeepStrictEqual(row, wanted)) problems.push(`${at}: got ${inspect(row)}, expected ${inspect(wanted)}`);
+    else if (!sameRow(row, wanted)) problems.push(`${at}: got ${inspect(row)}, expected ${inspect(wanted)}`);
     seen.add(at);
   }
   let missing = 0;
