@@ -139,6 +139,15 @@ describe.each([1, 3, 10])('n = %i partitions', (n) => {
   });
 });
 
+describe('relative times', () => {
+  it('start and end as N[unit]-ago, resolved from the run\'s start: exactly the points of that window', async () => {
+    const exported = await exportPoints({ partitions: 3, start: '2000d-ago', end: '52w-ago' });
+    const window = { start: T0 - 2000 * 86_400_000, end: T0 - 52 * 7 * 86_400_000 };
+    expect(exported.result.manifest.streams.points?.pointWindow).toEqual(window);
+    await expectExact(exported, expectedRaw(sim, seriesIndexes(sim), window));
+  });
+});
+
 describe('which series', () => {
   it('string series only (timeseries: { isString: true }), bad points included: exact, null valueString where a bad point has no value', async () => {
     const flags = { ignoreBadDataPoints: false, includeStatus: true };
