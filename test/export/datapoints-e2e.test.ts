@@ -9,8 +9,8 @@ import { type RunResult, runJob } from '../../src/export/run/run-job.js';
 import { type Logger, silentLogger } from '../../src/log.js';
 import { MIN_POINT_TIME } from '../../src/resources/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { type Expected, expectedRaw, expectPoints, seriesIndexes, writePointsJob } from '../support/datapoints-export.js';
-import { type Duck, openDuck } from '../support/export-duckdb.js';
+import { type Expected, expectedRaw, expectPoints, keyOf, seriesIndexes, writePointsJob } from '../support/datapoints-export.js';
+import { type Duck, openDuck, parquetAt } from '../support/export-duckdb.js';
 import { createFakeClock } from '../support/fake-clock.js';
 
 /**
@@ -208,6 +208,24 @@ describe('which series', () => {
     expect(Math.min(...timestamps), 'points before 1970 are read').toBeLessThan(0);
     const bad = [...expected.parquet.values()].filter((row) => (row.statusCode as number) >= 0x80000000);
     expect(bad.length, 'bad points are read').toBeGreaterThan(0);
+    await expectExact(exported, expected);
+    // Entry i of the list is read by partition (i mod n) + 1 (docs/datapoints.md).
+    for (let m = 1; m <= 3; m++) {
+      const rows = await duck.rows(`SELECT DISTINCT timeseriesId AS id FROM ${parquetAt(`${exported.folder}/part=${m}-of-3/*.parquet`)}`);
+      const share = ids.filter((id, i) => i % 3 === m - 1 && sim.dataset.datapoints.countOf(indexes[i]!) > 0);
+      expect(rows.map((row) => Number(row.id)).sort(), `partition ${m}`).toEqual(share.sort());
+    }
+  });
+
+  it('start inclusive, end exclusive, both at the timestamps of points', async () => {
+    const longest = picked()[0]!;
+    const series = sim.dataset.datapoints.series(longest);
+    const window = { start: series.timestampOf(1000), end: series.timestampOf(5000) };
+    const exported = await exportPoints({ partitions: 3, ...window });
+    const expected = expectedRaw(sim, seriesIndexes(sim), window);
+    const id = sim.dataset.timeseries.idOf(longest);
+    expect(expected.parquet.has(keyOf(id, window.start))).toBe(true);
+    expect(expected.parquet.has(keyOf(id, window.end))).toBe(false);
     await expectExact(exported, expected);
   });
 
