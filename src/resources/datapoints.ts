@@ -5,7 +5,10 @@ import { column, type ColumnSpec, EXTRA_COLUMN } from './resource.js';
  * aggregates, the times a query takes, and the Parquet columns of a datapoints stream.
  */
 
-/** The platform's aggregates (a stream's columns follow the order its job file lists them in). */
+/**
+ * The aggregates bulk-extract exports (a stream's columns follow the order its job file lists
+ * them in): the platform's, but the two that are a point per bucket (PLATFORM_AGGREGATES).
+ */
 export const AGGREGATES = [
   'count',
   'average',
@@ -25,6 +28,9 @@ export const AGGREGATES = [
   'durationBad',
 ] as const;
 export type Aggregate = (typeof AGGREGATES)[number];
+
+/** Every aggregate the platform computes (PLATFORM.md, datapoints). */
+export const PLATFORM_AGGREGATES: readonly string[] = [...AGGREGATES, 'maxDatapoint', 'minDatapoint'];
 
 const COUNTS: ReadonlySet<Aggregate> = new Set([
   'count',

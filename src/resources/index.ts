@@ -51,6 +51,7 @@ export {
   isCountAggregate,
   MAX_POINT_TIME,
   MIN_POINT_TIME,
+  PLATFORM_AGGREGATES,
   pointColumns,
   pointKey,
   type PointsShape,

@@ -1,5 +1,6 @@
 import type { SeriesRef } from './dataset/series-lookup.js';
 import { isRecord, shown } from './filter-object.js';
+import { PLATFORM_AGGREGATES } from '../resources/index.js';
 
 /**
  * The fields of a `POST /timeseries/data/list` body, one validator each: each takes the value and
@@ -13,21 +14,9 @@ export const SERVED_AGGREGATES = ['average', 'max', 'min', 'count', 'sum'] as co
 export type AggregateName = (typeof SERVED_AGGREGATES)[number];
 
 /** Aggregates the platform computes (interpolated, variance, status counts...) that the simulator does not. */
-const UNSERVED_AGGREGATES = [
-  'interpolation',
-  'stepInterpolation',
-  'totalVariation',
-  'continuousVariance',
-  'discreteVariance',
-  'countGood',
-  'countUncertain',
-  'countBad',
-  'durationGood',
-  'durationUncertain',
-  'durationBad',
-  'maxDatapoint',
-  'minDatapoint',
-];
+const UNSERVED_AGGREGATES = PLATFORM_AGGREGATES.filter(
+  (name) => !(SERVED_AGGREGATES as readonly string[]).includes(name),
+);
 
 /** Per request, in total over the items: raw points, and aggregate points. */
 export const MAX_RAW_POINTS = 100_000;

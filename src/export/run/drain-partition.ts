@@ -8,8 +8,9 @@ import { crashPoint } from '../../util/crash-point.js';
 import { TEMP_SUFFIX } from '../../util/durable-file.js';
 import { prefetchOne } from '../../util/prefetch.js';
 import { chainRequest, type PartitionPlan } from '../plan/index.js';
-import { isOwnedKey, type ManifestFile, removeOwnedTree, shardSeq } from '../state/index.js';
+import { isOwnedKey, removeOwnedTree, shardSeq } from '../state/index.js';
 import type { Committer } from './committer.js';
+import { commitShard } from './commit-shard.js';
 import { ResumeCursorRefused } from './cursor-refused.js';
 import { drainPoints } from './drain-points.js';
 import type { PointsClient } from './point-requests.js';
@@ -76,7 +77,7 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
   let pages = 0;
   const commit = async (cursor: string | undefined) => {
     const rows = writers?.[0]?.rows ?? 0;
-    const files = writers === undefined ? [] : await commitShard(ctx, plan, seq, writers);
+    const files = writers === undefined ? [] : await commitShard(ctx.store, plan, seq, writers);
     writers = undefined;
     if (files.length > 0) crashPoint('after-shard-rename');
     await ctx.committer.commit(plan.stream.name, plan.m, files, { cursor, rows });
@@ -135,28 +136,6 @@ function pagesFrom(ctx: PartitionContext, plan: PartitionPlan, cursor: string | 
 /** Whether the open shard reached a size limit in one of its formats: it closes at this page boundary. */
 function isFull(ctx: PartitionContext, writers: readonly OpenShard[]): boolean {
   return writers.some((w) => w.rows >= ctx.limits.maxRows || w.bytes >= ctx.limits.maxBytes);
-}
-
-async function commitShard(
-  ctx: PartitionContext,
-  plan: PartitionPlan,
-  seq: number,
-  writers: readonly OpenShard[],
-): Promise<ManifestFile[]> {
-  const committed = await Promise.all(writers.map(async (writer) => ({ key: writer.key, ...(await writer.commit()) })));
-  for (const shard of committed) await ctx.store.publish(shard.key);
-  return committed.map((shard) => ({
-    path: shard.key,
-    stream: plan.stream.name,
-    ...(plan.run === null ? {} : { run: plan.run }),
-    m: plan.m,
-    n: plan.n,
-    seq,
-    format: shard.format,
-    rows: shard.rows,
-    bytes: shard.bytes,
-    sha256: shard.sha256,
-  }));
 }
 
 /**

@@ -3,9 +3,10 @@ import type { Logger } from '../../log.js';
 import type { OpenPointShard } from '../../sink/index.js';
 import { crashPoint } from '../../util/crash-point.js';
 import type { PartitionPlan } from '../plan/index.js';
-import type { ManifestFile, PointsPartState } from '../state/index.js';
+import type { PointsPartState } from '../state/index.js';
 import type { PartitionContext, PartitionOutcome } from './drain-partition.js';
 import type { SeriesRef } from './points-answer.js';
+import { commitShard } from './commit-shard.js';
 import { type PointsAnswer, requestPoints, type SentRequest, takeAnswer } from './point-requests.js';
 import { MAX_QUERIES, SeriesTasks } from './series-tasks.js';
 
@@ -56,7 +57,7 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   /** The tasks' positions as of the last answer appended: what a commit records. */
   const commit = async () => {
     const rows = writers?.[0]?.rows ?? 0;
-    const files = writers === undefined ? [] : await commitShard(ctx, plan, seq, writers);
+    const files = writers === undefined ? [] : await commitShard(ctx.store, plan, seq, writers);
     writers = undefined;
     if (files.length > 0) crashPoint('after-shard-rename');
     tasks.forgetFinished();
@@ -159,26 +160,4 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
 
 function refOf(series: { id?: number | undefined; externalId?: string | undefined }): SeriesRef {
   return series.id === undefined ? { externalId: series.externalId! } : { id: series.id };
-}
-
-async function commitShard(
-  ctx: PointsContext,
-  plan: PartitionPlan,
-  seq: number,
-  writers: readonly OpenPointShard[],
-): Promise<ManifestFile[]> {
-  const committed = await Promise.all(writers.map(async (writer) => ({ key: writer.key, ...(await writer.commit()) })));
-  for (const shard of committed) await ctx.store.publish(shard.key);
-  return committed.map((shard) => ({
-    path: shard.key,
-    stream: plan.stream.name,
-    ...(plan.run === null ? {} : { run: plan.run }),
-    m: plan.m,
-    n: plan.n,
-    seq,
-    format: shard.format,
-    rows: shard.rows,
-    bytes: shard.bytes,
-    sha256: shard.sha256,
-  }));
 }
