@@ -3,7 +3,7 @@
 // files for the real CLI. Every program measured runs in its own process, so one program's CPU and
 // memory are never mixed with another's.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -43,12 +43,24 @@ export function machine() {
 
 /**
  * Starts `bulk-extract simulate` in its own process. `faults` is the simulator's --faults object
- * (e.g. { latencyMs: 20 }). Resolves once it prints its address line.
+ * (e.g. { latencyMs: 20 }); `timeseries`, `datapoints` and `seed` its flags of those names, the
+ * simulator's defaults when not given. Resolves once it prints its address line.
  */
-export async function startSimulator({ events, assets = 10_000, faults = {}, eventMetadataBytes = 0 }) {
+export async function startSimulator({
+  events,
+  assets = 10_000,
+  faults = {},
+  eventMetadataBytes = 0,
+  timeseries,
+  datapoints,
+  seed,
+}) {
   const args = [SIMULATOR_CLI, 'simulate', '--events', String(events), '--assets', String(assets), '--log-level', 'warn'];
   if (Object.keys(faults).length > 0) args.push('--faults', JSON.stringify(faults));
   if (eventMetadataBytes > 0) args.push('--event-metadata-bytes', String(eventMetadataBytes));
+  for (const [flag, value] of [['--timeseries', timeseries], ['--datapoints', datapoints], ['--seed', seed]]) {
+    if (value !== undefined) args.push(flag, String(value));
+  }
   const child = spawn(...onCore(0, process.execPath, args), { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise((resolveLine, reject) => {
     child.once('exit', (code) => reject(new Error(`the simulator exited with ${code} before listening`)));
@@ -123,7 +135,8 @@ export function lastJsonLine(stdout) {
 
 /**
  * Writes a job file for the simulator and returns its path and output dir. The client secret comes
- * from the environment, as in a real job.
+ * from the environment, as in a real job. `extra.stream` adds keys to the stream (e.g. a datapoints
+ * stream's `start` and `end`).
  */
 export function writeJob(sim, { resource = 'events', partitions = 10, concurrency, formats, limit = 1000, extra = {} }) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-job-'));
@@ -135,7 +148,7 @@ export function writeJob(sim, { resource = 'events', partitions = 10, concurrenc
       ...(concurrency === undefined ? {} : { concurrency }),
       ...extra.source,
     },
-    streams: [{ resource, partitions, limit }],
+    streams: [{ resource, partitions, limit, ...extra.stream }],
     output: { dir: out, formats, ...extra.output },
   };
   const file = join(dir, 'job.json');
@@ -208,6 +221,48 @@ export async function runSdkDrain(sim, { resource = 'events', partitions = 10, m
     const figures = { ...result, ...lastJsonLine(result.stdout) };
     if (expectRows !== undefined && figures.rows !== expectRows) {
       throw new Error(`the SDK drain read ${figures.rows} rows, expected ${expectRows}`);
+    }
+    return figures;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Runs the raw datapoints drain (bench/peers/raw-points.js, the export's requests fetched and
+ * discarded) in its own process; `start` and `end` the window in epoch ms.
+ */
+export async function runRawPoints(sim, { partitions = 10, concurrency = 8, start, end, expectRows }) {
+  const token = await fetchToken(sim);
+  const args = [join(ROOT, 'bench/peers/raw-points.js'), '--base-url', sim.baseUrl, '--token', token, '--gzip'];
+  args.push('--partitions', String(partitions), '--concurrency', String(concurrency));
+  if (start !== undefined) args.push('--start', String(start));
+  if (end !== undefined) args.push('--end', String(end));
+  const result = await timed(args, { sim });
+  // The program's own wall (from its first request) replaces /usr/bin/time's, as for runRawDrain.
+  const figures = { ...result, processWallS: result.wallS, ...lastJsonLine(result.stdout) };
+  if (expectRows !== undefined && figures.rows !== expectRows) {
+    throw new Error(`the raw points drain read ${figures.rows} points, expected ${expectRows}`);
+  }
+  return figures;
+}
+
+/**
+ * Runs the @cognite/sdk datapoints drain into NDJSON in its own process (bench/peers/sdk-datapoints.js);
+ * `end` in epoch ms, `start` the SDK's default (0). Resolves with its figures and the NDJSON's bytes.
+ */
+export async function runSdkDatapoints(sim, { end, concurrency = 10, expectRows }) {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-sdk-'));
+  try {
+    const out = join(dir, 'points.ndjson');
+    const args = [join(ROOT, 'bench/peers/sdk-datapoints.js'), '--origin', sim.origin, '--project', sim.project];
+    args.push('--token-url', sim.tokenUrl, '--out', out, '--concurrency', String(concurrency));
+    if (end !== undefined) args.push('--end', String(end));
+    const result = await timed(args, { sim, env: { SDK_CLIENT_SECRET: CLIENT_SECRET } });
+    const bytes = statSync(out).size;
+    const figures = { ...result, processWallS: result.wallS, ...lastJsonLine(result.stdout), bytes };
+    if (expectRows !== undefined && figures.points !== expectRows) {
+      throw new Error(`the SDK datapoints drain read ${figures.points} points, expected ${expectRows}`);
     }
     return figures;
   } finally {
