@@ -25,6 +25,7 @@ import { parseArgs, promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import pLimit from 'p-limit';
 import { Pool } from 'undici';
+import { failer, rawTarget } from './raw-peer.js';
 
 const gunzipAsync = promisify(gunzip);
 const CURSOR_KEY = '"nextCursor":"';
@@ -45,24 +46,10 @@ const { values } = parseArgs({
   },
 });
 
-/** Ends the process with a message on stderr (stdout carries only the result line). */
-function fail(message) {
-  console.error(`raw-drain: ${message}`);
-  process.exit(1);
-}
-
-function authHeaders() {
-  if (values.token !== undefined) return { authorization: `Bearer ${values.token}` };
-  if (values['api-key'] !== undefined) return { 'api-key': values['api-key'] };
-  return fail('give --token or --api-key');
-}
-
-if (values['base-url'] === undefined) fail('--base-url is required');
-const base = new URL(values['base-url']);
-const basePath = base.pathname.replace(/\/$/, '');
+const fail = failer('raw-drain');
+const { base, basePath, headers } = rawTarget(values, fail);
 const n = Number(values.partitions);
 const concurrency = Number(values.concurrency ?? values.partitions);
-const headers = { ...authHeaders(), ...(values.gzip ? { 'accept-encoding': 'gzip' } : {}) };
 const pool = new Pool(base.origin, { connections: concurrency });
 const limit = pLimit(concurrency);
 const saved = values['save-bodies'] === undefined ? undefined : createWriteStream(values['save-bodies'], { flags: 'a' });

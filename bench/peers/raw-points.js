@@ -34,6 +34,7 @@ import { gunzip } from 'node:zlib';
 import pLimit from 'p-limit';
 import { Pool } from 'undici';
 import { MAX_QUERIES, SeriesTasks } from '../../dist/export/run/series-tasks.js';
+import { failer, rawTarget } from './raw-peer.js';
 
 const gunzipAsync = promisify(gunzip);
 const ITEM_START = Buffer.from('{"id":');
@@ -56,26 +57,12 @@ const { values } = parseArgs({
   },
 });
 
-/** Ends the process with a message on stderr (stdout carries only the result line). */
-function fail(message) {
-  console.error(`raw-points: ${message}`);
-  process.exit(1);
-}
-
-function authHeaders() {
-  if (values.token !== undefined) return { authorization: `Bearer ${values.token}` };
-  if (values['api-key'] !== undefined) return { 'api-key': values['api-key'] };
-  return fail('give --token or --api-key');
-}
-
-if (values['base-url'] === undefined) fail('--base-url is required');
-const base = new URL(values['base-url']);
-const basePath = base.pathname.replace(/\/$/, '');
+const fail = failer('raw-points');
+const { base, basePath, headers } = rawTarget(values, fail);
 const n = Number(values.partitions);
 const concurrency = Number(values.concurrency);
 const lanesMax = Number(values.lanes);
 const window = { start: Number(values.start), end: Number(values.end ?? Date.now()), aggregates: false };
-const headers = { ...authHeaders(), ...(values.gzip ? { 'accept-encoding': 'gzip' } : {}) };
 const pool = new Pool(base.origin, { connections: concurrency });
 const limit = pLimit(concurrency);
 
