@@ -5,12 +5,19 @@ import { column, type ColumnSpec, EXTRA_COLUMN } from './resource.js';
  * aggregates, the times a query takes, and the Parquet columns of a datapoints stream.
  */
 
-/**
- * The aggregates bulk-extract exports (a stream's columns follow the order its job file lists
- * them in): the platform's, but the two that are a point per bucket (PLATFORM_AGGREGATES).
- */
-export const AGGREGATES = [
+/** Aggregates that count points or milliseconds (INT64 columns). */
+const COUNT_AGGREGATES = [
   'count',
+  'countGood',
+  'countUncertain',
+  'countBad',
+  'durationGood',
+  'durationUncertain',
+  'durationBad',
+] as const;
+
+/** Aggregates that are values of the series (DOUBLE columns). */
+const VALUE_AGGREGATES = [
   'average',
   'min',
   'max',
@@ -20,27 +27,19 @@ export const AGGREGATES = [
   'totalVariation',
   'continuousVariance',
   'discreteVariance',
-  'countGood',
-  'countUncertain',
-  'countBad',
-  'durationGood',
-  'durationUncertain',
-  'durationBad',
 ] as const;
+
+/**
+ * The aggregates bulk-extract exports (a stream's columns follow the order its job file lists
+ * them in): the platform's, but the two that are a point per bucket (PLATFORM_AGGREGATES).
+ */
+export const AGGREGATES = [...VALUE_AGGREGATES, ...COUNT_AGGREGATES] as const;
 export type Aggregate = (typeof AGGREGATES)[number];
 
 /** Every aggregate the platform computes (PLATFORM.md, datapoints). */
 export const PLATFORM_AGGREGATES: readonly string[] = [...AGGREGATES, 'maxDatapoint', 'minDatapoint'];
 
-const COUNTS: ReadonlySet<Aggregate> = new Set([
-  'count',
-  'countGood',
-  'countUncertain',
-  'countBad',
-  'durationGood',
-  'durationUncertain',
-  'durationBad',
-]);
+const COUNTS: ReadonlySet<Aggregate> = new Set(COUNT_AGGREGATES);
 
 /** Whether an aggregate is a count or a duration in milliseconds (INT64), not a value (DOUBLE). */
 export function isCountAggregate(name: Aggregate): boolean {

@@ -68,7 +68,7 @@ describe('a datapoints stream in the job file', () => {
     [{ granularity: '1h' }, /granularity: a granularity applies to aggregates/],
     [{ aggregates: ['average'], granularity: '121m' }, /granularity: expected a number and a unit.* \(got "121m"\)/],
     [{ aggregates: ['average'], granularity: '1y' }, /granularity: .* \(got "1y"\)/],
-    [{ aggregates: ['avg'], granularity: '1h' }, /aggregates\.0: not an aggregate; one of count, average.* \(got "avg"\)/],
+    [{ aggregates: ['avg'], granularity: '1h' }, /aggregates\.0: not an aggregate; one of average, min, max, sum.* \(got "avg"\)/],
     [{ aggregates: ['maxDatapoint'], granularity: '1h' }, /aggregates\.0: maxDatapoint is not exported/],
     [{ aggregates: ['count', 'count'], granularity: '1h' }, /an aggregate is listed twice/],
     [{ aggregates: ['sum'], granularity: '1d', timeseries: { isString: true } }, /aggregates exist for numeric series only/],

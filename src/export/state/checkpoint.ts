@@ -1,100 +1,27 @@
-import { z } from 'zod';
-import { FORMATS, MODES, RESOURCES } from '../../config/job-schema.js';
 import { CheckpointError } from '../../errors.js';
 import type { PointsPlan, StreamPlan } from './stream-plan.js';
 import { checkStateValue, parseJson } from './state-file.js';
 import { resolvePointTime } from '../../resources/index.js';
 
-/**
- * 2 added mode, window, run and watermark (a version 1 checkpoint reads as a full export without a
- * window); 3 added mode snapshot, which older versions cannot resume; 4 added datapoints streams.
- */
-export const CHECKPOINT_VERSION = 4;
+import {
+  type Checkpoint,
+  CHECKPOINT_VERSION,
+  checkpointSchema,
+  type PartState,
+  type PointsPartState,
+  type StreamState,
+  type UpdatedWindow,
+} from './checkpoint-schema.js';
 
-/** A series of a datapoints partition not done yet: named by id or externalId, with its last committed point. */
-const seriesProgressSchema = z
-  .strictObject({
-    id: z.number().int().min(1).optional(),
-    externalId: z.string().min(1).optional(),
-    /** Timestamp of the last point (or aggregate bucket) committed; null: none yet. */
-    after: z.number().int().nullable(),
-    /** A window of a long series read in pieces: its own start (inclusive) and end (exclusive). */
-    start: z.number().int().optional(),
-    end: z.number().int().optional(),
-  })
-  .refine((series) => (series.id === undefined) !== (series.externalId === undefined), 'a series has an id or an externalId');
-
-/**
- * A datapoints partition: where its listing of series stands, and the series taken from it and not
- * done yet. A resume reads each of them again from just after its last committed point.
- */
-const pointsPartSchema = z.strictObject({
-  /** Cursor of the series listing's next page; null: its first page (or none, once `listed`). */
-  listing: z.string().min(1).nullable(),
-  /** Every page of the listing was taken (explicit series: from the start). */
-  listed: z.boolean(),
-  series: z.array(seriesProgressSchema),
-  /** Series asked for that the platform did not know (deleted since they were listed, or never there). */
-  unknown: z
-    .array(z.union([z.strictObject({ id: z.number().int() }), z.strictObject({ externalId: z.string() })]))
-    .default([]),
-});
-
-const partSchema = z.strictObject({
-  /** Cursor of the first page not yet committed; null: start at the first page. */
-  cursor: z.string().min(1).nullable(),
-  /** Sequence number of the next shard. */
-  nextSeq: z.number().int().min(0),
-  /** Rows committed so far. */
-  rows: z.number().int().min(0),
-  done: z.boolean(),
-  updatedAt: z.string(),
-  /** Datapoints streams only. */
-  points: pointsPartSchema.optional(),
-});
-
-/** The `lastUpdatedTime` range a stream's current run reads: [from, until), epoch milliseconds. */
-const windowSchema = z.strictObject({
-  /** null: from the beginning. Datapoints: point times, which may lie before 1970. */
-  from: z.number().int().nullable(),
-  until: z.number().int(),
-});
-
-const streamSchema = z.strictObject({
-  resource: z.enum([...RESOURCES, 'datapoints']),
-  mode: z.enum(MODES).default('full'),
-  /** Params from the job's config (filters, limit): what a resume must not change. */
-  params: z.array(z.tuple([z.string(), z.string()])),
-  /** null only in checkpoints of version 1, which pinned no window. */
-  window: windowSchema.nullable().default(null),
-  /** incremental and snapshot: the current run's folder under the stream's (`run=<run>`). */
-  run: z.string().regex(/^\d{8}T\d{6}\.\d{3}Z$/).nullable().default(null),
-  /** incremental: `until` of the last run that completed; the next run starts there. */
-  watermark: z.number().int().min(0).nullable().default(null),
-  partitions: z.number().int().min(1).max(10),
-  formats: z.array(z.enum(FORMATS)).min(1),
-  /** Metadata keys written as `metadata_<key>` Parquet columns; a resume must not change them. */
-  metadataColumns: z.array(z.string()).optional(),
-  /** Keyed by m, "1".."n": exactly one entry for each partition. */
-  parts: z.record(z.string(), partSchema),
-});
-
-const checkpointSchema = z.strictObject({
-  version: z
-    .union([z.literal(1), z.literal(2), z.literal(3), z.literal(CHECKPOINT_VERSION)])
-    .transform(() => CHECKPOINT_VERSION),
-  baseUrl: z.string(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  streams: z.record(z.string(), streamSchema),
-});
-
-export type PartState = z.output<typeof partSchema>;
-export type PointsPartState = z.output<typeof pointsPartSchema>;
-export type SeriesProgress = z.output<typeof seriesProgressSchema>;
-export type StreamState = z.output<typeof streamSchema>;
-export type Checkpoint = z.output<typeof checkpointSchema>;
-export type UpdatedWindow = z.output<typeof windowSchema>;
+export {
+  type Checkpoint,
+  CHECKPOINT_VERSION,
+  type PartState,
+  type PointsPartState,
+  type SeriesProgress,
+  type StreamState,
+  type UpdatedWindow,
+} from './checkpoint-schema.js';
 
 /**
  * A stream not read yet: every partition starts at its first page. The window ends at the run's
