@@ -138,7 +138,7 @@ function rawProblem(point: Record<string, unknown>, isString: boolean): string |
 
 /** A number, one of the special values of a bad point, or none at all. */
 function isNumericValue(value: unknown): boolean {
-  return value === undefined || typeof value === 'number' || (typeof value === 'string' && value in SPECIAL_VALUES);
+  return value === undefined || typeof value === 'number' || (typeof value === 'string' && Object.hasOwn(SPECIAL_VALUES, value));
 }
 
 function aggregateProblem(point: Record<string, unknown>, aggregates: readonly Aggregate[]): string | undefined {

@@ -7,7 +7,7 @@ const SPECIAL: Readonly<Record<string, number>> = { 'NaN': NaN, 'Infinity': Infi
 /** A number, or a special value's double; null when absent. */
 function numeric(value: unknown): number | null {
   if (typeof value === 'number') return value;
-  return typeof value === 'string' ? (SPECIAL[value] ?? null) : null;
+  return typeof value === 'string' ? (Object.hasOwn(SPECIAL, value) ? SPECIAL[value]! : null) : null;
 }
 
 /** How a column's value is taken from a point of a series. */
