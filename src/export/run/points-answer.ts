@@ -45,47 +45,87 @@ export function readAnswer(
   aggregates: readonly Aggregate[] | undefined,
   ctx: RequestContext,
 ): { series: SeriesAnswer[]; unknown: number[] } {
-  const fail = (what: string) => {
-    throw new BadResponseError(`The datapoints answer ${what}: refusing it rather than writing points that may be wrong`, ctx);
-  };
+  const match = new AnswerMatch(queries, aggregates, ctx);
   const items = (body as { items?: unknown } | null)?.items;
-  if (!Array.isArray(items)) return fail("has no 'items' array");
-  const answered = new Set<number>();
+  if (!Array.isArray(items)) return match.fail("has no 'items' array");
+  const series = items.map((item: unknown, position) => readItem(item, position, match));
+  return { series, unknown: match.unknown() };
+}
+
+/**
+ * Which queries the items of one answer answered so far, in order, for readAnswer and for its
+ * scan (points-scan.ts), which must match and fail alike.
+ */
+export class AnswerMatch {
   /** The next query an item may answer: items come in the order of their queries. */
-  let next = 0;
-  const matches = (query: AskedQuery, id: number, externalId: unknown) =>
-    'id' in query.ref ? query.ref.id === id : query.ref.externalId === externalId;
-  const series = items.map((item: unknown, position): SeriesAnswer => {
-    const at = `item ${position + 1}`;
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) return fail(`${at} is not an object`);
-    const { id, externalId, isString, nextCursor, datapoints } = item as Record<string, unknown>;
-    if (typeof id !== 'number' || !Number.isSafeInteger(id)) return fail(`${at} has no integer 'id'`);
-    if (externalId !== undefined && typeof externalId !== 'string') return fail(`${at} (id ${id}) has an 'externalId' that is not a string`);
-    if (typeof isString !== 'boolean') return fail(`${at} (id ${id}) has no boolean 'isString'`);
-    if (nextCursor !== undefined && (typeof nextCursor !== 'string' || nextCursor === '')) {
-      return fail(`${at} (id ${id}) has a 'nextCursor' that is not a non-empty string`);
-    }
-    if (!Array.isArray(datapoints)) return fail(`${at} (id ${id}) has no 'datapoints' array`);
-    let query = next;
+  private next = 0;
+  private readonly answered = new Set<number>();
+
+  constructor(
+    readonly queries: readonly AskedQuery[],
+    readonly aggregates: readonly Aggregate[] | undefined,
+    private readonly ctx: RequestContext,
+  ) {}
+
+  fail(what: string): never {
+    throw new BadResponseError(`The datapoints answer ${what}: refusing it rather than writing points that may be wrong`, this.ctx);
+  }
+
+  /** The query series `id` answers, the next one it matches; -1 when none does (take fails then). */
+  find(id: number, externalId: unknown): number {
+    const { queries } = this;
+    let query = this.next;
     while (query < queries.length && !matches(queries[query]!, id, externalId)) query++;
-    if (query === queries.length) {
-      const asked = queries.some((each) => matches(each, id, externalId));
-      return fail(asked ? `answers series ${id} out of the order of the queries, or more often than asked` : `${at} is series ${id}, which the request did not ask for`);
+    return query === queries.length ? -1 : query;
+  }
+
+  /** Takes the query the item at `at` (series `id`) answers: find's, or fails naming why there is none. */
+  take(at: string, id: number, externalId: unknown): number {
+    const query = this.find(id, externalId);
+    if (query < 0) {
+      const asked = this.queries.some((each) => matches(each, id, externalId));
+      return this.fail(asked ? `answers series ${id} out of the order of the queries, or more often than asked` : `${at} is series ${id}, which the request did not ask for`);
     }
-    next = query + 1;
-    answered.add(query);
-    const asked = queries[query]!;
-    if (datapoints.length > asked.limit) {
-      return fail(`${at} (id ${id}) holds ${datapoints.length} points, more than its limit ${asked.limit}`);
-    }
-    // A chain started again by time gets the bucket of its last aggregate again (aligned down): dropped.
-    const repeated = aggregates === undefined ? 0 : leadingRepeats(datapoints, asked.last);
-    const points = repeated === 0 ? datapoints : datapoints.slice(repeated);
-    const problem = pointsProblem(points, asked, isString, aggregates);
-    if (problem !== undefined) return fail(`${at} (id ${id}): ${problem}`);
-    return { query, id, externalId, isString, nextCursor, points: PointList.of(points as PointValue[]) };
-  });
-  return { series, unknown: queries.map((_, i) => i).filter((i) => !answered.has(i)) };
+    this.next = query + 1;
+    this.answered.add(query);
+    return query;
+  }
+
+  /** The queries no item answered. */
+  unknown(): number[] {
+    return this.queries.map((_, i) => i).filter((i) => !this.answered.has(i));
+  }
+}
+
+function matches(query: AskedQuery, id: number, externalId: unknown): boolean {
+  return 'id' in query.ref ? query.ref.id === id : query.ref.externalId === externalId;
+}
+
+/** Item `position` of an answer, parsed: checked and matched to its query (readAnswer). */
+export function readItem(item: unknown, position: number, match: AnswerMatch): SeriesAnswer {
+  const fail = (what: string) => match.fail(what);
+  const at = `item ${position + 1}`;
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) return fail(`${at} is not an object`);
+  const { id, externalId, isString, nextCursor, datapoints } = item as Record<string, unknown>;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id)) return fail(`${at} has no integer 'id'`);
+  if (externalId !== undefined && typeof externalId !== 'string') return fail(`${at} (id ${id}) has an 'externalId' that is not a string`);
+  if (typeof isString !== 'boolean') return fail(`${at} (id ${id}) has no boolean 'isString'`);
+  if (nextCursor !== undefined && (typeof nextCursor !== 'string' || nextCursor === '')) {
+    return fail(`${at} (id ${id}) has a 'nextCursor' that is not a non-empty string`);
+  }
+  if (!Array.isArray(datapoints)) return fail(`${at} (id ${id}) has no 'datapoints' array`);
+  const query = match.take(at, id, externalId);
+  const asked = match.queries[query]!;
+  if (datapoints.length > asked.limit) {
+    return fail(`${at} (id ${id}) holds ${datapoints.length} points, more than its limit ${asked.limit}`);
+  }
+  // A chain started again by time gets the bucket of its last aggregate again (aligned down): dropped.
+  const { aggregates } = match;
+  const repeated = aggregates === undefined ? 0 : leadingRepeats(datapoints, asked.last);
+  const points = repeated === 0 ? datapoints : datapoints.slice(repeated);
+  const problem = pointsProblem(points, asked, isString, aggregates);
+  if (problem !== undefined) return fail(`${at} (id ${id}): ${problem}`);
+  return { query, id, externalId, isString, nextCursor, points: PointList.of(points as PointValue[]) };
 }
 
 /** How many points at the head of `points` lie at or before `last` (the bucket of `last`, again). */
