@@ -13,10 +13,13 @@ export class PointList {
 
   private constructor(
     private readonly values: readonly PointValue[] | undefined,
-    private readonly body: Buffer | undefined,
+    /** The answer's body the points lie in; undefined for points given as values. */
+    readonly body: Buffer | undefined,
     /** Start and end (exclusive) byte offsets of each point in `body`, in pairs. */
     private readonly bounds: ArrayLike<number>,
     private readonly times: ArrayLike<number>,
+    /** Per point: where its number value starts, for plainValue. */
+    private readonly plain: ArrayLike<number> | undefined,
     private readonly offset: number,
     length: number,
   ) {
@@ -24,18 +27,26 @@ export class PointList {
   }
 
   static of(values: readonly PointValue[]): PointList {
-    return new PointList(values, undefined, [], values.map((point) => point.timestamp), 0, values.length);
+    return new PointList(values, undefined, [], values.map((point) => point.timestamp), undefined, 0, values.length);
   }
 
-  /** Points lying in `body` at `bounds`, with their `timestamps` read already. */
-  static scanned(body: Buffer, bounds: ArrayLike<number>, timestamps: ArrayLike<number>): PointList {
-    return new PointList(undefined, body, bounds, timestamps, 0, timestamps.length);
+  /**
+   * Points lying in `body` at `bounds`, with their `timestamps` read already; and, when the reader
+   * knows them, where each one's value starts in the plain case (plainValue), -1 for the others.
+   */
+  static scanned(
+    body: Buffer,
+    bounds: ArrayLike<number>,
+    timestamps: ArrayLike<number>,
+    plain?: ArrayLike<number>,
+  ): PointList {
+    return new PointList(undefined, body, bounds, timestamps, plain, 0, timestamps.length);
   }
 
   /** The points from `k` on. */
   after(k: number): PointList {
-    const { values, body, bounds, times } = this;
-    return new PointList(values, body, bounds, times, this.offset + k, Math.max(0, this.length - k));
+    const { values, body, bounds, times, plain } = this;
+    return new PointList(values, body, bounds, times, plain, this.offset + k, Math.max(0, this.length - k));
   }
 
   timestamp(k: number): number {
@@ -47,6 +58,25 @@ export class PointList {
     const i = this.offset + k;
     if (this.values !== undefined) return this.values[i]!;
     return JSON.parse(this.body!.toString('utf8', this.bounds[2 * i], this.bounds[2 * i + 1])) as PointValue;
+  }
+
+  /** Where point `k` starts in `body` (its opening brace), for scanned points. */
+  start(k: number): number {
+    return this.bounds[2 * (this.offset + k)]!;
+  }
+
+  /** Where point `k` ends in `body` (after its closing brace), for scanned points. */
+  end(k: number): number {
+    return this.bounds[2 * (this.offset + k) + 1]!;
+  }
+
+  /**
+   * Where the value of point `k` starts in `body` when the point is `{"timestamp":<integer>,
+   * "value":<number>}` to the byte, as the platform writes most points: the value ends before the
+   * point's closing brace. -1 for any other point, or when not known.
+   */
+  plainValue(k: number): number {
+    return this.plain === undefined ? -1 : this.plain[this.offset + k]!;
   }
 
   /** Where point `k` lies in the body as received; undefined for points given as values. */
