@@ -1,16 +1,20 @@
 import { AbortedError, BadResponseError, type RequestContext } from '../../http/errors.js';
-import type { JsonResponse } from '../../http/platform-client.js';
+import type { PageResponse } from '../../http/platform-client.js';
 import type { ByteBudget } from '../../page/index.js';
 import type { PointBatch } from '../../sink/index.js';
 import { readAnswer, type SeriesAnswer, type SeriesRef } from './points-answer.js';
+import { readScannedAnswer } from './points-scan.js';
 import type { PointsPlan } from '../state/index.js';
 import { MAX_EMPTY_ANSWERS, type SeriesTask, type SeriesTasks } from './series-tasks.js';
 
 export const POINTS_PATH = '/timeseries/data/list';
 
-/** What reading points needs of the platform client. */
+/**
+ * What reading points needs of the platform client: its POST of a list page, whose answer is
+ * scanned rather than parsed when it can be (PlatformClient.postPage).
+ */
 export interface PointsClient {
-  post(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<JsonResponse>;
+  postPage(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<PageResponse>;
 }
 
 /** An answer taken in: the points to write (each series' tasks updated), and the series the platform did not know. */
@@ -64,7 +68,7 @@ export async function requestPoints(
   const ctx: RequestContext = { method: 'POST', path: POINTS_PATH };
   const hold = await options.budget?.hold(POINTS_PATH, options.signal, () => new AbortedError('Stopped while waiting for room in the memory budget', ctx));
   try {
-    const response = await client.post(POINTS_PATH, body, options.signal);
+    const response = await client.postPage(POINTS_PATH, body, options.signal);
     hold?.resize(response.bytes.length);
     const answered: RequestContext = {
       ...ctx,
@@ -72,7 +76,12 @@ export async function requestPoints(
       attempts: response.attempts,
       ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
     };
-    const { series, unknown } = readAnswer(response.body, queries.map(({ query }) => query), plan.aggregates, answered);
+    const asked = queries.map(({ query }) => query);
+    // Read from its bytes, each point where it lies; parsed only when the page scan left it to JSON.parse.
+    const { series, unknown } =
+      response.scan === undefined
+        ? readAnswer(response.body, asked, plan.aggregates, answered)
+        : readScannedAnswer(response.bytes, response.scan, asked, plan.aggregates, answered);
     return { queries, series, unknown, ctx: answered, release: () => hold?.release() };
   } catch (error) {
     hold?.release();
