@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AskedQuery } from '../../src/export/run/points-answer.js';
-import type { Aggregate, PointsShape } from '../../src/resources/index.js';
+import { type Aggregate, pointColumns, type PointsShape } from '../../src/resources/index.js';
+import { PointTable } from '../../src/sink/datapoints/point-table.js';
+import { PointList } from '../../src/sink/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { postPoints } from '../support/datapoints.js';
-import { expectSameReads, type Read, scannedSeries } from '../support/points-paths.js';
+import { expectSameReads, type Read, readScanned, scannedSeries } from '../support/points-paths.js';
 
 /**
  * The datapoints answer read from its bytes (export/run/points-scan.ts) against the same answer
@@ -129,4 +131,20 @@ describe('the datapoints answer read from its bytes', () => {
       expect(scannedSeries(read)).toBe(scanned[how]);
     },
   );
+
+  it('fills the Parquet columns from the points\' bytes, parsing none', async () => {
+    const flags = { includeStatus: true, ignoreBadDataPoints: false, treatUncertainAsBad: false };
+    const { body, queries } = await answer(everyKind().map((index) => ask(index, { ...flags, limit: 500 })));
+    const read = readScanned(body, queries);
+    expect(scannedSeries(read)).toBe(queries.length);
+    const parse = vi.spyOn(PointList.prototype, 'value');
+    try {
+      const table = new PointTable(pointColumns(WITH_STATUS), WITH_STATUS);
+      for (const series of 'series' in read ? read.series : []) table.add(series);
+      expect(table.rows).toBeGreaterThan(1000);
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
+  });
 });

@@ -1,13 +1,12 @@
 import { type ColumnSpec, EXTRA_COLUMN, type PointsShape } from '../../resources/index.js';
-import type { PointValue, SeriesPoints } from './point-batch.js';
-
-/** The values a bad numeric point may carry instead of a number, as the doubles they stand for. */
-const SPECIAL: Readonly<Record<string, number>> = { 'NaN': NaN, 'Infinity': Infinity, '-Infinity': -Infinity };
+import type { PointList, PointValue, SeriesPoints } from './point-batch.js';
+import { SPECIAL_VALUES } from './point-fields.js';
+import { PointReader } from './point-reader.js';
 
 /** A number, or a special value's double; null when absent. */
 function numeric(value: unknown): number | null {
   if (typeof value === 'number') return value;
-  return typeof value === 'string' ? (Object.hasOwn(SPECIAL, value) ? SPECIAL[value]! : null) : null;
+  return typeof value === 'string' && Object.hasOwn(SPECIAL_VALUES, value) ? SPECIAL_VALUES[value]! : null;
 }
 
 /** How a column's value is taken from a point of a series. */
@@ -88,6 +87,8 @@ export class PointTable {
   private seriesOf = new Int32Array(1024);
   private times = new Float64Array(1024);
   private readonly takes: Take[];
+  /** Takes the same values as `takes` from a point's bytes, without parsing it. */
+  private readonly reader: PointReader;
   private readonly stores: Store[];
   /** The columns after `timeseriesId`, `externalId`, `granularity` and `timestamp`, in order. */
   readonly valueColumns: readonly ColumnSpec[];
@@ -99,6 +100,7 @@ export class PointTable {
     const known = new Set(['timestamp', ...this.valueColumns.map((spec) => spec.name)]);
     if (shape.aggregates === undefined) for (const name of ['value', 'status']) known.add(name);
     this.takes = this.valueColumns.map((spec) => takeOf(spec, known));
+    this.reader = new PointReader(this.valueColumns, known);
     this.stores = this.valueColumns.map((spec) => (spec.kind === 'int64' || spec.kind === 'double' ? new NumberStore() : new TextStore()));
   }
 
@@ -118,9 +120,21 @@ export class PointTable {
       this.seriesOf[row] = index;
       this.times[row] = points.timestamp(k);
       if (this.takes.length === 0) continue;
+      if (points.body !== undefined && this.read(points, k, series.isString)) {
+        for (let c = 0; c < this.takes.length; c++) this.stores[c]!.put(row, this.reader.take(c));
+        continue;
+      }
       const point = points.value(k);
       for (let c = 0; c < this.takes.length; c++) this.stores[c]!.put(row, this.takes[c]!(point, series.isString));
     }
+  }
+
+  /** Point `k` of scanned `points` read from its bytes, not parsed; false when the reader leaves it to value(k). */
+  private read(points: PointList, k: number, isString: boolean): boolean {
+    const body = points.body!;
+    const value = points.plainValue(k);
+    if (value >= 0) return this.reader.readPlain(body, value, points.end(k) - 1, isString);
+    return this.reader.read(body, points.start(k), isString);
   }
 
   /**
