@@ -34,6 +34,9 @@ const STATUS = 2;
 const CODE = 0;
 const SYMBOL = 1;
 
+/** About the fewest bytes a plain point takes: `{"timestamp":<13 digits>,"value":<number>},`. */
+const PLAIN_POINT_BYTES = 32;
+
 const LF = 0x0a;
 const CR = 0x0d;
 
@@ -83,11 +86,15 @@ class ItemScan extends JsonBytes {
   /** Per aggregate asked: its name's index in `point`, and whether it is a count (an integer). */
   private readonly aggregateNames: number[];
   private readonly counts: boolean[];
-  /** Start and end of each point of the item being read, and its timestamp. */
-  private bounds = new Int32Array(2 * 1024);
-  private times = new Float64Array(1024);
-  /** Where the value of each plain point starts (PointList.plainValue), -1 for the others. */
-  private plain = new Int32Array(1024);
+  /**
+   * Start and end of each point kept, its timestamp, and where the value of a plain point starts
+   * (PointList.plainValue; -1 for the others): the answer's items take views of these, the item
+   * being read from `used` on, so that an answer allocates a few arrays, not three per series.
+   */
+  private bounds: Int32Array;
+  private times: Float64Array;
+  private plain: Int32Array;
+  private used = 0;
 
   constructor(
     body: Buffer,
@@ -96,6 +103,11 @@ class ItemScan extends JsonBytes {
     private readonly match: AnswerMatch,
   ) {
     super();
+    // Room for the plain points a body of this size holds: most answers allocate their arrays once.
+    const room = Math.max(1024, Math.ceil(body.length / PLAIN_POINT_BYTES));
+    this.bounds = new Int32Array(2 * room);
+    this.times = new Float64Array(room);
+    this.plain = new Int32Array(room);
     this.b = body;
     this.end = body.length;
     const { aggregates } = match;
@@ -184,8 +196,9 @@ class ItemScan extends JsonBytes {
       this.pos = end;
       if (this.lineBreaks && holdsLineBreak(b, start, end)) return undefined;
       const { plain } = point;
-      const timestamp = plain ? point.plainTimestamp : point.integerOf(TIMESTAMP);
-      if (timestamp === undefined) return undefined;
+      // A number (never undefined), so that the loop keeps it unboxed.
+      const timestamp = plain ? point.plainTimestamp : (point.integerOf(TIMESTAMP) ?? NaN);
+      if (Number.isNaN(timestamp)) return undefined;
       if (repeats && timestamp === query.last) continue;
       repeats = false;
       if (timestamp <= last || (raw && timestamp < query.start) || timestamp >= query.end) return undefined;
@@ -195,7 +208,14 @@ class ItemScan extends JsonBytes {
       this.keep(kept++, start, end, timestamp, plain ? point.starts[VALUE]! : -1);
     }
     this.pos++;
-    return PointList.scanned(b, this.bounds.slice(0, 2 * kept), this.times.slice(0, kept), this.plain.slice(0, kept));
+    const { used } = this;
+    this.used += kept;
+    return PointList.scanned(
+      b,
+      this.bounds.subarray(2 * used, 2 * (used + kept)),
+      this.times.subarray(used, used + kept),
+      this.plain.subarray(used, used + kept),
+    );
   }
 
   /** The value and status of a raw point as readAnswer takes them. */
@@ -225,16 +245,23 @@ class ItemScan extends JsonBytes {
     return true;
   }
 
+  /** Keeps point `k` of the item being read. */
   private keep(k: number, start: number, end: number, timestamp: number, plain: number): void {
-    if (k === this.times.length) {
-      this.bounds = grown(this.bounds, new Int32Array(this.bounds.length * 2));
-      this.times = grown(this.times, new Float64Array(this.times.length * 2));
-      this.plain = grown(this.plain, new Int32Array(this.plain.length * 2));
+    let at = this.used + k;
+    if (at === this.times.length) {
+      // Items read before keep their views of the arrays they lie in; this one moves to new ones.
+      const { used } = this;
+      const size = 2 * Math.max(k, this.times.length);
+      this.bounds = moved(this.bounds.subarray(2 * used, 2 * at), new Int32Array(2 * size));
+      this.times = moved(this.times.subarray(used, at), new Float64Array(size));
+      this.plain = moved(this.plain.subarray(used, at), new Int32Array(size));
+      this.used = 0;
+      at = k;
     }
-    this.bounds[2 * k] = start;
-    this.bounds[2 * k + 1] = end;
-    this.times[k] = timestamp;
-    this.plain[k] = plain;
+    this.bounds[2 * at] = start;
+    this.bounds[2 * at + 1] = end;
+    this.times[at] = timestamp;
+    this.plain[at] = plain;
   }
 }
 
@@ -248,7 +275,7 @@ function headKey(b: Buffer, start: number, end: number): number {
   return -1;
 }
 
-function grown<T extends Int32Array | Float64Array>(from: T, to: T): T {
+function moved<T extends Int32Array | Float64Array>(from: T, to: T): T {
   to.set(from);
   return to;
 }

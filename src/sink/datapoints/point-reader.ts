@@ -40,9 +40,9 @@ export class PointReader {
    * number (VALUE), or always the same; undefined when `value` is no point field of these columns.
    */
   private readonly plainRow: readonly unknown[] | undefined;
-  /** The point read is plain: `plainNumber` is its value column. */
+  /** The point read is plain: `plainNumber` is its value (a number field: not boxed per point). */
   private plain = false;
-  private plainNumber: number | null = null;
+  private plainNumber = 0;
   private isString = false;
   private code = 0;
   private symbol: string | null = null;
@@ -74,13 +74,17 @@ export class PointReader {
   readPlain(body: Buffer, start: number, end: number, isString: boolean): boolean {
     if (this.plainRow === undefined) return false;
     this.plain = true;
-    this.plainNumber = isString ? null : numberAt(body, start, end);
+    this.isString = isString;
+    if (!isString) this.plainNumber = numberAt(body, start, end);
     return true;
   }
 
   /** Value column `c` of the point read. */
   take(c: number): unknown {
-    if (this.plain) return this.plainRow![c] === PLAIN_NUMBER ? this.plainNumber : this.plainRow![c];
+    if (this.plain) {
+      const take = this.plainRow![c];
+      return take !== PLAIN_NUMBER ? take : this.isString ? null : this.plainNumber;
+    }
     const { fields } = this;
     switch (this.roles[c]) {
       case VALUE:
