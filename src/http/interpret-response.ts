@@ -44,6 +44,21 @@ export function interpretPage(raw: RawResponse, ctx: RequestContext, mechanism: 
   return { ...answered(raw, ctx, scan === undefined ? parseBody(raw, ctx) : undefined), scan };
 }
 
+/**
+ * An answer its caller reads from its bytes (the datapoints answer's scan): `body` is undefined
+ * until `parse()`, which gives the value or fails as interpretResponse does for a body that is not
+ * JSON.
+ */
+export interface BytesResponse extends JsonResponse {
+  parse(): unknown;
+}
+
+/** Like interpretResponse, its body left as bytes. */
+export function interpretBytes(raw: RawResponse, ctx: RequestContext, mechanism: string): BytesResponse {
+  checkStatus(raw, ctx, mechanism);
+  return { ...answered(raw, ctx, undefined), parse: () => parseBody(raw, ctx) };
+}
+
 function answered(raw: RawResponse, ctx: RequestContext, body: unknown): JsonResponse {
   return { body, bytes: raw.body, path: ctx.path, requestId: raw.requestId, attempts: ctx.attempts ?? 1 };
 }

@@ -9,6 +9,8 @@ import { appNameProblem, DEFAULT_APP_NAME, identificationHeaders } from './ident
 import type { LimiterState, RequestLimiter } from './adaptive-limiter.js';
 import {
   errorMessage,
+  type BytesResponse,
+  interpretBytes,
   interpretPage,
   interpretResponse,
   type JsonResponse,
@@ -28,7 +30,7 @@ import {
 } from './transport.js';
 import { type RetryRuntime, withRetries } from './with-retries.js';
 
-export type { AggregateFilter, JsonResponse, LoginStatus, PageResponse };
+export type { AggregateFilter, BytesResponse, JsonResponse, LoginStatus, PageResponse };
 
 /** Runs one request under the run's shared concurrency limit (a p-limit instance fits). */
 /** The class of an HTTP answer, or `none` for a request that got no answer. */
@@ -149,6 +151,11 @@ export class PlatformClient {
   /** `post` for a list page (`POST /{resource}/list`): scanned, not parsed, when it can be. */
   postPage(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<PageResponse> {
     return this.send(this.postRequest(path, body), interpretPage, signal);
+  }
+
+  /** `post` whose answer its caller reads from its bytes, parsing it only when it must (BytesResponse). */
+  postBytes(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<BytesResponse> {
+    return this.send(this.postRequest(path, body), interpretBytes, signal);
   }
 
   /**

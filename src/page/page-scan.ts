@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { MAX_ITEM_DEPTH } from '../util/json-depth.js';
+import { BAD, CLOSED, JsonGrammar } from './json-grammar.js';
 
 /**
  * What one pass over a list page's bytes finds without building its objects: where each element
@@ -15,42 +15,11 @@ export interface ScannedPage {
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
 const COLON = 0x3a;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
-const MINUS = 0x2d;
-const PLUS = 0x2b;
-const DOT = 0x2e;
-const ZERO = 0x30;
-const NINE = 0x39;
-const LF = 0x0a;
-const CR = 0x0d;
-
-/** What follows a member or an element (Scanner.separator). */
-const MORE = 0;
-const CLOSED = 1;
-const BAD = 2;
-type Separator = typeof MORE | typeof CLOSED | typeof BAD;
-
-/**
- * Nesting deeper than this is left to JSON.parse (the scan recurses once per level), whose caller
- * refuses an item that deep: MAX_ITEM_DEPTH.
- */
-const MAX_DEPTH = MAX_ITEM_DEPTH;
-
-/** Bytes a string holds as they are: not a quote, a backslash or a control character. */
-const PLAIN = new Uint8Array(256);
-for (let c = 0x20; c < 256; c++) PLAIN[c] = c === QUOTE || c === BACKSLASH ? 0 : 1;
-/** Bytes that may follow a backslash, `u` aside. */
-const ESCAPE = new Uint8Array(256);
-for (const c of '"\\/bfnrt') ESCAPE[c.charCodeAt(0)] = 1;
-const HEX = new Uint8Array(256);
-for (const c of '0123456789abcdefABCDEF') HEX[c.charCodeAt(0)] = 1;
-const WHITESPACE = new Uint8Array(256);
-for (const c of [0x20, 0x09, LF, CR]) WHITESPACE[c] = 1;
 
 const ITEMS = Buffer.from('items');
 const NEXT_CURSOR = Buffer.from('nextCursor');
@@ -73,19 +42,7 @@ export function scanPage(body: Uint8Array): ScannedPage | undefined {
   return new Scanner(body).page();
 }
 
-/** Four hexadecimal digits at `at` (what follows `\u`). */
-function isHex4(b: Uint8Array, at: number): boolean {
-  return HEX[b[at]!] === 1 && HEX[b[at + 1]!] === 1 && HEX[b[at + 2]!] === 1 && HEX[b[at + 3]!] === 1;
-}
-
-class Scanner {
-  private pos = 0;
-  private depth = 0;
-  /** A line break was skipped as whitespace since this was last cleared. */
-  private broke = false;
-
-  constructor(private readonly b: Uint8Array) {}
-
+class Scanner extends JsonGrammar {
   page(): ScannedPage | undefined {
     const { b } = this;
     this.ws();
@@ -150,139 +107,6 @@ class Scanner {
       if (next === CLOSED) return lineBreaks;
     }
   }
-
-  /**
-   * After a member or element: the closing byte `close` (CLOSED) or a comma and the whitespace
-   * after it (MORE), else BAD.
-   */
-  private separator(close: number): Separator {
-    this.ws();
-    const c = this.b[this.pos++];
-    if (c === close) return CLOSED;
-    if (c !== COMMA) return BAD;
-    this.ws();
-    return MORE;
-  }
-
-  private ws(): void {
-    const { b } = this;
-    let c = b[this.pos]!;
-    while (WHITESPACE[c] === 1) {
-      if (c === LF || c === CR) this.broke = true;
-      c = b[++this.pos]!;
-    }
-  }
-
-  /** Skips one JSON value at `pos`; false when the bytes there are not one. */
-  private value(): boolean {
-    const c = this.b[this.pos];
-    if (c === QUOTE) return this.string();
-    if (c === OPEN_OBJECT) return this.object();
-    if (c === OPEN_ARRAY) return this.array();
-    if (c === MINUS || (c !== undefined && c >= ZERO && c <= NINE)) return this.number();
-    if (c === 0x74) return this.literal('true');
-    if (c === 0x66) return this.literal('false');
-    if (c === 0x6e) return this.literal('null');
-    return false;
-  }
-
-  private object(): boolean {
-    return this.container(CLOSE_OBJECT, true);
-  }
-
-  private array(): boolean {
-    return this.container(CLOSE_ARRAY, false);
-  }
-
-  /** An object (`keyed`: members `"key": value`) or an array at `pos`, up to `close`. */
-  private container(close: number, keyed: boolean): boolean {
-    const { b } = this;
-    if (++this.depth > MAX_DEPTH) return false;
-    this.pos++;
-    this.ws();
-    if (b[this.pos] === close) {
-      this.pos++;
-      this.depth--;
-      return true;
-    }
-    for (;;) {
-      if (keyed && !this.key()) return false;
-      if (!this.value()) return false;
-      const next = this.separator(close);
-      if (next === BAD) return false;
-      if (next === CLOSED) break;
-    }
-    this.depth--;
-    return true;
-  }
-
-  /** A member's key and colon at `pos`: leaves `pos` at its value. */
-  private key(): boolean {
-    if (this.b[this.pos] !== QUOTE || !this.string()) return false;
-    this.ws();
-    if (this.b[this.pos] !== COLON) return false;
-    this.pos++;
-    this.ws();
-    return true;
-  }
-
-  /** A string at `pos` (its opening quote): leaves `pos` after the closing quote. */
-  private string(): boolean {
-    const { b } = this;
-    const end = b.length;
-    let i = this.pos + 1;
-    for (;;) {
-      while (PLAIN[b[i]!] === 1) i++;
-      if (i >= end) return false;
-      const c = b[i];
-      if (c === QUOTE) break;
-      if (c !== BACKSLASH) return false;
-      const escaped = b[i + 1]!;
-      if (ESCAPE[escaped] === 1) {
-        i += 2;
-      } else if (escaped === 0x75 && isHex4(b, i + 2)) {
-        i += 6;
-      } else {
-        return false;
-      }
-    }
-    this.pos = i + 1;
-    return true;
-  }
-
-  /** `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` */
-  private number(): boolean {
-    const { b } = this;
-    let i = this.pos;
-    if (b[i] === MINUS) i++;
-    if (b[i] === ZERO) i++;
-    else if (isDigit(b[i])) while (isDigit(b[i])) i++;
-    else return false;
-    if (b[i] === DOT) {
-      i++;
-      if (!isDigit(b[i])) return false;
-      while (isDigit(b[i])) i++;
-    }
-    if (b[i] === 0x65 || b[i] === 0x45) {
-      i++;
-      if (b[i] === PLUS || b[i] === MINUS) i++;
-      if (!isDigit(b[i])) return false;
-      while (isDigit(b[i])) i++;
-    }
-    this.pos = i;
-    return true;
-  }
-
-  private literal(word: string): boolean {
-    const { b } = this;
-    for (let k = 0; k < word.length; k++) if (b[this.pos + k] !== word.charCodeAt(k)) return false;
-    this.pos += word.length;
-    return true;
-  }
-}
-
-function isDigit(c: number | undefined): boolean {
-  return c !== undefined && c >= ZERO && c <= NINE;
 }
 
 function equal(a: Uint8Array, b: Uint8Array): boolean {

@@ -5,15 +5,14 @@ import { expect } from 'vitest';
 import { type AskedQuery, readAnswer, type SeriesAnswer } from '../../src/export/run/points-answer.js';
 import { readScannedAnswer } from '../../src/export/run/points-scan.js';
 import { BulkExtractError } from '../../src/errors.js';
-import { scanPage } from '../../src/page/page-scan.js';
 import { type Aggregate, pointColumns, type PointsShape } from '../../src/resources/index.js';
 import { PointTable } from '../../src/sink/datapoints/point-table.js';
 import { PointsNdjsonWriter } from '../../src/sink/datapoints/points-ndjson-writer.js';
 
 /**
  * The two ways an answer of `POST /timeseries/data/list` is read (export/run/point-requests.ts):
- * from its bytes (scanPage, then readScannedAnswer, which leaves items that are not the plain case
- * to readAnswer's readItem) and parsed (JSON.parse, then readAnswer); and what each gives to the
+ * from its bytes (readScannedAnswer, which leaves an answer that is not the plain case to
+ * JSON.parse and readAnswer) and parsed (JSON.parse, then readAnswer); and what each gives to the
  * writers, for the differential tests of the scan.
  */
 
@@ -30,11 +29,10 @@ function attempt(read: () => { series: SeriesAnswer[]; unknown: number[] }): Rea
   }
 }
 
-/** Read as the export reads it: from the bytes when the page scan takes them, else parsed. */
+/** Read as the export reads it: from the bytes when the scan takes them, else parsed. */
 export function readScanned(body: Buffer, queries: readonly AskedQuery[], aggregates?: readonly Aggregate[]): Read {
-  const scan = scanPage(body);
-  if (scan === undefined) return readParsed(body, queries, aggregates);
-  return attempt(() => readScannedAnswer(body, scan, queries, aggregates, CTX));
+  // The scan names no problem: it reads the answer, or leaves it to JSON.parse and readAnswer.
+  return readScannedAnswer(body, queries, aggregates, CTX) ?? readParsed(body, queries, aggregates);
 }
 
 export function readParsed(body: Buffer, queries: readonly AskedQuery[], aggregates?: readonly Aggregate[]): Read {

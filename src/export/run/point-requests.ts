@@ -1,5 +1,5 @@
 import { AbortedError, BadResponseError, type RequestContext } from '../../http/errors.js';
-import type { PageResponse } from '../../http/platform-client.js';
+import type { BytesResponse } from '../../http/platform-client.js';
 import type { ByteBudget } from '../../page/index.js';
 import type { PointBatch } from '../../sink/index.js';
 import { readAnswer, type SeriesAnswer, type SeriesRef } from './points-answer.js';
@@ -10,11 +10,11 @@ import { MAX_EMPTY_ANSWERS, type SeriesTask, type SeriesTasks } from './series-t
 export const POINTS_PATH = '/timeseries/data/list';
 
 /**
- * What reading points needs of the platform client: its POST of a list page, whose answer is
- * scanned rather than parsed when it can be (PlatformClient.postPage).
+ * What reading points needs of the platform client: a POST whose answer comes as bytes, read from
+ * them rather than parsed when it can be (PlatformClient.postBytes).
  */
 export interface PointsClient {
-  postPage(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<PageResponse>;
+  postBytes(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<BytesResponse>;
 }
 
 /** An answer taken in: the points to write (each series' tasks updated), and the series the platform did not know. */
@@ -68,7 +68,7 @@ export async function requestPoints(
   const ctx: RequestContext = { method: 'POST', path: POINTS_PATH };
   const hold = await options.budget?.hold(POINTS_PATH, options.signal, () => new AbortedError('Stopped while waiting for room in the memory budget', ctx));
   try {
-    const response = await client.postPage(POINTS_PATH, body, options.signal);
+    const response = await client.postBytes(POINTS_PATH, body, options.signal);
     hold?.resize(response.bytes.length);
     const answered: RequestContext = {
       ...ctx,
@@ -77,11 +77,10 @@ export async function requestPoints(
       ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
     };
     const asked = queries.map(({ query }) => query);
-    // Read from its bytes, each point where it lies; parsed only when the page scan left it to JSON.parse.
+    // Read from its bytes, each point where it lies; parsed only when the scan leaves it to JSON.parse.
     const { series, unknown } =
-      response.scan === undefined
-        ? readAnswer(response.body, asked, plan.aggregates, answered)
-        : readScannedAnswer(response.bytes, response.scan, asked, plan.aggregates, answered);
+      readScannedAnswer(response.bytes, asked, plan.aggregates, answered) ??
+      readAnswer(response.parse(), asked, plan.aggregates, answered);
     return { queries, series, unknown, ctx: answered, release: () => hold?.release() };
   } catch (error) {
     hold?.release();
