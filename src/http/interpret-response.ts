@@ -45,18 +45,23 @@ export function interpretPage(raw: RawResponse, ctx: RequestContext, mechanism: 
 }
 
 /**
- * An answer its caller reads from its bytes (the datapoints answer's scan): `body` is undefined
- * until `parse()`, which gives the value or fails as interpretResponse does for a body that is not
- * JSON.
+ * An answer read from its bytes by its caller's `read` (the datapoints answer's scan): `read` is
+ * what it made of them, or undefined when it left them to JSON.parse, and `body` is then the value.
  */
-export interface BytesResponse extends JsonResponse {
-  parse(): unknown;
+export interface ReadResponse<T> extends JsonResponse {
+  read: T | undefined;
 }
 
-/** Like interpretResponse, its body left as bytes. */
-export function interpretBytes(raw: RawResponse, ctx: RequestContext, mechanism: string): BytesResponse {
-  checkStatus(raw, ctx, mechanism);
-  return { ...answered(raw, ctx, undefined), parse: () => parseBody(raw, ctx) };
+/**
+ * Like interpretResponse, the body read by `read` when it takes it, parsed when it does not: both
+ * inside the request's attempts, so that a body that is not JSON is retried as for any request.
+ */
+export function interpretRead<T>(read: (bytes: Buffer) => T | undefined) {
+  return (raw: RawResponse, ctx: RequestContext, mechanism: string): ReadResponse<T> => {
+    checkStatus(raw, ctx, mechanism);
+    const value = read(raw.body);
+    return { ...answered(raw, ctx, value === undefined ? parseBody(raw, ctx) : undefined), read: value };
+  };
 }
 
 function answered(raw: RawResponse, ctx: RequestContext, body: unknown): JsonResponse {

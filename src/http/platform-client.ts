@@ -9,12 +9,12 @@ import { appNameProblem, DEFAULT_APP_NAME, identificationHeaders } from './ident
 import type { LimiterState, RequestLimiter } from './adaptive-limiter.js';
 import {
   errorMessage,
-  type BytesResponse,
-  interpretBytes,
   interpretPage,
+  interpretRead,
   interpretResponse,
   type JsonResponse,
   type PageResponse,
+  type ReadResponse,
 } from './interpret-response.js';
 import { type LoginStatus, parseLoginStatus } from './login-status.js';
 import { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
@@ -30,7 +30,7 @@ import {
 } from './transport.js';
 import { type RetryRuntime, withRetries } from './with-retries.js';
 
-export type { AggregateFilter, BytesResponse, JsonResponse, LoginStatus, PageResponse };
+export type { AggregateFilter, JsonResponse, LoginStatus, PageResponse, ReadResponse };
 
 /** Runs one request under the run's shared concurrency limit (a p-limit instance fits). */
 /** The class of an HTTP answer, or `none` for a request that got no answer. */
@@ -153,9 +153,14 @@ export class PlatformClient {
     return this.send(this.postRequest(path, body), interpretPage, signal);
   }
 
-  /** `post` whose answer its caller reads from its bytes, parsing it only when it must (BytesResponse). */
-  postBytes(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<BytesResponse> {
-    return this.send(this.postRequest(path, body), interpretBytes, signal);
+  /** `post` whose answer `read` reads from its bytes; parsed only when `read` leaves it (ReadResponse). */
+  postRead<T>(
+    path: string,
+    body: Readonly<Record<string, unknown>>,
+    read: (bytes: Buffer) => T | undefined,
+    signal?: AbortSignal,
+  ): Promise<ReadResponse<T>> {
+    return this.send(this.postRequest(path, body), interpretRead(read), signal);
   }
 
   /**

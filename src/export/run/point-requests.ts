@@ -1,5 +1,5 @@
 import { AbortedError, BadResponseError, type RequestContext } from '../../http/errors.js';
-import type { BytesResponse } from '../../http/platform-client.js';
+import type { ReadResponse } from '../../http/platform-client.js';
 import type { ByteBudget } from '../../page/index.js';
 import type { PointBatch } from '../../sink/index.js';
 import { readAnswer, type SeriesAnswer, type SeriesRef } from './points-answer.js';
@@ -10,11 +10,16 @@ import { MAX_EMPTY_ANSWERS, type SeriesTask, type SeriesTasks } from './series-t
 export const POINTS_PATH = '/timeseries/data/list';
 
 /**
- * What reading points needs of the platform client: a POST whose answer comes as bytes, read from
- * them rather than parsed when it can be (PlatformClient.postBytes).
+ * What reading points needs of the platform client: a POST whose answer is read from its bytes
+ * rather than parsed when it can be (PlatformClient.postRead).
  */
 export interface PointsClient {
-  postBytes(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<BytesResponse>;
+  postRead<T>(
+    path: string,
+    body: Readonly<Record<string, unknown>>,
+    read: (bytes: Buffer) => T | undefined,
+    signal?: AbortSignal,
+  ): Promise<ReadResponse<T>>;
 }
 
 /** An answer taken in: the points to write (each series' tasks updated), and the series the platform did not know. */
@@ -68,7 +73,11 @@ export async function requestPoints(
   const ctx: RequestContext = { method: 'POST', path: POINTS_PATH };
   const hold = await options.budget?.hold(POINTS_PATH, options.signal, () => new AbortedError('Stopped while waiting for room in the memory budget', ctx));
   try {
-    const response = await client.postBytes(POINTS_PATH, body, options.signal);
+    const asked = queries.map(({ query }) => query);
+    // Read from its bytes, each point where it lies, within the request's attempts (the scan names
+    // no problem, so `ctx` is enough for it); parsed when the scan leaves it to JSON.parse.
+    const read = (bytes: Buffer) => readScannedAnswer(bytes, asked, plan.aggregates, ctx);
+    const response = await client.postRead(POINTS_PATH, body, read, options.signal);
     hold?.resize(response.bytes.length);
     const answered: RequestContext = {
       ...ctx,
@@ -76,11 +85,7 @@ export async function requestPoints(
       attempts: response.attempts,
       ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
     };
-    const asked = queries.map(({ query }) => query);
-    // Read from its bytes, each point where it lies; parsed only when the scan leaves it to JSON.parse.
-    const { series, unknown } =
-      readScannedAnswer(response.bytes, asked, plan.aggregates, answered) ??
-      readAnswer(response.parse(), asked, plan.aggregates, answered);
+    const { series, unknown } = response.read ?? readAnswer(response.body, asked, plan.aggregates, answered);
     return { queries, series, unknown, ctx: answered, release: () => hold?.release() };
   } catch (error) {
     hold?.release();
