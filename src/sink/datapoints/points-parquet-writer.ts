@@ -4,6 +4,7 @@ import { type ColumnSpec, pointColumns, type PointsShape } from '../../resources
 import { crashPoint } from '../../util/crash-point.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
 import { arrowType, newColumn } from '../parquet/column-kinds.js';
+import type { Utf8Column } from '../parquet/columns.js';
 import type { EncodedColumn } from '../parquet/encode.js';
 import { type ParquetWriterDeps, rowGroupRowsFor } from '../parquet/parquet-writer.js';
 import { SpillFile } from '../parquet/spill.js';
@@ -105,9 +106,23 @@ export class PointsParquetWriter implements PointShardWriter {
     const schema = new Schema(columns.map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
     const order = table.order();
     const granularity = this.shape.granularity ?? null;
+    // Each series' externalId as UTF-8 once, not once a row.
+    const externalIds = new Map<number, Buffer | null>();
+    const externalIdOf = (row: number) => {
+      const series = table.seriesId(row);
+      let bytes = externalIds.get(series);
+      if (bytes === undefined) {
+        const text = table.externalId(row);
+        bytes = text === undefined ? null : Buffer.from(text);
+        externalIds.set(series, bytes);
+      }
+      return bytes;
+    };
+    // One set of columns, filled again for each batch: tableToIPC copies them out.
+    const built = columns.map((spec) => newColumn(spec.kind, Math.min(BATCH_ROWS, order.length)));
     for (let from = 0; from < order.length; from += BATCH_ROWS) {
       const to = Math.min(order.length, from + BATCH_ROWS);
-      const built = columns.map((spec) => newColumn(spec.kind, to - from));
+      for (const column of built) column.reset();
       for (let k = from; k < to; k++) {
         const row = order[k]!;
         let v = 0;
@@ -115,7 +130,7 @@ export class PointsParquetWriter implements PointShardWriter {
           const name = columns[c]!.name;
           const column = built[c]!;
           if (name === 'timeseriesId') column.push(table.seriesId(row));
-          else if (name === 'externalId') column.push(table.externalId(row) ?? null);
+          else if (name === 'externalId') pushText(column as Utf8Column, externalIdOf(row));
           else if (name === 'granularity') column.push(granularity);
           else if (name === 'timestamp') column.push(table.timestamp(row));
           else column.push(table.value(v++, row));
@@ -127,4 +142,9 @@ export class PointsParquetWriter implements PointShardWriter {
       await spill.append(tableToIPC(new Table(new RecordBatch(schema, data)), 'stream'));
     }
   }
+}
+
+function pushText(column: Utf8Column, bytes: Buffer | null): void {
+  if (bytes === null) column.push(null);
+  else column.pushUtf8(bytes, 0, bytes.length);
 }
