@@ -157,6 +157,23 @@ export class JsonGrammar {
     return true;
   }
 
+  /**
+   * A member's key and colon at `pos`, `pos` left at its value: the key's bytes inside its quotes;
+   * undefined when it is none, or holds an escape (a scan then leaves the object to JSON.parse).
+   */
+  plainKey(): Uint8Array | undefined {
+    const { b } = this;
+    const start = this.pos + 1;
+    if (b[this.pos] !== QUOTE || !this.string()) return undefined;
+    const key = b.subarray(start, this.pos - 1);
+    if (key.includes(BACKSLASH)) return undefined;
+    this.ws();
+    if (b[this.pos] !== COLON) return undefined;
+    this.pos++;
+    this.ws();
+    return key;
+  }
+
   /** The number at `pos` when it is a safe integer written in digits; undefined for any other value. */
   safeInteger(): number | undefined {
     const { b } = this;

@@ -15,7 +15,6 @@ export interface ScannedPage {
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const COLON = 0x3a;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
@@ -55,14 +54,8 @@ class Scanner extends JsonGrammar {
     this.ws();
     if (b[this.pos] === CLOSE_OBJECT) return undefined;
     for (;;) {
-      const keyStart = this.pos + 1;
-      if (b[this.pos] !== QUOTE || !this.string()) return undefined;
-      const key = b.subarray(keyStart, this.pos - 1);
-      if (key.includes(BACKSLASH)) return undefined;
-      this.ws();
-      if (b[this.pos] !== COLON) return undefined;
-      this.pos++;
-      this.ws();
+      const key = this.plainKey();
+      if (key === undefined) return undefined;
       if (equal(key, ITEMS)) {
         if (bounds !== undefined || b[this.pos] !== OPEN_ARRAY) return undefined;
         bounds = [];

@@ -38,8 +38,6 @@ const SYMBOL = 1;
 /** Offsets of a body's points are held in Int32Arrays (a body that large is parsed, and refused, as before). */
 const MAX_SCANNED_BYTES = 2 ** 31 - 1;
 
-const COLON = 0x3a;
-const BACKSLASH = 0x5c;
 const ITEMS = Buffer.from('items');
 
 /**
@@ -97,9 +95,9 @@ class AnswerScan extends JsonGrammar {
     if (b[this.pos] === CLOSE_OBJECT) return undefined;
     let items: SeriesAnswer[] | undefined;
     for (;;) {
-      const key = this.member();
+      const key = this.plainKey();
       if (key === undefined) return undefined;
-      if (key.length === ITEMS.length && sameBytes(b, key.start, ITEMS, 0, ITEMS.length)) {
+      if (key.length === ITEMS.length && sameBytes(key, 0, ITEMS, 0, ITEMS.length)) {
         if (items !== undefined || b[this.pos] !== OPEN_ARRAY) return undefined;
         items = this.items();
         if (items === undefined) return undefined;
@@ -112,20 +110,6 @@ class AnswerScan extends JsonGrammar {
     }
     this.ws();
     return this.pos === b.length ? items : undefined;
-  }
-
-  /** A member's key and colon at `pos`, its value next; undefined when it is none or holds an escape. */
-  private member(): { start: number; length: number } | undefined {
-    const { b } = this;
-    const start = this.pos + 1;
-    if (b[this.pos] !== QUOTE || !this.string()) return undefined;
-    const end = this.pos - 1;
-    for (let i = start; i < end; i++) if (b[i] === BACKSLASH) return undefined;
-    this.ws();
-    if (b[this.pos] !== COLON) return undefined;
-    this.pos++;
-    this.ws();
-    return { start, length: end - start };
   }
 
   /** The `items` array at `pos`, each item read and matched to its query. */
@@ -164,9 +148,9 @@ class AnswerScan extends JsonGrammar {
     let query = -1;
     let points: PointList | undefined;
     for (;;) {
-      const token = this.member();
+      const token = this.plainKey();
       if (token === undefined) return undefined;
-      const key = headKey(b, token.start, token.length);
+      const key = headKey(token);
       if (key < 0) {
         if (!this.value()) return undefined;
       } else {
@@ -275,11 +259,11 @@ class AnswerScan extends JsonGrammar {
   }
 }
 
-/** The index in HEAD of the key of `length` bytes at `start` of `b` (without escapes); -1 for any other key. */
-function headKey(b: Uint8Array, start: number, length: number): number {
+/** The index in HEAD of `key` (its bytes, without escapes); -1 for any other key. */
+function headKey(key: Uint8Array): number {
   for (let k = 0; k < HEAD.length; k++) {
     const name = HEAD[k]!;
-    if (name.length === length && sameBytes(b, start, name, 0, length)) return k;
+    if (name.length === key.length && sameBytes(key, 0, name, 0, key.length)) return k;
   }
   return -1;
 }
