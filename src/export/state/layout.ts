@@ -40,7 +40,7 @@ export function partDir(stream: string, m: number, n: number, run: string | null
 const STREAM = '[a-z0-9][a-z0-9_-]{0,63}';
 const RUN = String.raw`run=\d{8}T\d{6}\.\d{3}Z`;
 const PART = String.raw`part=\d+-of-\d+`;
-const SHARD = String.raw`\d{6,}\.(?:parquet(?:\.spill)?|ndjson|ndjson\.gz)`;
+const SHARD = String.raw`\d{6,}\.(?:parquet(?:\.spill|\.runs)?|ndjson|ndjson\.gz)`;
 const TEMP = String.raw`(?:\.inprogress)?`;
 /** The keys bulk-extract writes below a stream's folder, and below `_workers/` (`_shards/` before: workers/). */
 const OWNED = new RegExp(

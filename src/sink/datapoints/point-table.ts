@@ -12,10 +12,17 @@ function numeric(value: unknown): number | null {
 /** How a column's value is taken from a point of a series. */
 type Take = (point: PointValue, isString: boolean) => unknown;
 
-/** Growable typed storage of one column; `null` marks a missing value. */
+/**
+ * Growable typed storage of one column; `null` marks a missing value. `raw` is a row's value as one
+ * double (a number, or a text's code) for a sorted run on disk (point-runs.ts); `decode` gives the
+ * value back from it.
+ */
 interface Store {
   put(row: number, value: unknown): void;
   get(row: number): unknown;
+  raw(row: number): number;
+  has(row: number): boolean;
+  decode(raw: number): unknown;
 }
 
 class NumberStore implements Store {
@@ -37,6 +44,18 @@ class NumberStore implements Store {
 
   get(row: number): number | null {
     return this.present[row] === 1 ? this.values[row]! : null;
+  }
+
+  raw(row: number): number {
+    return this.values[row]!;
+  }
+
+  has(row: number): boolean {
+    return this.present[row] === 1;
+  }
+
+  decode(raw: number): number {
+    return raw;
   }
 }
 
@@ -71,6 +90,18 @@ class TextStore implements Store {
   get(row: number): string | null {
     const code = this.codes[row]!;
     return code === 0 ? null : this.values[code]!;
+  }
+
+  raw(row: number): number {
+    return this.codes[row]!;
+  }
+
+  has(row: number): boolean {
+    return this.codes[row] !== 0;
+  }
+
+  decode(raw: number): string {
+    return this.values[raw]!;
   }
 }
 
@@ -166,6 +197,40 @@ export class PointTable {
 
   seriesId(row: number): number {
     return this.seriesIds[this.seriesOf[row]!]!;
+  }
+
+  /** A row's series as its index among the shard's series (seriesIdAt, externalIdAt). */
+  seriesIndexOf(row: number): number {
+    return this.seriesOf[row]!;
+  }
+
+  seriesIdAt(index: number): number {
+    return this.seriesIds[index]!;
+  }
+
+  externalIdAt(index: number): string | undefined {
+    return this.externalIds[index];
+  }
+
+  /** Value column `c` of a row as one double, and whether it is there (Store.raw); decodeValue gives it back. */
+  rawValue(c: number, row: number): number {
+    return this.stores[c]!.raw(row);
+  }
+
+  hasValue(c: number, row: number): boolean {
+    return this.stores[c]!.has(row);
+  }
+
+  decodeValue(c: number, raw: number): unknown {
+    return this.stores[c]!.decode(raw);
+  }
+
+  /**
+   * Forgets the rows, keeping the series and the texts seen (their codes stay valid), so that the
+   * table holds the next run of rows in the same memory (point-runs.ts).
+   */
+  clear(): void {
+    this.rows = 0;
   }
 
   externalId(row: number): string | undefined {
