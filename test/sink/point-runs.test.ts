@@ -106,6 +106,19 @@ describe('a datapoints Parquet shard through sorted runs on disk', () => {
     }
   });
 
+  it('reads runs of more rows than a block back whole (blocks of 8192 rows)', async () => {
+    const shape: PointsShape = { includeStatus: true };
+    const random = seededRandom(4);
+    const series: Series[] = [...rawSeries(random, 6), {
+      id: 42,
+      isString: false,
+      points: Array.from({ length: 30_000 }, (_, k) => ({ timestamp: 1_600_000_000_000 + 7 * k, value: k % 13 === 0 ? 'NaN' : k })),
+    }];
+    const batches = answers(series, random, new Set([42]));
+    const whole = await write(shape, batches, Number.MAX_SAFE_INTEGER);
+    expect((await write(shape, batches, 12_000)).rows).toEqual(whole.rows);
+  });
+
   it('keeps aggregates (integer and double columns) and the fields outside the columns', async () => {
     const shape: PointsShape = { aggregates: ['count', 'average', 'max'], granularity: '1h', includeStatus: false };
     const series: Series[] = [3, 1, 2].map((id) => ({

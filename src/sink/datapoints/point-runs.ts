@@ -14,13 +14,31 @@ export interface SortedRows {
   value(c: number, i: number): unknown;
 }
 
-/** Where one run's columns lie in the runs file: byte offsets, each column contiguous. */
+/**
+ * Where one run lies in the runs file, as blocks of BLOCK_ROWS rows (the last one shorter), each
+ * block one read: its times, each value column, its series, each column's presence (blockLayout).
+ */
 interface Run {
   rows: number;
-  series: number;
-  times: number;
-  values: number[];
-  present: number[];
+  offset: number;
+}
+
+/** Bytes of a block of `rows` rows of `columns` value columns. */
+function blockBytes(rows: number, columns: number): number {
+  return rows * (8 + 8 * columns + 4 + columns);
+}
+
+/** Views of a block's columns in `bytes` (8-byte aligned: the doubles come first). */
+function blockLayout(bytes: Uint8Array, rows: number, columns: number) {
+  const { buffer, byteOffset } = bytes;
+  const doubles = (k: number) => new Float64Array(buffer, byteOffset + 8 * rows * k, rows);
+  const times = doubles(0);
+  const values = Array.from({ length: columns }, (_, c) => doubles(c + 1));
+  const seriesAt = byteOffset + 8 * rows * (1 + columns);
+  const series = new Int32Array(buffer, seriesAt, rows);
+  const bytesAt = seriesAt + 4 * rows;
+  const present = Array.from({ length: columns }, (_, c) => new Uint8Array(buffer, bytesAt + c * rows, rows));
+  return { times, values, series, present };
 }
 
 /**
@@ -37,6 +55,8 @@ interface Run {
 export class PointRuns {
   private readonly runs: Run[] = [];
   private size = 0;
+  /** A run's bytes as written, kept for the next run. */
+  private scratch = new Uint8Array(0);
 
   private constructor(
     readonly path: string,
@@ -58,25 +78,23 @@ export class PointRuns {
   /** Writes the table's rows in `order` (sorted) as one run. */
   async write(table: PointTable, order: Uint32Array): Promise<void> {
     const rows = order.length;
-    const series = new Int32Array(rows);
-    const times = new Float64Array(rows);
-    for (let k = 0; k < rows; k++) {
-      series[k] = table.seriesIndexOf(order[k]!);
-      times[k] = table.timestamp(order[k]!);
-    }
-    const run: Run = { rows, series: await this.append(series), times: 0, values: [], present: [] };
-    run.times = await this.append(times);
-    for (let c = 0; c < table.valueColumns.length; c++) {
-      const values = new Float64Array(rows);
-      const present = new Uint8Array(rows);
-      for (let k = 0; k < rows; k++) {
-        values[k] = table.rawValue(c, order[k]!);
-        present[k] = table.hasValue(c, order[k]!) ? 1 : 0;
+    const columns = table.valueColumns.length;
+    const size = blockBytes(rows, columns);
+    if (this.scratch.length < size) this.scratch = new Uint8Array(size);
+    for (let from = 0; from < rows; from += BLOCK_ROWS) {
+      const n = Math.min(BLOCK_ROWS, rows - from);
+      const block = blockLayout(this.scratch.subarray(blockBytes(from, columns)), n, columns);
+      for (let k = 0; k < n; k++) {
+        const row = order[from + k]!;
+        block.series[k] = table.seriesIndexOf(row);
+        block.times[k] = table.timestamp(row);
+        for (let c = 0; c < columns; c++) {
+          block.values[c]![k] = table.rawValue(c, row);
+          block.present[c]![k] = table.hasValue(c, row) ? 1 : 0;
+        }
       }
-      run.values.push(await this.append(values));
-      run.present.push(await this.append(present));
     }
-    this.runs.push(run);
+    this.runs.push({ rows, offset: await this.append(this.scratch.subarray(0, size)) });
   }
 
   /**
@@ -105,7 +123,7 @@ export class PointRuns {
   ): Promise<void> {
     const active: RunCursor[] = [];
     for (const run of this.runs) {
-      const cursor = new RunCursor(reader, this.path, run, table);
+      const cursor = new RunCursor(reader, this.path, run, table, table.valueColumns.length);
       if (await cursor.load()) active.push(cursor);
     }
     const before = (a: RunCursor, b: RunCursor) => a.id() < b.id() || (a.id() === b.id() && a.head() < b.head());
@@ -130,7 +148,9 @@ export class PointRuns {
           break;
         }
         if (visit(cursor, cursor.at)) await flush();
-        if (!(await cursor.advance())) {
+        // The next row of the block, or the next block: awaited only then.
+        if (++cursor.at < cursor.length) continue;
+        if (!(await cursor.load())) {
           active.splice(first, 1);
           break;
         }
@@ -144,9 +164,8 @@ export class PointRuns {
     await rm(this.path, { force: true });
   }
 
-  private async append(column: Int32Array | Float64Array | Uint8Array): Promise<number> {
+  private async append(bytes: Uint8Array): Promise<number> {
     const at = this.size;
-    const bytes = new Uint8Array(column.buffer, column.byteOffset, column.byteLength);
     try {
       const injected = injectedWriteError(this.path);
       if (injected !== undefined) throw injected;
@@ -163,13 +182,11 @@ export class PointRuns {
 
 /** One run read back a block at a time; `at` is the current row's place in the block. */
 class RunCursor implements SortedRows {
-  private readonly series = new Int32Array(BLOCK_ROWS);
-  private readonly times = new Float64Array(BLOCK_ROWS);
-  private readonly values: Float64Array[];
-  private readonly present: Uint8Array[];
-  /** The run's row of the block's first; rows in the block. */
+  private readonly bytes: Uint8Array;
+  private block: ReturnType<typeof blockLayout>;
+  /** The run's row of the block's first; rows in the block; the current row's place in it. */
   private start = 0;
-  private length = 0;
+  length = 0;
   at = 0;
 
   constructor(
@@ -177,9 +194,10 @@ class RunCursor implements SortedRows {
     private readonly path: string,
     private readonly run: Run,
     private readonly table: PointTable,
+    private readonly columns: number,
   ) {
-    this.values = run.values.map(() => new Float64Array(BLOCK_ROWS));
-    this.present = run.present.map(() => new Uint8Array(BLOCK_ROWS));
+    this.bytes = new Uint8Array(blockBytes(BLOCK_ROWS, columns));
+    this.block = blockLayout(this.bytes, 0, columns);
   }
 
   /** Reads the block after the current one; false when the run has no more rows. */
@@ -188,48 +206,35 @@ class RunCursor implements SortedRows {
     this.length = Math.min(BLOCK_ROWS, this.run.rows - this.start);
     this.at = 0;
     if (this.length <= 0) return false;
-    const { run, start, length } = this;
-    await this.read(this.series, run.series + 4 * start, 4 * length);
-    await this.read(this.times, run.times + 8 * start, 8 * length);
-    for (let c = 0; c < this.values.length; c++) {
-      await this.read(this.values[c]!, run.values[c]! + 8 * start, 8 * length);
-      await this.read(this.present[c]!, run.present[c]! + start, length);
+    const bytes = blockBytes(this.length, this.columns);
+    const position = this.run.offset + blockBytes(this.start, this.columns);
+    for (let offset = 0; offset < bytes;) {
+      const { bytesRead } = await this.handle.read(this.bytes, offset, bytes - offset, position + offset);
+      if (bytesRead === 0) throw new Error(`${this.path}: a run ends before its rows`);
+      offset += bytesRead;
     }
+    this.block = blockLayout(this.bytes, this.length, this.columns);
     return true;
-  }
-
-  /** Moves to the next row; false when the run has no more. */
-  async advance(): Promise<boolean> {
-    return ++this.at < this.length || (await this.load());
   }
 
   /** The current row's series id and time. */
   id(): number {
-    return this.table.seriesIdAt(this.series[this.at]!);
+    return this.table.seriesIdAt(this.block.series[this.at]!);
   }
 
   head(): number {
-    return this.times[this.at]!;
+    return this.block.times[this.at]!;
   }
 
   seriesIndex(i: number): number {
-    return this.series[i]!;
+    return this.block.series[i]!;
   }
 
   time(i: number): number {
-    return this.times[i]!;
+    return this.block.times[i]!;
   }
 
   value(c: number, i: number): unknown {
-    return this.present[c]![i] === 1 ? this.table.decodeValue(c, this.values[c]![i]!) : null;
-  }
-
-  private async read(into: Int32Array | Float64Array | Uint8Array, position: number, bytes: number): Promise<void> {
-    const view = new Uint8Array(into.buffer, into.byteOffset, bytes);
-    for (let offset = 0; offset < bytes;) {
-      const { bytesRead } = await this.handle.read(view, offset, bytes - offset, position + offset);
-      if (bytesRead === 0) throw new Error(`${this.path}: a run ends before its rows`);
-      offset += bytesRead;
-    }
+    return this.block.present[c]![i] === 1 ? this.table.decodeValue(c, this.block.values[c]![i]!) : null;
   }
 }
