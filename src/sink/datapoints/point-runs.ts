@@ -55,7 +55,7 @@ function blockLayout(bytes: Uint8Array, rows: number, columns: number) {
 export class PointRuns {
   private readonly runs: Run[] = [];
   private size = 0;
-  /** A run's bytes as written, kept for the next run. */
+  /** A block's bytes as written, kept for the next block. */
   private scratch = new Uint8Array(0);
 
   private constructor(
@@ -75,15 +75,16 @@ export class PointRuns {
     return this.runs.length;
   }
 
-  /** Writes the table's rows in `order` (sorted) as one run. */
+  /** Writes the table's rows in `order` (sorted) as one run, a block at a time. */
   async write(table: PointTable, order: Uint32Array): Promise<void> {
     const rows = order.length;
     const columns = table.valueColumns.length;
-    const size = blockBytes(rows, columns);
+    const size = blockBytes(Math.min(BLOCK_ROWS, rows), columns);
     if (this.scratch.length < size) this.scratch = new Uint8Array(size);
+    const offset = this.size;
     for (let from = 0; from < rows; from += BLOCK_ROWS) {
       const n = Math.min(BLOCK_ROWS, rows - from);
-      const block = blockLayout(this.scratch.subarray(blockBytes(from, columns)), n, columns);
+      const block = blockLayout(this.scratch, n, columns);
       for (let k = 0; k < n; k++) {
         const row = order[from + k]!;
         block.series[k] = table.seriesIndexOf(row);
@@ -93,8 +94,9 @@ export class PointRuns {
           block.present[c]![k] = table.hasValue(c, row) ? 1 : 0;
         }
       }
+      await this.append(this.scratch.subarray(0, blockBytes(n, columns)));
     }
-    this.runs.push({ rows, offset: await this.append(this.scratch.subarray(0, size)) });
+    this.runs.push({ rows, offset });
   }
 
   /**
