@@ -1,183 +1,178 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { pointColumns, type PointsShape } from '../../src/resources/index.js';
-import { PointsParquetWriter } from '../../src/sink/datapoints/points-parquet-writer.js';
-import { type PointBatch, PointList, type PointValue, type SeriesPoints } from '../../src/sink/index.js';
-import { type Duck, openDuck, parquetAt } from '../support/export-duckdb.js';
+import { blockRowsFor, PointRuns } from '../../src/sink/datapoints/point-runs.js';
+import { PointTable } from '../../src/sink/datapoints/point-table.js';
+import { RowBlock } from '../../src/sink/datapoints/row-block.js';
+import { mergeRuns } from '../../src/sink/datapoints/run-merge.js';
+import { type PointBatch, PointList, type PointValue } from '../../src/sink/index.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
-import { newParquetDeps } from '../support/parquet-deps.js';
-import { seededRandom } from '../support/seeded-random.js';
+import {
+  AGGREGATES,
+  comparable,
+  type PointRow,
+  randomBatches,
+  type RandomPoints,
+  RAW_WITH_STATUS,
+  sortedRows,
+} from '../support/random-points.js';
 
 /**
- * A datapoints Parquet shard larger than a run goes to disk as sorted runs and is merged on
- * commit (point-runs.ts): the file is the one a shard held whole in memory writes, row for row,
- * read back by DuckDB. Runs of a few rows here, so that a shard has many.
+ * The sorted runs of a datapoints shard: rows held by a PointTable of `runRows`, written sorted to
+ * a PointRuns each time it is full (as PointsParquetWriter does), read back block by block and
+ * merged. The merged rows must be those of a plain sort of all the rows, value for value.
  */
-const OPTIONS = { compression: 'zstd', rowGroupRows: 100 } as const;
-const parquet = newParquetDeps();
-let duck: Duck;
-
-beforeAll(async () => {
-  duck = await openDuck();
-});
-
-afterAll(async () => {
-  duck.close();
-  await parquet.encoders.close();
-});
 
 afterEach(removeTempDirs);
 
-interface Series {
-  id: number;
-  isString: boolean;
-  points: PointValue[];
-}
+const decoder = new TextDecoder();
 
-/**
- * Answers as a drain appends them: the series' points cut into chunks at random and interleaved,
- * each series' chunks in time order; `windows` series read as two time windows at once (their
- * chunks of the two halves interleaved with each other).
- */
-function answers(series: readonly Series[], random: () => number, windows = new Set<number>()): PointBatch[] {
-  const queues = series.flatMap((one) => {
-    const half = Math.ceil(one.points.length / 2);
-    const parts = windows.has(one.id) ? [one.points.slice(0, half), one.points.slice(half)] : [one.points];
-    return parts.map((points) => ({ one, points: [...points] }));
-  });
-  const batches: PointBatch[] = [];
-  while (queues.some((queue) => queue.points.length > 0)) {
-    const batch: SeriesPoints[] = [];
-    for (const queue of queues) {
-      if (queue.points.length === 0 || random() < 0.4) continue;
-      const chunk = queue.points.splice(0, 1 + Math.floor(random() * 9));
-      batch.push({ id: queue.one.id, externalId: `ts-${queue.one.id}`, isString: queue.one.isString, points: PointList.of(chunk) });
-    }
-    if (batch.length > 0) batches.push(batch);
-  }
-  return batches;
-}
-
-async function write(
-  shape: PointsShape,
-  batches: readonly PointBatch[],
-  runRows: number,
-): Promise<{ path: string; rows: unknown[] }> {
-  const dir = tempDir('bulk-extract-point-runs-');
-  const path = join(dir, '000001.parquet');
-  const writer = PointsParquetWriter.create(path, shape, OPTIONS, parquet, runRows);
-  for (const batch of batches) await writer.append(batch);
-  const committed = await writer.commit();
-  expect(readdirSync(dir), 'no runs or spill file is left').toEqual(['000001.parquet']);
-  expect(committed.rows).toBe(batches.reduce((sum, batch) => sum + batch.reduce((n, s) => n + s.points.length, 0), 0));
-  const names = pointColumns(shape).map((column) => `"${column.name}"`);
-  const rows = await duck.rows(`SELECT ${names.join(', ')} FROM ${parquetAt(path)}`);
-  return { path, rows: rows.map((row) => JSON.stringify(row, (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v))) };
-}
-
-function rawSeries(random: () => number, count: number): Series[] {
-  return Array.from({ length: count }, (_, s) => {
-    const isString = s % 4 === 3;
-    let time = 1_700_000_000_000 + Math.floor(random() * 1000);
-    const points = Array.from({ length: 5 + Math.floor(random() * 120) }, (_, k): PointValue => {
-      time += 1 + Math.floor(random() * 5000);
-      if (isString) return k % 7 === 0 ? { timestamp: time } : { timestamp: time, value: `on ✓ ${k} 温度` };
-      const value = k % 11 === 0 ? ['NaN', 'Infinity', '-Infinity'][k % 3]! : random() * 100 - 50;
-      return k % 5 === 0 ? { timestamp: time, value, status: { code: 2147483648, symbol: 'Uncertain' } } : { timestamp: time, value };
+/** Rows `from` to `to - 1` of `block`, as plain values. */
+function rowsOf(table: PointTable, block: RowBlock, from: number, to: number): PointRow[] {
+  const rows: PointRow[] = [];
+  for (let i = from; i < to; i++) {
+    const row: PointRow = {
+      timeseriesId: table.series.id(block.series[i]!),
+      externalId: table.series.externalId(block.series[i]!) ?? null,
+      timestamp: block.times[i]!,
+    };
+    table.valueColumns.forEach((spec, c) => {
+      const part = block.parts[c]!;
+      if (part.present[i] === 0) row[spec.name] = null;
+      else if (part.kind === 'number') row[spec.name] = part.values[i];
+      else row[spec.name] = decoder.decode(part.bytes.subarray(RowBlock.textStart(part, i), part.ends[i]));
     });
-    // Ids not in the order the series come: the file is sorted by id.
-    return { id: 7_000_000_000_000_000 + ((s * 7919) % 1000), isString, points };
-  });
+    rows.push(row);
+  }
+  return rows;
 }
 
-describe('a datapoints Parquet shard through sorted runs on disk', () => {
-  it('is the file a shard held in memory writes: raw numeric and string series, statuses, windows (seeded)', async () => {
-    const shape: PointsShape = { includeStatus: true };
-    for (const seed of [1, 2, 3]) {
-      const random = seededRandom(seed);
-      const series = rawSeries(random, 40);
-      const batches = answers(series, random, new Set([series[0]!.id, series[5]!.id]));
-      const whole = await write(shape, batches, Number.MAX_SAFE_INTEGER);
-      for (const runRows of [7, 100, 1000]) {
-        const merged = await write(shape, batches, runRows);
-        expect(merged.rows, `seed ${seed}, runs of ${runRows}`).toEqual(whole.rows);
+/** The batches through runs of `runRows` rows, merged: the rows in the order merged, and how many runs. */
+async function throughRuns(batches: readonly PointBatch[], shape: PointsShape, runRows: number) {
+  const dir = tempDir('bulk-extract-runs-');
+  const table = new PointTable(pointColumns(shape), shape, runRows);
+  const runs = await PointRuns.create(join(dir, '000000.parquet.runs.inprogress'));
+  const blockRows = blockRowsFor(runRows);
+  const block = RowBlock.allocate(table.kinds, blockRows);
+  const write = async () => {
+    await runs.write(table, block, blockRows);
+    table.reset();
+  };
+  try {
+    for (const batch of batches) {
+      for (const series of batch) {
+        for (let k = 0; k < series.points.length;) {
+          k += table.add(series, k);
+          expect(table.rows, 'rows held').toBeLessThanOrEqual(runRows);
+          if (table.full) await write();
+        }
       }
     }
-  });
+    if (table.rows > 0) await write();
+    const rows: PointRow[] = [];
+    let ranges = 0;
+    await mergeRuns(runs.cursors(table.kinds), table.series, (merged, from, to) => {
+      expect(to, 'an empty range').toBeGreaterThan(from);
+      ranges++;
+      rows.push(...rowsOf(table, merged, from, to));
+      return Promise.resolve();
+    });
+    return { rows, runs: runs.count, ranges };
+  } finally {
+    await runs.remove();
+    expect(readdirSync(dir), 'the runs file is removed').toEqual([]);
+  }
+}
 
-  it('reads runs of more rows than a block back whole (blocks of 8192 rows)', async () => {
-    const shape: PointsShape = { includeStatus: true };
-    const random = seededRandom(4);
-    const series: Series[] = [...rawSeries(random, 6), {
-      id: 42,
-      isString: false,
-      points: Array.from({ length: 30_000 }, (_, k) => ({ timestamp: 1_600_000_000_000 + 7 * k, value: k % 13 === 0 ? 'NaN' : k })),
-    }];
-    const batches = answers(series, random, new Set([42]));
-    const whole = await write(shape, batches, Number.MAX_SAFE_INTEGER);
-    expect((await write(shape, batches, 12_000)).rows).toEqual(whole.rows);
-  });
+function points(id: number, timestamps: readonly number[], isString = false) {
+  const values: PointValue[] = timestamps.map((timestamp) => ({ timestamp, value: isString ? `v${timestamp}` : timestamp / 2 }));
+  return { id, externalId: `ts-${id}`, isString, points: PointList.of(values) };
+}
 
-  it('keeps aggregates (integer and double columns) and the fields outside the columns', async () => {
-    const shape: PointsShape = { aggregates: ['count', 'average', 'max'], granularity: '1h', includeStatus: false };
-    const series: Series[] = [3, 1, 2].map((id) => ({
-      id,
-      isString: false,
-      points: Array.from({ length: 50 }, (_, k) => ({
-        timestamp: k * 3_600_000,
-        count: k,
-        ...(k % 4 === 0 ? {} : { average: k / 3 }),
-        max: k === 7 ? 'Infinity' : k,
-        ...(k % 9 === 0 ? { note: `k${k}` } : {}),
-      })),
-    }));
-    const batches = answers(series, seededRandom(9));
-    const whole = await write(shape, batches, Number.MAX_SAFE_INTEGER);
-    expect((await write(shape, batches, 13)).rows).toEqual(whole.rows);
-  });
+describe('sorted runs merged: the rows of a plain sort, value for value', () => {
+  const cases: [string, RandomPoints, PointsShape, number][] = [
+    ['raw with status, 200 series and one in 6 windows, runs of 7 rows (blocks of 1)', { seed: 1, series: 200, points: 6000, kind: 'raw', windows: 6 }, RAW_WITH_STATUS, 7],
+    ['raw with status, another seed, runs of 100 rows (blocks of 4)', { seed: 2, series: 300, points: 8000, kind: 'raw', windows: 3 }, RAW_WITH_STATUS, 100],
+    ['string series only (unicode, empty strings, no value): runs cut by their text too', { seed: 3, series: 40, points: 5000, kind: 'raw', strings: 1 }, RAW_WITH_STATUS, 64],
+    ['raw without status', { seed: 4, series: 50, points: 3000, kind: 'raw', windows: 4 }, { includeStatus: false }, 13],
+    ['aggregates (count int64, average double, extra), one series in 5 windows', { seed: 5, series: 120, points: 5000, kind: 'aggregates', windows: 5 }, AGGREGATES, 7],
+    ['one run only (runRows above the rows)', { seed: 6, series: 30, points: 2000, kind: 'raw', windows: 2 }, RAW_WITH_STATUS, 5000],
+  ];
 
-  it('writes a runs file only past a run, and at exactly a run or one more row the same file', async () => {
-    const shape: PointsShape = { includeStatus: false };
-    const points = (n: number) => Array.from({ length: n }, (_, k) => ({ timestamp: 1000 + k, value: k }));
-    const one = (n: number): PointBatch[] => [[{ id: 5, externalId: 'a', isString: false, points: PointList.of(points(n)) }]];
-    const dir = tempDir('bulk-extract-point-runs-');
-    const path = join(dir, '000001.parquet');
-    const writer = PointsParquetWriter.create(path, shape, OPTIONS, parquet, 10);
-    await writer.append(one(9)[0]!);
-    expect(readdirSync(dir)).toEqual([]);
-    await writer.append([{ id: 6, externalId: 'b', isString: false, points: PointList.of(points(1)) }]);
-    expect(readdirSync(dir)).toEqual(['000001.parquet.runs.inprogress']);
-    await writer.abort();
-    expect(readdirSync(dir), 'abort removes the runs file').toEqual([]);
-    for (const n of [1, 10, 11]) {
-      expect((await write(shape, one(n), 10)).rows).toEqual((await write(shape, one(n), 1000)).rows);
+  it.each(cases)('%s', async (_, options, shape, runRows) => {
+    const batches = randomBatches(options);
+    const expected = sortedRows(batches, shape);
+    const merged = await throughRuns(batches, shape, runRows);
+    expect(merged.runs, 'runs written').toBeGreaterThanOrEqual(Math.ceil(expected.length / runRows));
+    expect(merged.rows.length).toBe(expected.length);
+    expect(comparable(merged.rows)).toEqual(comparable(expected));
+    // What the data must hold for the case to mean something.
+    const values = expected.map((row) => (shape.aggregates === undefined ? row.value : row.average));
+    if (shape.aggregates === undefined && options.strings !== 1) {
+      expect(values.some((value) => Number.isNaN(value)), 'NaN').toBe(true);
+      expect(values.includes(Infinity) && values.includes(-Infinity), '±Infinity').toBe(true);
+      expect(values.some((value) => Object.is(value, -0)), '-0').toBe(true);
     }
+    expect(values.includes(null), 'missing values').toBe(true);
+    expect(expected.some((row) => row.extra !== null), 'extra').toBe(true);
   });
 
-  it('refuses two points of a series at one time, writing no file', async () => {
-    const dir = tempDir('bulk-extract-point-runs-');
-    const path = join(dir, '000001.parquet');
-    const writer = PointsParquetWriter.create(path, { includeStatus: false }, OPTIONS, parquet, 2);
-    const at = (timestamp: number) => [{ id: 5, externalId: 'a', isString: false, points: PointList.of([{ timestamp, value: 1 }]) }];
-    for (const timestamp of [1, 2, 3, 2]) await writer.append(at(timestamp));
-    await expect(writer.commit()).rejects.toThrow(/series 5 has two points at 2 in one shard/);
-    expect(readdirSync(dir)).toEqual([]);
+  it('runs of exactly runRows, runRows + 1 and one row', async () => {
+    const ids = [30, 10, 20];
+    const series = (rows: number) => [ids.map((id) => points(id, Array.from({ length: rows }, (_, k) => 100 + k)))];
+    const expect7 = async (batches: PointBatch[], runs: number) => {
+      const merged = await throughRuns(batches, RAW_WITH_STATUS, 7);
+      expect(merged.runs).toBe(runs);
+      expect(comparable(merged.rows)).toEqual(comparable(sortedRows(batches, RAW_WITH_STATUS)));
+      return merged;
+    };
+    // 7 rows: one full run; 8: a full run and one of 1 row; 1: a run of 1 row.
+    await expect7([[points(5, [1, 2, 3, 4, 5, 6, 7])]], 1);
+    await expect7([[points(5, [1, 2, 3, 4, 5, 6, 7, 8])]], 2);
+    await expect7([[points(5, [-1])]], 1);
+    // 3 series of 7 points: 3 runs, each series in several of them.
+    const three = await expect7(series(7), 3);
+    const ids7 = (id: number) => Array.from({ length: 7 }, () => id);
+    expect(three.rows.map((row) => row.timeseriesId)).toEqual([...ids7(10), ...ids7(20), ...ids7(30)]);
   });
 
-  it('never writes through a link at the runs file\'s name: the link goes, its target stays as it was', async () => {
-    const dir = tempDir('bulk-extract-point-runs-');
-    const target = join(dir, 'elsewhere');
-    mkdirSync(target);
-    writeFileSync(join(target, 'precious'), 'keep me');
-    const parts = join(dir, 'part');
-    mkdirSync(parts);
-    symlinkSync(join(target, 'precious'), join(parts, '000001.parquet.runs.inprogress'));
-    const writer = PointsParquetWriter.create(join(parts, '000001.parquet'), { includeStatus: false }, OPTIONS, parquet, 2);
-    const points = PointList.of([{ timestamp: 1, value: 1 }, { timestamp: 2, value: 2 }, { timestamp: 3, value: 3 }]);
-    await writer.append([{ id: 5, externalId: 'a', isString: false, points }]);
-    await writer.commit();
-    expect(readFileSync(join(target, 'precious'), 'utf8')).toBe('keep me');
-    expect(existsSync(join(parts, '000001.parquet.runs.inprogress'))).toBe(false);
+  it('a table of string points is full once it holds 16 bytes of text a row of runRows, before runRows rows', () => {
+    const table = new PointTable(pointColumns(RAW_WITH_STATUS), RAW_WITH_STATUS, 10);
+    const long = (timestamp: number) => ({ timestamp, value: `${'é'.repeat(24)}${timestamp}` });
+    const values = PointList.of([1, 2, 3, 4, 5, 6].map(long));
+    const strings = { id: 1, externalId: undefined, isString: true, points: values };
+    // 50 bytes a value: 4 of them pass 160 bytes ("Good" is one entry for all rows).
+    expect(table.add(strings)).toBe(4);
+    expect(table.full).toBe(true);
+    table.reset();
+    expect(table.add(strings, 4)).toBe(2);
+    expect(table.full).toBe(false);
+  });
+
+  it('a table takes no more than runRows rows, nor more once full', () => {
+    const table = new PointTable(pointColumns(RAW_WITH_STATUS), RAW_WITH_STATUS, 7);
+    const ten = points(1, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(table.add(ten)).toBe(7);
+    expect(table.full).toBe(true);
+    expect(table.add(ten, 7)).toBe(0);
+    table.reset();
+    expect(table.full).toBe(false);
+    expect(table.add(ten, 7)).toBe(3);
+    expect([...table.order()].map((row) => table.timestamp(row))).toEqual([8, 9, 10]);
+  });
+});
+
+describe('a point twice is a bug: refused, never written', () => {
+  it('within one run: order() throws naming the series and the time', () => {
+    const table = new PointTable(pointColumns(RAW_WITH_STATUS), RAW_WITH_STATUS, 100);
+    table.add(points(7, [1, 2, 3]));
+    table.add(points(7, [3, 4]));
+    expect(() => table.order()).toThrow(/Series 7 has two points at 3 in one shard: .* a bug/);
+  });
+
+  it('in two runs: the merge throws naming the series and the time', async () => {
+    const batches = [[points(7, [1, 2, 3, 4]), points(9, [1, 2])], [points(7, [10, 4])]];
+    await expect(throughRuns(batches, RAW_WITH_STATUS, 3)).rejects.toThrow(/Series 7 has two points at 4 in one shard/);
   });
 });

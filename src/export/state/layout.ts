@@ -50,9 +50,9 @@ const OWNED = new RegExp(
 
 /**
  * Whether bulk-extract writes files under this key (relative to the output folder): shards, their
- * temporary and spill files, a run's manifest and `_SUCCESS`, a snapshot stream's `_LATEST`, a
- * worker's files. Cleanups delete only such keys, so a file of anyone else that happens to lie in
- * a folder being cleaned stays where it is.
+ * temporary, spill and sorted-runs files, a run's manifest and `_SUCCESS`, a snapshot stream's
+ * `_LATEST`, a worker's files. Cleanups delete only such keys, so a file of anyone else that
+ * happens to lie in a folder being cleaned stays where it is.
  */
 export function isOwnedKey(key: string): boolean {
   return OWNED.test(key);

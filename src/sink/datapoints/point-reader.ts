@@ -6,7 +6,7 @@ const MINUS = 0x2d;
 const ZERO = 0x30;
 const NINE = 0x39;
 
-/** What a value column takes of a point (PointTable's takeOf says it for a parsed point). */
+/** What a value column takes of a point (takeOf in point-takes.ts says it for a parsed point). */
 const VALUE = 0;
 const VALUE_STRING = 1;
 const STATUS_CODE = 2;
@@ -20,7 +20,7 @@ const SYMBOL = 1;
 
 /**
  * Reads the value columns of a point from its bytes (a point of a scanned answer: valid JSON and
- * UTF-8), giving for each column what PointTable's `takeOf` gives for the point parsed: a value
+ * UTF-8), giving for each column what `takeOf` (point-takes.ts) gives for the point parsed: a value
  * number, `"NaN"` / `"Infinity"` / `"-Infinity"` as their doubles, a string decoded, the status'
  * code and symbol (code 0 and `Good` when absent), aggregates, and the fields outside the columns
  * as JSON (`extra`). A point it does not take (a status that is not `{code, symbol}` with a

@@ -1,152 +1,99 @@
-import { type ColumnSpec, EXTRA_COLUMN, type PointsShape } from '../../resources/index.js';
-import type { PointList, PointValue, SeriesPoints } from './point-batch.js';
-import { SPECIAL_VALUES } from './point-fields.js';
+import type { ColumnSpec, PointsShape } from '../../resources/index.js';
+import type { PointList, SeriesPoints } from './point-batch.js';
 import { PointReader } from './point-reader.js';
-
-/** A number, or a special value's double; null when absent. */
-function numeric(value: unknown): number | null {
-  if (typeof value === 'number') return value;
-  return typeof value === 'string' && Object.hasOwn(SPECIAL_VALUES, value) ? SPECIAL_VALUES[value]! : null;
-}
-
-/** How a column's value is taken from a point of a series. */
-type Take = (point: PointValue, isString: boolean) => unknown;
+import { type Take, takeOf } from './point-takes.js';
+import { RowBlock, type ValueKind } from './row-block.js';
+import { SeriesTable } from './series-table.js';
+import { NumberStore, TextStore } from './value-stores.js';
 
 /**
- * Growable typed storage of one column; `null` marks a missing value. `raw` is a row's value as one
- * double (a number, or a text's code) for a sorted run on disk (point-runs.ts); `decode` gives the
- * value back from it.
+ * Bytes of typed arrays the rows of one run may fill: ten partitions' open shards hold about
+ * 25 MB of rows, whatever the shards' size.
  */
-interface Store {
-  put(row: number, value: unknown): void;
-  get(row: number): unknown;
-  raw(row: number): number;
-  has(row: number): boolean;
-  decode(raw: number): unknown;
+export const RUN_BYTES = 2.5 * 1024 * 1024;
+/** Rows of a run at most, however narrow its rows. */
+export const MAX_RUN_ROWS = 131_072;
+/** Bytes of text (strings, statuses, `extra`) a run holds per row of its `runRows` at most. */
+const TEXT_BYTES_PER_ROW = 16;
+/** Rows the arrays have room for at first: a small shard needs no more. */
+const FIRST_ROWS = 1024;
+
+/** The fixed columns of a datapoints shard, before its value columns. */
+const FIXED = new Set(['timeseriesId', 'externalId', 'granularity', 'timestamp']);
+
+/** The value columns of a shard of `columns`: those after timeseriesId, externalId, granularity and timestamp. */
+export function valueColumnsOf(columns: readonly ColumnSpec[]): ColumnSpec[] {
+  return columns.filter((spec) => !FIXED.has(spec.name));
 }
 
-class NumberStore implements Store {
-  private values = new Float64Array(1024);
-  private present = new Uint8Array(1024);
+/** How a value column is held: int64 and double columns as doubles, the others as text. */
+export function kindOf(spec: ColumnSpec): ValueKind {
+  return spec.kind === 'int64' || spec.kind === 'double' ? 'number' : 'text';
+}
 
-  put(row: number, value: unknown): void {
-    if (row >= this.values.length) {
-      const values = new Float64Array(this.values.length * 2);
-      values.set(this.values);
-      this.values = values;
-      const present = new Uint8Array(this.present.length * 2);
-      present.set(this.present);
-      this.present = present;
-    }
-    this.present[row] = value === null ? 0 : 1;
-    this.values[row] = value === null ? 0 : (value as number);
-  }
-
-  get(row: number): number | null {
-    return this.present[row] === 1 ? this.values[row]! : null;
-  }
-
-  raw(row: number): number {
-    return this.values[row]!;
-  }
-
-  has(row: number): boolean {
-    return this.present[row] === 1;
-  }
-
-  decode(raw: number): number {
-    return raw;
-  }
+/** The rows of a run of a shard of `columns`: as many as RUN_BYTES holds (12 bytes, 9 a number, 4 a text). */
+export function runRowsFor(columns: readonly ColumnSpec[]): number {
+  const bytes = valueColumnsOf(columns).reduce((sum, spec) => sum + (kindOf(spec) === 'number' ? 9 : 4), 12);
+  return Math.min(MAX_RUN_ROWS, Math.floor(RUN_BYTES / bytes));
 }
 
 /**
- * Text as 4-byte codes a row into a table of the distinct values (0: null): statuses and `extra`
- * are null or a few symbols in almost every row, so a shard's text costs little more than its codes.
- */
-class TextStore implements Store {
-  private codes = new Int32Array(1024);
-  private readonly values: string[] = [''];
-  private readonly index = new Map<string, number>();
-
-  put(row: number, value: unknown): void {
-    if (row >= this.codes.length) {
-      const codes = new Int32Array(this.codes.length * 2);
-      codes.set(this.codes);
-      this.codes = codes;
-    }
-    if (value === null) {
-      this.codes[row] = 0;
-      return;
-    }
-    const text = value as string;
-    let code = this.index.get(text);
-    if (code === undefined) {
-      code = this.values.push(text) - 1;
-      this.index.set(text, code);
-    }
-    this.codes[row] = code;
-  }
-
-  get(row: number): string | null {
-    const code = this.codes[row]!;
-    return code === 0 ? null : this.values[code]!;
-  }
-
-  raw(row: number): number {
-    return this.codes[row]!;
-  }
-
-  has(row: number): boolean {
-    return this.codes[row] !== 0;
-  }
-
-  decode(raw: number): string {
-    return this.values[raw]!;
-  }
-}
-
-/**
- * The rows of one datapoints shard, held until the shard is committed, so that its file can be
- * written sorted by series (their id), then time: a series' points arrive in time order but
- * interleaved with other series', answer by answer. Every value column is kept in typed arrays
- * where it is a number (about 20 bytes a point for raw numeric series).
+ * Rows of a datapoints shard held in memory, at most `runRows` (and TEXT_BYTES_PER_ROW bytes of
+ * text a row), in the order they came: a series' points come in time order but interleaved with
+ * other series', answer by answer. The shard's file is sorted by series (their id), then time:
+ * `order()` gives that order, `gather` copies rows in it into a RowBlock. Once full, the writer
+ * writes the rows as a sorted run and `reset()`s the table for the next ones; the series (`series`)
+ * stay, so that a row's series index means the same in every run. Every column is kept in typed
+ * arrays (about 30 bytes a raw numeric point), grown up to `runRows` rows and no further.
  */
 export class PointTable {
-  private readonly seriesIds: number[] = [];
-  private readonly externalIds: (string | undefined)[] = [];
-  private readonly seriesIndex = new Map<number, number>();
-  private seriesOf = new Int32Array(1024);
-  private times = new Float64Array(1024);
+  /** The shard's series: every run's rows refer to them by index. */
+  readonly series = new SeriesTable();
+  /** The columns after `timeseriesId`, `externalId`, `granularity` and `timestamp`, in order. */
+  readonly valueColumns: readonly ColumnSpec[];
+  readonly kinds: readonly ValueKind[];
+  private seriesOf: Int32Array;
+  private times: Float64Array;
   private readonly takes: Take[];
   /** Takes the same values as `takes` from a point's bytes, without parsing it. */
   private readonly reader: PointReader;
-  private readonly stores: Store[];
-  /** The columns after `timeseriesId`, `externalId`, `granularity` and `timestamp`, in order. */
-  readonly valueColumns: readonly ColumnSpec[];
+  private readonly stores: (NumberStore | TextStore)[];
+  private readonly texts: TextStore[];
+  private readonly textLimit: number;
   rows = 0;
 
-  constructor(columns: readonly ColumnSpec[], shape: PointsShape) {
-    const fixed = new Set(['timeseriesId', 'externalId', 'granularity', 'timestamp']);
-    this.valueColumns = columns.filter((spec) => !fixed.has(spec.name));
+  /** `runRows`: rows held at most (default runRowsFor(columns)). */
+  constructor(columns: readonly ColumnSpec[], shape: PointsShape, readonly runRows = runRowsFor(columns)) {
+    if (!Number.isInteger(runRows) || runRows < 1) throw new RangeError(`PointTable: runRows must be an integer >= 1, got ${runRows}`);
+    this.valueColumns = valueColumnsOf(columns);
+    this.kinds = this.valueColumns.map(kindOf);
     const known = new Set(['timestamp', ...this.valueColumns.map((spec) => spec.name)]);
     if (shape.aggregates === undefined) for (const name of ['value', 'status']) known.add(name);
     this.takes = this.valueColumns.map((spec) => takeOf(spec, known));
     this.reader = new PointReader(this.valueColumns, known);
-    this.stores = this.valueColumns.map((spec) => (spec.kind === 'int64' || spec.kind === 'double' ? new NumberStore() : new TextStore()));
+    const rows = Math.min(runRows, FIRST_ROWS);
+    this.seriesOf = new Int32Array(rows);
+    this.times = new Float64Array(rows);
+    this.stores = this.kinds.map((kind) => (kind === 'number' ? new NumberStore(rows) : new TextStore(rows)));
+    this.texts = this.stores.filter((store) => store instanceof TextStore);
+    this.textLimit = runRows * TEXT_BYTES_PER_ROW;
   }
 
-  add(series: SeriesPoints): void {
-    let index = this.seriesIndex.get(series.id);
-    if (index === undefined) {
-      index = this.seriesIds.length;
-      this.seriesIndex.set(series.id, index);
-      this.seriesIds.push(series.id);
-      this.externalIds.push(series.externalId);
-    }
+  /** Whether the table holds all it may: the rows held must be written before more are added. */
+  get full(): boolean {
+    return this.rows >= this.runRows || this.textBytes() >= this.textLimit;
+  }
+
+  /** Adds the points of `series` from its `from`-th on, until the table is full; returns how many it took. */
+  add(series: SeriesPoints, from = 0): number {
+    const index = this.series.add(series.id, series.externalId);
     const { points } = series;
-    const end = this.rows + points.length;
-    if (end > this.times.length) this.growTo(end);
-    for (let k = 0; k < points.length; k++) {
+    const wanted = Math.min(points.length - from, this.runRows - this.rows);
+    if (this.rows + wanted > this.times.length) this.growTo(this.rows + wanted);
+    const texts = this.texts.length > 0;
+    let k = from;
+    for (; k < from + wanted; k++) {
+      if (texts && this.textBytes() >= this.textLimit) break;
       const row = this.rows++;
       this.seriesOf[row] = index;
       this.times[row] = points.timestamp(k);
@@ -158,6 +105,7 @@ export class PointTable {
       const point = points.value(k);
       for (let c = 0; c < this.takes.length; c++) this.stores[c]!.put(row, this.takes[c]!(point, series.isString));
     }
+    return k - from;
   }
 
   /** Point `k` of scanned `points` read from its bytes, not parsed; false when the reader leaves it to value(k). */
@@ -168,24 +116,44 @@ export class PointTable {
     return this.reader.read(body, points.start(k), isString);
   }
 
+  private textBytes(): number {
+    let bytes = 0;
+    for (const store of this.texts) bytes += store.used;
+    return bytes;
+  }
+
   /**
    * The rows in file order: by series id, then time. A counting sort on the series keeps each
    * series' rows in the order they came, which is time order unless the series was read in windows.
+   * Throws when a series has two rows of one time: the export never reads a point twice.
    */
   order(): Uint32Array {
-    const ranks = this.seriesIds.map((_, i) => i).sort((a, b) => this.seriesIds[a]! - this.seriesIds[b]!);
-    const rankOf = new Int32Array(ranks.length);
-    ranks.forEach((index, rank) => (rankOf[index] = rank));
-    const starts = new Uint32Array(ranks.length + 1);
-    for (let row = 0; row < this.rows; row++) starts[rankOf[this.seriesOf[row]!]! + 1]!++;
-    for (let r = 1; r <= ranks.length; r++) starts[r]! += starts[r - 1]!;
-    const order = new Uint32Array(this.rows);
+    const { rows, seriesOf } = this;
+    // Only the series of these rows are ranked: a shard's series can be many more.
+    const rankOf = new Int32Array(this.series.count).fill(-1);
+    const here: number[] = [];
+    for (let row = 0; row < rows; row++) {
+      const index = seriesOf[row]!;
+      if (rankOf[index] === -1) {
+        rankOf[index] = 0;
+        here.push(index);
+      }
+    }
+    here.sort((a, b) => this.series.id(a) - this.series.id(b));
+    here.forEach((index, rank) => (rankOf[index] = rank));
+    const starts = new Uint32Array(here.length + 1);
+    for (let row = 0; row < rows; row++) starts[rankOf[seriesOf[row]!]! + 1]!++;
+    for (let r = 1; r <= here.length; r++) starts[r]! += starts[r - 1]!;
+    const order = new Uint32Array(rows);
     const ends = starts.slice();
-    for (let row = 0; row < this.rows; row++) order[ends[rankOf[this.seriesOf[row]!]!]!++] = row;
+    for (let row = 0; row < rows; row++) order[ends[rankOf[seriesOf[row]!]!]!++] = row;
     // Windows of one long series read in parallel arrive interleaved: such a series is sorted by time.
-    for (let r = 0; r < ranks.length; r++) {
-      const rows = order.subarray(starts[r], starts[r + 1]);
-      if (!this.increasing(rows)) rows.sort((a, b) => this.times[a]! - this.times[b]!);
+    for (let r = 0; r < here.length; r++) {
+      const series = order.subarray(starts[r], starts[r + 1]);
+      if (this.increasing(series)) continue;
+      series.sort((a, b) => this.times[a]! - this.times[b]!);
+      const twice = this.repeated(series);
+      if (twice >= 0) throw repeatedPoint(this.series.id(here[r]!), this.times[twice]!);
     }
     return order;
   }
@@ -195,46 +163,57 @@ export class PointTable {
     return true;
   }
 
-  seriesId(row: number): number {
-    return this.seriesIds[this.seriesOf[row]!]!;
+  /** A row of sorted `rows` whose time the row before has too; -1 when none. */
+  private repeated(rows: Uint32Array): number {
+    for (let k = 1; k < rows.length; k++) if (this.times[rows[k]!]! === this.times[rows[k - 1]!]!) return rows[k]!;
+    return -1;
   }
 
-  /** A row's series as its index among the shard's series (seriesIdAt, externalIdAt). */
-  seriesIndexOf(row: number): number {
-    return this.seriesOf[row]!;
+  /** Copies rows `order[from]` to `order[to - 1]` into `block` (which has room for them), in that order. */
+  gather(order: Uint32Array, from: number, to: number, block: RowBlock): void {
+    const rows = order.subarray(from, to);
+    block.rows = rows.length;
+    for (let i = 0; i < rows.length; i++) {
+      block.series[i] = this.seriesOf[rows[i]!]!;
+      block.times[i] = this.times[rows[i]!]!;
+    }
+    this.stores.forEach((store, c) => {
+      const part = block.parts[c]!;
+      if (store instanceof NumberStore && part.kind === 'number') {
+        for (let i = 0; i < rows.length; i++) {
+          part.values[i] = store.values[rows[i]!]!;
+          part.present[i] = store.present[rows[i]!]!;
+        }
+      } else if (store instanceof TextStore && part.kind === 'text') {
+        let end = 0;
+        for (let i = 0; i < rows.length; i++) {
+          const code = store.codes[rows[i]!]!;
+          part.present[i] = code < 0 ? 0 : 1;
+          if (code >= 0) {
+            const start = store.start(code);
+            const size = store.ends[code]! - start;
+            RowBlock.textRoom(part, end + size);
+            part.bytes.set(store.bytes.subarray(start, start + size), end);
+            end += size;
+          }
+          part.ends[i] = end;
+        }
+      }
+    });
   }
 
-  seriesIdAt(index: number): number {
-    return this.seriesIds[index]!;
-  }
-
-  externalIdAt(index: number): string | undefined {
-    return this.externalIds[index];
-  }
-
-  /** Value column `c` of a row as one double, and whether it is there (Store.raw); decodeValue gives it back. */
-  rawValue(c: number, row: number): number {
-    return this.stores[c]!.raw(row);
-  }
-
-  hasValue(c: number, row: number): boolean {
-    return this.stores[c]!.has(row);
-  }
-
-  decodeValue(c: number, raw: number): unknown {
-    return this.stores[c]!.decode(raw);
-  }
-
-  /**
-   * Forgets the rows, keeping the series and the texts seen (their codes stay valid), so that the
-   * table holds the next run of rows in the same memory (point-runs.ts).
-   */
-  clear(): void {
+  /** Forgets the rows held (their series stay), keeping the arrays for the next ones. */
+  reset(): void {
     this.rows = 0;
+    for (const store of this.texts) store.reset();
+  }
+
+  seriesId(row: number): number {
+    return this.series.id(this.seriesOf[row]!);
   }
 
   externalId(row: number): string | undefined {
-    return this.externalIds[this.seriesOf[row]!];
+    return this.series.externalId(this.seriesOf[row]!);
   }
 
   timestamp(row: number): number {
@@ -246,41 +225,23 @@ export class PointTable {
     return this.stores[c]!.get(row);
   }
 
+  /** Room for `rows` rows, at least twice the room there was, at most runRows. */
   private growTo(rows: number): void {
-    const size = Math.max(rows, this.times.length * 2);
+    const size = Math.min(this.runRows, Math.max(rows, this.times.length * 2));
     const seriesOf = new Int32Array(size);
     seriesOf.set(this.seriesOf);
     this.seriesOf = seriesOf;
     const times = new Float64Array(size);
     times.set(this.times);
     this.times = times;
+    for (const store of this.stores) store.resize(size);
   }
 }
 
-/** How the column `spec` is read from a point: `known` are the fields that have a column (or are the status). */
-function takeOf(spec: ColumnSpec, known: ReadonlySet<string>): Take {
-  switch (spec.name) {
-    case 'value':
-      return (point, isString) => (isString ? null : numeric(point.value));
-    case 'valueString':
-      return (point, isString) => (isString && typeof point.value === 'string' ? point.value : null);
-    case 'statusCode':
-      // The platform leaves the Good status (code 0) out of the point.
-      return (point) => (point.status === undefined ? 0 : ((point.status as { code: number }).code));
-    case 'statusSymbol':
-      return (point) => (point.status === undefined ? 'Good' : ((point.status as { symbol?: string }).symbol ?? null));
-    case EXTRA_COLUMN:
-      return (point) => extraOf(point, known);
-    default:
-      return (point) => numeric(point[spec.name]);
-  }
-}
-
-/** The fields of a point outside its columns, as one JSON object; null when there are none. */
-function extraOf(point: PointValue, known: ReadonlySet<string>): string | null {
-  let extra: Record<string, unknown> | undefined;
-  for (const key in point) {
-    if (!known.has(key)) (extra ??= Object.create(null) as Record<string, unknown>)[key] = point[key];
-  }
-  return extra === undefined ? null : JSON.stringify(extra);
+/** The error of a point read twice: a bug of the export, never written to a file. */
+export function repeatedPoint(id: number, timestamp: number): Error {
+  return new Error(
+    `Series ${id} has two points at ${timestamp} in one shard: the export reads each point once, so this is a bug ` +
+    'of bulk-extract. The shard is not written; please report it.',
+  );
 }

@@ -1,20 +1,17 @@
-import { type DataType, Field, makeData, RecordBatch, Schema, Struct, Table, tableToIPC } from 'apache-arrow';
 import type { OutputConfig } from '../../config/job-schema.js';
 import { type ColumnSpec, pointColumns, type PointsShape } from '../../resources/index.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
-import { arrowType, newColumn } from '../parquet/column-kinds.js';
-import type { Column, Utf8Column } from '../parquet/columns.js';
 import type { EncodedColumn } from '../parquet/encode.js';
 import { type ParquetWriterDeps, rowGroupRowsFor } from '../parquet/parquet-writer.js';
 import { SpillFile } from '../parquet/spill.js';
 import type { CommittedShard } from '../shard-writer.js';
 import type { PointBatch, PointShardWriter } from './point-batch.js';
-import { PointRuns, type SortedRows } from './point-runs.js';
+import { PointBatches } from './point-batches.js';
+import { blockRowsFor, PointRuns } from './point-runs.js';
 import { PointTable } from './point-table.js';
-
-/** Rows of one Arrow batch handed to the encoder. */
-const BATCH_ROWS = 65_536;
+import { RowBlock } from './row-block.js';
+import { mergeRuns } from './run-merge.js';
 
 /**
  * Encodings for points (bench/RESULTS.md, "Datapoints: bytes per point"): the series and times
@@ -30,50 +27,62 @@ function encodings(columns: readonly ColumnSpec[]): EncodedColumn[] {
   }));
 }
 
-/**
- * Rows a shard holds in memory before they go to disk as a sorted run (point-runs.ts): about 3 MB
- * of raw numeric points, so that ten partitions hold tens of MB whatever their shards' size.
- */
-export const RUN_ROWS = 131_072;
+/** What a datapoints Parquet shard's writer may be told besides the output's settings. */
+export interface PointsParquetOptions {
+  /** Rows held in memory before they go to the runs file as a sorted run; default runRowsFor(columns). */
+  runRows?: number;
+}
 
 /**
- * One Parquet file of datapoints. Its rows wait in memory (PointTable) up to a run's size, then on
- * disk as sorted runs (PointRuns); commit writes them all sorted by series, then time, as Arrow
- * batches to a spill file that an encoder thread turns into the Parquet file (parquet-writer.ts
- * says why the spill file). A shard of at most one run is sorted in memory, without a runs file.
+ * One Parquet file of datapoints, sorted by series, then time, whatever order the points came in
+ * (an external sort, so that memory does not grow with the shard). The rows wait in a PointTable,
+ * at most `runRows` of them (about 2.5 MB); when it is full, its rows are written sorted, as one
+ * sorted run, to a runs file beside the shard (`<shard>.runs.inprogress`, created here
+ * exclusively: a file or link already there is refused and left as it is), and the table takes
+ * the next rows. The runs file is temporary disk of about 20 bytes a raw numeric point of the
+ * shard in progress (36 with its status, 12 plus 8 an aggregate for aggregates). On commit the
+ * runs are merged (one block of each held at a time) into Arrow batches in file order, which go
+ * to a spill file that an encoder thread turns into the Parquet file (parquet-writer.ts says why
+ * the spill file). A shard of fewer rows than a run is sorted in memory and needs no runs file.
+ * The runs file is removed on commit (done or failed) and on abort, only by the writer that
+ * created it.
  */
 export class PointsParquetWriter implements PointShardWriter {
   readonly format = 'parquet';
   private readonly columns: readonly ColumnSpec[];
   private readonly table: PointTable;
+  /** Rows of a block of a run, written and read back: a merge holds one of each run. */
+  private readonly blockRows: number;
+  /** Where rows are gathered in file order, a block at a time: made when first needed. */
+  private block: RowBlock | undefined;
   private runs: PointRuns | undefined;
-  /** Rows in the runs on disk. */
-  private spilled = 0;
+  /** Rows in the runs written. */
+  private rowsInRuns = 0;
 
   private constructor(
     private readonly path: string,
     private readonly shape: PointsShape,
     private readonly options: OutputConfig['parquet'],
     private readonly deps: ParquetWriterDeps,
-    private readonly runRows: number,
+    writerOptions: PointsParquetOptions,
   ) {
     this.columns = pointColumns(shape);
-    this.table = new PointTable(this.columns, shape);
+    this.table = new PointTable(this.columns, shape, writerOptions.runRows);
+    this.blockRows = blockRowsFor(this.table.runRows);
   }
 
-  /** `runRows`: rows held in memory before a run goes to disk (RUN_ROWS; smaller in tests). */
   static create(
     path: string,
     shape: PointsShape,
     options: OutputConfig['parquet'],
     deps: ParquetWriterDeps,
-    runRows = RUN_ROWS,
+    writerOptions: PointsParquetOptions = {},
   ): PointsParquetWriter {
-    return new PointsParquetWriter(path, shape, options, deps, runRows);
+    return new PointsParquetWriter(path, shape, options, deps, writerOptions);
   }
 
   get rows(): number {
-    return this.spilled + this.table.rows;
+    return this.rowsInRuns + this.table.rows;
   }
 
   /** Estimated from the last committed datapoints shard, as for the collections' files. */
@@ -81,19 +90,32 @@ export class PointsParquetWriter implements PointShardWriter {
     return this.deps.bytesPerRow.estimate('datapoints', this.rows);
   }
 
+  /** Adds the batch's points to the table, writing its rows as a sorted run each time it is full. */
   async append(batch: PointBatch): Promise<void> {
-    for (const series of batch) this.table.add(series);
-    if (this.table.rows >= this.runRows) await this.spillRun();
+    for (const series of batch) {
+      for (let k = 0; k < series.points.length;) {
+        k += this.table.add(series, k);
+        if (this.table.full) await this.writeRun();
+      }
+    }
   }
 
   async commit(): Promise<CommittedShard> {
-    const { rows } = this;
+    const rows = this.rows;
     if (rows === 0) throw new Error('A Parquet shard needs at least one row; nothing was appended');
-    const spill = await SpillFile.create(`${this.path}.spill${TEMP_SUFFIX}`);
+    let spill: SpillFile | undefined;
     let file: DurableFile | undefined;
     try {
-      if (this.runs !== undefined && this.table.rows > 0) await this.spillRun();
-      await this.spillSorted(spill);
+      spill = await SpillFile.create(`${this.path}.spill${TEMP_SUFFIX}`);
+      const batches = new PointBatches(this.columns, this.shape.granularity, this.table.series, spill, rows);
+      if (this.runs === undefined) {
+        await this.batchesFromTable(batches);
+      } else {
+        if (this.table.rows > 0) await this.writeRun();
+        const cursors = this.runs.cursors(this.table.kinds);
+        await mergeRuns(cursors, this.table.series, (block, from, to) => batches.add(block, from, to));
+      }
+      await batches.finish();
       await spill.close();
       file = await DurableFile.create(this.path);
       const opened = file;
@@ -112,118 +134,34 @@ export class PointsParquetWriter implements PointShardWriter {
       await file?.abort();
       throw error;
     } finally {
-      await spill.remove();
-      await this.removeRuns();
+      await spill?.remove();
+      await this.runs?.remove();
     }
   }
 
-  abort(): Promise<void> {
-    return this.removeRuns();
+  async abort(): Promise<void> {
+    await this.runs?.remove();
   }
 
-  /** The rows held, sorted, to the runs file; the table then holds the next run. */
-  private async spillRun(): Promise<void> {
+  /** Writes the table's rows as one more sorted run (the runs file created by the first), and empties the table. */
+  private async writeRun(): Promise<void> {
     this.runs ??= await PointRuns.create(`${this.path}.runs${TEMP_SUFFIX}`);
-    await this.runs.write(this.table, this.table.order());
-    this.spilled += this.table.rows;
-    this.table.clear();
+    await this.runs.write(this.table, this.blockOf(this.blockRows), this.blockRows);
+    this.rowsInRuns += this.table.rows;
+    this.table.reset();
   }
 
-  private async removeRuns(): Promise<void> {
-    const { runs } = this;
-    this.runs = undefined;
-    await runs?.remove();
-  }
-
-  /** Every row in file order, BATCH_ROWS at a time, as Arrow IPC records of the spill file. */
-  private async spillSorted(spill: SpillFile): Promise<void> {
-    const batches = new ArrowBatches(this.columns, this.table, this.shape.granularity ?? null);
-    const flush = async () => {
-      await spill.append(batches.take());
-    };
-    if (this.runs === undefined) {
-      const rows = new TableRows(this.table, this.table.order());
-      for (let k = 0; k < rows.order.length; k++) if (batches.add(rows, k)) await flush();
-    } else {
-      await this.runs.merge(this.table, (rows, i) => batches.add(rows, i), flush);
+  /** The table's rows in file order, sorted in memory, a block at a time. */
+  private async batchesFromTable(batches: PointBatches): Promise<void> {
+    const order = this.table.order();
+    const block = this.blockOf(Math.min(this.blockRows, order.length));
+    for (let from = 0; from < order.length; from += this.blockRows) {
+      this.table.gather(order, from, Math.min(order.length, from + this.blockRows), block);
+      await batches.add(block, 0, block.rows);
     }
-    if (batches.length > 0) await flush();
-  }
-}
-
-/** The table's rows in `order`, as SortedRows. */
-class TableRows implements SortedRows {
-  constructor(
-    private readonly table: PointTable,
-    readonly order: Uint32Array,
-  ) {}
-
-  seriesIndex(k: number): number {
-    return this.table.seriesIndexOf(this.order[k]!);
   }
 
-  time(k: number): number {
-    return this.table.timestamp(this.order[k]!);
-  }
-
-  value(c: number, k: number): unknown {
-    return this.table.value(c, this.order[k]!);
-  }
-}
-
-/** Rows gathered into Arrow columns, BATCH_ROWS to a batch, one set of columns filled again for each. */
-class ArrowBatches {
-  private readonly schema: Schema;
-  private readonly built: Column[];
-  /** Each series' externalId as UTF-8, once, not once a row (by the table's index of the series). */
-  private readonly externalIds: (Buffer | null | undefined)[] = [];
-  length = 0;
-
-  constructor(
-    private readonly columns: readonly ColumnSpec[],
-    private readonly table: PointTable,
-    private readonly granularity: string | null,
-  ) {
-    this.schema = new Schema(columns.map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
-    this.built = columns.map((spec) => newColumn(spec.kind, BATCH_ROWS));
-  }
-
-  /** Adds row `i` of `rows`; true when the batch is full (take it then). */
-  add(rows: SortedRows, i: number): boolean {
-    const { columns, built, table } = this;
-    const series = rows.seriesIndex(i);
-    let v = 0;
-    for (let c = 0; c < columns.length; c++) {
-      const name = columns[c]!.name;
-      const column = built[c]!;
-      if (name === 'timeseriesId') column.push(table.seriesIdAt(series));
-      else if (name === 'externalId') this.pushExternalId(column as Utf8Column, series);
-      else if (name === 'granularity') column.push(this.granularity);
-      else if (name === 'timestamp') column.push(rows.time(i));
-      else column.push(rows.value(v++, i));
-    }
-    return ++this.length === BATCH_ROWS;
-  }
-
-  /** The batch as an Arrow IPC record; the columns are then filled again (tableToIPC copied them). */
-  take(): Uint8Array {
-    const { fields } = this.schema;
-    const children = this.built.map((column, i) => column.toData(fields[i]!.type as DataType));
-    const data = makeData({ type: new Struct(fields), length: this.length, nullCount: 0, children });
-    const record = tableToIPC(new Table(new RecordBatch(this.schema, data)), 'stream');
-    for (const column of this.built) column.reset();
-    this.length = 0;
-    return record;
-  }
-
-  private pushExternalId(column: Utf8Column, series: number): void {
-    let bytes = this.externalIds[series];
-    if (bytes === undefined) {
-      const text = this.table.externalIdAt(series);
-      bytes = text === undefined ? null : Buffer.from(text);
-      this.externalIds[series] = bytes;
-    }
-    if (bytes === null) column.push(null);
-    else column.pushUtf8(bytes, 0, bytes.length);
+  private blockOf(rows: number): RowBlock {
+    return (this.block ??= RowBlock.allocate(this.table.kinds, rows));
   }
 }

@@ -1,0 +1,87 @@
+import { type DataType, Field, makeData, RecordBatch, Schema, Struct, Table, tableToIPC } from 'apache-arrow';
+import type { ColumnSpec } from '../../resources/index.js';
+import { arrowType } from '../parquet/column-kinds.js';
+import type { SpillFile } from '../parquet/spill.js';
+import { type BatchColumn, constantText, externalIds, seriesIds, timestamps, valueColumn } from './batch-columns.js';
+import type { RowBlock } from './row-block.js';
+import type { SeriesTable } from './series-table.js';
+
+/** Rows of one Arrow batch handed to the encoder. */
+export const BATCH_ROWS = 65_536;
+
+/**
+ * The Arrow batches of a datapoints shard, built from RowBlocks in file order and appended to its
+ * spill file as Arrow IPC records of BATCH_ROWS rows. Each column is filled straight from the
+ * blocks' typed arrays (a range of rows at a time where a column allows), the series' ids and
+ * externalIds from its SeriesTable (externalIds as the UTF-8 encoded once per series). One set of
+ * buffers serves every batch: tableToIPC copies them out.
+ */
+export class PointBatches {
+  private readonly schema: Schema;
+  private readonly outs: BatchColumn[];
+  /** Rows of a batch: BATCH_ROWS, or the shard's rows when fewer. */
+  private readonly capacity: number;
+  private length = 0;
+
+  /** `rows`: the shard's, so that the buffers of a small shard are small. */
+  constructor(
+    columns: readonly ColumnSpec[],
+    granularity: string | undefined,
+    series: SeriesTable,
+    private readonly spill: SpillFile,
+    rows: number,
+  ) {
+    this.capacity = Math.min(BATCH_ROWS, rows);
+    const { capacity } = this;
+    this.schema = new Schema(columns.map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
+    let part = 0;
+    this.outs = columns.map((spec) => {
+      switch (spec.name) {
+        case 'timeseriesId':
+          return seriesIds(series, capacity);
+        case 'externalId':
+          return externalIds(series, capacity);
+        case 'granularity':
+          return constantText(granularity, capacity);
+        case 'timestamp':
+          return timestamps(capacity);
+        default:
+          return valueColumn(spec, part++, capacity);
+      }
+    });
+  }
+
+  /**
+   * Appends rows `from` to `to - 1` of `block`, writing each batch filled to the spill file: a
+   * promise only when a batch was filled (the rest of the rows then follow it), so that a merge
+   * handing over many short ranges awaits only then. `block` must stay as it is until then.
+   */
+  add(block: RowBlock, from: number, to: number): Promise<void> | undefined {
+    while (from < to) {
+      const n = Math.min(to - from, this.capacity - this.length);
+      for (const out of this.outs) out.copy(block, from, n, this.length);
+      this.length += n;
+      from += n;
+      if (this.length === this.capacity) {
+        const rest = from;
+        return this.flush().then(() => this.add(block, rest, to));
+      }
+    }
+    return undefined;
+  }
+
+  /** Writes the rows added since the last batch as one. */
+  async finish(): Promise<void> {
+    if (this.length > 0) await this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    const { fields } = this.schema;
+    const children = this.outs.map((out, i) => out.data(fields[i]!.type as DataType, this.length));
+    const data = makeData({ type: new Struct(fields), length: this.length, nullCount: 0, children });
+    const ipc = tableToIPC(new Table(new RecordBatch(this.schema, data)), 'stream');
+    for (const out of this.outs) out.reset();
+    this.length = 0;
+    await this.spill.append(ipc);
+  }
+}
