@@ -7,7 +7,7 @@ import type { RowBlock } from './row-block.js';
 import type { SeriesTable } from './series-table.js';
 
 /** Rows of one Arrow batch handed to the encoder. */
-export const BATCH_ROWS = 65_536;
+const BATCH_ROWS = 65_536;
 
 /**
  * The Arrow batches of a datapoints shard, built from RowBlocks in file order and appended to its

@@ -10,9 +10,9 @@ import { NumberStore, TextStore } from './value-stores.js';
  * Bytes of typed arrays the rows of one run may fill: ten partitions' open shards hold about
  * 25 MB of rows, whatever the shards' size.
  */
-export const RUN_BYTES = 2.5 * 1024 * 1024;
+const RUN_BYTES = 2.5 * 1024 * 1024;
 /** Rows of a run at most, however narrow its rows. */
-export const MAX_RUN_ROWS = 131_072;
+const MAX_RUN_ROWS = 131_072;
 /** Bytes of text (strings, statuses, `extra`) a run holds per row of its `runRows` at most. */
 const TEXT_BYTES_PER_ROW = 16;
 /** Rows the arrays have room for at first: a small shard needs no more. */
@@ -22,12 +22,12 @@ const FIRST_ROWS = 1024;
 const FIXED = new Set(['timeseriesId', 'externalId', 'granularity', 'timestamp']);
 
 /** The value columns of a shard of `columns`: those after timeseriesId, externalId, granularity and timestamp. */
-export function valueColumnsOf(columns: readonly ColumnSpec[]): ColumnSpec[] {
+function valueColumnsOf(columns: readonly ColumnSpec[]): ColumnSpec[] {
   return columns.filter((spec) => !FIXED.has(spec.name));
 }
 
 /** How a value column is held: int64 and double columns as doubles, the others as text. */
-export function kindOf(spec: ColumnSpec): ValueKind {
+function kindOf(spec: ColumnSpec): ValueKind {
   return spec.kind === 'int64' || spec.kind === 'double' ? 'number' : 'text';
 }
 

@@ -7,7 +7,7 @@ import type { SeriesTable } from './series-table.js';
  * Takes rows `from` to `to - 1` of `block`, the next ones in file order; a promise when it must be
  * awaited before the next rows (the block stays as it is until then).
  */
-export type EmitRows = (block: RowBlock, from: number, to: number) => Promise<void> | undefined;
+type EmitRows = (block: RowBlock, from: number, to: number) => Promise<void> | undefined;
 
 /**
  * Merges sorted runs into file order, by series id (of `series`), then time, handing `emit` the
