@@ -46,11 +46,16 @@ export class NdjsonWriter implements ShardWriter {
     return this.appendLines(PageItems.from(items).lines(), items.length);
   }
 
-  /** `count` lines already made, each ending in a line break. */
+  /**
+   * `count` lines already made, each ending in a line break. `bytes` is free for other use once
+   * this resolves: written to the file, or taken in by gzip.
+   */
   async appendLines(bytes: Uint8Array, count: number): Promise<void> {
+    const { gzip } = this;
     this.count += count;
-    if (this.gzip === undefined) return this.file.write(bytes);
-    if (!this.gzip.write(bytes)) await once(this.gzip, 'drain');
+    if (gzip === undefined) return this.file.write(bytes);
+    // Called once gzip has read the whole chunk, which is sooner than its output is written.
+    await new Promise<void>((resolve, reject) => gzip.write(bytes, (error) => (error ? reject(error) : resolve())));
     await this.pending;
     if (this.failure !== undefined) throw this.failure;
   }

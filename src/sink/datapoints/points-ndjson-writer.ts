@@ -5,12 +5,20 @@ import type { PointBatch, PointList, PointShardWriter, SeriesPoints } from './po
 const NEWLINE = 0x0a;
 
 /**
+ * Lines are made in one buffer of this size per shard, written whenever it is full and used again:
+ * an answer's lines (several MB) then allocate nothing, which keeps the memory of a long export
+ * flat (bench/RESULTS.md, "Datapoints: flat memory").
+ */
+const CHUNK_BYTES = 256 * 1024;
+
+/**
  * Datapoints as NDJSON: one line per point, the point as the platform sent it (its value as sent:
  * `"NaN"` stays a string, a Good status stays absent) with the series' `id` and `externalId`
  * first. Lines come in the order of the answers: each series' points in time order.
  */
 export class PointsNdjsonWriter implements PointShardWriter {
   readonly format = 'ndjson';
+  private chunk: Buffer | undefined;
 
   private constructor(private readonly lines: NdjsonWriter) {}
 
@@ -26,27 +34,29 @@ export class PointsNdjsonWriter implements PointShardWriter {
     return this.lines.bytes;
   }
 
-  /** The batch's lines in one buffer: each the series' prefix, then the point's bytes after its opening brace. */
+  /** The batch's lines: each the series' prefix, then the point's bytes after its opening brace. */
   async append(batch: PointBatch): Promise<void> {
-    const series = batch.map(lineParts);
-    let size = 0;
-    let count = 0;
-    for (const { prefix, points, texts } of series) {
-      size += points.length * (prefix.length + 1) + (texts === undefined ? spans(points) : bytesOf(texts));
-      count += points.length;
-    }
-    if (count === 0) return;
-    const lines = Buffer.allocUnsafe(size);
+    const chunk = (this.chunk ??= Buffer.allocUnsafe(CHUNK_BYTES));
     let at = 0;
-    for (const { prefix, points, texts } of series) {
+    let count = 0;
+    for (const { prefix, points, texts } of batch.map(lineParts)) {
       for (let k = 0; k < points.length; k++) {
-        at += prefix.copy(lines, at);
-        if (texts === undefined) at = copyBytes(points.body!, points.start(k) + 1, points.end(k), lines, at);
-        else at += texts[k]!.copy(lines, at);
-        lines[at++] = NEWLINE;
+        const size = prefix.length + (texts === undefined ? points.end(k) - points.start(k) - 1 : texts[k]!.length) + 1;
+        if (at + size > chunk.length) {
+          // The chunk is written (and free again) before it takes more; a longer line goes alone.
+          if (at > 0) await this.lines.appendLines(chunk.subarray(0, at), count);
+          at = 0;
+          count = 0;
+          if (size > chunk.length) {
+            await this.lines.appendLines(lineOf(prefix, points, texts, k, Buffer.allocUnsafe(size)), 1);
+            continue;
+          }
+        }
+        at = copyLine(prefix, points, texts, k, chunk, at);
+        count++;
       }
     }
-    await this.lines.appendLines(lines, count);
+    if (at > 0) await this.lines.appendLines(chunk.subarray(0, at), count);
   }
 
   commit(): Promise<CommittedShard> {
@@ -69,15 +79,26 @@ function lineParts({ id, externalId, points }: SeriesPoints): { prefix: Buffer; 
   return { prefix, points, texts };
 }
 
-function bytesOf(texts: readonly Buffer[]): number {
-  return texts.reduce((sum, text) => sum + text.length, 0);
+/** Point `k`'s line, alone in `to`. */
+function lineOf(prefix: Buffer, points: PointList, texts: Buffer[] | undefined, k: number, to: Buffer): Buffer {
+  copyLine(prefix, points, texts, k, to, 0);
+  return to;
 }
 
-/** The bytes of scanned points, each without its opening brace. */
-function spans(points: PointList): number {
-  let bytes = 0;
-  for (let k = 0; k < points.length; k++) bytes += points.end(k) - points.start(k) - 1;
-  return bytes;
+/** Copies point `k`'s line to `to` at `at`; the position after it. */
+function copyLine(
+  prefix: Buffer,
+  points: PointList,
+  texts: Buffer[] | undefined,
+  k: number,
+  to: Buffer,
+  at: number,
+): number {
+  let o = at + prefix.copy(to, at);
+  if (texts === undefined) o = copyBytes(points.body!, points.start(k) + 1, points.end(k), to, o);
+  else o += texts[k]!.copy(to, o);
+  to[o++] = NEWLINE;
+  return o;
 }
 
 /**
