@@ -34,6 +34,8 @@ const inflateAsync = promisify(inflate);
  * cut zlib's CPU per page by a third (bench/RESULTS.md, "Levers kept").
  */
 const DECODE = { chunkSize: 512 * 1024 };
+/** The smallest output chunk asked of zlib for a gzip body (gzipChunk). */
+const MIN_CHUNK = 64 * 1024;
 
 /**
  * Reads a response body to its end and decodes it (gzip and deflate, on zlib's thread pool), never
@@ -74,7 +76,7 @@ async function decode(body: Buffer, framing: BodyFraming, limit: ResponseLimit, 
   if (encoding === undefined || encoding === 'identity' || body.length === 0) return body;
   const options = { ...DECODE, maxOutputLength: limit.bytes };
   try {
-    if (encoding === 'gzip' || encoding === 'x-gzip') return await gunzipAsync(body, options);
+    if (encoding === 'gzip' || encoding === 'x-gzip') return await gunzipAsync(body, { ...options, chunkSize: gzipChunk(body, limit) });
     if (encoding === 'deflate') return await inflateAsync(body, options);
   } catch (error) {
     // zlib's code for output past maxOutputLength.
@@ -82,6 +84,19 @@ async function decode(body: Buffer, framing: BodyFraming, limit: ResponseLimit, 
     throw error;
   }
   throw Object.assign(new Error(`unsupported content-encoding '${encoding}'`), { code: 'E_UNSUPPORTED_ENCODING' });
+}
+
+/**
+ * An output chunk that holds the whole decoded body, so that zlib hands it over as it is instead of
+ * copying its chunks into one more buffer: the gzip trailer's last 4 bytes are the decoded size
+ * (modulo 2^32), one byte more keeps zlib from starting a chunk it would not fill. Only a size
+ * hint: a server that gives a wrong one gets more chunks (too small) or one chunk of at most
+ * `limit` (too large), and the same bytes either way.
+ */
+function gzipChunk(body: Buffer, limit: ResponseLimit): number {
+  if (body.length < 18) return DECODE.chunkSize;
+  const size = body.readUInt32LE(body.length - 4) + 1;
+  return Math.min(Math.max(size, MIN_CHUNK), Math.max(limit.bytes, MIN_CHUNK));
 }
 
 function tooLarge(limit: ResponseLimit, ctx: RequestContext, cause?: unknown): ResponseTooLargeError {

@@ -460,6 +460,24 @@ describe('compression', () => {
     expect((await client.get('/events', LIMIT)).body).toEqual(page);
   });
 
+  it('a gzip body of several members is decoded whole (its trailer gives the last member size only)', async () => {
+    const text = JSON.stringify({ ...page, padding: 'p'.repeat(200_000) });
+    const cut = 100_000;
+    const members = Buffer.concat([gzipSync(text.slice(0, cut)), gzipSync(text.slice(cut))]);
+    const server = await rawServer((res) => sendBytes(res, members, { 'content-encoding': 'gzip' }));
+    const { client } = connect(server.baseUrl);
+    expect((await client.get('/events', LIMIT)).body).toEqual(JSON.parse(text));
+  });
+
+  it('a gzip trailer that states a wrong size is refused as a broken body, retryable', async () => {
+    const lying = Buffer.from(gzipSync(JSON.stringify(page)));
+    lying.writeUInt32LE(0xffff_fff0, lying.length - 4);
+    const server = await rawServer((res) => sendBytes(res, lying, { 'content-encoding': 'gzip' }));
+    const { client } = connect(server.baseUrl, { retry: { maxAttempts: 2 } });
+    const error = await failure(client.get('/events', LIMIT), NetworkError);
+    expect(error).toMatchObject({ code: 'E_NETWORK', retryable: true, attempts: 2 });
+  });
+
   it('a gzip stream cut short (content-length matching the cut bytes) is a retryable NetworkError', async () => {
     const whole = gzipSync(JSON.stringify(page));
     const server = await rawServer((res) =>
