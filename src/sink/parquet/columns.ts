@@ -58,7 +58,10 @@ export interface Column {
   reset(): void;
 }
 
-/** INT64 (ids, epoch-millisecond times): each safe integer split into two 32-bit words, no BigInt. */
+/**
+ * INT64 (ids, epoch-millisecond times): each safe integer split into two 32-bit words, no BigInt;
+ * a BigInt is taken too, for the int64 values beyond 2^53 only it holds exactly.
+ */
 export class Int64Column implements Column {
   private words: Int32Array;
   private readonly validity: Validity;
@@ -76,6 +79,12 @@ export class Int64Column implements Column {
       this.validity.set(i, false);
       this.words[2 * i] = 0;
       this.words[2 * i + 1] = 0;
+    } else if (typeof value === 'bigint') {
+      // An int64 beyond 2^53, read exactly from the bytes (data-model properties).
+      if (BigInt.asIntN(64, value) !== value) throw new ColumnTypeError(`expected a 64-bit integer, got ${value}`);
+      this.validity.set(i, true);
+      this.words[2 * i] = Number(BigInt.asIntN(32, value));
+      this.words[2 * i + 1] = Number(value >> 32n);
     } else {
       if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
         throw new ColumnTypeError(`expected an integer, got ${describe(value)}`);
