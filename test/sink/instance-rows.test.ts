@@ -1,0 +1,220 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Table, tableToIPC } from 'apache-arrow';
+import * as wasm from 'parquet-wasm';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PageItems, scanPage } from '../../src/page/index.js';
+import { InstanceRowBuilder } from '../../src/sink/instances/instance-rows.js';
+import { dateDays, type InstanceColumnSpec, NOT_TAKEN, timestampMs } from '../../src/sink/instances/instance-values.js';
+import { type Duck, openDuck } from '../support/export-duckdb.js';
+import { removeTempDirs, tempDir } from '../support/export-harness.js';
+
+/**
+ * Instances of one view into typed Parquet columns (InstanceRowBuilder), read back by DuckDB: each
+ * property in its column, and everything no column takes in `extra`, in the instance's shape.
+ */
+let duck: Duck;
+
+beforeAll(async () => {
+  duck = await openDuck();
+});
+
+afterAll(() => duck.close());
+afterEach(removeTempDirs);
+
+const VIEW = { space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' };
+const KEY = 'CogniteAsset/v1';
+
+const field = (name: string, kind: InstanceColumnSpec['kind'], required = false): InstanceColumnSpec => ({
+  name,
+  kind,
+  list: false,
+  from: { field: name },
+  required,
+});
+const prop = (name: string, kind: InstanceColumnSpec['kind'], list = false, column = name): InstanceColumnSpec => ({
+  name: column,
+  kind,
+  list,
+  from: { property: name },
+});
+
+const SPECS: InstanceColumnSpec[] = [
+  field('space', 'string', true),
+  field('externalId', 'string', true),
+  field('instanceType', 'string', true),
+  field('version', 'int64', true),
+  field('type', 'ref'),
+  field('createdTime', 'timestamp', true),
+  field('lastUpdatedTime', 'timestamp', true),
+  field('deletedTime', 'timestamp'),
+  prop('name', 'string'),
+  prop('tags', 'string', true),
+  prop('parent', 'ref'),
+  prop('assets', 'ref', true),
+  prop('serial', 'int64'),
+  prop('ratio', 'float'),
+  prop('commissioned', 'date'),
+  prop('lastSeen', 'timestamp'),
+  prop('spec', 'json'),
+  prop('type', 'ref', false, 'property_type'),
+];
+
+function node(externalId: string, props: Record<string, unknown>, more: Record<string, unknown> = {}) {
+  return {
+    instanceType: 'node',
+    space: 'site_a',
+    externalId,
+    version: 3,
+    createdTime: 1_700_000_000_000,
+    lastUpdatedTime: 1_700_000_100_000,
+    properties: { cdf_cdm: { [KEY]: props } },
+    ...more,
+  };
+}
+
+/** The page's bytes as the platform sends them, scanned as the export scans a page. */
+function page(items: readonly unknown[], text?: string): PageItems {
+  const body = Buffer.from(text ?? JSON.stringify({ items }));
+  return PageItems.scanned(body, scanPage(body)!);
+}
+
+async function rowsOf(builder: InstanceRowBuilder): Promise<Record<string, unknown>[]> {
+  const table = wasm.Table.fromIPCStream(tableToIPC(new Table([builder.batch()]), 'stream'));
+  const path = join(tempDir('instance-rows-'), 'instances.parquet');
+  writeFileSync(path, wasm.writeParquet(table));
+  const rows = await duck.rows(
+    `SELECT externalId, version::VARCHAR AS version, to_json(type)::VARCHAR AS type, epoch_ms(createdTime) AS created,
+       deletedTime, name, to_json(tags)::VARCHAR AS tags, to_json(parent)::VARCHAR AS parent,
+       to_json(assets)::VARCHAR AS assets, serial::VARCHAR AS serial, ratio, commissioned::VARCHAR AS commissioned,
+       epoch_ms(lastSeen) AS lastSeen, spec, to_json(property_type)::VARCHAR AS property_type, extra
+     FROM read_parquet('${path}')`,
+  );
+  return rows.map((row) => ({
+    ...row,
+    created: Number(row.created),
+    lastSeen: row.lastSeen === null ? null : Number(row.lastSeen),
+  }));
+}
+
+describe('InstanceRowBuilder', () => {
+  it('puts each property in its typed column and nothing else in extra', async () => {
+    const builder = new InstanceRowBuilder(VIEW, SPECS, 4);
+    const items = [
+      node(
+        'pump-1',
+        {
+          name: 'Pump 1',
+          tags: ['east', null],
+          parent: { space: 'site_a', externalId: 'plant' },
+          assets: [{ space: 'site_b', externalId: 'motor-7' }],
+          serial: 42,
+          ratio: 0.25,
+          commissioned: '2024-02-29',
+          lastSeen: '2024-03-01T12:00:00.250+01:00',
+          spec: { rated: [1, 2], unit: 'kW' },
+          type: { space: 'cdf_cdm', externalId: 'pumpClass' },
+        },
+        { type: { space: 'types', externalId: 'Pump' } },
+      ),
+      node('bare', {}),
+    ];
+    builder.add(page(items));
+    expect(await rowsOf(builder)).toEqual([
+      {
+        externalId: 'pump-1',
+        version: '3',
+        type: '{"space":"types","externalId":"Pump"}',
+        created: 1_700_000_000_000,
+        deletedTime: null,
+        name: 'Pump 1',
+        tags: '["east",null]',
+        parent: '{"space":"site_a","externalId":"plant"}',
+        assets: '[{"space":"site_b","externalId":"motor-7"}]',
+        serial: '42',
+        ratio: 0.25,
+        commissioned: '2024-02-29',
+        lastSeen: Date.UTC(2024, 2, 1, 11, 0, 0, 250),
+        spec: '{"rated":[1,2],"unit":"kW"}',
+        property_type: '{"space":"cdf_cdm","externalId":"pumpClass"}',
+        extra: null,
+      },
+      {
+        externalId: 'bare',
+        version: '3',
+        type: null,
+        created: 1_700_000_000_000,
+        deletedTime: null,
+        name: null,
+        tags: null,
+        parent: null,
+        assets: null,
+        serial: null,
+        ratio: null,
+        commissioned: null,
+        lastSeen: null,
+        spec: null,
+        property_type: null,
+        extra: null,
+      },
+    ]);
+  });
+
+  it('keeps in extra, in the instance shape, what no column takes, and leaves those columns null', async () => {
+    const builder = new InstanceRowBuilder(VIEW, SPECS, 4);
+    const item = node(
+      'odd',
+      { name: 7, commissioned: '2024-02-30', lastSeen: 'yesterday', assets: [{ space: 's' }], addedLater: true },
+      { existingVersion: 2 },
+    );
+    const withOther = { ...item, properties: { ...item.properties, other: { 'Thing/v2': { size: 3 } } } };
+    builder.add(page([withOther]));
+    const [row] = await rowsOf(builder);
+    expect(row).toMatchObject({ name: null, commissioned: null, lastSeen: null, assets: null });
+    expect(JSON.parse(row!.extra as string)).toEqual({
+      existingVersion: 2,
+      properties: {
+        cdf_cdm: {
+          [KEY]: { name: 7, commissioned: '2024-02-30', lastSeen: 'yesterday', assets: [{ space: 's' }], addedLater: true },
+        },
+        other: { 'Thing/v2': { size: 3 } },
+      },
+    });
+  });
+
+  it('reads an int64 beyond 2^53 exactly, in its column and in extra', async () => {
+    const builder = new InstanceRowBuilder(VIEW, SPECS, 4);
+    const text =
+      '{"items":[{"instanceType":"node","space":"site_a","externalId":"big","version":1,"createdTime":1,' +
+      '"lastUpdatedTime":2,"properties":{"cdf_cdm":{"CogniteAsset/v1":{"serial":9007199254740993,' +
+      '"spec":{"id":-9223372036854775808},"unknown":12345678901234567890}}}}]}';
+    builder.add(page([], text));
+    const [row] = await rowsOf(builder);
+    expect(row).toMatchObject({ serial: '9007199254740993', spec: '{"id":-9223372036854775808}' });
+    expect(row!.extra).toBe('{"properties":{"cdf_cdm":{"CogniteAsset/v1":{"unknown":12345678901234567890}}}}');
+  });
+
+  it('refuses an instance without its space or externalId', () => {
+    const builder = new InstanceRowBuilder(VIEW, SPECS, 4);
+    const { externalId: _gone, ...missing } = node('x', {});
+    expect(() => builder.addOne(missing)).toThrow(/An instance has no valid 'externalId'/);
+    expect(() => builder.addOne([1])).toThrow(/not an object/);
+  });
+});
+
+describe('timestamps and dates as the platform writes them', () => {
+  it('converts the platform forms and refuses the rest', () => {
+    expect(timestampMs('2024-01-01T00:00:00.000+00:00')).toBe(Date.UTC(2024, 0, 1));
+    expect(timestampMs('2024-01-01T01:30:00+01:30')).toBe(Date.UTC(2024, 0, 1));
+    expect(timestampMs('2024-01-01T00:00:00.123456Z')).toBe(Date.UTC(2024, 0, 1, 0, 0, 0, 123));
+    expect(timestampMs('0001-01-01T00:00:00Z')).toBe(-62_135_596_800_000);
+    expect(dateDays('0001-01-01')).toBe(-719_162);
+    const notTimestamps = ['2024-01-01', '2024-02-30T00:00:00Z', '2024-01-01 00:00:00Z', 'yesterday', '2024-01-01T00:00:00'];
+    for (const bad of notTimestamps) expect(timestampMs(bad)).toBe(NOT_TAKEN);
+    expect(dateDays('1970-01-02')).toBe(1);
+    expect(dateDays('1969-12-31')).toBe(-1);
+    for (const bad of ['2023-02-29', '2024-13-01', '24-01-01', '2024-01-01T00:00:00Z']) {
+      expect(dateDays(bad)).toBe(NOT_TAKEN);
+    }
+  });
+});
