@@ -5,6 +5,8 @@ import * as wasm from 'parquet-wasm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PageItems, scanPage } from '../../src/page/index.js';
 import { InstanceRowBuilder } from '../../src/sink/instances/instance-rows.js';
+import { ParquetShardWriter } from '../../src/sink/parquet/parquet-writer.js';
+import { newParquetDeps } from '../support/parquet-deps.js';
 import { dateDays, type InstanceColumnSpec, NOT_TAKEN, timestampMs } from '../../src/sink/instances/instance-values.js';
 import { type Duck, openDuck } from '../support/export-duckdb.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
@@ -19,7 +21,12 @@ beforeAll(async () => {
   duck = await openDuck();
 });
 
-afterAll(() => duck.close());
+const parquet = newParquetDeps();
+
+afterAll(async () => {
+  duck.close();
+  await parquet.encoders.close();
+});
 afterEach(removeTempDirs);
 
 const VIEW = { space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' };
@@ -216,5 +223,28 @@ describe('timestamps and dates as the platform writes them', () => {
     for (const bad of ['2023-02-29', '2024-13-01', '24-01-01', '2024-01-01T00:00:00Z']) {
       expect(dateDays(bad)).toBe(NOT_TAKEN);
     }
+  });
+});
+
+describe('an instance shard through the Parquet writer (spill file, encoder thread)', () => {
+  it('writes every instance once, in row groups, with its typed columns', async () => {
+    const path = join(tempDir('instance-shard-'), '000000.parquet');
+    const table = { instances: { name: 'assets', view: VIEW, columns: SPECS } };
+    const writer = await ParquetShardWriter.create(path, table, { compression: 'zstd', rowGroupRows: 1000 }, parquet);
+    const all = Array.from({ length: 5000 }, (_, i) =>
+      node(`a-${i}`, { name: `Asset ${i}`, serial: i * 1000, tags: i % 2 === 0 ? ['even'] : [], commissioned: '2020-01-01' }),
+    );
+    for (let i = 0; i < all.length; i += 1000) await writer.append(page(all.slice(i, i + 1000)));
+    const committed = await writer.commit();
+    expect(committed).toMatchObject({ format: 'parquet', rows: 5000 });
+    const summary = await duck.one(
+      `SELECT count(*)::INTEGER AS rows, count(DISTINCT externalId)::INTEGER AS ids, sum(serial)::VARCHAR AS serials,
+         count(*) FILTER (WHERE len(tags) = 1)::INTEGER AS even, min(commissioned)::VARCHAR AS day,
+         count(extra)::INTEGER AS extras
+       FROM read_parquet('${path}')`,
+    );
+    expect(summary).toEqual({ rows: 5000, ids: 5000, serials: String(1000 * (4999 * 5000) / 2), even: 2500, day: '2020-01-01', extras: 0 });
+    const groups = await duck.one(`SELECT count(DISTINCT row_group_id)::INTEGER AS n FROM parquet_metadata('${path}')`);
+    expect(groups.n).toBe(5);
   });
 });

@@ -1,12 +1,14 @@
-import { Table, tableToIPC } from 'apache-arrow';
+import { type RecordBatch, Table, tableToIPC } from 'apache-arrow';
 import type { OutputConfig, Resource } from '../../config/job-schema.js';
+import { type InstanceTable, instanceEncodings } from '../instances/instance-table.js';
+import { InstanceRowBuilder } from '../instances/instance-rows.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
 import { PageItems } from '../../page/index.js';
 import type { StreamShape } from '../shard-sink.js';
 import type { CommittedShard, ShardWriter } from '../shard-writer.js';
 import type { BytesPerRow } from './bytes-per-row.js';
-import { collectionEncodings } from './encode.js';
+import { collectionEncodings, type EncodedColumn } from './encode.js';
 import type { EncoderPool } from './encoder-pool.js';
 import { RowGroupBuilder } from './row-group.js';
 import { SpillFile } from './spill.js';
@@ -38,13 +40,46 @@ export interface ParquetWriterDeps {
  * spill file, memory holds one batch per open shard and one writer per encoder thread; the price
  * is temporary disk of about the shard's NDJSON size (bench/RESULTS.md, "Levers kept").
  */
-/** What a shard holds: a collection's items, with the stream's `metadata_<key>` columns if any. */
-export type ShardTable = Resource | (Pick<StreamShape, 'metadataColumns'> & { resource: Resource });
+/**
+ * What a shard holds: a collection's items, with the stream's `metadata_<key>` columns if any; or
+ * the instances of a data-model view, in its columns.
+ */
+export type ShardTable =
+  | Resource |
+  (Pick<StreamShape, 'metadataColumns'> & { resource: Resource }) |
+  { instances: InstanceTable };
+
+/** What fills a shard's batches: RowGroupBuilder for collections, InstanceRowBuilder for instances. */
+interface RowSource {
+  readonly rows: number;
+  addItem(page: PageItems, i: number): void;
+  batch(): RecordBatch;
+  reset(): void;
+}
+
+/** A shard's rows source, its columns' encodings, and the name its bytes per row are learned under. */
+function tableOf(table: ShardTable): { builder: RowSource; encodings: EncodedColumn[]; sizeKey: string } {
+  // Room for one batch; the buffers grow if a page carries it past SPILL_ROWS.
+  if (typeof table === 'object' && 'instances' in table) {
+    const { view, columns, name } = table.instances;
+    const builder = new InstanceRowBuilder(view, columns, SPILL_ROWS);
+    return { builder, encodings: instanceEncodings(columns), sizeKey: name };
+  }
+  const resource = typeof table === 'string' ? table : table.resource;
+  const metadataColumns = typeof table === 'string' ? [] : (table.metadataColumns ?? []);
+  return {
+    builder: new RowGroupBuilder(resource, SPILL_ROWS, metadataColumns),
+    encodings: collectionEncodings(resource),
+    sizeKey: resource,
+  };
+}
 
 export class ParquetShardWriter implements ShardWriter {
   readonly format = 'parquet';
-  private readonly builder: RowGroupBuilder;
-  private readonly resource: Resource;
+  private readonly builder: RowSource;
+  private readonly encodings: EncodedColumn[];
+  /** What the sink learns this shard's bytes per row under (the collection, or the instance stream). */
+  private readonly sizeKey: string;
   private count = 0;
   /** Bytes (as received) of the items in the batch being gathered. */
   private batchBytes = 0;
@@ -56,10 +91,7 @@ export class ParquetShardWriter implements ShardWriter {
     private readonly options: OutputConfig['parquet'],
     private readonly deps: ParquetWriterDeps,
   ) {
-    this.resource = typeof table === 'string' ? table : table.resource;
-    const metadataColumns = typeof table === 'string' ? [] : (table.metadataColumns ?? []);
-    // Room for one batch; the buffers grow if a page carries it past SPILL_ROWS.
-    this.builder = new RowGroupBuilder(this.resource, SPILL_ROWS, metadataColumns);
+    ({ builder: this.builder, encodings: this.encodings, sizeKey: this.sizeKey } = tableOf(table));
   }
 
   static async create(
@@ -76,14 +108,14 @@ export class ParquetShardWriter implements ShardWriter {
   }
 
   /**
-   * The file's size, estimated from the bytes per row of the sink's last shard of the resource: the
+   * The file's size, estimated from the bytes per row of the sink's last shard of its kind: the
    * file is written only on commit, and `shard.maxBytes` needs its size page by page.
    */
   get bytes(): number {
-    return this.deps.bytesPerRow.estimate(this.resource, this.count);
+    return this.deps.bytesPerRow.estimate(this.sizeKey, this.count);
   }
 
-  /** Adds one item at a time (RowGroupBuilder.addItem), spilling a batch at SPILL_ROWS or SPILL_BYTES. */
+  /** Adds one item at a time (the builder's addItem), spilling a batch at SPILL_ROWS or SPILL_BYTES. */
   async append(items: PageItems | readonly unknown[]): Promise<void> {
     const page = PageItems.from(items);
     for (let i = 0; i < page.length; i++) {
@@ -105,7 +137,7 @@ export class ParquetShardWriter implements ShardWriter {
       await this.deps.encoders.encode(
         {
           spillPath: this.spill.path,
-          columns: collectionEncodings(this.resource),
+          columns: this.encodings,
           options: { ...this.options, rowGroupRows },
           rows: this.count,
         },
@@ -115,7 +147,7 @@ export class ParquetShardWriter implements ShardWriter {
         },
       );
       const done = await file.commit();
-      this.deps.bytesPerRow.learn(this.resource, done.bytes, this.count);
+      this.deps.bytesPerRow.learn(this.sizeKey, done.bytes, this.count);
       return { ...done, format: 'parquet', rows: this.count };
     } catch (error) {
       await file.abort();
