@@ -1,0 +1,186 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { DmFilter } from '../../src/config/dm-filter.js';
+import {
+  compareBoundaries,
+  type InstancesQuery,
+  MAX_SPLIT_BOUNDARIES,
+  splitFilters,
+} from '../../src/config/instances-schema.js';
+
+const VIEW = { space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' };
+const SOURCE = `${VIEW.externalId}/${VIEW.version}`;
+const WEIGHT = [VIEW.space, SOURCE, 'weight'];
+
+/** An instance as the evaluator sees it: its own fields, and its values of the view's properties. */
+interface Sample {
+  instanceType: 'node' | 'edge';
+  space: string;
+  externalId: string;
+  properties: Readonly<Record<string, unknown>>;
+}
+
+/** The value a property reference names on a sample; undefined where it has none. */
+function valueAt(sample: Sample, ref: readonly string[]): unknown {
+  if (ref.length === 2) return ref[0] === sample.instanceType ? sample[ref[1] as 'space' | 'externalId'] : undefined;
+  return ref[0] === VIEW.space && ref[1] === SOURCE ? sample.properties[ref[2]!] : undefined;
+}
+
+const comparable = (value: unknown, bound: unknown): value is number | string =>
+  (typeof value === 'number' || typeof value === 'string') && typeof value === typeof bound;
+
+/**
+ * The platform's filter language over samples, for the operators splitFilters writes and the
+ * tests use: no value (undefined or null) matches nothing but `not`; numbers compare by value,
+ * texts by code point (collation ucs_basic).
+ */
+function matches(filter: DmFilter | undefined, sample: Sample): boolean {
+  if (filter === undefined) return true;
+  const [operator, inner] = Object.entries(filter)[0]!;
+  if (operator === 'and') return (inner as DmFilter[]).every((each) => matches(each, sample));
+  if (operator === 'or') return (inner as DmFilter[]).some((each) => matches(each, sample));
+  if (operator === 'not') return !matches(inner as DmFilter, sample);
+  const body = inner as Readonly<Record<string, unknown>>;
+  const value = valueAt(sample, body.property as string[]);
+  const present = value !== undefined && value !== null;
+  switch (operator) {
+    case 'exists':
+      return present;
+    case 'equals':
+      return present && value === body.value;
+    case 'in':
+      return present && (body.values as unknown[]).includes(value);
+    case 'prefix':
+      return typeof value === 'string' && value.startsWith(body.value as string);
+    case 'range': {
+      const bounds: [string, (order: number) => boolean][] = [
+        ['gt', (order) => order > 0], ['gte', (order) => order >= 0], ['lt', (order) => order < 0], ['lte', (order) => order <= 0],
+      ];
+      return present && bounds.every(([key, holds]) => {
+        const bound = body[key];
+        if (bound === undefined) return true;
+        if (!comparable(value, bound)) throw new Error(`range of ${JSON.stringify(value)} against ${JSON.stringify(bound)}`);
+        return holds(compareBoundaries(value, bound as number | string));
+      });
+    }
+    default:
+      throw new Error(`the evaluator has no ${operator}`);
+  }
+}
+
+describe('splitFilters: the queries of a stream', () => {
+  const nodes = (more: Partial<InstancesQuery> = {}): InstancesQuery => ({ instanceType: 'node', ...more });
+
+  it('one query: no filter, or the stream\'s filter and spaces joined with and', () => {
+    expect(splitFilters(nodes(), VIEW)).toEqual([undefined]);
+    const filter = { exists: { property: WEIGHT } };
+    expect(splitFilters(nodes({ filter }), VIEW)).toEqual([filter]);
+    expect(splitFilters({ instanceType: 'edge', spaces: ['a'] }, VIEW)).toEqual([{ equals: { property: ['edge', 'space'], value: 'a' } }]);
+    expect(splitFilters(nodes({ filter, spaces: ['a', 'b'] }), VIEW)).toEqual([
+      { and: [filter, { in: { property: ['node', 'space'], values: ['a', 'b'] } }] },
+    ]);
+  });
+
+  it('split: space: one query per space, in the order of spaces', () => {
+    const filter = { prefix: { property: ['node', 'externalId'], value: 'pump:' } };
+    expect(splitFilters(nodes({ filter, spaces: ['b', 'a'], split: 'space' }), VIEW)).toEqual([
+      { and: [filter, { equals: { property: ['node', 'space'], value: 'b' } }] },
+      { and: [filter, { equals: { property: ['node', 'space'], value: 'a' } }] },
+    ]);
+  });
+
+  it('split by a property: below the first boundary, between each two, from the last, and no value', () => {
+    expect(splitFilters(nodes({ spaces: ['a'], split: { property: 'weight', at: [10, 20] } }), VIEW)).toEqual([
+      { and: [{ equals: { property: ['node', 'space'], value: 'a' } }, { range: { property: WEIGHT, lt: 10 } }] },
+      { and: [{ equals: { property: ['node', 'space'], value: 'a' } }, { range: { property: WEIGHT, gte: 10, lt: 20 } }] },
+      { and: [{ equals: { property: ['node', 'space'], value: 'a' } }, { range: { property: WEIGHT, gte: 20 } }] },
+      { and: [{ equals: { property: ['node', 'space'], value: 'a' } }, { not: { exists: { property: WEIGHT } } }] },
+    ]);
+  });
+
+  it("split by externalId: the instance's own, which every instance has, so no query of no value", () => {
+    const property = ['edge', 'externalId'];
+    expect(splitFilters({ instanceType: 'edge', split: { property: 'externalId', at: ['m'] } }, VIEW)).toEqual([
+      { range: { property, lt: 'm' } },
+      { range: { property, gte: 'm' } },
+    ]);
+  });
+});
+
+/** Texts whose code-point order differs from JavaScript's UTF-16 order: U+FFFF comes before U+1F600. */
+const TEXTS = ['', 'a', 'b', 'ab', 'b\u0000', 'z', 'é', '\uffff', '😀', '😀a'];
+const SPACES = ['site_a', 'site_b', 'site_c'];
+
+const numberValues = fc.oneof(fc.integer({ min: -5, max: 5 }), fc.double({ min: -5, max: 5, noNaN: true }));
+const same = (a: number | string, b: number | string) => compareBoundaries(a, b) === 0;
+const boundaries = (values: fc.Arbitrary<number | string>) =>
+  fc
+    .uniqueArray(values, { minLength: 1, maxLength: MAX_SPLIT_BOUNDARIES, comparator: same })
+    .map((list) => [...list].sort(compareBoundaries));
+
+/** A stream with a split by a property of numbers or of texts, and the samples to run its queries on. */
+const scenario = fc
+  .constantFrom<fc.Arbitrary<number | string>>(numberValues, fc.constantFrom(...TEXTS))
+  .chain((values) => fc.record({ values: fc.constant(values), at: boundaries(values) }))
+  .chain(({ values, at }) =>
+    fc.record({
+      instanceType: fc.constantFrom('node' as const, 'edge' as const),
+      spaces: fc.option(fc.subarray(SPACES, { minLength: 1 }), { nil: undefined }),
+      filtered: fc.boolean(),
+      at: fc.constant(at),
+      samples: fc.array(
+        fc.record({
+          space: fc.constantFrom(...SPACES),
+          externalId: fc.constantFrom(...TEXTS.slice(1)),
+          // Values at the boundaries themselves, and no value (missing or null), come often.
+          weight: fc.oneof(values, fc.constantFrom(...at), fc.constant(null), fc.constant(undefined)),
+          flag: fc.boolean(),
+        }),
+        { maxLength: 40 },
+      ),
+    }),
+  );
+
+describe('splitFilters: the queries of a split are disjoint and together hold every instance the stream selects', () => {
+  it('by a property of numbers or texts, with nulls, spaces and a filter of the stream (property-based)', () => {
+    fc.assert(
+      fc.property(scenario, ({ instanceType, spaces, filtered, at, samples }) => {
+        const filter = filtered ? { equals: { property: [VIEW.space, SOURCE, 'flag'], value: true } } : undefined;
+        const split = { property: 'weight', at: at as number[] | string[] };
+        const queries = splitFilters({ instanceType, spaces, filter, split }, VIEW);
+        expect(queries).toHaveLength(at.length + 2);
+        for (const { weight, flag, ...own } of samples) {
+          const sample: Sample = { ...own, instanceType, properties: { weight, flag } };
+          const selected = (spaces === undefined || spaces.includes(sample.space)) && (!filtered || flag);
+          expect(queries.filter((query) => matches(query, sample))).toHaveLength(selected ? 1 : 0);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('by externalId and by space', () => {
+    fc.assert(
+      fc.property(scenario, ({ instanceType, spaces, at, samples }) => {
+        const texts = at.map(String).sort(compareBoundaries).filter((b, i, all) => i === 0 || all[i - 1] !== b);
+        const byId = splitFilters({ instanceType, spaces, split: { property: 'externalId', at: texts } }, VIEW);
+        const bySpace = splitFilters({ instanceType, spaces: spaces ?? SPACES, split: 'space' }, VIEW);
+        for (const own of samples) {
+          const sample: Sample = { ...own, instanceType, properties: {} };
+          const inSpaces = (spaces ?? SPACES).includes(sample.space);
+          expect(byId.filter((query) => matches(query, sample))).toHaveLength(spaces === undefined || inSpaces ? 1 : 0);
+          expect(bySpace.filter((query) => matches(query, sample))).toHaveLength(inSpaces ? 1 : 0);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('orders texts by code point, as collation ucs_basic does, not by UTF-16 code unit', () => {
+    expect(compareBoundaries('\uffff', '😀')).toBeLessThan(0);
+    expect('\uffff' < '😀').toBe(false);
+    const queries = splitFilters({ instanceType: 'node', split: { property: 'weight', at: ['\uffff', '😀'] } }, VIEW);
+    const sample = (weight: string): Sample => ({ instanceType: 'node', space: 'a', externalId: 'x', properties: { weight } });
+    expect(queries.map((query) => matches(query, sample('\uffffz')))).toEqual([false, true, false, false]);
+  });
+});
