@@ -6,9 +6,7 @@
 import { z } from 'zod';
 import { type DmFilter, dmFilterSchema, instanceFieldReferences } from './dm-filter.js';
 import { propertyProblem, spaceId, viewRefSchema } from './dm-identifiers.js';
-
-export const INSTANCE_TYPES = ['node', 'edge'] as const;
-export type InstanceType = (typeof INSTANCE_TYPES)[number];
+import { INSTANCE_TYPES, type InstanceType } from '../resources/index.js';
 
 /**
  * The keys of job-schema.ts's `common` an instances stream takes: `name`, `limit` (1..1000,
