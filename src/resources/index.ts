@@ -20,6 +20,14 @@ export {
 } from './resource.js';
 export { RELATIONSHIP_TYPES } from './relationships.js';
 export {
+  type ColumnValue,
+  columnValue,
+  dmsDateDays,
+  dmsTimestampMs,
+  instanceRow,
+  type NodeRef,
+} from './instance-values.js';
+export {
   type ConnectionDefinition,
   fieldColumns,
   INSTANCE_TYPES,
