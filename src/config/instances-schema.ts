@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { type DmFilter, dmFilterSchema, instanceFieldReferences } from './dm-filter.js';
 import { propertyProblem, spaceId, viewRefSchema } from './dm-identifiers.js';
-import { INSTANCE_TYPES, type InstanceType } from '../resources/index.js';
+import { dmsDateDays, dmsTimestampMs, INSTANCE_TYPES, type InstanceType, type ViewDefinition } from '../resources/index.js';
 
 /**
  * The keys of job-schema.ts's `common` an instances stream takes: `name`, `limit` (1..1000,
@@ -166,6 +166,68 @@ export function splitFilters(
 function all(filters: readonly (DmFilter | undefined)[]): DmFilter | undefined {
   const given = filters.filter((filter) => filter !== undefined);
   return given.length <= 1 ? given[0] : { and: given };
+}
+
+/** The property types a split ranges over, and the boundaries each takes. */
+const SPLIT_TYPES: Readonly<Record<string, 'integer' | 'number' | 'text' | 'timestamp' | 'date'>> = {
+  int32: 'integer', int64: 'integer', float32: 'number', float64: 'number', text: 'text', timestamp: 'timestamp', date: 'date',
+};
+const BOUNDARIES_EXPECTED = {
+  integer: 'integers',
+  number: 'numbers',
+  text: 'strings',
+  timestamp: 'timestamps as text with a zone, e.g. 2024-01-01T00:00:00Z',
+  date: 'dates as text, e.g. 2024-01-01',
+} as const;
+
+/**
+ * What is wrong with a stream's split by a property, given its view as the platform defines it
+ * (read when a run starts; the job file alone cannot tell): the property must be one of the view's
+ * stored properties, hold one value of an ordered type (numbers, text of collation ucs_basic,
+ * timestamps, dates), and the boundaries be of that type and increase as the platform orders it.
+ * Undefined when nothing is wrong, or when the stream has no split by a property.
+ */
+export function splitPropertyProblem(split: InstancesSplit | undefined, view: ViewDefinition): string | undefined {
+  if (split === undefined || split === 'space') return undefined;
+  const { property, at } = split;
+  const where = `split.property: ${property}`;
+  let kind: (typeof SPLIT_TYPES)[string] | undefined = 'text';
+  if (property !== SPLIT_EXTERNAL_ID) {
+    const definition = Object.hasOwn(view.properties, property) ? view.properties[property] : undefined;
+    const name = `${view.space}/${view.externalId}/${view.version}`;
+    if (definition === undefined) return `${where} is not a property of the view ${name}`;
+    if (definition.container === undefined) return `${where} is a connection of the view ${name}, not a stored value`;
+    const { type, list, collation = 'ucs_basic' } = definition.type;
+    if (list === true) return `${where} is a list; a split ranges over properties of one value`;
+    kind = Object.hasOwn(SPLIT_TYPES, type) ? SPLIT_TYPES[type] : undefined;
+    if (kind === undefined) return `${where} is of type ${type}; a split ranges over numbers, text, timestamps or dates`;
+    if (kind === 'text' && collation !== 'ucs_basic') {
+      return `${where} has collation ${collation}; a split by text needs collation ucs_basic, the code-point order of its boundaries`;
+    }
+  }
+  const wrong = at.findIndex((b) => !fitsSplit(kind, b));
+  if (wrong >= 0) return `split.at.${wrong}: ${property} takes ${BOUNDARIES_EXPECTED[kind]}; got ${JSON.stringify(at[wrong])}`;
+  if (kind === 'timestamp') {
+    const times = at.map((b) => dmsTimestampMs(String(b))!);
+    const late = times.findIndex((time, i) => i > 0 && time <= times[i - 1]!);
+    if (late > 0) return `split.at.${late}: ${String(at[late])} is not later than ${String(at[late - 1])}`;
+  }
+  return undefined;
+}
+
+function fitsSplit(kind: (typeof SPLIT_TYPES)[string], boundary: number | string): boolean {
+  switch (kind) {
+    case 'integer':
+      return Number.isSafeInteger(boundary);
+    case 'number':
+      return typeof boundary === 'number';
+    case 'text':
+      return typeof boundary === 'string';
+    case 'timestamp':
+      return typeof boundary === 'string' && dmsTimestampMs(boundary) !== undefined;
+    case 'date':
+      return typeof boundary === 'string' && dmsDateDays(boundary) !== undefined;
+  }
 }
 
 /** Numbers by value, texts by code point (UTF-16 order differs past U+FFFF). */

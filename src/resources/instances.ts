@@ -31,7 +31,12 @@ export interface ViewDefinition {
 export interface ViewPropertyDefinition {
   readonly container: { readonly space: string; readonly externalId: string };
   readonly containerPropertyIdentifier: string;
-  readonly type: { readonly type: string; readonly list?: boolean | undefined };
+  readonly type: {
+    readonly type: string;
+    readonly list?: boolean | undefined;
+    /** Of text: the order the platform compares it in; default ucs_basic (code points). */
+    readonly collation?: string | undefined;
+  };
   readonly nullable?: boolean | undefined;
 }
 

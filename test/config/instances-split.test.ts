@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { DmFilter } from '../../src/config/dm-filter.js';
@@ -6,7 +7,9 @@ import {
   type InstancesQuery,
   MAX_SPLIT_BOUNDARIES,
   splitFilters,
+  splitPropertyProblem,
 } from '../../src/config/instances-schema.js';
+import type { ViewDefinition, ViewPropertyDefinition } from '../../src/resources/index.js';
 
 const VIEW = { space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' };
 const SOURCE = `${VIEW.externalId}/${VIEW.version}`;
@@ -182,5 +185,64 @@ describe('splitFilters: the queries of a split are disjoint and together hold ev
     const queries = splitFilters({ instanceType: 'node', split: { property: 'weight', at: ['\uffff', '😀'] } }, VIEW);
     const sample = (weight: string): Sample => ({ instanceType: 'node', space: 'a', externalId: 'x', properties: { weight } });
     expect(queries.map((query) => matches(query, sample('\uffffz')))).toEqual([false, true, false, false]);
+  });
+});
+
+describe('splitPropertyProblem: a split by a property, against the view the platform defines', () => {
+  const file = new URL('../resources/fixtures/cognite-asset.view.json', import.meta.url);
+  const asset = JSON.parse(readFileSync(file, 'utf8')) as ViewDefinition;
+  const mapped = asset.properties.name as ViewPropertyDefinition;
+  const view: ViewDefinition = {
+    ...asset,
+    properties: {
+      ...asset.properties,
+      weight: { ...mapped, type: { type: 'float64' } },
+      serial: { ...mapped, type: { type: 'int64' } },
+      installed: { ...mapped, type: { type: 'date' } },
+      label: { ...mapped, type: { type: 'text', collation: 'en' } },
+      state: { ...mapped, type: { type: 'enum' } },
+    },
+  };
+  const problem = (property: string, at: number[] | string[]) => splitPropertyProblem({ property, at }, view);
+
+  it('takes ordered properties of one value with boundaries of their type, and externalId with texts', () => {
+    expect(problem('name', ['M', 'a'])).toBeUndefined();
+    expect(problem('weight', [0.5, 10])).toBeUndefined();
+    expect(problem('serial', [-1, 9_007_199_254_740_991])).toBeUndefined();
+    expect(problem('pathLastUpdatedTime', ['2024-01-01T00:00:00Z', '2024-01-01T02:00:00+01:00'])).toBeUndefined();
+    expect(problem('installed', ['1999-12-31', '2024-02-29'])).toBeUndefined();
+    expect(problem('externalId', ['a', 'b'])).toBeUndefined();
+    expect(splitPropertyProblem('space', view)).toBeUndefined();
+    expect(splitPropertyProblem(undefined, view)).toBeUndefined();
+  });
+
+  it.each<[string, number[] | string[], string]>([
+    ['nme', ['a'], 'split.property: nme is not a property of the view cdf_cdm/CogniteAsset/v1'],
+    ['children', ['a'], 'split.property: children is a connection of the view cdf_cdm/CogniteAsset/v1, not a stored value'],
+    ['tags', ['a'], 'split.property: tags is a list; a split ranges over properties of one value'],
+    ['parent', ['a'], 'split.property: parent is of type direct; a split ranges over numbers, text, timestamps or dates'],
+    ['state', ['a'], 'split.property: state is of type enum; a split ranges over numbers, text, timestamps or dates'],
+    [
+      'label',
+      ['a'],
+      'split.property: label has collation en; a split by text needs collation ucs_basic, the code-point order of its boundaries',
+    ],
+    ['name', [1, 2], 'split.at.0: name takes strings; got 1'],
+    ['externalId', [1], 'split.at.0: externalId takes strings; got 1'],
+    ['weight', ['1'], 'split.at.0: weight takes numbers; got "1"'],
+    ['serial', [1, 2.5], 'split.at.1: serial takes integers; got 2.5'],
+    [
+      'pathLastUpdatedTime',
+      ['2024-01-01'],
+      'split.at.0: pathLastUpdatedTime takes timestamps as text with a zone, e.g. 2024-01-01T00:00:00Z; got "2024-01-01"',
+    ],
+    [
+      'pathLastUpdatedTime',
+      ['2024-01-01T00:00:00Z', '2024-01-01T00:30:00+01:00'],
+      'split.at.1: 2024-01-01T00:30:00+01:00 is not later than 2024-01-01T00:00:00Z',
+    ],
+    ['installed', ['2024-02-30'], 'split.at.0: installed takes dates as text, e.g. 2024-01-01; got "2024-02-30"'],
+  ])('%s at %j', (property, at, message) => {
+    expect(problem(property, at)).toBe(message);
   });
 });
