@@ -180,7 +180,7 @@ function checkValue(operator: Leaf, field: string | undefined, value: unknown, a
 }
 
 function checkValues(operator: Leaf, field: string | undefined, values: unknown, at: FilterPath, add: Add): void {
-  if (isMapping(values)) {
+  if (isMapping(values) && (values.parameter !== undefined || values.property !== undefined)) {
     checkRawValue(values, at, add);
     return;
   }
@@ -201,14 +201,14 @@ function checkRawValue(value: unknown, at: FilterPath, add: Add): void {
   else if (Array.isArray(value)) value.forEach((item, i) => checkRawValue(item, [...at, i], add));
   else if (isMapping(value)) {
     if (value.parameter !== undefined) add(at, PARAMETER_REFUSED);
-    else if (value.property !== undefined && Object.keys(value).length === 1) checkReference(value.property, [...at, 'property'], add);
+    else if (isReference(value)) checkReference(value.property, [...at, 'property'], add);
     else if (isNodeReferenceShape(value)) checkNodeReference(value, at, add);
   }
 }
 
 /** Values of instance fields have one type each: text, `{space, externalId}`, node or edge, an integer. */
 function checkFieldValue(field: string | undefined, value: unknown, at: FilterPath, add: Add): void {
-  const kind = field === undefined ? undefined : BASE_FIELDS[field];
+  const kind = field === undefined || isReference(value) ? undefined : BASE_FIELDS[field];
   if (kind === 'text' && typeof value !== 'string') add(at, `${field} is text; expected a string`);
   if (kind === 'ref' && !isNodeReferenceShape(value)) add(at, `${field} is a node: expected {space, externalId}`);
   if (kind === 'instanceType' && value !== 'node' && value !== 'edge') add(at, 'expected node or edge');
@@ -283,6 +283,11 @@ export function instanceFieldReferences(filter: unknown, at: FilterPath = ['filt
     if (isMapping(value)) visit(value.property, [...here, key, 'property']);
   }
   return found;
+}
+
+/** `{property: [...]}`: the value of another property of the same instance. */
+function isReference(value: unknown): value is { property: unknown } {
+  return isMapping(value) && Object.keys(value).length === 1 && value.property !== undefined;
 }
 
 function isNodeReferenceShape(value: unknown): value is { space: unknown; externalId: unknown } {

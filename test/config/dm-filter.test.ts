@@ -36,6 +36,7 @@ describe('dmFilterProblems: filters the platform takes', () => {
         { hasData: [{ type: 'container', space: 'cdf_cdm', externalId: 'CogniteAsset' }] },
         { equals: { property: ['node', 'type'], value: { space: 'types', externalId: 'pump' } } },
         { range: { property: ['node', 'lastUpdatedTime'], gt: { property: ['node', 'createdTime'] } } },
+        { equals: { property: ['node', 'externalId'], value: { property: NAME } } },
         { equals: { property: ['edge', 'startNode'], value: { space: 'site_a', externalId: 'any text: 1/2' } } },
       ],
     };
@@ -111,6 +112,7 @@ describe('dmFilterProblems: each problem at its path, with its message', () => {
       { in: { property: NAME, values: Array.from({ length: 1001 }, (_, i) => i) } },
       ['filter.in.values: at most 1000 values, as the platform accepts; split them with or'],
     ],
+    ['values in a mapping', { in: { property: NAME, values: { a: 1 } } }, ['filter.in.values: expected a non-empty list of values for in']],
     ['a value that is not finite', { in: { property: NAME, values: [1, Number.NaN] } }, ['filter.in.values.1: not a finite number']],
     ['a reference of 4 names', { exists: { property: [...NAME, 'x'] } }, [`filter.exists.property: ${REFERENCE_EXPECTED}`]],
     ['a reference of one text', { exists: { property: 'name' } }, [`filter.exists.property: ${REFERENCE_EXPECTED}`]],
