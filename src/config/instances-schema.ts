@@ -6,7 +6,14 @@
 import { z } from 'zod';
 import { type DmFilter, dmFilterSchema, instanceFieldReferences } from './dm-filter.js';
 import { propertyProblem, spaceId, viewRefSchema } from './dm-identifiers.js';
-import { dmsDateDays, dmsTimestampMs, INSTANCE_TYPES, type InstanceType, type ViewDefinition } from '../resources/index.js';
+import {
+  dmsDateDays,
+  dmsTimestampMs,
+  INSTANCE_TYPES,
+  type InstanceType,
+  type ViewDefinition,
+  viewSourceKey,
+} from '../resources/index.js';
 
 /**
  * The keys of job-schema.ts's `common` an instances stream takes: `name`, `limit` (1..1000,
@@ -108,7 +115,7 @@ export function instancesProblems(
     });
   }
   if (stream.split === 'space' && (stream.spaces?.length ?? 0) < 2) {
-    problems.push({ path: ['split'], message: 'split: space makes one query per entry of spaces; list at least 2 spaces' });
+    problems.push({ path: ['split'], message: 'a split by space makes one query per entry of spaces; list at least 2 spaces' });
   }
   for (const { path, scope, field } of instanceFieldReferences(stream.filter)) {
     if (scope !== stream.instanceType) {
@@ -148,10 +155,12 @@ export function splitFilters(
         : { in: { property: [scope, 'space'], values: [...spaces] } };
   let conditions: (DmFilter | undefined)[] = [undefined];
   if (split === 'space') {
-    conditions = (spaces ?? []).map((space) => ({ equals: { property: [scope, 'space'], value: space } }));
+    // instancesProblems refuses this; without spaces there would be no query at all.
+    if (spaces === undefined) throw new Error('split: space without spaces');
+    conditions = spaces.map((space) => ({ equals: { property: [scope, 'space'], value: space } }));
   } else if (split !== undefined) {
     const own = split.property === SPLIT_EXTERNAL_ID;
-    const property = own ? [scope, SPLIT_EXTERNAL_ID] : [view.space, `${view.externalId}/${view.version}`, split.property];
+    const property = own ? [scope, SPLIT_EXTERNAL_ID] : [view.space, viewSourceKey(view), split.property];
     const { at } = split;
     conditions = [
       { range: { property, lt: at[0] } },

@@ -112,8 +112,8 @@ describe('an instances stream: refused, each problem at its key', () => {
     ['spaces: [a, b, a]', VIEW, ['spaces.2: a is listed twice (got "a")']],
     ['spaces: [a, node]', VIEW, ["spaces.1: 'node' is a reserved name, not a space that can exist (got \"node\")"]],
     ['split: spaces', VIEW, ['split: expected space or {property: NAME, at: [b1, b2, ...]} (got "spaces")']],
-    ['split: space', VIEW, ['split: split: space makes one query per entry of spaces; list at least 2 spaces (got "space")']],
-    ['spaces: [a]\nsplit: space', VIEW, ['split: split: space makes one query per entry of spaces; list at least 2 spaces (got "space")']],
+    ['split: space', VIEW, ['split: a split by space makes one query per entry of spaces; list at least 2 spaces (got "space")']],
+    ['spaces: [a]\nsplit: space', VIEW, ['split: a split by space makes one query per entry of spaces; list at least 2 spaces (got "space")']],
     [
       'split: {property: weight, at: [10, 5]}',
       VIEW,

@@ -84,7 +84,8 @@ describe('splitFilters: the queries of a stream', () => {
     ]);
   });
 
-  it('split: space: one query per space, in the order of spaces', () => {
+  it('split: space: one query per space, in the order of spaces (and none without spaces: an error)', () => {
+    expect(() => splitFilters(nodes({ split: 'space' }), VIEW)).toThrow('split: space without spaces');
     const filter = { prefix: { property: ['node', 'externalId'], value: 'pump:' } };
     expect(splitFilters(nodes({ filter, spaces: ['b', 'a'], split: 'space' }), VIEW)).toEqual([
       { and: [filter, { equals: { property: ['node', 'space'], value: 'b' } }] },
@@ -168,6 +169,7 @@ describe('splitFilters: the queries of a split are disjoint and together hold ev
         const texts = at.map(String).sort(compareBoundaries).filter((b, i, all) => i === 0 || all[i - 1] !== b);
         const byId = splitFilters({ instanceType, spaces, split: { property: 'externalId', at: texts } }, VIEW);
         const bySpace = splitFilters({ instanceType, spaces: spaces ?? SPACES, split: 'space' }, VIEW);
+        expect(bySpace).toHaveLength((spaces ?? SPACES).length);
         for (const own of samples) {
           const sample: Sample = { ...own, instanceType, properties: {} };
           const inSpaces = (spaces ?? SPACES).includes(sample.space);
