@@ -19,6 +19,28 @@ export {
   streamColumns,
 } from './resource.js';
 export { RELATIONSHIP_TYPES } from './relationships.js';
+export {
+  type ColumnValue,
+  columnValue,
+  dmsDateDays,
+  dmsTimestampMs,
+  instanceRow,
+  type NodeRef,
+} from './instance-values.js';
+export {
+  type ConnectionDefinition,
+  fieldColumns,
+  INSTANCE_TYPES,
+  type InstanceColumn,
+  type InstanceColumnKind,
+  type InstanceColumns,
+  instanceColumns,
+  type InstanceType,
+  PROPERTY_KINDS,
+  type ViewDefinition,
+  type ViewPropertyDefinition,
+  viewSourceKey,
+} from './instances.js';
 
 /** Every collection bulk-extract exports; a new one is a file beside these and a line here. */
 export const RESOURCE_SPECS = [assets, events, timeseries, files, sequences, relationships] as const;
