@@ -5,6 +5,7 @@
  * (`2024-01-01T00:00:00.000+00:00`, fractions to the microsecond) and dates as `2024-01-01`; the
  * instance's own times are epoch milliseconds.
  */
+import { stringify as stringifyExact } from 'lossless-json';
 import { type InstanceColumn, type InstanceColumnKind, viewSourceKey } from './instances.js';
 
 export interface NodeRef {
@@ -13,7 +14,7 @@ export interface NodeRef {
 }
 
 /** A column's value: null for none; epoch ms for a timestamp, days since 1970-01-01 for a date, JSON text for json. */
-export type ColumnValue = null | string | number | boolean | NodeRef | readonly ColumnValue[];
+export type ColumnValue = null | string | number | bigint | boolean | NodeRef | readonly ColumnValue[];
 
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -106,6 +107,8 @@ function scalar(kind: InstanceColumnKind, value: unknown): ColumnValue | undefin
     case 'int32':
       return typeof value === 'number' && Number.isInteger(value) && value >= INT32_MIN && value <= INT32_MAX ? value : undefined;
     case 'int64':
+      // A BigInt: an integer beyond 2^53, parsed exactly from the instance's bytes.
+      if (typeof value === 'bigint') return BigInt.asIntN(64, value) === value ? value : undefined;
       return Number.isSafeInteger(value) ? (value as number) : undefined;
     case 'float':
       return typeof value === 'number' && Math.abs(value) <= FLOAT32_MAX ? value : undefined;
@@ -118,11 +121,24 @@ function scalar(kind: InstanceColumnKind, value: unknown): ColumnValue | undefin
     case 'date':
       return typeof value === 'string' ? dmsDateDays(value) : undefined;
     case 'json':
-      return JSON.stringify(value);
+      return jsonText(value);
     case 'node-ref':
       return nodeRef(value);
     case 'extra-json':
-      return typeof value === 'object' && !Array.isArray(value) ? JSON.stringify(value) : undefined;
+      return typeof value === 'object' && !Array.isArray(value) ? jsonText(value) : undefined;
+  }
+}
+
+/**
+ * JSON text of a value as it came; integers beyond 2^53 (BigInt, when the instance was parsed
+ * exactly) written with their own digits.
+ */
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return stringifyExact(value) as string;
   }
 }
 
@@ -167,7 +183,7 @@ export function instanceRow(
   const remaining: Record<string, unknown> = rest;
   if (left !== undefined && Object.keys(withoutEmpty(left)).length > 0) remaining.properties = left;
   if (left === undefined && properties !== undefined && properties !== null) remaining.properties = properties;
-  if (extraAt >= 0 && Object.keys(remaining).length > 0) values[extraAt] = JSON.stringify(remaining);
+  if (extraAt >= 0 && Object.keys(remaining).length > 0) values[extraAt] = jsonText(remaining);
   return values;
 }
 

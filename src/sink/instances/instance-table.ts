@@ -1,13 +1,13 @@
 import type { EncodedColumn } from '../parquet/encode.js';
-import { EXTRA, type ViewRef } from './instance-rows.js';
-import type { InstanceColumnSpec } from './instance-values.js';
+import type { InstanceColumn } from '../../resources/index.js';
+import type { ViewRef } from './instance-rows.js';
 
 /** What the Parquet shards of an instance stream hold: the view's instances, in these columns. */
 export interface InstanceTable {
   /** The stream's name: its shards' bytes per row are learned under it. */
   readonly name: string;
   readonly view: ViewRef;
-  readonly columns: readonly InstanceColumnSpec[];
+  readonly columns: readonly InstanceColumn[];
 }
 
 /**
@@ -15,12 +15,9 @@ export interface InstanceTable {
  * collections' are; `externalId`, unique within a space, plain (a dictionary of it never pays);
  * the others parquet-wasm's default, a dictionary that falls back to plain.
  */
-export function instanceEncodings(columns: readonly InstanceColumnSpec[]): EncodedColumn[] {
-  return [
-    ...columns.map(({ name, kind, list, from }): EncodedColumn => {
-      if (!list && (kind === 'int64' || kind === 'timestamp')) return { name, encoding: 'delta' };
-      return { name, encoding: 'field' in from && from.field === 'externalId' ? 'plain' : undefined };
-    }),
-    { name: EXTRA },
-  ];
+export function instanceEncodings(columns: readonly InstanceColumn[]): EncodedColumn[] {
+  return columns.map(({ name, kind, list, from }): EncodedColumn => {
+    if (!list && (kind === 'int64' || kind === 'timestamp')) return { name, encoding: 'delta' };
+    return { name, encoding: 'field' in from && from.field === 'externalId' ? 'plain' : undefined };
+  });
 }
