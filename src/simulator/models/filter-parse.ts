@@ -1,4 +1,5 @@
 import { isRecord, shown } from '../filter-object.js';
+import { attempt, invalid, type Parsed } from './body-parts.js';
 import { containerKey, findContainer, findView, viewProperties } from './core-model.js';
 import { type Comparable, classOf, filterValue, type ValueClass } from './filter-values.js';
 import { containerKeysOf } from './instance-json.js';
@@ -27,14 +28,8 @@ export type CompiledFilter =
   { op: 'exists'; field: Field } |
   { op: 'hasData'; containers: string[] };
 
-export type FilterParse = { ok: true; filter: CompiledFilter } | { ok: false; message: string };
-
-/** Thrown inside the parser only; turned into the 400's message at the top. */
-class Refused extends Error {}
-
-function refuse(path: string, problem: string): never {
-  throw new Refused(`Invalid property '${path}': ${problem}`);
-}
+/** Refusals name their path: `refuse` is the body parts' `invalid`. */
+const refuse = invalid;
 
 const CORE_FIELDS: Readonly<Record<CoreField, ValueClass>> = {
   space: 'text',
@@ -49,14 +44,14 @@ const CORE_FIELDS: Readonly<Record<CoreField, ValueClass>> = {
 const SERVED = ['and', 'or', 'not', 'equals', 'in', 'range', 'prefix', 'exists', 'hasData', 'matchAll'];
 const NOT_SERVED = ['containsAny', 'containsAll', 'nested', 'overlaps', 'instanceReferences'];
 
-/** `filter` of a body listing `instanceType` instances; `path` is where it lies in the body. */
-export function parseFilter(given: unknown, instanceType: 'node' | 'edge', path = 'filter'): FilterParse {
-  try {
-    return { ok: true, filter: parse(given, instanceType, path) };
-  } catch (error) {
-    if (error instanceof Refused) return { ok: false, message: error.message };
-    throw error;
-  }
+/** `filter` of a body listing `instanceType` instances (throws `Invalid`); `path` is where it lies in the body. */
+export function filterAt(given: unknown, instanceType: 'node' | 'edge', path = 'filter'): CompiledFilter {
+  return parse(given, instanceType, path);
+}
+
+/** The same as a result: the compiled filter, or the message of the 400. */
+export function parseFilter(given: unknown, instanceType: 'node' | 'edge', path = 'filter'): Parsed<CompiledFilter> {
+  return attempt(() => parse(given, instanceType, path));
 }
 
 function parse(given: unknown, instanceType: 'node' | 'edge', path: string): CompiledFilter {

@@ -146,6 +146,11 @@ export class InstanceStore {
     };
   }
 
+  /** The containers every instance of `kind` has data in (`space:externalId`). */
+  containersOf(kind: InstanceKind): readonly string[] {
+    return this.sets[kind].generator.containers;
+  }
+
   count(kind: InstanceKind): number {
     return this.sets[kind].count;
   }
