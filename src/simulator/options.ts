@@ -62,6 +62,20 @@ export const faultOptionsSchema = z
 export type FaultOptions = z.output<typeof faultOptionsSchema>;
 export type FaultOptionsInput = z.input<typeof faultOptionsSchema>;
 
+const instanceCount = z.number().int().min(0).max(1_000_000_000);
+
+/** Data-modeling instances generated at start, by kind; each generated on demand, so a million cost no memory. */
+export const instanceCountsSchema = z.strictObject({
+  /** Nodes of the asset view (`cdf_cdm:CogniteAsset`), in trees of 50. */
+  assets: instanceCount.default(1000),
+  /** Nodes of the activity view (`cdf_cdm:CogniteActivity`). */
+  activities: instanceCount.default(2000),
+  /** Nodes of the time-series view (`cdf_cdm:CogniteTimeSeries`). */
+  timeseries: instanceCount.default(1000),
+  /** Edges from an asset to an activity (view `sim_model:ActivityLink`); none without assets and activities. */
+  edges: instanceCount.default(2000),
+});
+
 export const simulatorOptionsSchema = z.strictObject({
   host: z.string().min(1).default('127.0.0.1'),
   port: z.number().int().min(0).max(65_535).default(0),
@@ -83,6 +97,13 @@ export const simulatorOptionsSchema = z.strictObject({
    * some empty. Generated on demand, so the number costs no memory; the default keeps reads quick.
    */
   datapoints: z.number().int().min(0).max(100_000_000_000).default(100_000),
+  /** The data-modeling instances (`/models/instances/list` and `/sync`). */
+  instances: instanceCountsSchema.default(() => instanceCountsSchema.parse({})),
+  /**
+   * Instances changed per second while the simulator runs (updates, inserts and soft deletes drawn
+   * from the seed), to rehearse incremental exports; 0, the default, changes none.
+   */
+  churn: z.number().min(0).max(10_000).default(0),
   /** Data sets the items belong to (`dataSetId`: 4000000000000 + i, externalId `DS-i`). */
   dataSets: z.number().int().min(0).max(1_000_000).default(5),
   seed: z.number().int().min(0).max(0xffffffff).default(1),
