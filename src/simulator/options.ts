@@ -166,3 +166,31 @@ export function parseFaultSpec(spec: string): FaultOptions {
   if (!result.success) throw new ConfigError(`Invalid --faults: ${formatZodIssues(result.error, input)}`);
   return result.data;
 }
+
+/**
+ * Parses `--instances`: one count N (N asset nodes, 2N activities, N time series, 2N edges: the
+ * defaults' proportions) or `key=value` pairs separated by commas (`assets=1000000,edges=0`), the
+ * kinds not named keeping their defaults.
+ */
+export function parseInstancesSpec(spec: string): InstanceCounts {
+  const text = spec.trim().replaceAll('_', '');
+  let input: Record<string, unknown>;
+  if (/^[0-9]+$/.test(text)) {
+    const n = Number(text);
+    input = { assets: n, activities: 2 * n, timeseries: n, edges: 2 * n };
+  } else {
+    input = {};
+    for (const part of text.split(',').filter((p) => p.trim() !== '')) {
+      const [key, value, ...rest] = part.split('=').map((s) => s.trim());
+      if (!key || value === undefined || !/^[0-9]+$/.test(value) || rest.length > 0) {
+        throw new ConfigError(`Invalid --instances: expected N or kind=count pairs (assets, activities, timeseries, edges), got '${part}'.`);
+      }
+      input[key] = Number(value);
+    }
+  }
+  const result = instanceCountsSchema.safeParse(input);
+  if (!result.success) throw new ConfigError(`Invalid --instances: ${formatZodIssues(result.error, input)}`);
+  return result.data;
+}
+
+export type InstanceCounts = z.output<typeof instanceCountsSchema>;
