@@ -27,7 +27,8 @@ export interface ModelsRoute {
 
 const MODELS_ACTIONS = ['views', 'views/byids', 'instances/list', 'instances/sync'] as const;
 
-const MODELS_ROUTE = /^\/api\/v1\/projects\/([^/]+)\/models\/(views|views\/byids|instances\/list|instances\/sync)$/;
+// The official SDK lists views at `models/views/`, with a trailing slash: the platform takes both.
+const MODELS_ROUTE = /^\/api\/v1\/projects\/([^/]+)\/models\/(views|views\/byids|instances\/list|instances\/sync)\/?$/;
 
 export function matchModelsRoute(path: string): ModelsRoute | undefined {
   const match = MODELS_ROUTE.exec(path);
