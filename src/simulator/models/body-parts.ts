@@ -1,5 +1,6 @@
 import { isRecord, shown } from '../filter-object.js';
-import { findView, type ViewDefinition, viewProperties } from './core-model.js';
+import type { ViewDefinition } from './core-model.js';
+import { findView, viewProperties } from './model-lookup.js';
 import type { SelectedSource } from './view-json.js';
 
 /**

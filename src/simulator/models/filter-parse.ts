@@ -1,6 +1,6 @@
 import { isRecord, shown } from '../filter-object.js';
 import { attempt, invalid, type Parsed } from './body-parts.js';
-import { containerKey, findContainer, findView, viewProperties } from './core-model.js';
+import { containerKey, findContainer, findView, viewProperties } from './model-lookup.js';
 import { type Comparable, classOf, filterValue, type ValueClass } from './filter-values.js';
 import { containerKeysOf } from './instance-json.js';
 

@@ -1,4 +1,5 @@
-import { containerKey, mappedContainers, type ViewDefinition, viewKey } from './core-model.js';
+import type { ViewDefinition } from './core-model.js';
+import { containerKey, mappedContainers, viewKey } from './model-lookup.js';
 import type { Instance } from './instance-store.js';
 import type { SelectedSource } from './view-json.js';
 

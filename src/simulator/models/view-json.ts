@@ -1,16 +1,13 @@
 import {
   type ContainerId,
   type ContainerProperty,
-  containerProperty,
   type MappedProperty,
-  mappedContainers,
   MODEL_TIME_MS,
   type ReverseConnection,
   type ViewDefinition,
   type ViewId,
-  viewKey,
-  viewProperties,
 } from './core-model.js';
+import { containerProperty, mappedContainers, viewKey, viewProperties } from './model-lookup.js';
 
 /**
  * The data model in the platform's JSON: a view as `/models/views` answers it, and the `typing`
