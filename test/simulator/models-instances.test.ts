@@ -136,6 +136,7 @@ describe('POST /models/instances/list', () => {
       [{ sources: [{ source: viewRef('CogniteAsset'), targetUnits: [] }] }, "'sources[0].targetUnits'"],
       [{ partition: '1/2' }, "'partition'"],
       [{ cursor: 'not-a-cursor' }, 'Invalid cursor'],
+      [[{ limit: 1 }], 'The request body must be a JSON object, got [{"limit":1}].'],
     ] as const) {
       const reply = await post(sim, '/models/instances/list', body, AUTH);
       expect(reply.status, JSON.stringify(body)).toBe(400);

@@ -84,7 +84,7 @@ describe('GET /models/views', () => {
       const { error } = reply.json<{ error: { code: number; message: string } }>();
       expect(error).toEqual({ code: 400, message: expect.stringContaining(fragment) });
     };
-    await refused('spaces=cdf_cdm', "'spaces'");
+    await refused('spaces=cdf_cdm', "Invalid query parameter 'spaces': unrecognized.");
     await refused('limit=0', "'limit'");
     await refused('limit=1&limit=2', "'limit'");
     await refused('includeGlobal=yes', "'includeGlobal'");

@@ -14,6 +14,11 @@ export function invalid(path: string, problem: string): never {
   throw new Invalid(`Invalid property '${path}': ${problem}`);
 }
 
+/** The same for a query parameter of a GET. */
+export function invalidParameter(name: string, problem: string): never {
+  throw new Invalid(`Invalid query parameter '${name}': ${problem}`);
+}
+
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 
 export function attempt<T>(parse: () => T): Parsed<T> {
@@ -36,7 +41,10 @@ export function objectAt(
   notServed: readonly string[] = [],
   harmless: (key: string, value: unknown) => boolean = () => false,
 ): Record<string, unknown> {
-  if (!isRecord(given)) return invalid(path, `expected an object, got ${shown(given)}.`);
+  if (!isRecord(given)) {
+    if (path === '') throw new Invalid(`The request body must be a JSON object, got ${shown(given)}.`);
+    return invalid(path, `expected an object, got ${shown(given)}.`);
+  }
   for (const [key, value] of Object.entries(given)) {
     if (value === undefined || harmless(key, value)) continue;
     if (notServed.includes(key)) return invalid(join(path, key), 'the platform takes it; the simulator does not serve it.');

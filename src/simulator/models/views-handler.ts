@@ -3,7 +3,7 @@ import { isRecord, shown } from '../filter-object.js';
 import { MAX_LIMIT } from '../query.js';
 import { type Exchange, readResourceBody, sendError } from '../respond.js';
 import { increment, type RequestNotes } from '../stats.js';
-import { attempt, booleanAt, invalid, objectAt, type Parsed, stringAt } from './body-parts.js';
+import { attempt, booleanAt, invalid, invalidParameter, objectAt, type Parsed, stringAt } from './body-parts.js';
 import { type ViewDefinition, VIEWS } from './core-model.js';
 import { type ModelsContext, serveFaulted } from './models-context.js';
 import { viewJson } from './view-json.js';
@@ -23,7 +23,7 @@ interface ViewsListQuery {
 function flag(params: URLSearchParams, name: string, fallback: boolean): boolean {
   const text = params.get(name);
   if (text === null) return fallback;
-  return text === 'true' || (text !== 'false' && invalid(name, `expected true or false, got '${text}'.`));
+  return text === 'true' || (text !== 'false' && invalidParameter(name, `expected true or false, got '${text}'.`));
 }
 
 /**
@@ -35,20 +35,20 @@ export function parseViewsList(params: URLSearchParams): Parsed<ViewsListQuery> 
   return attempt(() => {
     const seen = new Set<string>();
     for (const key of params.keys()) {
-      if (!LIST_PARAMETERS.includes(key)) invalid(key, `unrecognized query parameter. Allowed: ${LIST_PARAMETERS.join(', ')}.`);
-      if (seen.has(key)) invalid(key, 'given more than once.');
+      if (!LIST_PARAMETERS.includes(key)) invalidParameter(key, `unrecognized. Allowed: ${LIST_PARAMETERS.join(', ')}.`);
+      if (seen.has(key)) invalidParameter(key, 'given more than once.');
       seen.add(key);
     }
     const limitText = params.get('limit') ?? '10';
     const limit = Number(limitText);
-    if (!/^[0-9]+$/.test(limitText) || limit < 1 || limit > MAX_LIMIT) invalid('limit', `expected an integer in 1..${MAX_LIMIT}, got '${limitText}'.`);
+    if (!/^[0-9]+$/.test(limitText) || limit < 1 || limit > MAX_LIMIT) invalidParameter('limit', `expected an integer in 1..${MAX_LIMIT}, got '${limitText}'.`);
     const cursor = params.get('cursor') ?? undefined;
     const space = params.get('space') ?? undefined;
     const includeInheritedProperties = flag(params, 'includeInheritedProperties', true);
     const allVersions = flag(params, 'allVersions', false);
     const includeGlobal = flag(params, 'includeGlobal', false);
     const binding = JSON.stringify(['views', limit, space ?? null, includeInheritedProperties, allVersions, includeGlobal]);
-    return { limit, cursor: cursor === '' ? invalid('cursor', 'must not be empty.') : cursor, space, includeInheritedProperties, includeGlobal, binding };
+    return { limit, cursor: cursor === '' ? invalidParameter('cursor', 'must not be empty.') : cursor, space, includeInheritedProperties, includeGlobal, binding };
   });
 }
 
@@ -93,7 +93,9 @@ interface ViewsByIds {
  */
 export function parseViewsByIds(body: unknown, params: URLSearchParams): Parsed<ViewsByIds> {
   return attempt(() => {
-    for (const key of params.keys()) if (key !== 'includeInheritedProperties') invalid(key, 'unrecognized query parameter. Allowed: includeInheritedProperties.');
+    for (const key of params.keys()) {
+      if (key !== 'includeInheritedProperties') invalidParameter(key, 'unrecognized. Allowed: includeInheritedProperties.');
+    }
     const given = objectAt(body, '', ['items', 'includeInheritedProperties']);
     const inQuery = flag(params, 'includeInheritedProperties', true);
     const includeInheritedProperties = booleanAt(given.includeInheritedProperties, 'includeInheritedProperties', inQuery);
