@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { ConfigError, UsageError } from '../errors.js';
 import { createLogger } from '../log.js';
-import { parseFaultSpec } from '../simulator/options.js';
+import { parseFaultSpec, parseInstancesSpec } from '../simulator/options.js';
 import { type Simulator, startSimulator } from '../simulator/server.js';
 import { EXIT } from './exit-codes.js';
 import { type Resource, RESOURCES } from '../config/job-schema.js';
@@ -27,6 +27,13 @@ Options:
   --sequences N          Number of sequences (default 500).
   --relationships N      Number of relationships (default 2000).
   --datasets N           Number of data sets the items belong to (default 5).
+  --instances SPEC       Data-model instances (/models/instances/...): N (N asset nodes, 2N
+                         activities, N time series, 2N asset-activity edges) or kind=count
+                         pairs, e.g. assets=1000000,activities=0 (default assets=1000,
+                         activities=2000,timeseries=1000,edges=2000). Generated on demand.
+  --churn RATE           Instances changed per second while running (updates, inserts and
+                         soft deletes drawn from the seed), to rehearse incremental exports
+                         (default 0).
   --event-metadata-bytes N
                          Each event's metadata also holds "padding", N characters
                          (0..128000, default 0): large items for memory tests.
@@ -70,6 +77,8 @@ export async function runSimulate(argv: string[]): Promise<number> {
     ...counts(values),
     ...(values.datapoints === undefined ? {} : { datapoints: integer(values.datapoints, '--datapoints') }),
     ...(values.datasets === undefined ? {} : { dataSets: integer(values.datasets, '--datasets') }),
+    ...(values.instances === undefined ? {} : { instances: parseInstancesSpec(values.instances) }),
+    ...(values.churn === undefined ? {} : { churn: rate(values.churn, '--churn') }),
     ...(values['event-metadata-bytes'] === undefined
       ? {}
       : { eventMetadataBytes: integer(values['event-metadata-bytes'], '--event-metadata-bytes') }),
@@ -100,7 +109,7 @@ function counts(values: Partial<Record<Resource, string>>): Partial<Record<Resou
 }
 
 /** What `simulate` prints on stdout once listening (docs/simulator.md shows it). */
-export function startupLine(simulator: Simulator, credentials: 'demo' | 'given'): Record<string, string | number> {
+export function startupLine(simulator: Simulator, credentials: 'demo' | 'given'): Record<string, unknown> {
   const { config } = simulator;
   return {
     baseUrl: simulator.baseUrl,
@@ -111,6 +120,8 @@ export function startupLine(simulator: Simulator, credentials: 'demo' | 'given')
     ...Object.fromEntries(RESOURCES.map((name) => [name, config[name]])),
     datapoints: config.datapoints,
     dataSets: config.dataSets,
+    instances: config.instances,
+    churn: config.churn,
     seed: config.seed,
     credentials,
     pid: process.pid,
@@ -124,6 +135,8 @@ const FLAGS = {
   ...(Object.fromEntries(RESOURCES.map((name) => [name, { type: 'string' }])) as Record<Resource, { type: 'string' }>),
   'datapoints': { type: 'string' },
   'datasets': { type: 'string' },
+  'instances': { type: 'string' },
+  'churn': { type: 'string' },
   'event-metadata-bytes': { type: 'string' },
   'seed': { type: 'string' },
   'api-key': { type: 'string', multiple: true },
@@ -172,6 +185,12 @@ function listenError(error: unknown, host: string, port: number): UsageError | u
 function integer(text: string, flag: string): number {
   const value = Number(text.replaceAll('_', ''));
   if (!Number.isSafeInteger(value)) throw new UsageError(`${flag} expects an integer, got '${text}'.`);
+  return value;
+}
+
+function rate(text: string, flag: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value)) throw new UsageError(`${flag} expects a number, got '${text}'.`);
   return value;
 }
 

@@ -8,6 +8,8 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 export interface CursorState {
   position: number;
   issuedAtMs: number;
+  /** A second number a route keeps with the position (a sync cursor's change sequence); absent for lists. */
+  mark?: number;
 }
 
 export type CursorResult =
@@ -27,7 +29,14 @@ export class CursorCodec {
 
   encode(binding: string, state: CursorState): string {
     const payload = Buffer.from(
-      JSON.stringify([VERSION, digest(binding), state.position, state.issuedAtMs, this.serial++]),
+      JSON.stringify([
+        VERSION,
+        digest(binding),
+        state.position,
+        state.issuedAtMs,
+        this.serial++,
+        ...(state.mark === undefined ? [] : [state.mark]),
+      ]),
     ).toString('base64url');
     return `${payload}.${this.sign(payload)}`;
   }
@@ -45,9 +54,9 @@ export class CursorCodec {
         message: 'Invalid cursor: it was not issued by this service or was altered.',
       };
     }
-    const [version, boundTo, position, issuedAtMs] = JSON.parse(
+    const [version, boundTo, position, issuedAtMs, , mark] = JSON.parse(
       Buffer.from(payload, 'base64url').toString(),
-    ) as [number, string, number, number];
+    ) as [number, string, number, number, number, number | undefined];
     if (version !== VERSION)
       return { ok: false, reason: 'invalid', message: 'Invalid cursor: unknown version.' };
     if (boundTo !== digest(binding)) {
@@ -65,7 +74,7 @@ export class CursorCodec {
         message: 'Cursor has expired. Restart the listing from its first page.',
       };
     }
-    return { ok: true, state: { position, issuedAtMs } };
+    return { ok: true, state: mark === undefined ? { position, issuedAtMs } : { position, issuedAtMs, mark } };
   }
 
   private sign(payload: string): string {

@@ -29,6 +29,12 @@ export { TIMESERIES_ID_BASE, TIMESERIES_ID_STRIDE } from './dataset/timeseries.j
 export type { FaultKind } from './faults.js';
 export type { FaultOptions, FaultOptionsInput, SimulatorConfig } from './options.js';
 export { parseFaultSpec } from './options.js';
+export { CORE_SPACE, SIM_SPACE, VIEWS, type ViewDefinition } from './models/core-model.js';
+export type { Instance, InstanceCounts, InstanceRef, InstanceStore } from './models/instance-store.js';
+export { EDGE_TYPE } from './models/instance-generators.js';
+export { SITES } from './models/instance-values.js';
+export { type InstanceKind, KINDS } from './models/node-links.js';
+export { SYNC_RETENTION_MS } from './models/sync-feed.js';
 export { MAX_PARTITIONS, partitionRange } from './partition.js';
 export { MAX_LIMIT } from './query.js';
 export type { Simulator, SimulatorOptions } from './server.js';

@@ -62,6 +62,20 @@ export const faultOptionsSchema = z
 export type FaultOptions = z.output<typeof faultOptionsSchema>;
 export type FaultOptionsInput = z.input<typeof faultOptionsSchema>;
 
+const instanceCount = z.number().int().min(0).max(1_000_000_000);
+
+/** Data-modeling instances generated at start, by kind; each generated on demand, so a million cost no memory. */
+export const instanceCountsSchema = z.strictObject({
+  /** Nodes of the asset view (`cdf_cdm:CogniteAsset`), in trees of 50. */
+  assets: instanceCount.default(1000),
+  /** Nodes of the activity view (`cdf_cdm:CogniteActivity`). */
+  activities: instanceCount.default(2000),
+  /** Nodes of the time-series view (`cdf_cdm:CogniteTimeSeries`). */
+  timeseries: instanceCount.default(1000),
+  /** Edges from an asset to an activity (view `sim_model:ActivityLink`); none without assets and activities. */
+  edges: instanceCount.default(2000),
+});
+
 export const simulatorOptionsSchema = z.strictObject({
   host: z.string().min(1).default('127.0.0.1'),
   port: z.number().int().min(0).max(65_535).default(0),
@@ -83,6 +97,13 @@ export const simulatorOptionsSchema = z.strictObject({
    * some empty. Generated on demand, so the number costs no memory; the default keeps reads quick.
    */
   datapoints: z.number().int().min(0).max(100_000_000_000).default(100_000),
+  /** The data-modeling instances (`/models/instances/list` and `/sync`). */
+  instances: instanceCountsSchema.default(() => instanceCountsSchema.parse({})),
+  /**
+   * Instances changed per second while the simulator runs (updates, inserts and soft deletes drawn
+   * from the seed), to rehearse incremental exports; 0, the default, changes none.
+   */
+  churn: z.number().min(0).max(10_000).default(0),
   /** Data sets the items belong to (`dataSetId`: 4000000000000 + i, externalId `DS-i`). */
   dataSets: z.number().int().min(0).max(1_000_000).default(5),
   seed: z.number().int().min(0).max(0xffffffff).default(1),
@@ -145,3 +166,31 @@ export function parseFaultSpec(spec: string): FaultOptions {
   if (!result.success) throw new ConfigError(`Invalid --faults: ${formatZodIssues(result.error, input)}`);
   return result.data;
 }
+
+/**
+ * Parses `--instances`: one count N (N asset nodes, 2N activities, N time series, 2N edges: the
+ * defaults' proportions) or `key=value` pairs separated by commas (`assets=1000000,edges=0`), the
+ * kinds not named keeping their defaults.
+ */
+export function parseInstancesSpec(spec: string): InstanceCounts {
+  const text = spec.trim().replaceAll('_', '');
+  let input: Record<string, unknown>;
+  if (/^[0-9]+$/.test(text)) {
+    const n = Number(text);
+    input = { assets: n, activities: 2 * n, timeseries: n, edges: 2 * n };
+  } else {
+    input = {};
+    for (const part of text.split(',').filter((p) => p.trim() !== '')) {
+      const [key, value, ...rest] = part.split('=').map((s) => s.trim());
+      if (!key || value === undefined || !/^[0-9]+$/.test(value) || rest.length > 0) {
+        throw new ConfigError(`Invalid --instances: expected N or kind=count pairs (assets, activities, timeseries, edges), got '${part}'.`);
+      }
+      input[key] = Number(value);
+    }
+  }
+  const result = instanceCountsSchema.safeParse(input);
+  if (!result.success) throw new ConfigError(`Invalid --instances: ${formatZodIssues(result.error, input)}`);
+  return result.data;
+}
+
+export type InstanceCounts = z.output<typeof instanceCountsSchema>;

@@ -12,7 +12,13 @@ import { FaultPlanner, RateGate } from './faults.js';
 import { handleList, type ListContext } from './list-handler.js';
 import type { SimulatorConfig } from './options.js';
 import { type Exchange, sendError } from './respond.js';
-import { matchResourceRoute, routeName } from './routes.js';
+import type { Churn } from './models/churn.js';
+import type { InstanceStore } from './models/instance-store.js';
+import { handleInstancesList } from './models/instances-list-handler.js';
+import type { ModelsContext } from './models/models-context.js';
+import { handleSync } from './models/sync-handler.js';
+import { handleViewsByIds, handleViewsList } from './models/views-handler.js';
+import { matchModelsRoute, matchResourceRoute, type ModelsRoute, routeName } from './routes.js';
 import { countClient, increment, type RecordedRequest, type RequestNotes, type SimulatorStats } from './stats.js';
 
 /** The identity provider's token endpoint, at the origin's root. */
@@ -32,12 +38,15 @@ export interface Served {
   projectId: number;
   clock: Clock;
   counters: Counters;
+  /** The data-modeling service's instances, and the changes `--churn` makes to them. */
+  instances: InstanceStore;
+  churn: Churn;
 }
 
 type Route = (ex: Exchange, notes: RequestNotes) => Promise<void>;
 
-/** The contexts the list and auth handlers read; both see the counters a reset puts in place. */
-function handlerContexts(served: Served): { list: ListContext; auth: AuthContext } {
+/** The contexts the list, models and auth handlers read; all see the counters a reset puts in place. */
+function handlerContexts(served: Served): { list: ListContext; models: ModelsContext; auth: AuthContext } {
   const { config, dataset, credentials, clock, counters } = served;
   const list: ListContext = {
     config,
@@ -50,6 +59,19 @@ function handlerContexts(served: Served): { list: ListContext; auth: AuthContext
     },
     clock,
   };
+  const models: ModelsContext = {
+    config,
+    dataset,
+    cursors: list.cursors,
+    planner: list.planner,
+    rateGate: list.rateGate,
+    get stats() {
+      return counters.stats;
+    },
+    clock,
+    instances: served.instances,
+    churn: served.churn,
+  };
   const auth: AuthContext = {
     credentials,
     project: config.project,
@@ -59,7 +81,7 @@ function handlerContexts(served: Served): { list: ListContext; auth: AuthContext
       return counters.stats;
     },
   };
-  return { list, auth };
+  return { list, models, auth };
 }
 
 /**
@@ -68,7 +90,7 @@ function handlerContexts(served: Served): { list: ListContext; auth: AuthContext
  */
 function createRouter(served: Served): Route {
   const { config, dataset, credentials } = served;
-  const { list, auth } = handlerContexts(served);
+  const { list, models, auth } = handlerContexts(served);
   const fixed: Record<string, [string, (ex: Exchange) => Promise<void>]> = {
     '/login/status': ['GET', (ex) => handleLoginStatus(auth, ex)],
     '/logout': ['GET', (ex) => handleLogout(auth, ex)],
@@ -81,7 +103,8 @@ function createRouter(served: Served): Route {
     const method = req.method ?? 'GET';
     const known = fixed[path];
     const match = matchResourceRoute(path);
-    const allowed = known?.[0] ?? match?.method;
+    const modelsRoute = match === undefined ? matchModelsRoute(path) : undefined;
+    const allowed = known?.[0] ?? match?.method ?? modelsRoute?.method;
     if (allowed === undefined) return sendError(ex, 404, `Not found: ${method} ${path}`);
     if (method !== allowed) {
       return sendError(ex, 405, `Method ${method} not allowed on ${path}; use ${allowed}.`, {
@@ -92,13 +115,29 @@ function createRouter(served: Served): Route {
     const principal = credentials.authenticate(req.headers);
     if (principal === undefined) return sendError(ex, 401, 'Unauthorized');
     notes.mechanism = principal.mechanism;
-    if (match?.project !== config.project) {
-      return sendError(ex, 403, `Project '${match?.project}' does not exist or these credentials have no access to it.`);
+    const project = match?.project ?? modelsRoute?.project;
+    if (project !== config.project) {
+      return sendError(ex, 403, `Project '${project}' does not exist or these credentials have no access to it.`);
     }
+    if (modelsRoute !== undefined) return routeModels(models, ex, modelsRoute, notes);
+    if (match === undefined) return sendError(ex, 404, `Not found: ${method} ${path}`);
     if (match.action === 'aggregate') return handleAggregate(dataset, ex, match.resource, notes);
     if (match.action === 'datapoints') return handleDatapoints(list, ex, notes);
     return handleList(list, ex, match, notes);
   };
+}
+
+function routeModels(ctx: ModelsContext, ex: Exchange, route: ModelsRoute, notes: RequestNotes): Promise<void> {
+  switch (route.action) {
+    case 'views':
+      return handleViewsList(ctx, ex);
+    case 'views/byids':
+      return handleViewsByIds(ctx, ex, notes);
+    case 'instances/list':
+      return handleInstancesList(ctx, ex, notes);
+    case 'instances/sync':
+      return handleSync(ctx, ex, notes);
+  }
 }
 
 /** Each request: an id, counted by route, status and client, recorded if asked, then routed. */

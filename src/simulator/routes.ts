@@ -18,6 +18,25 @@ export interface ResourceRoute {
 const RESOURCE_ROUTE = new RegExp(`^/api/v1/projects/([^/]+)/(${RESOURCES.join('|')})(/aggregate|/list)?$`);
 const DATAPOINTS_ROUTE = /^\/api\/v1\/projects\/([^/]+)\/timeseries\/data\/list$/;
 
+/** A route of the data-modeling service under `/api/v1/projects/{project}/models/`. */
+export interface ModelsRoute {
+  project: string;
+  action: (typeof MODELS_ACTIONS)[number];
+  method: 'GET' | 'POST';
+}
+
+const MODELS_ACTIONS = ['views', 'views/byids', 'instances/list', 'instances/sync'] as const;
+
+// The official SDK lists views at `models/views/`, with a trailing slash: the platform takes both.
+const MODELS_ROUTE = /^\/api\/v1\/projects\/([^/]+)\/models\/(views|views\/byids|instances\/list|instances\/sync)\/?$/;
+
+export function matchModelsRoute(path: string): ModelsRoute | undefined {
+  const match = MODELS_ROUTE.exec(path);
+  const action = MODELS_ACTIONS.find((name) => name === match?.[2]);
+  if (match === null || action === undefined) return undefined;
+  return { project: match[1] ?? '', action, method: action === 'views' ? 'GET' : 'POST' };
+}
+
 export function matchResourceRoute(path: string): ResourceRoute | undefined {
   const datapoints = DATAPOINTS_ROUTE.exec(path);
   if (datapoints !== null) return { project: datapoints[1] ?? '', resource: 'timeseries', action: 'datapoints', method: 'POST' };
@@ -35,7 +54,14 @@ export function matchResourceRoute(path: string): ResourceRoute | undefined {
   };
 }
 
-/** `METHOD /route` for stats: resource routes without their project prefix, e.g. `POST /events/aggregate`. */
+/**
+ * `METHOD /route` for stats: resource and models routes without their project prefix, e.g.
+ * `POST /events/aggregate`, `POST /models/instances/sync`.
+ */
 export function routeName(method: string | undefined, path: string): string {
-  return `${method} ${path.replace(RESOURCE_ROUTE, '/$2$3').replace(DATAPOINTS_ROUTE, '/timeseries/data/list')}`;
+  const route = path
+    .replace(RESOURCE_ROUTE, '/$2$3')
+    .replace(DATAPOINTS_ROUTE, '/timeseries/data/list')
+    .replace(MODELS_ROUTE, '/models/$2');
+  return `${method} ${route}`;
 }

@@ -7,6 +7,9 @@ import { type Clock, systemClock } from '../util/clock.js';
 import { Credentials } from './credentials.js';
 import { createDataset, type Dataset, type ResourceName } from './dataset/dataset.js';
 import { parseSimulatorOptions, type SimulatorConfig, type SimulatorConfigInput } from './options.js';
+import { Churn } from './models/churn.js';
+import { type InstanceRef, InstanceStore } from './models/instance-store.js';
+import type { InstanceKind } from './models/node-links.js';
 import { hashString } from './random.js';
 import { requestHandler, type Served, TOKEN_PATH } from './request-handler.js';
 import { emptyStats, type RecordedRequest, type SimulatorStats } from './stats.js';
@@ -36,6 +39,17 @@ export interface Simulator {
    * `lastUpdatedTime` is `at` (default: the clock's now), so `lastUpdatedTime` filters see it move.
    */
   update(resource: ResourceName, indexes: Iterable<number>, at?: number): void;
+  /** The data-modeling instances served (`/models/instances/...`), for tests to compute what an export must contain. */
+  readonly instances: InstanceStore;
+  /**
+   * Updates instances as a client of the platform would: each gets a new version, its changing
+   * properties re-drawn, `lastUpdatedTime` = `at` (default: the clock's now); the sync feed shows it.
+   */
+  updateInstances(refs: Iterable<InstanceRef>, at?: number): void;
+  /** Soft-deletes instances at `at`: lists leave them out, the sync feed shows each once with `deletedTime`. */
+  deleteInstances(refs: Iterable<InstanceRef>, at?: number): void;
+  /** Creates `count` instances of `kind` at `at`, at the end of the kind; returns their keys. */
+  insertInstances(kind: InstanceKind, count: number, at?: number): InstanceRef[];
   stats(): SimulatorStats;
   resetStats(): void;
   /** Requests seen so far (only with `recordRequests: true`). */
@@ -47,6 +61,7 @@ export interface Simulator {
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const { logger = silentLogger, clock = systemClock, tls, ...rest } = options;
   const config = parseSimulatorOptions(rest);
+  const instances = new InstanceStore(config.seed, config.instances);
   const served: Served = {
     config,
     dataset: createDataset({ ...config, treeSize: config.treeSize }),
@@ -54,6 +69,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     projectId: 1_000_000_000 + (hashString(config.project) % 1_000_000_000),
     clock,
     counters: { stats: emptyStats(), recorded: [] },
+    instances,
+    churn: new Churn(instances, config.seed, config.churn, clock.now()),
   };
   const onRequest = requestHandler(served, logger);
   const server =
@@ -68,6 +85,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       ...Object.fromEntries(RESOURCES.map((name) => [name, config[name]])),
       datapoints: config.datapoints,
       dataSets: config.dataSets,
+      instances: config.instances,
+      churn: config.churn,
     },
     'simulator listening',
   );
@@ -90,7 +109,12 @@ async function listen(server: Server, config: SimulatorConfig, scheme: 'http' | 
 
 /** The handle a caller of startSimulator gets: its addresses, its data, its counters, close. */
 function simulatorAt(origin: string, served: Served, server: Server): Simulator {
-  const { config, dataset, counters, clock } = served;
+  const { config, dataset, counters, clock, instances, churn } = served;
+  /** Applies the churn due by `at` first, so that changes keep their order in the feed. */
+  const changing = (at: number) => {
+    churn.catchUp(clock.now());
+    return at;
+  };
   return {
     baseUrl: `${origin}/api/v1/projects/${config.project}`,
     origin,
@@ -102,6 +126,10 @@ function simulatorAt(origin: string, served: Served, server: Server): Simulator 
     update: (resource, indexes, at = clock.now()) => {
       for (const index of indexes) dataset[resource].update(index, at);
     },
+    instances,
+    updateInstances: (refs, at = clock.now()) => instances.update(refs, changing(at)),
+    deleteInstances: (refs, at = clock.now()) => instances.delete(refs, changing(at)),
+    insertInstances: (kind, count, at = clock.now()) => instances.insert(kind, count, changing(at)),
     stats: () => structuredClone(counters.stats),
     resetStats: () => {
       const inFlight = counters.stats.inFlight;

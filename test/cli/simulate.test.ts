@@ -120,7 +120,36 @@ describe('bulk-extract simulate', () => {
     expect((await finish(child)).code).toBe(0);
   });
 
+  it('serves --instances N data-model instances and changes them with --churn, and says so on its first line', async () => {
+    const { child, firstLine } = startCli(['simulate', '--instances', '40', '--churn', '1000']);
+    const line = JSON.parse(await firstLine) as StartLine & { instances: unknown; churn: number };
+    expect(line).toMatchObject({ instances: { assets: 40, activities: 80, timeseries: 40, edges: 80 }, churn: 1000 });
+    const headers = { 'api-key': 'demo-api-key', 'content-type': 'application/json' };
+    const body = JSON.stringify({ with: { all: { nodes: {}, limit: 2000 } }, select: { all: {} } });
+    const first = await send(`${line.baseUrl}/models/instances/sync`, { method: 'POST', headers, body });
+    expect(first.status, first.text).toBe(200);
+    const backfill = first.json<{ items: { all: unknown[] }; nextCursor: { all: string } }>();
+    expect(backfill.items.all.length).toBeGreaterThanOrEqual(160);
+    // A thousand changes a second, applied as the clock passes: following the cursor, the feed soon has some.
+    let cursor = backfill.nextCursor;
+    let changed = 0;
+    for (let call = 0; call < 1000 && changed === 0; call++) {
+      const next = JSON.stringify({ with: { all: { nodes: {}, limit: 2000 } }, select: { all: {} }, cursors: cursor });
+      const reply = await send(`${line.baseUrl}/models/instances/sync`, { method: 'POST', headers, body: next });
+      const answer = reply.json<{ items: { all: unknown[] }; nextCursor: { all: string } }>();
+      changed = answer.items.all.length;
+      cursor = answer.nextCursor;
+    }
+    expect(changed).toBeGreaterThan(0);
+    child.kill('SIGTERM');
+    expect((await finish(child)).code).toBe(0);
+  });
+
   it.each([
+    [['simulate', '--instances', 'assets=lots'], /Invalid --instances: expected N or kind=count pairs/],
+    [['simulate', '--instances', 'vertices=5'], /Invalid --instances: .*vertices/],
+    [['simulate', '--churn', 'often'], /--churn expects a number, got 'often'/],
+    [['simulate', '--churn=-1'], /churn: .*>=0/],
     [['simulate', '--datapoints', 'lots'], /--datapoints expects an integer, got 'lots'/],
     [['simulate', '--bogus'], /Unknown option '--bogus'/],
     [['simulate', '--events', 'many'], /--events expects an integer, got 'many'/],

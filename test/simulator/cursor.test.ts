@@ -20,6 +20,20 @@ describe('CursorCodec', () => {
     );
   });
 
+  it('round-trips a mark beside the position (a sync cursor\'s change sequence), and leaves it out when not given', () => {
+    const codec = new CursorCodec(7);
+    fc.assert(
+      fc.property(fc.integer({ min: -1, max: 1e12 }), fc.nat({ max: 1e9 }), (position, mark) => {
+        const decoded = codec.decode(codec.encode(binding, { position, issuedAtMs: 5, mark }), binding, 5, undefined);
+        expect(decoded).toStrictEqual({ ok: true, state: { position, issuedAtMs: 5, mark } });
+      }),
+    );
+    expect(codec.decode(codec.encode(binding, { position: 3, issuedAtMs: 5 }), binding, 5, undefined)).toStrictEqual({
+      ok: true,
+      state: { position: 3, issuedAtMs: 5 },
+    });
+  });
+
   it('never hands out the same cursor twice, even for the same position in the same millisecond', () => {
     const codec = new CursorCodec(7);
     const first = codec.encode(binding, { position: 5, issuedAtMs: 1 });

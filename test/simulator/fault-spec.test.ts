@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { decideFault, type FaultKind, FaultPlanner, RateGate } from '../../src/simulator/faults.js';
-import { type FaultOptions, faultOptionsSchema, parseFaultSpec } from '../../src/simulator/options.js';
+import { type FaultOptions, faultOptionsSchema, parseFaultSpec, parseInstancesSpec } from '../../src/simulator/options.js';
 import { createFakeClock } from '../support/fake-clock.js';
 
 const DEFAULTS = {
@@ -266,5 +266,24 @@ describe('FaultPlanner short pages', () => {
     const again = planner.plan('["events",1]', 0, 1);
     expect(first.shortLimit).toBe(0);
     expect(again.shortLimit).toBe(1);
+  });
+});
+
+describe('parseInstancesSpec (--instances)', () => {
+  it('spreads one count N as N assets, 2N activities, N time series and 2N edges', () => {
+    expect(parseInstancesSpec('1_000')).toEqual({ assets: 1000, activities: 2000, timeseries: 1000, edges: 2000 });
+  });
+
+  it('takes kind=count pairs, the kinds not named keeping their defaults', () => {
+    expect(parseInstancesSpec('assets=1000000, edges=0')).toEqual({ assets: 1_000_000, activities: 2000, timeseries: 1000, edges: 0 });
+  });
+
+  it.each([
+    ['assets', /expected N or kind=count pairs/],
+    ['assets=-1', /expected N or kind=count pairs/],
+    ['nodes=5', /Invalid --instances: .*nodes/],
+    ['assets=2000000000', /Invalid --instances: assets: .*1000000000/],
+  ])('refuses %j naming the problem', (spec, message) => {
+    expect(() => parseInstancesSpec(spec)).toThrow(message);
   });
 });
