@@ -12,6 +12,7 @@ import {
 import { type FilterValue, filterSchema } from './filter-schema.js';
 import { sourceSchema } from './source-schema.js';
 import { datapointsKeys, datapointsProblems } from './datapoints-schema.js';
+import { instancesKeys, instancesProblems } from './instances-schema.js';
 
 export { type Resource, RESOURCES } from '../resources/index.js';
 export type { FilterValue };
@@ -95,10 +96,24 @@ const datapointsStream = z.strictObject({
   safetyLag: duration.pipe(z.number().max(7 * 86_400_000, 'at most 7 days')).default(3_600_000),
 });
 
-/** One stream of a job: which collection (`resource`) or the datapoints, its filters and how it is read. */
+/**
+ * Data-model instances: the nodes or edges of one view. No `partitions` (the API has none; `split`
+ * makes several queries), no metadata, no `safetyLag` (incremental runs follow the sync cursor).
+ */
+const instancesStream = z.strictObject({
+  name: common.name,
+  limit: common.limit,
+  formats: common.formats,
+  mode: common.mode,
+  keep: common.keep,
+  ...instancesKeys,
+});
+
+/** One stream of a job: which collection (`resource`), the datapoints or instances, and how it is read. */
 export const streamSchema = z.discriminatedUnion('resource', [
   ...(RESOURCE_SPECS.map((spec: ResourceSpec) => streamOf(spec)) as unknown as StreamSchemas<typeof RESOURCE_SPECS>),
   datapointsStream,
+  instancesStream,
 ]);
 
 /** Settings of an `s3://` output.dir; credentials come from the environment (the AWS SDK's chain). */
@@ -181,10 +196,9 @@ export const jobSchema = z
         });
       }
       seen.add(name);
-      if (stream.resource === 'datapoints') {
-        for (const { path, message } of datapointsProblems(stream)) {
-          ctx.addIssue({ code: 'custom', path: ['streams', i, ...path], message });
-        }
+      if (stream.resource === 'datapoints' || stream.resource === 'instances') {
+        const problems = stream.resource === 'datapoints' ? datapointsProblems(stream) : instancesProblems(stream);
+        for (const { path, message } of problems) ctx.addIssue({ code: 'custom', path: ['streams', i, ...path], message });
         return;
       }
       if (stream.keep !== undefined && stream.mode !== 'snapshot') {
@@ -226,9 +240,12 @@ function metadataColumnProblems(resource: Resource, keys: readonly string[]): st
 }
 
 export type StreamConfig = z.output<typeof streamSchema>;
-/** A stream of one of the collections (not datapoints). */
-export type CollectionStreamConfig = Exclude<StreamConfig, { resource: 'datapoints' }>;
+/** A stream of one of the collections (not datapoints, not instances). */
+export type CollectionStreamConfig = Exclude<StreamConfig, { resource: 'datapoints' | 'instances' }>;
 export type DatapointsStreamConfig = Extract<StreamConfig, { resource: 'datapoints' }>;
-/** What a stream reads: one of the collections, or the datapoints inside time series. */
-export type StreamResource = Resource | 'datapoints';
+export type InstancesStreamConfig = Extract<StreamConfig, { resource: 'instances' }>;
+/** What a stream reads: one of the collections, the datapoints inside time series, or data-model instances. */
+export type StreamResource = Resource | 'datapoints' | 'instances';
+/** What a stream lists with `partition=m/n`: a collection, or the time series of a datapoints stream. */
+export type ListedResource = Resource | 'datapoints';
 export type OutputConfig = z.output<typeof outputSchema>;

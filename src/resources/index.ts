@@ -30,6 +30,7 @@ export {
 export {
   type ConnectionDefinition,
   fieldColumns,
+  INSTANCE_COLUMN_KINDS,
   INSTANCE_TYPES,
   type InstanceColumn,
   type InstanceColumnKind,

@@ -49,19 +49,21 @@ export interface ConnectionDefinition {
 export const INSTANCE_TYPES = ['node', 'edge'] as const;
 export type InstanceType = (typeof INSTANCE_TYPES)[number];
 
-/** What a column holds; each is nullable unless `required`, and `list` makes it a list of its kind. */
-export type InstanceColumnKind =
-  | 'string' |
-  'int32' |
-  'int64' |
-  'float' |
-  'double' |
-  'boolean' |
-  'timestamp' |
-  'date' |
-  'json' |
-  'node-ref' |
-  'extra-json';
+/** What a column can hold; each is nullable unless `required`, and `list` makes it a list of its kind. */
+export const INSTANCE_COLUMN_KINDS = [
+  'string',
+  'int32',
+  'int64',
+  'float',
+  'double',
+  'boolean',
+  'timestamp',
+  'date',
+  'json',
+  'node-ref',
+  'extra-json',
+] as const;
+export type InstanceColumnKind = (typeof INSTANCE_COLUMN_KINDS)[number];
 
 export interface InstanceColumn {
   /** The Parquet column's name. */

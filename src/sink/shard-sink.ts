@@ -7,18 +7,29 @@ import { PointsNdjsonWriter } from './datapoints/points-ndjson-writer.js';
 import type { PointsParquetWriter } from './datapoints/points-parquet-writer.js';
 import { BytesPerRow } from './parquet/bytes-per-row.js';
 import { EncoderPool } from './parquet/encoder-pool.js';
-import type { ParquetShardWriter } from './parquet/parquet-writer.js';
+import type { ParquetShardWriter, ShardTable } from './parquet/parquet-writer.js';
+import type { InstanceColumn } from '../resources/index.js';
 import { shardExtension, shardFileName } from './shard-files.js';
 import type { CommittedShard, ShardWriter } from './shard-writer.js';
 
 /** What a stream's shards hold, in which formats: declared once, here; a stream's plan is one. */
 export interface StreamShape {
+  /** The stream's name: what an instance stream's shards learn their size under. */
+  name?: string | undefined;
   resource: StreamResource;
+  /** Instances: the view, and its columns once the run has read them. */
+  instances?: InstancesShape | undefined;
   /** Datapoints: the value columns of its shards (raw or which aggregates, with status or not). */
   shape?: PointsShape | undefined;
   formats: readonly Format[];
   /** Metadata keys the Parquet shards also hold as `metadata_<key>` columns. */
   metadataColumns?: readonly string[] | undefined;
+}
+
+/** An instances stream's view, and its columns once the run has read them. */
+export interface InstancesShape {
+  view: { space: string; externalId: string; version: string };
+  columns?: InstanceColumn[] | undefined;
 }
 
 /** A partition's folder of shards: where (its key in the output), and of which stream. */
@@ -98,14 +109,15 @@ export function createShardSink(stage: StageShard, output: OutputConfig, options
   };
   return {
     open: async (folder, seq) => {
-      const { resource, metadataColumns } = folder.stream;
+      const { resource } = folder.stream;
       if (resource === 'datapoints') throw new Error(`${folder.dir} holds datapoints: open its shards with openPoints`);
+      const table = tableOf(folder.stream);
       const files = await staged(folder, seq);
       return Promise.all(
         files.map(async ({ format, gzip, key, path }) => {
           const writer = format === 'ndjson'
             ? await NdjsonWriter.create(path, gzip)
-            : await (await parquetWriter()).create(path, { resource, metadataColumns }, output.parquet, parquet);
+            : await (await parquetWriter()).create(path, table, output.parquet, parquet);
           return new KeyedShard(key, writer);
         }),
       );
@@ -131,6 +143,20 @@ export function createShardSink(stage: StageShard, output: OutputConfig, options
       await encoders.close();
     },
   };
+}
+
+/**
+ * What a stream's Parquet shards hold: a collection's items (with its metadata columns), or the
+ * instances of a view, in the columns its run began with.
+ */
+function tableOf(stream: StreamShape): ShardTable {
+  const { resource, metadataColumns, instances } = stream;
+  if (resource === 'instances') {
+    if (instances?.columns === undefined) throw new Error(`${stream.name}: the view's columns were not read before its shards open`);
+    return { instances: { name: stream.name ?? 'instances', view: instances.view, columns: instances.columns } };
+  }
+  if (resource === 'datapoints') throw new Error('a datapoints stream opens its shards with openPoints');
+  return { resource, metadataColumns };
 }
 
 /** A writer and the key of its shard. */

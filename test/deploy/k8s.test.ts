@@ -142,7 +142,7 @@ describe('the CronJob and Jobs', () => {
     expect(backfill.job.completions).toBe(k);
     expect(backfill.job.parallelism).toBe(k);
     const { config } = jobFileOf(backfill);
-    expect(k).toBeLessThanOrEqual(config.streams.reduce((sum, s) => sum + s.partitions, 0));
+    expect(k).toBeLessThanOrEqual(config.streams.reduce((sum, s) => sum + ('partitions' in s ? s.partitions : 1), 0));
     expect(backfill.job.backoffLimitPerIndex).toBeGreaterThan(0);
     expect(backfill.job.maxFailedIndexes).toBeLessThan(k);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { streamSchema, type StreamConfig } from '../../src/config/job-schema.js';
+import { type ListedResource, streamSchema, type StreamConfig } from '../../src/config/job-schema.js';
 import { chainRequest } from '../../src/export/plan/chain-request.js';
 import { planPartitions } from '../../src/export/plan/partitions.js';
 import { planStreams } from '../../src/export/plan/streams.js';
@@ -11,7 +11,7 @@ describe('chainRequest', () => {
   it('a stream whose filters GET takes is listed by GET, its parameters as the query', () => {
     const [plan] = planPartitions(planStreams([stream({ resource: 'events', partitions: 2, filter: { type: 'alarm' } })], ['parquet']), noWindow);
     if (plan === undefined) throw new Error('no plan');
-    expect(chainRequest(plan.stream.resource, plan.params)).toEqual({
+    expect(chainRequest(plan.stream.resource as ListedResource, plan.params)).toEqual({
       method: 'GET',
       path: '/events',
       params: [
@@ -29,7 +29,7 @@ describe('chainRequest', () => {
     );
     const plan = planPartitions(streams, noWindow)[2];
     if (plan === undefined) throw new Error('no plan');
-    expect(chainRequest(plan.stream.resource, plan.params)).toEqual({
+    expect(chainRequest(plan.stream.resource as ListedResource, plan.params)).toEqual({
       method: 'POST',
       path: '/events/list',
       body: { limit: 200, partition: '3/3', filter: { type: 'alarm', startTime: { max: 9 }, metadata: { site: 'Troll A' } } },
@@ -67,7 +67,7 @@ describe('filter.metadata in the job file', () => {
 function firstRequest(input: Record<string, unknown>) {
   const [plan] = planPartitions(planStreams([stream({ partitions: 1, ...input })], ['parquet']), noWindow);
   if (plan === undefined) throw new Error('no plan');
-  return chainRequest(plan.stream.resource, plan.params);
+  return chainRequest(plan.stream.resource as ListedResource, plan.params);
 }
 
 describe('the filter kinds of the other collections', () => {

@@ -4,7 +4,15 @@ import type { Logger } from '../../log.js';
 import { LockedError, type LockState, type OutputStore } from '../../output/index.js';
 import { type Checkpoint, isComplete, LOCK_FILE, newCheckpoint, openOutput, pairKey, type StreamPlan } from '../state/index.js';
 import { pairsOfWorker, readWorkersProgress, workerLockKey, type WorkersAgreement, type WorkerSpec } from '../workers/index.js';
-import { chainParams, chainRequest, type ListRequest, type PartitionPlan, planPartitions, planStreams } from '../plan/index.js';
+import {
+  chainParams,
+  chainRequest,
+  instancesRequest,
+  type ListRequest,
+  type PartitionPlan,
+  planPartitions,
+  planStreams,
+} from '../plan/index.js';
 import { type IdleStream, prepareOutput } from '../run/index.js';
 import { restarted } from '../check/index.js';
 
@@ -104,7 +112,10 @@ export async function inspectRun(
       checkpointLocation: store.where(checkpointKey),
       streams: streams.map((plan) => ({
         plan,
-        request: chainRequest(plan.resource, chainParams(plan, checkpoint.streams[plan.name] ?? { window: null })),
+        request:
+          plan.resource === 'instances'
+            ? instancesRequest(plan, 1)
+            : chainRequest(plan.resource, chainParams(plan, checkpoint.streams[plan.name] ?? { window: null })),
         pointWindow: pointWindowOf(plan, checkpoint),
         action: fresh ? { kind: 'fresh' } : actionOf(plan, checkpoint, prepared?.resumed ?? false, idle.get(plan.name)),
       })),

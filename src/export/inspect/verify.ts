@@ -115,6 +115,8 @@ interface ShardGroup {
   key: string;
   /** Datapoints: a row is identified by its series and timestamp. */
   points: boolean;
+  /** Instances: a row is identified by its space and externalId. */
+  instances: boolean;
   /** Rows the records count (of one format): sizes the key check. */
   rows: number;
   files: ManifestFile[];
@@ -130,8 +132,16 @@ function shardGroups(manifest: Manifest, runs: readonly WindowManifest[]): Shard
       const sealed = runs.find((run) => run.stream === file.stream);
       const resource = manifest.streams[file.stream]?.resource ?? sealed?.resource;
       const points = resource === 'datapoints';
-      const key = resource === undefined ? 'id' : points ? '(series, timestamp)' : resourceSpec(resource).key;
-      group = { stream: file.stream, run: file.run, key, points, rows: 0, files: [] };
+      const instances = resource === 'instances';
+      const key =
+        resource === undefined
+          ? 'id'
+          : points
+            ? '(series, timestamp)'
+            : instances
+              ? '(space, externalId)'
+              : resourceSpec(resource).key;
+      group = { stream: file.stream, run: file.run, key, points, instances, rows: 0, files: [] };
       groups.set(id, group);
     }
     // A path listed twice (the current run and its own sealed manifest) is read once.
@@ -149,9 +159,11 @@ function shardGroups(manifest: Manifest, runs: readonly WindowManifest[]): Shard
 
 /** A datapoint's key: its series and time; the series is `timeseriesId` in Parquet, `id` in NDJSON. */
 const POINT_KEY = { parquet: ['timeseriesId', 'timestamp'], ndjson: ['id', 'timestamp'] } as const;
+/** An instance's key, the same in both formats. */
+const INSTANCE_KEY = ['space', 'externalId'] as const;
 
 function keyReader(group: ShardGroup, format: 'parquet' | 'ndjson', keys: KeyCheck): KeyReader {
-  const fields = group.points ? POINT_KEY[format] : [group.key];
+  const fields = group.points ? POINT_KEY[format] : group.instances ? INSTANCE_KEY : [group.key];
   return { fields, add: (value) => keys.add(value) };
 }
 

@@ -1,4 +1,4 @@
-import type { Resource, StreamResource } from '../../config/job-schema.js';
+import type { ListedResource, Resource } from '../../config/job-schema.js';
 import { resourceSpec } from '../../resources/index.js';
 
 /**
@@ -7,7 +7,7 @@ import { resourceSpec } from '../../resources/index.js';
  * range as the `min` and `max` of its field's object; ids the body takes as references as `{id}`.
  */
 export function aggregateFilter(
-  resource: StreamResource,
+  resource: ListedResource,
   params: readonly (readonly [string, string])[],
 ): Record<string, unknown> {
   const specs = new Map(resourceSpec(listed(resource)).filters.map((filter) => [filter.key, filter]));
@@ -41,7 +41,7 @@ export function aggregateFilter(
 }
 
 /** The collection a stream's chains list: its own, or for datapoints the time series they are read from. */
-export function listed(resource: StreamResource): Resource {
+export function listed(resource: ListedResource): Resource {
   return resource === 'datapoints' ? 'timeseries' : resource;
 }
 
@@ -56,7 +56,7 @@ export type ListRequest =
  * filter object in its body. Either way the chain repeats it with only the cursor added.
  */
 export function chainRequest(
-  stream: StreamResource,
+  stream: ListedResource,
   params: readonly (readonly [string, string])[],
 ): ListRequest {
   const resource = listed(stream);

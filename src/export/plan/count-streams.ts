@@ -4,6 +4,7 @@ import type { Logger } from '../../log.js';
 import { resourceSpec } from '../../resources/index.js';
 import { type Checkpoint, isComplete, type StreamPlan } from '../state/index.js';
 import { aggregateFilter } from './chain-request.js';
+import { readViewColumns } from './instances-request.js';
 import { chainParams } from './partitions.js';
 
 /**
@@ -13,10 +14,11 @@ import { chainParams } from './partitions.js';
  * output folder is touched: a refused credential or an unreachable platform is thrown; any other
  * failure only leaves that stream's total unknown. Streams already complete are not counted. A
  * collection the platform does not count (relationships) has no total: a page of one item is
- * asked for instead, to prove the credential all the same.
+ * asked for instead, to prove the credential all the same. An instances stream is not counted:
+ * its view is read instead, for its columns, and a view the platform does not have is thrown.
  */
 export async function countStreams(
-  client: Pick<PlatformClient, 'aggregateCount' | 'get'>,
+  client: Pick<PlatformClient, 'aggregateCount' | 'get' | 'post'>,
   streams: readonly StreamPlan[],
   checkpoint: Checkpoint,
   logger: Logger,
@@ -27,6 +29,14 @@ export async function countStreams(
     streams.map(async (stream) => {
       const state = checkpoint.streams[stream.name];
       if (state === undefined || isComplete(state)) return;
+      if (stream.resource === 'instances') {
+        // Not counted. The view is read (which proves the credential) unless the stream began
+        // already: its columns then come from the checkpoint, and its files keep their schema.
+        const columns = state.instances?.columns ?? (await readViewColumns(client, stream, signal));
+        state.instances = { columns };
+        stream.instances!.columns = columns;
+        return;
+      }
       try {
         if (stream.resource === 'datapoints') {
           // The points are not counted; the series are, for the log, which proves the credential too.

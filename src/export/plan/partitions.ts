@@ -22,6 +22,8 @@ export interface PartitionPlan {
  */
 export function chainParams(stream: StreamPlan, state: Pick<StreamState, 'window'>): [string, string][] {
   if (stream.resource === 'datapoints') return seriesListing(stream);
+  // Instances have no window: an incremental run follows the sync cursor.
+  if (stream.resource === 'instances') return [...stream.params];
   if (state.window === null) return [...stream.params];
   const bounds = sentBounds(state.window);
   const values = new Map<string, string | number | null>([...stream.params, ...Object.entries(bounds)]);
@@ -31,6 +33,10 @@ export function chainParams(stream: StreamPlan, state: Pick<StreamState, 'window
     if (value !== undefined && value !== null) params.push([key, String(value)]);
   }
   return params;
+}
+
+function partitionKey(stream: StreamPlan): string {
+  return stream.resource === 'instances' ? 'query' : 'partition';
 }
 
 /**
@@ -57,7 +63,8 @@ export function planPartitions(
         stream,
         m,
         n,
-        params: n === 1 || params.length === 0 ? [...params] : [...params, ['partition', `${m}/${n}`]],
+        // An instances stream's partitions are its queries: the API has no `partition`.
+        params: n === 1 || params.length === 0 ? [...params] : [...params, [partitionKey(stream), `${m}/${n}`]],
         run: state.run,
         dir: partDir(stream.name, m, n, state.run),
       };

@@ -1,4 +1,11 @@
-import type { DatapointsStreamConfig, FilterValue, Format, StreamConfig } from '../../config/job-schema.js';
+import type {
+  DatapointsStreamConfig,
+  FilterValue,
+  Format,
+  InstancesStreamConfig,
+  StreamConfig,
+} from '../../config/job-schema.js';
+import { splitFilters } from '../../config/instances-schema.js';
 import { pointsParams, type PointsPlan, pointsShape, type StreamPlan } from '../state/index.js';
 import { ConfigError } from '../../errors.js';
 import { filterKeys } from '../../resources/index.js';
@@ -26,6 +33,7 @@ export function planStreams(
   }
   return selected.map((stream): StreamPlan => {
     if (stream.resource === 'datapoints') return planDatapoints(stream, defaultFormats);
+    if (stream.resource === 'instances') return planInstances(stream, defaultFormats);
     const params = listParams(stream.resource, stream.limit, stream.filter);
     return {
       name: streamName(stream),
@@ -92,6 +100,45 @@ function planDatapoints(stream: DatapointsStreamConfig, defaultFormats: readonly
     points,
     shape: pointsShape(points),
   };
+}
+
+/**
+ * An instances stream: one partition per query (split), and as parameters everything that decides
+ * which instances are read and how (view and its version, instance type, spaces, filter, split,
+ * page size), so that a change of any of them between runs is drift.
+ */
+function planInstances(stream: InstancesStreamConfig, defaultFormats: readonly Format[]): StreamPlan {
+  const { view, instanceType, spaces, filter, split } = stream;
+  const queries = splitFilters(stream, view);
+  const params: [string, string][] = [
+    ['limit', String(stream.limit)],
+    ['instanceType', instanceType],
+    ['view', `${view.space}:${view.externalId}/${view.version}`],
+  ];
+  if (spaces !== undefined) params.push(['spaces', JSON.stringify(spaces)]);
+  if (filter !== undefined) params.push(['filter', canonicalValue(filter)]);
+  if (split !== undefined) params.push(['split', canonicalValue(split)]);
+  return {
+    name: streamName(stream),
+    resource: 'instances',
+    params,
+    partitions: queries.length,
+    formats: [...new Set(stream.formats ?? defaultFormats)],
+    mode: stream.mode,
+    safetyLagMs: 0,
+    keep: stream.keep,
+    updatedBetween: { min: undefined, max: undefined },
+    instances: { view, instanceType, queries },
+  };
+}
+
+/** JSON with every object's keys sorted: the same filter, however written, is the same parameter. */
+function canonicalValue(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
 }
 
 /**

@@ -7,7 +7,7 @@ import type { ByteBudget } from '../../page/index.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { TEMP_SUFFIX } from '../../util/durable-file.js';
 import { prefetchOne } from '../../util/prefetch.js';
-import { chainRequest, type PartitionPlan } from '../plan/index.js';
+import { chainRequest, instancesRequest, type PartitionPlan } from '../plan/index.js';
 import { isOwnedKey, removeOwnedTree, shardSeq } from '../state/index.js';
 import type { Committer } from './committer.js';
 import { commitShard } from './commit-shard.js';
@@ -124,8 +124,9 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
 
 /** The partition's pages from `cursor` on (null: its first page), the next fetched while one is written. */
 function pagesFrom(ctx: PartitionContext, plan: PartitionPlan, cursor: string | null) {
+  const { resource } = plan.stream;
   const request = {
-    ...chainRequest(plan.stream.resource, plan.params),
+    ...(resource === 'instances' ? instancesRequest(plan.stream, plan.m) : chainRequest(resource, plan.params)),
     startCursor: cursor ?? undefined,
     signal: ctx.signal,
     budget: ctx.budget,

@@ -61,7 +61,8 @@ export async function finishRun(options: {
     throttled: client.stats.throttled,
     schema: Object.fromEntries(
       [...new Set(streams.filter((s) => s.formats.includes('parquet')).map((s) => s.resource))]
-        .filter((r) => r !== 'datapoints')
+        // Datapoints and instances streams list their columns in their own entry of the manifest.
+        .filter((r) => r !== 'datapoints' && r !== 'instances')
         .map((r) => [r, schemaColumns(r)]),
     ),
   });

@@ -1,13 +1,29 @@
 import { z } from 'zod';
 import { FORMATS, MODES, RESOURCES } from '../../config/job-schema.js';
+import { MAX_SPLIT_BOUNDARIES } from '../../config/instances-schema.js';
+import { INSTANCE_COLUMN_KINDS } from '../../resources/index.js';
 
 /** The shape of `_checkpoint.json` (checkpoint.ts reads, writes and updates it). */
 
 /**
  * 2 added mode, window, run and watermark (a version 1 checkpoint reads as a full export without a
- * window); 3 added mode snapshot, which older versions cannot resume; 4 added datapoints streams.
+ * window); 3 added mode snapshot, which older versions cannot resume; 4 added datapoints streams;
+ * 5 added instances streams.
  */
-export const CHECKPOINT_VERSION = 4;
+export const CHECKPOINT_VERSION = 5;
+
+/** A column of an instances stream, as instanceColumns made it from the view when the stream began. */
+const instanceColumnSchema = z.strictObject({
+  name: z.string().min(1),
+  kind: z.enum(INSTANCE_COLUMN_KINDS),
+  list: z.boolean(),
+  required: z.boolean(),
+  from: z.union([
+    z.strictObject({ field: z.string() }),
+    z.strictObject({ property: z.string(), type: z.string() }),
+    z.strictObject({ extra: z.literal(true) }),
+  ]),
+});
 
 /** A series of a datapoints partition not done yet: named by id or externalId, with its last committed point. */
 const seriesProgressSchema = z
@@ -58,8 +74,11 @@ const windowSchema = z.strictObject({
   until: z.number().int(),
 });
 
+/** The most partitions a stream has: an instances stream's queries (MAX_SPLIT_BOUNDARIES + 2). */
+const MAX_QUERIES = MAX_SPLIT_BOUNDARIES + 2;
+
 const streamSchema = z.strictObject({
-  resource: z.enum([...RESOURCES, 'datapoints']),
+  resource: z.enum([...RESOURCES, 'datapoints', 'instances']),
   mode: z.enum(MODES).default('full'),
   /** Params from the job's config (filters, limit): what a resume must not change. */
   params: z.array(z.tuple([z.string(), z.string()])),
@@ -69,17 +88,20 @@ const streamSchema = z.strictObject({
   run: z.string().regex(/^\d{8}T\d{6}\.\d{3}Z$/).nullable().default(null),
   /** incremental: `until` of the last run that completed; the next run starts there. */
   watermark: z.number().int().min(0).nullable().default(null),
-  partitions: z.number().int().min(1).max(10),
+  /** Collections and datapoints: at most 10 (the platform's); instances: one per query of the split. */
+  partitions: z.number().int().min(1).max(MAX_QUERIES),
   formats: z.array(z.enum(FORMATS)).min(1),
   /** Metadata keys written as `metadata_<key>` Parquet columns; a resume must not change them. */
   metadataColumns: z.array(z.string()).optional(),
   /** Keyed by m, "1".."n": exactly one entry for each partition. */
   parts: z.record(z.string(), partSchema),
+  /** An instances stream: its view's columns, fixed when the stream began (a resume keeps its schema). */
+  instances: z.strictObject({ columns: z.array(instanceColumnSchema).min(1) }).optional(),
 });
 
 export const checkpointSchema = z.strictObject({
   version: z
-    .union([z.literal(1), z.literal(2), z.literal(3), z.literal(CHECKPOINT_VERSION)])
+    .union([z.literal(1), z.literal(2), z.literal(3), z.literal(4), z.literal(CHECKPOINT_VERSION)])
     .transform(() => CHECKPOINT_VERSION),
   baseUrl: z.string(),
   createdAt: z.string(),

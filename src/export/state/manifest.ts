@@ -7,6 +7,7 @@ import { VERSION } from '../../version.js';
 import { type Checkpoint, sentBounds, type StreamState } from './checkpoint.js';
 
 import { typedColumns } from '../../sink/parquet/schemas.js';
+import { instanceTypedColumns } from '../../sink/instances/instance-types.js';
 import { MANIFEST_FILE, partDir } from './layout.js';
 import { shardFileName } from '../../sink/index.js';
 import { parseStateFile } from './state-file.js';
@@ -63,13 +64,14 @@ export function shardPaths(file: Pick<ManifestFile, 'stream' | 'run' | 'm' | 'n'
 }
 
 const manifestStreamSchema = z.object({
-  resource: z.enum([...RESOURCES, 'datapoints']),
+  resource: z.enum([...RESOURCES, 'datapoints', 'instances']),
   /**
    * What identifies a row, unique across the stream's rows: the field `id`, or `externalId`
-   * (relationships); datapoints: the columns `timeseriesId` and `timestamp` (and `granularity`).
+   * (relationships); datapoints: the columns `timeseriesId` and `timestamp` (and `granularity`);
+   * instances: `space` and `externalId` (of the stream's one instance type).
    */
   key: z.union([z.enum(['id', 'externalId']), z.array(z.string())]).optional(),
-  /** Datapoints: the columns of its Parquet files, with their types. */
+  /** Datapoints and instances: the columns of its Parquet files, with their types. */
   columns: z.array(z.object({ name: z.string(), type: z.string() })).optional(),
   /** Datapoints: the point times the current run reads, start inclusive, end exclusive. */
   pointWindow: z.object({ start: z.number(), end: z.number() }).optional(),
@@ -125,7 +127,7 @@ export const windowManifestSchema = z.object({
   tool: z.string(),
   baseUrl: z.string(),
   stream: z.string(),
-  resource: z.enum([...RESOURCES, 'datapoints']),
+  resource: z.enum([...RESOURCES, 'datapoints', 'instances']),
   run: z.string(),
   /** The lastUpdatedTime range read, both ends inclusive as sent (min null: the beginning); null for datapoints. */
   window: z.object({ minLastUpdatedTime: z.number().nullable(), maxLastUpdatedTime: z.number() }).nullable(),
@@ -217,8 +219,12 @@ export function reconcile(manifest: Manifest, checkpoint: Checkpoint): Manifest 
   return { ...manifest, files, streams: summarize(checkpoint, files) };
 }
 
-/** What identifies a stream's rows, and for datapoints its columns and window of point times. */
+/** What identifies a stream's rows; for datapoints and instances, its columns; for datapoints, its point times. */
 function keyOf(state: StreamState): Pick<ManifestStream, 'key' | 'columns' | 'pointWindow' | 'unknownSeries'> {
+  if (state.resource === 'instances') {
+    const columns = state.instances?.columns;
+    return { key: ['space', 'externalId'], ...(columns === undefined ? {} : { columns: instanceTypedColumns(columns) }) };
+  }
   if (state.resource !== 'datapoints') return { key: resourceSpec(state.resource).key };
   const shape = shapeFromParams(state.params);
   const unknownSeries = Object.values(state.parts).flatMap((part) => part.points?.unknown ?? []);
@@ -241,7 +247,11 @@ export function summarize(checkpoint: Checkpoint, files: readonly ManifestFile[]
           ...keyOf(state),
           ...(state.metadataColumns === undefined ? {} : { metadataColumns: state.metadataColumns }),
           mode: state.mode,
-          window: state.window === null || state.resource === 'datapoints' ? null : sentBounds(state.window),
+          // Datapoints record their point times instead; instances are read whole (or by sync cursor).
+          window:
+            state.window === null || state.resource === 'datapoints' || state.resource === 'instances'
+              ? null
+              : sentBounds(state.window),
           run: state.run,
           watermark: state.watermark,
           partitions: state.partitions,

@@ -1,5 +1,6 @@
 import type { Mode } from '../../config/job-schema.js';
-import type { Aggregate, PointsShape, PointTime } from '../../resources/index.js';
+import type { DmFilter } from '../../config/dm-filter.js';
+import type { Aggregate, InstanceColumn, InstanceType, PointsShape, PointTime } from '../../resources/index.js';
 import type { StreamShape } from '../../sink/index.js';
 
 /**
@@ -19,6 +20,21 @@ export interface StreamPlan extends StreamShape {
   updatedBetween: { min: number | undefined; max: number | undefined };
   /** A datapoints stream: its window's ends, raw or aggregates, the query options. */
   points?: PointsPlan | undefined;
+  /** An instances stream: its view, instance type and queries (one per partition). */
+  instances?: InstancesPlan | undefined;
+}
+
+/** What an instances stream reads: one query per partition, each one cursor chain. */
+export interface InstancesPlan {
+  view: { space: string; externalId: string; version: string };
+  instanceType: InstanceType;
+  /** The filter of each query (splitFilters), in order: partition m reads query m; undefined: none. */
+  queries: (DmFilter | undefined)[];
+  /**
+   * The view's columns (instanceColumns): read from the platform when the stream's run starts and
+   * kept in the checkpoint, so that a resumed run writes the same schema. Undefined until then.
+   */
+  columns?: InstanceColumn[] | undefined;
 }
 
 /**
