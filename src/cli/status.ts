@@ -118,7 +118,12 @@ function formatStatus(status: OutputStatus, jobStreams: readonly string[]): stri
 function describeStream(s: StreamStatus): string {
   const iso = (ms: number | null) => (ms === null ? 'the beginning' : new Date(ms).toISOString());
   const field = s.resource === 'datapoints' ? 'points' : 'lastUpdatedTime';
-  const window = s.window === null ? 'no window' : `${field} from ${iso(s.window.from)} to before ${iso(s.window.until)}`;
+  const window =
+    s.resource === 'instances'
+      ? 'every instance of the view'
+      : s.window === null
+        ? 'no window'
+        : `${field} from ${iso(s.window.from)} to before ${iso(s.window.until)}`;
   const run = s.run === null ? '' : `, run=${s.run}`;
   const latest = s.mode !== 'snapshot' ? '' : `; latest complete snapshot: ${s.latest ?? 'none yet'} (${s.snapshots ?? 0} kept)`;
   return `${s.mode}${run}, ${window}${latest}`;
