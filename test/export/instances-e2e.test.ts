@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runJob } from '../../src/export/run/run-job.js';
@@ -65,4 +65,70 @@ describe('instances: a full export of one view', () => {
       expect(verified.success).toBe(true);
     });
   }
+});
+
+/** A column as the checkpoint keeps it (instanceColumns' output). */
+interface Column {
+  name: string;
+  kind: string;
+  list: boolean;
+  from: { field: string } | { property: string } | { extra: true };
+}
+
+/** DuckDB's reading of a column, as text or a number that compares exactly with the instance's value. */
+function selectOf(column: Column): string {
+  const name = `"${column.name}"`;
+  if (column.list || column.kind === 'node-ref') return `to_json(${name})::VARCHAR AS ${name}`;
+  if (column.kind === 'timestamp') return `epoch_ms(${name}) AS ${name}`;
+  if (column.kind === 'date' || column.kind === 'int64') return `${name}::VARCHAR AS ${name}`;
+  return name;
+}
+
+/** The instance's value as selectOf reads its column. */
+function expectedOf(column: Column, value: unknown): unknown {
+  if (value === undefined || value === null) return null;
+  if (column.list || column.kind === 'node-ref') return JSON.stringify(value);
+  if (column.kind === 'timestamp') return typeof value === 'number' ? value : Date.parse(value as string);
+  if (column.kind === 'int64') return String(value);
+  if (column.kind === 'float') return Math.fround(value as number);
+  return value;
+}
+
+describe('instances: every typed column value for value', () => {
+  it('DuckDB reads each column of the view as the instance holds it (NDJSON, as received)', async () => {
+    const { out } = await exportAssets({});
+    const checkpoint = JSON.parse(readFileSync(join(out, '_checkpoint.json'), 'utf8')) as {
+      streams: { assets: { instances: { columns: Column[] } } };
+    };
+    const columns = checkpoint.streams.assets.instances.columns;
+    expect(columns.map((c) => c.kind)).toEqual(expect.arrayContaining(['date', 'timestamp', 'node-ref', 'int32', 'boolean']));
+    const lines = readdirSync(join(out, 'assets/part=1-of-1'))
+      .filter((file) => file.endsWith('.ndjson'))
+      .flatMap((file) => readFileSync(join(out, 'assets/part=1-of-1', file), 'utf8').trim().split('\n'));
+    const items = new Map(
+      lines.map((line) => {
+        const item = JSON.parse(line) as Record<string, unknown> & { space: string; externalId: string };
+        return [`${item.space}:${item.externalId}`, item];
+      }),
+    );
+    const rows = await duck.rows(`SELECT ${columns.map(selectOf).join(', ')} FROM ${parquetAt(`${out}/assets/**/*.parquet`)}`);
+    expect(rows).toHaveLength(items.size);
+    let compared = 0;
+    for (const row of rows) {
+      const item = items.get(`${String(row.space)}:${String(row.externalId)}`)!;
+      const properties = (item.properties as Record<string, Record<string, Record<string, unknown>>>)['cdf_cdm']!['CogniteAsset/v1']!;
+      for (const column of columns) {
+        if ('extra' in column.from) {
+          expect(row[column.name], `${column.name} of ${String(row.externalId)}`).toBeNull();
+          continue;
+        }
+        const value = 'field' in column.from ? item[column.from.field] : properties[column.from.property];
+        const got = column.kind === 'json' && row[column.name] !== null ? JSON.parse(String(row[column.name])) : row[column.name];
+        const want = column.kind === 'json' ? (value ?? null) : expectedOf(column, value);
+        expect(typeof got === 'bigint' ? Number(got) : got, `${column.name} of ${String(row.externalId)}`).toEqual(want);
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(900 * 20);
+  });
 });
