@@ -89,7 +89,7 @@ function expectedOf(column: Column, value: unknown): unknown {
   if (value === undefined || value === null) return null;
   if (column.list || column.kind === 'node-ref') return JSON.stringify(value);
   if (column.kind === 'timestamp') return typeof value === 'number' ? value : Date.parse(value as string);
-  if (column.kind === 'int64') return String(value as number);
+  if (column.kind === 'int64') return typeof value === 'number' ? String(value) : value;
   if (column.kind === 'float') return Math.fround(value as number);
   return value;
 }
