@@ -94,6 +94,38 @@ function expectedOf(column: Column, value: unknown): unknown {
   return value;
 }
 
+describe('instances: edges, a filter, a split by a property', () => {
+  it('exports the edges of an edge view once, with their start and end nodes', async () => {
+    const view = { space: 'sim_model', externalId: 'ActivityLink', version: 'v1' };
+    const { out, result } = await exportAssets({ name: 'links', view, instanceType: 'edge' });
+    expect(result.state).toBe('complete');
+    const expected = liveKeys(sim, 'edge').sort();
+    expect(expected.length).toBe(100);
+    expect(await keysIn(`${out}/links/**/*.parquet`, parquetAt)).toEqual(expected);
+    const ends = await duck.one(
+      `SELECT count(*)::INTEGER AS n, count(startNode)::INTEGER AS starts, count(endNode)::INTEGER AS ends
+       FROM ${parquetAt(`${out}/links/**/*.parquet`)} WHERE instanceType = 'edge'`,
+    );
+    expect(ends).toEqual({ n: 100, starts: 100, ends: 100 });
+  });
+
+  it('exports only what the filter keeps', async () => {
+    const filter = { in: { property: ['node', 'space'], values: ['sim_site_a', 'sim_site_c'] } };
+    const { out } = await exportAssets({ filter });
+    const expected = liveKeys(sim, 'asset', (instance) => instance.space !== 'sim_site_b').sort();
+    expect(expected.length).toBeGreaterThan(100);
+    expect(await keysIn(`${out}/assets/**/*.parquet`, parquetAt)).toEqual(expected);
+  });
+
+  it('a split by externalId reads every node once across its queries', async () => {
+    const ids = liveKeys(sim, 'asset').map((key) => key.split(':')[1]!).sort();
+    const at = [ids[300]!, ids[600]!];
+    const { out } = await exportAssets({ split: { property: 'externalId', at } });
+    expect(readdirSync(join(out, 'assets'))).toEqual(['part=1-of-3', 'part=2-of-3', 'part=3-of-3']);
+    expect(await keysIn(`${out}/assets/**/*.ndjson`, ndjsonAt)).toEqual(liveKeys(sim, 'asset').sort());
+  });
+});
+
 describe('instances: every typed column value for value', () => {
   it('DuckDB reads each column of the view as the instance holds it (NDJSON, as received)', async () => {
     const { out } = await exportAssets({});
