@@ -8,6 +8,8 @@ import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { openDuck, type Duck, ndjsonAt, parquetAt } from '../support/export-duckdb.js';
 import { loadJob, removeTempDirs, SIM_KEY, tempDir } from '../support/export-harness.js';
 import { liveKeys } from '../support/instances.js';
+import { describeExit, jobYaml, runCliWith } from '../support/resume-harness.js';
+import { writeFileSync } from 'node:fs';
 
 /**
  * `resource: instances` end to end against the simulator's data model: every node of a view once,
@@ -163,4 +165,23 @@ describe('instances: every typed column value for value', () => {
     }
     expect(compared).toBeGreaterThan(900 * 20);
   });
+});
+
+describe('instances: killed, then resumed', () => {
+  it('a SIGKILL after a shard commit, then a rerun: every node once, shards verified', async () => {
+    const dir = tempDir('instances-kill-');
+    const out = join(dir, 'out');
+    const job = join(dir, 'job.yaml');
+    const stream = { resource: 'instances', name: 'assets', view: ASSET_VIEW, limit: 100, split: 'space', spaces: ['sim_site_a', 'sim_site_b', 'sim_site_c'] };
+    // The harness's job file, with an instances stream in place of a collection's.
+    writeFileSync(job, jobYaml({ baseUrl: sim.baseUrl, outDir: out, streams: [stream as never], maxRows: 120 }));
+    const env = { SIM_KEY };
+    const killed = await runCliWith(['run', '--config', job, '--log-level', 'warn'], { env: { ...env, BULK_EXTRACT_CRASH_AT: 'after-shard-rename:3' } });
+    expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
+    const rerun = await runCliWith(['run', '--config', job, '--log-level', 'warn', '--verify'], { env });
+    expect(rerun.code, describeExit(rerun)).toBe(0);
+    expect(rerun.stdout + rerun.stderr).toMatch(/every key is unique|keys checked/);
+    expect(await keysIn(`${out}/assets/**/*.parquet`, parquetAt)).toEqual(liveKeys(sim, 'asset').sort());
+    expect(await keysIn(`${out}/assets/**/*.ndjson`, ndjsonAt)).toEqual(liveKeys(sim, 'asset').sort());
+  }, 120_000);
 });
