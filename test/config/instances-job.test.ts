@@ -1,0 +1,57 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load-config.js';
+import { ConfigError } from '../../src/errors.js';
+import { removeTempDirs, tempDir } from '../support/export-harness.js';
+
+/** A `resource: instances` stream in a whole job file, read as `run` reads it. */
+afterEach(removeTempDirs);
+
+const HEAD = ['source:', '  baseUrl: https://api.example.com/api/v1/projects/acme', '  auth:', '    type: api-key', '    apiKey: ${KEY}', 'streams:'];
+
+function load(stream: string[]) {
+  const file = join(tempDir('bulk-extract-instances-job-'), 'job.yaml');
+  writeFileSync(file, `${[...HEAD, ...stream].join('\n')}\n`);
+  return { file, load: () => loadConfig(file, { KEY: 'instances-job-key-01' }) };
+}
+
+function messageOf(load: () => unknown): string {
+  try {
+    load();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const ASSETS = ['  - resource: instances', '    view: {space: cdf_cdm, externalId: CogniteAsset, version: v1}'];
+
+describe('a job file with an instances stream', () => {
+  it('is read with its defaults: nodes, mode full, pages of 1000', () => {
+    const [stream] = load(ASSETS).load().streams;
+    expect(stream).toMatchObject({ resource: 'instances', instanceType: 'node', mode: 'full', limit: 1000 });
+  });
+
+  it('refuses incremental and snapshot, naming the key and what is available', () => {
+    for (const mode of ['incremental', 'snapshot']) {
+      const { file, load: read } = load([...ASSETS, `    mode: ${mode}`]);
+      expect(messageOf(read)).toBe(
+        `${file}: streams.0.mode: an instances stream is read whole, mode: full; incremental (the platform's sync feed) and snapshot are not available for instances in this version (got "${mode}")`,
+      );
+    }
+  });
+
+  it('refuses a key of collections (partitions) and a misspelt one, naming them', () => {
+    const { load: read } = load([...ASSETS, '    partitions: 4', '    instanceTyp: edge']);
+    const message = messageOf(read);
+    expect(message).toMatch(/streams\.0: .*partitions/);
+    expect(message).toMatch(/instanceTyp.*instanceType/);
+  });
+
+  it('refuses a filter problem at its path inside the filter', () => {
+    const { load: read } = load([...ASSETS, '    filter: {and: [{equals: {property: [node, externalId], value: a}}, {range: {property: [node, createdTime]}}]}']);
+    expect(messageOf(read)).toMatch(/streams\.0\.filter\.and\.1\.range: /);
+  });
+});
