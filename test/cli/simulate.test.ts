@@ -120,16 +120,31 @@ describe('bulk-extract simulate', () => {
     expect((await finish(child)).code).toBe(0);
   });
 
-  it('serves --instances N data-model instances and changes them with --churn, and says so on its first line', async () => {
+  it('serves --instances N data-model instances, and says so on its first line', async () => {
+    const { child, firstLine } = startCli(['simulate', '--instances', '40']);
+    const line = JSON.parse(await firstLine) as StartLine & { instances: unknown };
+    expect(line).toMatchObject({ instances: { assets: 40, activities: 80, timeseries: 40, edges: 80 } });
+    const headers = { 'api-key': 'demo-api-key', 'content-type': 'application/json' };
+    const body = JSON.stringify({ with: { all: { nodes: {}, limit: 2000 } }, select: { all: {} } });
+    const reply = await send(`${line.baseUrl}/models/instances/sync`, { method: 'POST', headers, body });
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.json<{ items: { all: unknown[] } }>().items.all).toHaveLength(160);
+    child.kill('SIGTERM');
+    expect((await finish(child)).code).toBe(0);
+  });
+
+  it('changes them with --churn as its clock passes, and says so on its first line', async () => {
+    // With changes a thousand a second from the start, how many nodes the first call sees depends
+    // on when it comes: only that the feed then shows changes is certain.
     const { child, firstLine } = startCli(['simulate', '--instances', '40', '--churn', '1000']);
     const line = JSON.parse(await firstLine) as StartLine & { instances: unknown; churn: number };
-    expect(line).toMatchObject({ instances: { assets: 40, activities: 80, timeseries: 40, edges: 80 }, churn: 1000 });
+    expect(line).toMatchObject({ churn: 1000 });
     const headers = { 'api-key': 'demo-api-key', 'content-type': 'application/json' };
     const body = JSON.stringify({ with: { all: { nodes: {}, limit: 2000 } }, select: { all: {} } });
     const first = await send(`${line.baseUrl}/models/instances/sync`, { method: 'POST', headers, body });
     expect(first.status, first.text).toBe(200);
     const backfill = first.json<{ items: { all: unknown[] }; nextCursor: { all: string } }>();
-    expect(backfill.items.all.length).toBeGreaterThanOrEqual(160);
+    expect(backfill.items.all.length).toBeGreaterThan(0);
     // A thousand changes a second, applied as the clock passes: following the cursor, the feed soon has some.
     let cursor = backfill.nextCursor;
     let changed = 0;

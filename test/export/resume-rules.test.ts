@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
 import { createFakeClock } from '../support/fake-clock.js';
+import { CHECKPOINT_VERSION } from '../../src/export/state/checkpoint-schema.js';
 import {
   createGatedClock,
   describeExit,
@@ -400,7 +401,7 @@ describe.concurrent('a damaged checkpoint', () => {
     [
       'from a newer version (99)',
       (text) => JSON.stringify({ ...(JSON.parse(text) as object), version: 99 }),
-      /written by a newer bulk-extract \(checkpoint version 99, this one reads 4\)/,
+      new RegExp(`written by a newer bulk-extract \\(checkpoint version 99, this one reads ${CHECKPOINT_VERSION}\\)`),
     ],
   ];
 
