@@ -44,7 +44,8 @@ const REFERENCE_EXPECTED =
   'expected a property reference: [space, "view/version", property], [space, container, property] or ["node"|"edge", field]';
 const PARAMETER_REFUSED =
   '{parameter: ...} values are for parameterised queries, and bulk-extract sends no parameters; write the value itself';
-const BOUNDS = ['gt', 'gte', 'lt', 'lte'] as const;
+/** The ends of a `range`. */
+export const BOUNDS = ['gt', 'gte', 'lt', 'lte'] as const;
 
 /**
  * Everything wrong with a filter, each at its path: `at` (default `['filter']`, the key of the
@@ -258,31 +259,6 @@ function checkHasData(body: unknown, at: FilterPath, add: Add): void {
     ];
     for (const [key, problem] of checks) if (problem !== undefined) add([...here, key], problem);
   });
-}
-
-/**
- * The instance fields a filter names (`["node", "space"]`), each with the path of its reference;
- * what is malformed is passed over (dmFilterProblems reports it).
- */
-export function instanceFieldReferences(filter: unknown, at: FilterPath = ['filter']): { path: FilterPath; scope: string; field: string }[] {
-  if (!isMapping(filter) || Object.keys(filter).length !== 1) return [];
-  const [operator, body] = Object.entries(filter)[0]!;
-  const here = [...at, operator];
-  if (Array.isArray(body)) return operator === 'hasData' ? [] : body.flatMap((inner, i) => instanceFieldReferences(inner, [...here, i]));
-  if (operator === 'not') return instanceFieldReferences(body, here);
-  if (!isMapping(body)) return [];
-  const found: { path: FilterPath; scope: string; field: string }[] = [];
-  const visit = (ref: unknown, path: FilterPath) => {
-    if (Array.isArray(ref) && ref.length === 2 && typeof ref[0] === 'string' && typeof ref[1] === 'string') {
-      found.push({ path, scope: ref[0], field: ref[1] });
-    }
-  };
-  visit(body.property, [...here, 'property']);
-  for (const key of ['value', 'values', ...BOUNDS]) {
-    const value = body[key];
-    if (isMapping(value)) visit(value.property, [...here, key, 'property']);
-  }
-  return found;
 }
 
 /** `{property: [...]}`: the value of another property of the same instance. */

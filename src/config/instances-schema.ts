@@ -4,7 +4,8 @@
  * (each one cursor chain). job-schema.ts adds the keys every stream has (INSTANCES_COMMON_KEYS).
  */
 import { z } from 'zod';
-import { type DmFilter, dmFilterSchema, instanceFieldReferences } from './dm-filter.js';
+import { type DmFilter, dmFilterSchema } from './dm-filter.js';
+import { instanceFieldReferences } from './dm-filter-fields.js';
 import { propertyProblem, spaceId, viewRefSchema } from './dm-identifiers.js';
 import {
   dmsDateDays,

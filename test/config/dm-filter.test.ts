@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import {
-  dmFilterProblems,
-  dmFilterSchema,
-  FILTER_OPERATORS,
-  instanceFieldReferences,
-  MAX_FILTER_DEPTH,
-} from '../../src/config/dm-filter.js';
+import { dmFilterProblems, dmFilterSchema, FILTER_OPERATORS, MAX_FILTER_DEPTH } from '../../src/config/dm-filter.js';
+import { instanceFieldReferences } from '../../src/config/dm-filter-fields.js';
 import { describeZodIssues, formatPath } from '../../src/util/zod-issues.js';
 
 const NAME = ['cdf_cdm', 'CogniteAsset/v1', 'name'];
