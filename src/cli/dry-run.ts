@@ -2,7 +2,16 @@ import { formatByteSize } from '../config/byte-size.js';
 import { describeMetrics } from '../config/metrics-schema.js';
 import type { JobConfig } from '../config/load-config.js';
 import { createPlatformClient } from '../connect/index.js';
-import { aggregateFilter, idleMessage, inspectRun, type StreamAction, type StreamInspection, type WorkerSpec } from '../export/index.js';
+import {
+  aggregateFilter,
+  idleMessage,
+  inspectRun,
+  readViewColumns,
+  type StreamAction,
+  type StreamInspection,
+  type WorkerSpec,
+} from '../export/index.js';
+import { ConfigError } from '../errors.js';
 import type { AggregateFilter, PlatformClient } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
 import { authStatus } from './auth.js';
@@ -33,6 +42,8 @@ export async function dryRun(
     if (lock.state === 'held' && !lock.alive) {
       lines.push(`lock        left by a run that is gone (pid ${lock.owner?.pid ?? '?'} on ${lock.owner?.host ?? '?'}); a run takes it over`);
     }
+    /** What the platform refused that a run would be refused for too (a view it does not have). */
+    const refused: ConfigError[] = [];
     for (const stream of inspection.streams) {
       const { plan, request, action } = stream;
       const listed =
@@ -41,6 +52,15 @@ export async function dryRun(
           : `GET ${request.path}?${new URLSearchParams(request.params.map(([key, value]): [string, string] => [key, value])).toString()}`;
       if (plan.points !== undefined) {
         lines.push(...(await describePoints(client, stream, listed)), `  ${describe(action)}`);
+        continue;
+      }
+      if (plan.instances !== undefined) {
+        const queries = plan.partitions === 1 ? '1 query' : `${plan.partitions} queries (split), each its own cursor chain`;
+        lines.push(`stream ${plan.name}: ${listed} in ${queries} -> ${plan.formats.join(' + ')}, ${plan.mode}`);
+        const columns = await viewColumns(client, stream);
+        if (columns instanceof ConfigError) refused.push(columns);
+        else lines.push(`  columns: ${columns}`);
+        lines.push(`  ${describe(action)}`);
         continue;
       }
       lines.push(
@@ -61,13 +81,28 @@ export async function dryRun(
       const damaged = [...inspection.damaged].map(([pair, problems]) => `\n  ${pair}: ${problems.join('; ')}`).join('');
       lines.push(damaged === '' ? 'repair      every shard matches the manifest; nothing to repair' : `repair      would read again:${damaged}`);
     }
-    for (const refusal of inspection.refusals) lines.push(`REFUSED     a run now would stop here: ${refusal.message}`);
+    const refusals = [...inspection.refusals, ...refused];
+    for (const refusal of refusals) lines.push(`REFUSED     a run now would stop here: ${refusal.message}`);
     console.log(config.redactor.redact(lines.join('\n')));
-    const [first] = inspection.refusals;
+    const [first] = refusals;
     if (first !== undefined) return exitCodeOf(first);
     return status.works ? EXIT.OK : EXIT.AUTH;
   } finally {
     await client.close();
+  }
+}
+
+/**
+ * The Parquet columns an instances stream would write, from its view as the platform has it now (a
+ * resumed stream keeps the columns it began with); a view the platform does not have is the
+ * ConfigError a run would stop with.
+ */
+async function viewColumns(client: PlatformClient, { plan }: StreamInspection): Promise<string | ConfigError> {
+  try {
+    return (await readViewColumns(client, plan)).map((column) => column.name).join(', ');
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
   }
 }
 

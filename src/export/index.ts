@@ -27,7 +27,7 @@ export {
   type VerifyReport,
   type WorkerShare,
 } from './inspect/index.js';
-export { aggregateFilter, planStreams, streamName } from './plan/index.js';
+export { aggregateFilter, planStreams, readViewColumns, streamName } from './plan/index.js';
 export {
   type AbsorbOutcome,
   finalizeJob,

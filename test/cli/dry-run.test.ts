@@ -102,3 +102,29 @@ describe.concurrent('run --dry-run tells what a run would refuse', () => {
     expect(repair.stdout).toContain('repair      would read again:\n  events/2: events/part=2-of-2/000000.ndjson: missing');
   });
 });
+
+describe('run --dry-run of an instances stream', () => {
+  const view = (version: string) => ({ space: 'cdf_cdm', externalId: 'CogniteAsset', version });
+  const run = async (version: string) => {
+    const dir = tempDir('dry-run-instances');
+    const stream = { resource: 'instances', name: 'assets', view: view(version), spaces: ['sim_site_a', 'sim_site_b'], split: 'space' };
+    const file = writeJob(join(dir, 'job.yaml'), spec(join(dir, 'out'), { streams: [stream as never] }));
+    return runCliWith(['run', '--config', file, '--dry-run'], { cwd: dir, env: { SIM_KEY: KEY } });
+  };
+
+  it("lists the view's columns and the queries", async () => {
+    const exit = await run('v1');
+    expect(exit.code, describeExit(exit)).toBe(0);
+    const queries = 'in 2 queries (split), each its own cursor chain';
+    expect(exit.stdout).toContain('stream assets: POST /models/instances/list {"instanceType":"node"');
+    expect(exit.stdout).toContain(queries);
+    const own = 'space, externalId, instanceType, version, type, createdTime, lastUpdatedTime, deletedTime';
+    expect(exit.stdout).toMatch(new RegExp(`\n {2}columns: ${own}, name, .*, installationDate, .*, extra\n`));
+  });
+
+  it('a view the platform does not have: refused, exit 2, naming it', async () => {
+    const exit = await run('v9');
+    expect(exit.code, describeExit(exit)).toBe(2);
+    expect(exit.stdout).toMatch(/REFUSED {5}a run now would stop here: .*no view cdf_cdm:CogniteAsset version v9/);
+  });
+});
