@@ -13,6 +13,7 @@ import {
   INSTANCE_TYPES,
   type InstanceType,
   type ViewDefinition,
+  type ViewRef,
   viewSourceKey,
 } from '../resources/index.js';
 
@@ -144,7 +145,7 @@ export function instancesProblems(
  */
 export function splitFilters(
   stream: InstancesQuery,
-  view: { space: string; externalId: string; version: string },
+  view: ViewRef,
 ): (DmFilter | undefined)[] {
   const scope = stream.instanceType;
   const { split, spaces } = stream;

@@ -37,6 +37,7 @@ export {
   type InstanceColumns,
   instanceColumns,
   type InstanceType,
+  type ViewRef,
   PROPERTY_KINDS,
   type ViewDefinition,
   type ViewPropertyDefinition,

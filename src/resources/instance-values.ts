@@ -6,7 +6,7 @@
  * instance's own times are epoch milliseconds.
  */
 import { stringify as stringifyExact } from 'lossless-json';
-import { type InstanceColumn, type InstanceColumnKind, viewSourceKey } from './instances.js';
+import { type InstanceColumn, type InstanceColumnKind, type ViewRef, viewSourceKey } from './instances.js';
 
 export interface NodeRef {
   readonly space: string;
@@ -159,7 +159,7 @@ function nodeRef(value: unknown): NodeRef | undefined {
 export function instanceRow(
   item: Readonly<Record<string, unknown>>,
   columns: readonly InstanceColumn[],
-  view: { readonly space: string; readonly externalId: string; readonly version: string },
+  view: ViewRef,
 ): ColumnValue[] {
   const { properties, ...rest } = item as Record<string, unknown>;
   const left = copyGroups(properties);

@@ -46,6 +46,13 @@ export interface ConnectionDefinition {
   readonly source: unknown;
 }
 
+/** A view of the data model: what an instances stream exports. */
+export interface ViewRef {
+  readonly space: string;
+  readonly externalId: string;
+  readonly version: string;
+}
+
 export const INSTANCE_TYPES = ['node', 'edge'] as const;
 export type InstanceType = (typeof INSTANCE_TYPES)[number];
 

@@ -8,7 +8,7 @@ import type { PointsParquetWriter } from './datapoints/points-parquet-writer.js'
 import { BytesPerRow } from './parquet/bytes-per-row.js';
 import { EncoderPool } from './parquet/encoder-pool.js';
 import type { ParquetShardWriter, ShardTable } from './parquet/parquet-writer.js';
-import type { InstanceColumn } from '../resources/index.js';
+import type { InstanceColumn, ViewRef } from '../resources/index.js';
 import { shardExtension, shardFileName } from './shard-files.js';
 import type { CommittedShard, ShardWriter } from './shard-writer.js';
 
@@ -28,7 +28,7 @@ export interface StreamShape {
 
 /** An instances stream's view, and its columns once the run has read them. */
 export interface InstancesShape {
-  view: { space: string; externalId: string; version: string };
+  view: ViewRef;
   columns?: InstanceColumn[] | undefined;
 }
 

@@ -1,6 +1,6 @@
 import type { Mode } from '../../config/job-schema.js';
 import type { DmFilter } from '../../config/dm-filter.js';
-import type { Aggregate, InstanceColumn, InstanceType, PointsShape, PointTime } from '../../resources/index.js';
+import type { Aggregate, InstanceColumn, InstanceType, PointsShape, PointTime, ViewRef } from '../../resources/index.js';
 import type { StreamShape } from '../../sink/index.js';
 
 /**
@@ -26,7 +26,7 @@ export interface StreamPlan extends StreamShape {
 
 /** What an instances stream reads: one query per partition, each one cursor chain. */
 export interface InstancesPlan {
-  view: { space: string; externalId: string; version: string };
+  view: ViewRef;
   instanceType: InstanceType;
   /** The filter of each query (splitFilters), in order: partition m reads query m; undefined: none. */
   queries: (DmFilter | undefined)[];

@@ -2,17 +2,10 @@ import { type DataType, makeData, RecordBatch, Schema, Struct } from 'apache-arr
 import { isInteger, isSafeNumber, parse as parseExact, stringify as stringifyExact } from 'lossless-json';
 import { BadItemError } from '../../errors.js';
 import { PageItems } from '../../page/index.js';
-import { type InstanceColumn, instanceRow } from '../../resources/index.js';
+import { type InstanceColumn, instanceRow, type ViewRef } from '../../resources/index.js';
 import { describe } from '../parquet/columns.js';
 import type { CheckedColumn } from '../parquet/typed-columns.js';
 import { arrowField, newInstanceColumn } from './instance-arrow.js';
-
-/** The view whose properties a stream's columns hold. */
-export interface ViewRef {
-  readonly space: string;
-  readonly externalId: string;
-  readonly version: string;
-}
 
 /** The Arrow schema of an instance stream's files: its columns (instanceColumns), `extra` last. */
 export function instanceSchema(columns: readonly InstanceColumn[]): Schema {

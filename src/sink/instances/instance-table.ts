@@ -1,6 +1,5 @@
 import type { EncodedColumn } from '../parquet/encode.js';
-import type { InstanceColumn } from '../../resources/index.js';
-import type { ViewRef } from './instance-rows.js';
+import type { InstanceColumn, ViewRef } from '../../resources/index.js';
 
 /** What the Parquet shards of an instance stream hold: the view's instances, in these columns. */
 export interface InstanceTable {
