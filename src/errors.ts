@@ -38,3 +38,12 @@ export class OutputError extends BulkExtractError {
 export class BadItemError extends BulkExtractError {
   readonly code = 'E_BAD_ITEM';
 }
+
+/**
+ * The platform refused the sync cursor an incremental instances stream saved (it expired after 3
+ * days, when soft deletes are purged): going on needs the user's choice, a new backfill or
+ * accepting missed deletes.
+ */
+export class SyncCursorError extends BulkExtractError {
+  readonly code = 'E_SYNC_CURSOR';
+}

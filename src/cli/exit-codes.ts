@@ -12,7 +12,9 @@ export const EXIT = {
 } as const;
 
 /** Errors that the user fixes by changing the command, the config or the output folder. */
-const USAGE_CODES = new Set(['E_CONFIG', 'E_USAGE', 'E_INSECURE_TRANSPORT', 'E_CHECKPOINT', 'E_LOCKED', 'E_NOT_OUTPUT', 'E_LINK_IN_OUTPUT']);
+const USAGE_CODES = new Set([
+  'E_CONFIG', 'E_USAGE', 'E_INSECURE_TRANSPORT', 'E_CHECKPOINT', 'E_LOCKED', 'E_NOT_OUTPUT', 'E_LINK_IN_OUTPUT', 'E_SYNC_CURSOR',
+]);
 
 /** The exit code of a command that stopped with this error (a BulkExtractError's stable code). */
 export function exitCodeOf(error: { code: string }): number {

@@ -239,6 +239,9 @@ async function verifyAfter(
 
 function exitCode(result: RunResult): number {
   if (result.errors.some(({ error }) => error instanceof AuthError)) return EXIT.AUTH;
+  // A failure that retrying cannot mend (a refused sync cursor) is the user's to decide on.
+  const decide = result.errors.some(({ error }) => error instanceof BulkExtractError && exitCodeOf(error) === 2);
+  if (decide) return EXIT.USAGE;
   if (result.state === 'failed') return EXIT.FAILED;
   if (result.state === 'interrupted') return EXIT.INTERRUPTED;
   return EXIT.OK;

@@ -120,11 +120,20 @@ function describeStream(s: StreamStatus): string {
   const field = s.resource === 'datapoints' ? 'points' : 'lastUpdatedTime';
   const window =
     s.resource === 'instances'
-      ? 'every instance of the view'
+      ? instancesRead(s)
       : s.window === null
         ? 'no window'
         : `${field} from ${iso(s.window.from)} to before ${iso(s.window.until)}`;
   const run = s.run === null ? '' : `, run=${s.run}`;
   const latest = s.mode !== 'snapshot' ? '' : `; latest complete snapshot: ${s.latest ?? 'none yet'} (${s.snapshots ?? 0} kept)`;
   return `${s.mode}${run}, ${window}${latest}`;
+}
+
+/** What an instances stream's run reads: the view whole, or the platform's sync feed. */
+function instancesRead(s: StreamStatus): string {
+  if (s.mode !== 'incremental') return 'every instance of the view';
+  const since = s.window?.from ?? null;
+  return since === null
+    ? 'the sync feed from its start (every instance of the view, then the changes made meanwhile)'
+    : `the sync feed's changes since the run that started ${new Date(since).toISOString()}`;
 }

@@ -95,6 +95,11 @@ export const instancesKeys = {
   /** In the platform's filter language (dm-filter.ts). */
   filter: dmFilterSchema.optional(),
   split: splitSchema.optional(),
+  /**
+   * incremental: go on from a sync cursor the platform has expired (older than 3 days), accepting
+   * that deletes since then may be missed. Default false: such a run is refused.
+   */
+  allowExpiredCursorsAndAcceptMissedDeletes: z.boolean().default(false),
 };
 
 /** What splitFilters and instancesProblems read of a stream. */
@@ -107,13 +112,31 @@ export interface InstancesQuery {
 
 /** What the keys of an instances stream must agree on, as problems at their paths in the stream. */
 export function instancesProblems(
-  stream: InstancesQuery & { mode: string; keep?: number | undefined },
+  stream: InstancesQuery & {
+    mode: string;
+    keep?: number | undefined;
+    allowExpiredCursorsAndAcceptMissedDeletes?: boolean;
+  },
 ): { path: (string | number)[]; message: string }[] {
   const problems: { path: (string | number)[]; message: string }[] = [];
   if (stream.keep !== undefined && stream.mode !== 'snapshot') {
     problems.push({
       path: ['keep'],
       message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
+    });
+  }
+  if (stream.mode === 'incremental' && stream.split !== undefined && stream.split !== 'space') {
+    problems.push({
+      path: ['split'],
+      message:
+        'an incremental stream follows the platform\'s change feed, where an instance whose property changes would ' +
+        'move between the queries of a split by that property; split incremental streams by space, or not at all',
+    });
+  }
+  if (stream.mode !== 'incremental' && stream.allowExpiredCursorsAndAcceptMissedDeletes === true) {
+    problems.push({
+      path: ['allowExpiredCursorsAndAcceptMissedDeletes'],
+      message: `applies to mode: incremental (the sync feed's cursors); this stream's mode is ${stream.mode}`,
     });
   }
   if (stream.split === 'space' && (stream.spaces?.length ?? 0) < 2) {

@@ -196,13 +196,6 @@ export const jobSchema = z
         });
       }
       seen.add(name);
-      if (stream.resource === 'instances' && stream.mode !== 'full') {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['streams', i, 'mode'],
-          message: 'an instances stream is read whole, mode: full; incremental (the platform\'s sync feed) and snapshot are not available for instances in this version',
-        });
-      }
       if (stream.resource === 'datapoints' || stream.resource === 'instances') {
         const problems = stream.resource === 'datapoints' ? datapointsProblems(stream) : instancesProblems(stream);
         for (const { path, message } of problems) ctx.addIssue({ code: 'custom', path: ['streams', i, ...path], message });

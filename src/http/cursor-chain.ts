@@ -21,7 +21,7 @@ export type ChainRequest = ChainCommon & (
   }
 );
 
-interface ChainCommon {
+export interface ChainCommon {
   /** Path relative to the base URL, e.g. `/events` (GET) or `/events/list` (POST). */
   path: string;
   /** Resume from this cursor (from a checkpoint); undefined starts at the first page. */
@@ -123,7 +123,7 @@ export async function* drainCursorChain(
 }
 
 /** The budget's share for the next page of the chain, when the chain has a budget. */
-async function holdBudget(request: ChainRequest, method: string): Promise<BudgetHold | undefined> {
+export async function holdBudget(request: Pick<ChainCommon, 'budget' | 'signal' | 'path'>, method: string): Promise<BudgetHold | undefined> {
   const { budget, signal, path } = request;
   if (budget === undefined) return undefined;
   const ctx = { method, path };
@@ -221,7 +221,7 @@ function describe(value: unknown): string {
 }
 
 /** A set that forgets its oldest entries past `capacity`. */
-class RecentSet {
+export class RecentSet {
   private readonly entries = new Set<string>();
 
   constructor(private readonly capacity: number) {}

@@ -3,3 +3,4 @@ export { type BudgetHold, ByteBudget } from './byte-budget.js';
 export { BAD, CLOSED, JsonGrammar } from './json-grammar.js';
 export { PageItems } from './page-items.js';
 export { type ScannedPage, scanPage } from './page-scan.js';
+export { type ScannedSync, scanSyncPage } from './sync-scan.js';

@@ -41,7 +41,7 @@ export function scanPage(body: Uint8Array): ScannedPage | undefined {
   return new Scanner(body).page();
 }
 
-class Scanner extends JsonGrammar {
+export class Scanner extends JsonGrammar {
   page(): ScannedPage | undefined {
     const { b } = this;
     this.ws();
@@ -80,7 +80,7 @@ class Scanner extends JsonGrammar {
   }
 
   /** The `items` array at `pos`: pushes each element's range; answers whether one holds a line break. */
-  private items(bounds: number[]): boolean | undefined {
+  protected items(bounds: number[]): boolean | undefined {
     const { b } = this;
     this.pos++;
     this.ws();
@@ -102,7 +102,7 @@ class Scanner extends JsonGrammar {
   }
 }
 
-function equal(a: Uint8Array, b: Uint8Array): boolean {
+export function equal(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false;
   return true;

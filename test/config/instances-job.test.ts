@@ -34,13 +34,23 @@ describe('a job file with an instances stream', () => {
     expect(stream).toMatchObject({ resource: 'instances', instanceType: 'node', mode: 'full', limit: 1000 });
   });
 
-  it('refuses incremental and snapshot, naming the key and what is available', () => {
-    for (const mode of ['incremental', 'snapshot']) {
-      const { file, load: read } = load([...ASSETS, `    mode: ${mode}`]);
-      expect(messageOf(read)).toBe(
-        `${file}: streams.0.mode: an instances stream is read whole, mode: full; incremental (the platform's sync feed) and snapshot are not available for instances in this version (got "${mode}")`,
-      );
-    }
+  it('takes mode incremental (split by space or not) and snapshot with keep', () => {
+    const incremental = load([...ASSETS, '    mode: incremental', '    spaces: [a, b]', '    split: space']).load().streams[0];
+    expect(incremental).toMatchObject({ mode: 'incremental', split: 'space', allowExpiredCursorsAndAcceptMissedDeletes: false });
+    const accepting = load([...ASSETS, '    mode: incremental', '    allowExpiredCursorsAndAcceptMissedDeletes: true']).load().streams[0];
+    expect(accepting).toMatchObject({ allowExpiredCursorsAndAcceptMissedDeletes: true });
+    expect(load([...ASSETS, '    mode: snapshot', '    keep: 3']).load().streams[0]).toMatchObject({ mode: 'snapshot', keep: 3 });
+  });
+
+  it('refuses an incremental stream split by a property, and the expired-cursor option outside incremental', () => {
+    const split = load([...ASSETS, '    mode: incremental', '    split: {property: externalId, at: [m]}']);
+    expect(messageOf(split.load)).toBe(
+      `${split.file}: streams.0.split: an incremental stream follows the platform's change feed, where an instance whose property changes would move between the queries of a split by that property; split incremental streams by space, or not at all (got a mapping)`,
+    );
+    const option = load([...ASSETS, '    allowExpiredCursorsAndAcceptMissedDeletes: true']);
+    expect(messageOf(option.load)).toBe(
+      `${option.file}: streams.0.allowExpiredCursorsAndAcceptMissedDeletes: applies to mode: incremental (the sync feed's cursors); this stream's mode is full (got true)`,
+    );
   });
 
   it('refuses a key of collections (partitions) and a misspelt one, naming them', () => {

@@ -49,6 +49,7 @@ describe('an instances stream: valid', () => {
       instanceType: 'node',
       limit: 1000,
       mode: 'full',
+      allowExpiredCursorsAndAcceptMissedDeletes: false,
     });
   });
 

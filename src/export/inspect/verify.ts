@@ -60,7 +60,8 @@ export async function verifyJob(
  * snapshot runs are listed by their run folder's `_manifest.json`. Also problems: shard files no
  * manifest lists, a `_LATEST` that names no sealed run, the manifest's row counts against its
  * shards', formats of one shard that disagree, a checkpoint that disagrees with the manifest, and
- * a key (`id`, or `externalId`) that two rows of a stream's run share.
+ * a key (`id`, or `externalId`) that two rows of a stream's run share (but for a run of an
+ * incremental instances stream, a change feed, where an instance changed twice appears twice).
  */
 export async function verifyStore(store: OutputStore, options: VerifyOptions = {}): Promise<VerifyReport> {
   const manifest = await readManifest(store);
@@ -117,6 +118,11 @@ interface ShardGroup {
   points: boolean;
   /** Instances: a row is identified by its space and externalId. */
   instances: boolean;
+  /**
+   * A run of an incremental instances stream, read from the platform's change feed: an instance
+   * changed again while the run read shows up once per change, so its key may repeat.
+   */
+  feed: boolean;
   /** Rows the records count (of one format): sizes the key check. */
   rows: number;
   files: ManifestFile[];
@@ -133,6 +139,7 @@ function shardGroups(manifest: Manifest, runs: readonly WindowManifest[]): Shard
       const resource = manifest.streams[file.stream]?.resource ?? sealed?.resource;
       const points = resource === 'datapoints';
       const instances = resource === 'instances';
+      const feed = instances && (manifest.streams[file.stream]?.mode === 'incremental' || sealed?.sync !== undefined);
       const key =
         resource === undefined
           ? 'id'
@@ -141,7 +148,7 @@ function shardGroups(manifest: Manifest, runs: readonly WindowManifest[]): Shard
             : instances
               ? '(space, externalId)'
               : resourceSpec(resource).key;
-      group = { stream: file.stream, run: file.run, key, points, instances, rows: 0, files: [] };
+      group = { stream: file.stream, run: file.run, key, points, instances, feed, rows: 0, files: [] };
       groups.set(id, group);
     }
     // A path listed twice (the current run and its own sealed manifest) is read once.
@@ -170,7 +177,7 @@ function keyReader(group: ShardGroup, format: 'parquet' | 'ndjson', keys: KeyChe
 function keyProblems(group: ShardGroup, report: KeyReport): string[] {
   const where = group.run === undefined ? group.stream : `${group.stream}/${RUN_PREFIX}${group.run}`;
   const problems: string[] = [];
-  if (report.repeated > 0) {
+  if (report.repeated > 0 && !group.feed) {
     const examples = report.examples.map(({ key, count }) => `${group.key} ${key} ${count} times`).join(', ');
     const rows = report.repeated.toLocaleString('en-US');
     problems.push(`${where}: ${rows} row(s) repeat the ${group.key} of an earlier row (${examples}): the platform sent duplicates`);

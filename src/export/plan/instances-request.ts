@@ -26,6 +26,45 @@ export function instancesRequest(stream: StreamPlan, m: number): ListRequest {
   };
 }
 
+/** The name of the one result set of an instances stream's sync requests. */
+export const SYNC_SET = 'instances';
+
+/** A sync feed's request without its cursor: what drainSyncFeed repeats. */
+export interface InstancesSyncRequest {
+  path: string;
+  body: Record<string, unknown>;
+  set: string;
+  limit: number;
+}
+
+/**
+ * Query `m` (1-based) of an incremental instances stream as one result set of
+ * `POST /models/instances/sync`: the instances of the stream's type with data in its view (a sync
+ * selects no instances by its sources, so `hasData` says it) that match the query's filter, and
+ * the view's properties of each. `allowExpiredCursorsAndAcceptMissedDeletes` is sent only when the
+ * stream sets it.
+ */
+export function instancesSyncRequest(stream: StreamPlan, m: number): InstancesSyncRequest {
+  const { instances } = stream;
+  if (instances === undefined) throw new Error(`${stream.name} is not an instances stream`);
+  const limit = Number(stream.params.find(([key]) => key === 'limit')?.[1] ?? 1000);
+  const view = { type: 'view', ...instances.view };
+  const query = instances.queries[m - 1];
+  const hasData = { hasData: [view] };
+  const filter = query === undefined ? hasData : { and: [hasData, query] };
+  const expression = instances.instanceType === 'edge' ? { edges: { filter } } : { nodes: { filter } };
+  return {
+    path: '/models/instances/sync',
+    body: {
+      with: { [SYNC_SET]: { ...expression, limit } },
+      select: { [SYNC_SET]: { sources: [{ source: view, properties: ['*'] }] } },
+      ...(instances.allowExpiredCursors === true ? { allowExpiredCursorsAndAcceptMissedDeletes: true } : {}),
+    },
+    set: SYNC_SET,
+    limit,
+  };
+}
+
 /**
  * The columns of an instances stream, from its view's definition (`POST /models/views/byids`, with
  * the properties it inherits). The platform leaves a view it does not know out of its answer:

@@ -128,7 +128,7 @@ function planInstances(stream: InstancesStreamConfig, defaultFormats: readonly F
     safetyLagMs: 0,
     keep: stream.keep,
     updatedBetween: { min: undefined, max: undefined },
-    instances: { view, instanceType, queries },
+    instances: { view, instanceType, queries, allowExpiredCursors: stream.allowExpiredCursorsAndAcceptMissedDeletes },
   };
 }
 

@@ -1,4 +1,5 @@
-import { type ChainClient, drainCursorChain } from '../../http/cursor-chain.js';
+import { type ChainClient, type ChainPage, drainCursorChain } from '../../http/cursor-chain.js';
+import { drainSyncFeed, type SyncPage } from '../../http/sync-chain.js';
 import { AbortedError, HttpStatusError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
@@ -7,11 +8,11 @@ import type { ByteBudget } from '../../page/index.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { TEMP_SUFFIX } from '../../util/durable-file.js';
 import { prefetchOne } from '../../util/prefetch.js';
-import { chainRequest, instancesRequest, type PartitionPlan } from '../plan/index.js';
+import { chainRequest, instancesRequest, instancesSyncRequest, type PartitionPlan } from '../plan/index.js';
 import { isOwnedKey, removeOwnedTree, shardSeq } from '../state/index.js';
 import type { Committer } from './committer.js';
 import { commitShard } from './commit-shard.js';
-import { ResumeCursorRefused } from './cursor-refused.js';
+import { ResumeCursorRefused, syncCursorRefused } from './cursor-refused.js';
 import { drainPoints } from './drain-points.js';
 import type { PointsClient } from './point-requests.js';
 import type { OpenPointShard } from '../../sink/index.js';
@@ -56,6 +57,11 @@ export async function drainPartition(ctx: PartitionContext, plan: PartitionPlan)
     return await read();
   } catch (error) {
     if (!(error instanceof ResumeCursorRefused)) throw error;
+    // A change feed's cursor holds the deletes since the last run: reading again from the start would lose them.
+    const state = ctx.committer.state.streams[plan.stream.name];
+    if (isSyncFeed(plan) && state !== undefined && state.watermark !== null) {
+      throw syncCursorRefused(error.cause, plan, state);
+    }
     log.warn(
       { status: error.cause.status, requestId: error.cause.requestId, reason: error.cause.platformMessage },
       'the platform refused the checkpointed cursor (expired?); deleting this partition\'s shards and reading it again from its first page',
@@ -75,12 +81,12 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
   /** The cursor after the last page held by the open writers: where a commit now would resume. */
   let heldCursor: string | undefined;
   let pages = 0;
-  const commit = async (cursor: string | undefined) => {
+  const commit = async (cursor: string | undefined, done = cursor === undefined) => {
     const rows = writers?.[0]?.rows ?? 0;
     const files = writers === undefined ? [] : await commitShard(ctx.store, plan, seq, writers);
     writers = undefined;
     if (files.length > 0) crashPoint('after-shard-rename');
-    await ctx.committer.commit(plan.stream.name, plan.m, files, { cursor, rows });
+    await ctx.committer.commit(plan.stream.name, plan.m, files, { cursor, rows, done });
     if (files.length > 0) {
       log.debug({ seq, rows, cursor: cursor === undefined ? 'end' : 'next' }, 'shard committed');
       seq++;
@@ -99,9 +105,9 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
       } finally {
         page.release();
       }
-      const last = page.nextCursor === undefined;
+      const last = 'caughtUp' in page ? page.caughtUp : page.nextCursor === undefined;
       const full = writers !== undefined && isFull(ctx, writers);
-      if (last || full || (ctx.signal.aborted && writers !== undefined)) await commit(page.nextCursor);
+      if (last || full || (ctx.signal.aborted && writers !== undefined)) await commit(page.nextCursor, last);
       else if (writers !== undefined) heldCursor = page.nextCursor;
       if (last) return 'done';
       if (ctx.signal.aborted) return 'interrupted';
@@ -110,7 +116,7 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
   } catch (error) {
     if (error instanceof AbortedError) {
       // Stopped while waiting for a page: the pages held are complete; commit them and stop.
-      if (writers !== undefined && heldCursor !== undefined) await commit(heldCursor);
+      if (writers !== undefined && heldCursor !== undefined) await commit(heldCursor, false);
       return 'interrupted';
     }
     if (pages === 0 && start.cursor !== null && error instanceof HttpStatusError && error.status === 400) {
@@ -122,16 +128,29 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
   }
 }
 
-/** The partition's pages from `cursor` on (null: its first page), the next fetched while one is written. */
-function pagesFrom(ctx: PartitionContext, plan: PartitionPlan, cursor: string | null) {
-  const { resource } = plan.stream;
-  const request = {
-    ...(resource === 'instances' ? instancesRequest(plan.stream, plan.m) : chainRequest(resource, plan.params)),
-    startCursor: cursor ?? undefined,
-    signal: ctx.signal,
-    budget: ctx.budget,
-  };
-  return prefetchOne(drainCursorChain(ctx.client, request), (page) => page.release());
+/**
+ * The partition's pages from `cursor` on (null: its first page), the next fetched while one is
+ * written: a cursor chain, or an incremental instances stream's sync feed until it has caught up.
+ */
+function pagesFrom(
+  ctx: PartitionContext,
+  plan: PartitionPlan,
+  cursor: string | null,
+): AsyncIterable<ChainPage | SyncPage> {
+  const { stream } = plan;
+  const common = { startCursor: cursor ?? undefined, signal: ctx.signal, budget: ctx.budget };
+  const pages: AsyncIterable<ChainPage | SyncPage> = isSyncFeed(plan)
+    ? drainSyncFeed(ctx.client, { ...instancesSyncRequest(stream, plan.m), ...common })
+    : drainCursorChain(ctx.client, {
+        ...(stream.resource === 'instances' ? instancesRequest(stream, plan.m) : chainRequest(stream.resource, plan.params)),
+        ...common,
+      });
+  return prefetchOne(pages, (page) => page.release());
+}
+
+/** An incremental instances stream reads the platform's sync feed, not a list. */
+function isSyncFeed(plan: PartitionPlan): boolean {
+  return plan.stream.resource === 'instances' && plan.stream.mode === 'incremental';
 }
 
 /** Whether the open shard reached a size limit in one of its formats: it closes at this page boundary. */

@@ -1,3 +1,4 @@
+import { SyncCursorError } from '../../errors.js';
 import { AuthError } from '../../http/errors.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import { errorFields } from '../../log.js';
@@ -44,8 +45,13 @@ export async function finishRun(options: {
   if (refused !== undefined) {
     logger.error(errorFields(refused.error, logger), `the credential was refused; every partition stopped: ${(refused.error as Error).message}`);
   } else {
+    let cursorRefused = false;
     for (const { stream, m, error } of errors) {
-      logger.error({ stream, partition: m, ...errorFields(error, logger) }, `partition failed: ${stream} partition ${m}: ${(error as Error).message}`);
+      // The refusal's choices hold for every query: said in full once.
+      const said = error instanceof SyncCursorError && cursorRefused;
+      const message = said ? 'the platform refused its saved sync cursor too (see above)' : (error as Error).message;
+      cursorRefused ||= error instanceof SyncCursorError;
+      logger.error({ stream, partition: m, ...errorFields(error, logger) }, `partition failed: ${stream} partition ${m}: ${message}`);
     }
   }
   const interrupted = outcomes.some((o) => o.status === 'fulfilled' && o.value === 'interrupted');

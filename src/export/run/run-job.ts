@@ -8,7 +8,7 @@ import type { Logger } from '../../log.js';
 import { createShardSink, type ShardSink } from '../../sink/index.js';
 import { ByteBudget } from '../../page/index.js';
 import { type Clock, systemClock } from '../../util/clock.js';
-import { type Checkpoint, type Manifest, openOutput, type RunState, sentBounds, streamOf, type StreamPlan } from '../state/index.js';
+import { type Checkpoint, type Manifest, openOutput, type RunState, sentBounds, streamOf, type StreamPlan, syncField } from '../state/index.js';
 import { countStreams, type PartitionPlan, planStreams } from '../plan/index.js';
 import { finishRun } from './finish-run.js';
 import { drainPartition, type PartitionContext, type PartitionOutcome } from './drain-partition.js';
@@ -60,6 +60,10 @@ export interface RunResult {
 function windowOf(checkpoint: Checkpoint, name: string): Record<string, unknown> {
   const state = streamOf(checkpoint, name);
   if (state.window === null) return {};
+  if (state.resource === 'instances') {
+    // Not a window of times: the whole view, or the sync feed from where the last run ended.
+    return { ...(state.run === null ? {} : { run: state.run }), ...syncField(state) };
+  }
   if (state.resource === 'datapoints') {
     // Point times: start inclusive, end exclusive.
     const { from, until } = state.window;

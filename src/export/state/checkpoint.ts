@@ -86,8 +86,36 @@ export function nextWindow(state: StreamState, stream: StreamPlan, now: string):
     window,
     run,
     watermark: stream.mode === 'incremental' ? state.window.until : null,
-    parts: freshParts(state.partitions, now),
+    parts: syncPhase(state) === undefined ? freshParts(state.partitions, now) : followOn(state.parts),
   };
+}
+
+/**
+ * What a run of an incremental instances stream reads from the platform's sync feed: the first
+ * run a backfill (every instance, then the changes made meanwhile), each later run the changes
+ * since the cursors the run before it ended with. Undefined for any other stream.
+ */
+export function syncPhase(state: Pick<StreamState, 'resource' | 'mode' | 'watermark'>): 'backfill' | 'changes' | undefined {
+  if (state.resource !== 'instances' || state.mode !== 'incremental') return undefined;
+  return state.watermark === null ? 'backfill' : 'changes';
+}
+
+/** `{sync: phase}` for a record of an incremental instances stream's run (manifests), else nothing. */
+export function syncField(state: Pick<StreamState, 'resource' | 'mode' | 'watermark'>): { sync?: 'backfill' | 'changes' } {
+  const phase = syncPhase(state);
+  return phase === undefined ? {} : { sync: phase };
+}
+
+/**
+ * The parts of a sync feed's next run: each query goes on from the cursor it ended with, which
+ * keeps the time it was saved (the platform expires a cursor 3 days after it gave it out).
+ */
+function followOn(parts: Readonly<Record<string, PartState>>): Record<string, PartState> {
+  return Object.fromEntries(
+    Object.entries(parts).map(([m, { cursor, updatedAt }]): [string, PartState] => {
+      return [m, { cursor, nextSeq: 0, rows: 0, done: false, updatedAt }];
+    }),
+  );
 }
 
 /** `20261121T101530.123Z`: the run's start in UTC, safe in file names and sorted by time. */
@@ -168,6 +196,11 @@ function show(value: string | undefined): string {
  */
 export interface PartUpdate {
   cursor: string | undefined;
+  /**
+   * The partition has nothing more to read in this run; default: the chain ended (no cursor).
+   * A sync feed that caught up is done and keeps its cursor.
+   */
+  done?: boolean | undefined;
   rows: number;
   points?: PointsPartState | undefined;
 }
@@ -186,7 +219,8 @@ export function commitPart(
     cursor: update.cursor ?? null,
     nextSeq: part.nextSeq + update.shards,
     rows: part.rows + update.rows,
-    done: points === undefined ? update.cursor === undefined : points.listed && points.series.length === 0,
+    done:
+      points === undefined ? (update.done ?? update.cursor === undefined) : points.listed && points.series.length === 0,
     updatedAt: now,
     ...(points === undefined ? {} : { points }),
   };

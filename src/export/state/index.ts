@@ -23,6 +23,8 @@ export {
   sentBounds,
   streamOf,
   type StreamState,
+  syncField,
+  syncPhase,
 } from './checkpoint.js';
 export { removeOwnedTree } from './clean-up.js';
 export {

@@ -4,7 +4,7 @@ import { FORMATS, MODES, RESOURCES, STREAM_NAME } from '../../config/job-schema.
 import type { OutputStore } from '../../output/index.js';
 import { pointColumns, pointKey, resourceSpec, shapeFromParams } from '../../resources/index.js';
 import { VERSION } from '../../version.js';
-import { type Checkpoint, sentBounds, type StreamState } from './checkpoint.js';
+import { type Checkpoint, sentBounds, type StreamState, syncField } from './checkpoint.js';
 
 import { typedColumns } from '../../sink/parquet/schemas.js';
 import { instanceTypedColumns } from '../../sink/instances/instance-types.js';
@@ -80,6 +80,8 @@ const manifestStreamSchema = z.object({
   /** Metadata keys its Parquet files also hold as `metadata_<key>` STRING columns, before `extra`. */
   metadataColumns: z.array(z.string()).optional(),
   mode: z.enum(MODES),
+  /** Incremental instances: the current run reads the sync feed's backfill, or its changes since the run before. */
+  sync: z.enum(['backfill', 'changes']).optional(),
   /** The lastUpdatedTime range of the current run, as sent: min inclusive, max inclusive (null: none). */
   window: z.object({ minLastUpdatedTime: z.number().nullable(), maxLastUpdatedTime: z.number() }).nullable(),
   /** incremental and snapshot: the current run; incremental: where it started (the last completed run's end). */
@@ -133,6 +135,8 @@ export const windowManifestSchema = z.object({
   window: z.object({ minLastUpdatedTime: z.number().nullable(), maxLastUpdatedTime: z.number() }).nullable(),
   /** Datapoints: the point times read, start inclusive, end exclusive. */
   pointWindow: z.object({ start: z.number(), end: z.number() }).optional(),
+  /** Incremental instances: the feed's backfill (every instance) or its changes since the run before. */
+  sync: z.enum(['backfill', 'changes']).optional(),
   rows: z.number().int().min(0),
   /** Paths relative to the output folder, as in the output folder's manifest. */
   files: z.array(manifestFileSchema),
@@ -247,6 +251,7 @@ export function summarize(checkpoint: Checkpoint, files: readonly ManifestFile[]
           ...keyOf(state),
           ...(state.metadataColumns === undefined ? {} : { metadataColumns: state.metadataColumns }),
           mode: state.mode,
+          ...syncField(state),
           // Datapoints record their point times instead; instances are read whole (or by sync cursor).
           window:
             state.window === null || state.resource === 'datapoints' || state.resource === 'instances'

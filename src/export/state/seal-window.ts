@@ -1,7 +1,7 @@
 import type { Logger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
 import { VERSION } from '../../version.js';
-import { isComplete, sentBounds, type StreamState } from './checkpoint.js';
+import { isComplete, sentBounds, type StreamState, syncField } from './checkpoint.js';
 import { removeOwnedTree } from './clean-up.js';
 import { LATEST_FILE, MANIFEST_FILE, RUN_PREFIX, windowDir, SUCCESS_FILE } from './layout.js';
 import type { ManifestFile, WindowManifest } from './manifest.js';
@@ -41,7 +41,8 @@ export async function sealWindow(target: SealTarget, { stream, state, files, kee
     run,
     ...(state.resource === 'datapoints'
       ? { window: null, pointWindow: { start: state.window.from ?? 0, end: state.window.until } }
-      : { window: sentBounds(state.window) }),
+      : { window: state.resource === 'instances' ? null : sentBounds(state.window) }),
+    ...syncField(state),
     rows: Object.values(state.parts).reduce((sum, part) => sum + part.rows, 0),
     files: files.filter((file) => file.stream === stream && file.run === run),
   };

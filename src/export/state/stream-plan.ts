@@ -35,6 +35,8 @@ export interface InstancesPlan {
    * kept in the checkpoint, so that a resumed run writes the same schema. Undefined until then.
    */
   columns?: InstanceColumn[] | undefined;
+  /** incremental: go on from an expired sync cursor (the stream's allowExpiredCursorsAndAcceptMissedDeletes). */
+  allowExpiredCursors?: boolean | undefined;
 }
 
 /**

@@ -1,0 +1,251 @@
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runJob } from '../../src/export/run/run-job.js';
+import { verifyOutput } from '../../src/export/inspect/verify.js';
+import { silentLogger } from '../../src/log.js';
+import { type InstanceKind, type InstanceRef, type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { fencedBlocks } from '../docs/fenced-blocks.js';
+import { openDuck, type Duck, parquetAt } from '../support/export-duckdb.js';
+import { loadJob, removeTempDirs, SIM_KEY, tempDir } from '../support/export-harness.js';
+import { createFakeClock, type FakeClock } from '../support/fake-clock.js';
+import { keyOf, liveKeys } from '../support/instances.js';
+import { describeExit, jobYaml, runCliWith } from '../support/resume-harness.js';
+
+/**
+ * `mode: incremental` for instances, end to end against the simulator's sync feed: a backfill,
+ * then changes made in the simulator, then a run that exports exactly those changes with deletes
+ * marked; the rule docs/instances.md gives for applying the runs, run by DuckDB, gives the view as
+ * the simulator holds it; an expired cursor is refused with its choices; a killed change run resumes.
+ */
+const ASSET_VIEW = { space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' };
+const LINK_VIEW = { space: 'sim_model', externalId: 'ActivityLink', version: 'v1' };
+const SPACES = ['sim_site_a', 'sim_site_b', 'sim_site_c'];
+const DAY = 86_400_000;
+
+let duck: Duck;
+const open: Simulator[] = [];
+
+beforeAll(async () => {
+  duck = await openDuck();
+});
+afterAll(() => duck.close());
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((sim) => sim.close()));
+  removeTempDirs();
+});
+
+/** A simulator on its own clock, which the test moves (changes get their times from it; cursors expire by it). */
+async function simulator(): Promise<{ sim: Simulator; clock: FakeClock }> {
+  const clock = createFakeClock();
+  const sim = await startSimulator({
+    seed: 31,
+    apiKeys: [SIM_KEY],
+    clock,
+    instances: { assets: 600, activities: 100, timeseries: 50, edges: 200 },
+  });
+  open.push(sim);
+  return { sim, clock };
+}
+
+const STREAMS = [
+  { resource: 'instances', name: 'assets', view: ASSET_VIEW, spaces: SPACES, split: 'space', mode: 'incremental', limit: 100 },
+  { resource: 'instances', name: 'links', view: LINK_VIEW, instanceType: 'edge', mode: 'incremental', limit: 150 },
+];
+
+/** Runs the job in process, each run a minute after the one before (its run folder is named by its start). */
+function runner(sim: Simulator, streams: readonly Record<string, unknown>[] = STREAMS) {
+  const dir = tempDir('instances-incremental-');
+  const out = join(dir, 'out');
+  const clock = createFakeClock(Date.UTC(2026, 5, 1));
+  const config = loadJob(dir, { baseUrl: sim.baseUrl, out, streams: [...streams], output: { formats: ['parquet', 'ndjson'] } });
+  return {
+    out,
+    dir,
+    run: async () => {
+      clock.advance(60_000);
+      return runJob({ config, logger: silentLogger, clock });
+    },
+  };
+}
+
+/** The run folders of a stream, oldest first. */
+function runsOf(out: string, stream: string): string[] {
+  return readdirSync(join(out, stream)).filter((name) => name.startsWith('run=')).sort();
+}
+
+interface Row {
+  k: string;
+  version: number;
+  deleted: boolean;
+}
+
+/** The rows of Parquet shards: key, version, deleted. */
+async function rowsIn(glob: string): Promise<Row[]> {
+  return rowsOf(`SELECT space || ':' || externalId AS k, version, deletedTime IS NOT NULL AS deleted FROM ${parquetAt(glob)}`);
+}
+
+/** The rows of NDJSON shards, each line as the platform sent it (only a deleted instance has `deletedTime`). */
+async function linesIn(glob: string): Promise<Row[]> {
+  return rowsOf(
+    `SELECT (json->>'space') || ':' || (json->>'externalId') AS k, json->>'version' AS version, (json->'deletedTime') IS NOT NULL AS deleted
+     FROM read_ndjson_objects('${glob}')`,
+  );
+}
+
+async function rowsOf(select: string): Promise<Row[]> {
+  const rows = await duck.rows(`SELECT k, version::INTEGER AS version, deleted FROM (${select}) ORDER BY k, version`);
+  return rows.map((row) => ({ k: String(row.k), version: Number(row.version), deleted: row.deleted === true }));
+}
+
+/** What the simulator holds now for these keys: each key's version, and whether it is deleted. */
+function simRows(sim: Simulator, kind: InstanceKind, keys: Iterable<string>): Row[] {
+  const wanted = new Set(keys);
+  const rows: Row[] = [];
+  for (let index = 0; index < sim.instances.count(kind); index++) {
+    const instance = sim.instances.instance(kind, index);
+    const k = keyOf(instance);
+    if (wanted.has(k)) rows.push({ k, version: instance.version, deleted: sim.instances.isDeleted(kind, index) });
+  }
+  return rows.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : a.version - b.version));
+}
+
+function refOf(sim: Simulator, kind: InstanceKind, index: number): InstanceRef {
+  const { space, externalId } = sim.instances.instance(kind, index);
+  return { instanceType: kind === 'edge' ? 'edge' : 'node', space, externalId };
+}
+
+/** docs/instances.md's query that applies a stream's runs: the latest row of each key, deletes dropped. */
+function appliedQuery(out: string, stream: string): string {
+  const blocks = fencedBlocks(readFileSync(join(import.meta.dirname, '../../docs/instances.md'), 'utf8'), 'docs/instances.md');
+  const sql = blocks.find((block) => block.lang === 'sql' && block.text.includes('file_row_number'));
+  if (sql === undefined) throw new Error('docs/instances.md has no sql block that applies the runs');
+  return sql.text.replaceAll("'out/assets/", `'${out}/${stream}/`).replace(/;\s*$/, '');
+}
+
+describe('instances, mode: incremental', () => {
+  it('backfills, then exports exactly the changes made since, deletes marked; the runs applied give the view', async () => {
+    const { sim, clock } = await simulator();
+    const job = runner(sim);
+    expect((await job.run()).state).toBe('complete');
+    const [backfill] = runsOf(job.out, 'assets');
+    const firstRows = await rowsIn(`${job.out}/assets/${backfill}/*/*.parquet`);
+    expect(firstRows.map((row) => row.k)).toEqual(liveKeys(sim, 'asset').sort());
+    expect(firstRows.every((row) => !row.deleted)).toBe(true);
+    expect((await rowsIn(`${job.out}/links/${runsOf(job.out, 'links')[0]}/*/*.parquet`)).length).toBe(200);
+    const sealed = JSON.parse(readFileSync(join(job.out, 'assets', backfill!, '_manifest.json'), 'utf8')) as { sync?: string };
+    expect(sealed.sync).toBe('backfill');
+
+    clock.advance(5_000);
+    const updated = [3, 40, 41, 333, 599].map((i) => refOf(sim, 'asset', i));
+    sim.updateInstances(updated);
+    const inserted = sim.insertInstances('asset', 4);
+    const deleted = [7, 250].map((i) => refOf(sim, 'asset', i));
+    sim.deleteInstances(deleted);
+    sim.updateInstances([updated[0]!]);
+    sim.updateInstances([refOf(sim, 'activity', 5)]);
+    const deletedLink = refOf(sim, 'edge', 11);
+    sim.deleteInstances([deletedLink]);
+
+    const second = await job.run();
+    expect(second.state).toBe('complete');
+    const changeRun = runsOf(job.out, 'assets')[1]!;
+    const changedKeys = [...updated, ...inserted, ...deleted].map(keyOf);
+    const expected = simRows(sim, 'asset', changedKeys);
+    expect(expected).toHaveLength(11);
+    expect(expected.filter((row) => row.deleted)).toHaveLength(2);
+    expect(await rowsIn(`${job.out}/assets/${changeRun}/*/*.parquet`)).toEqual(expected);
+    expect(await linesIn(`${job.out}/assets/${changeRun}/*/*.ndjson`)).toEqual(expected);
+    const linkRows = await rowsIn(`${job.out}/links/${runsOf(job.out, 'links')[1]}/*/*.parquet`);
+    expect(linkRows).toEqual(simRows(sim, 'edge', [keyOf(deletedLink)]));
+    expect(linkRows[0]?.deleted).toBe(true);
+    const changes = JSON.parse(readFileSync(join(job.out, 'assets', changeRun, '_manifest.json'), 'utf8')) as { sync?: string; rows: number };
+    expect(changes).toMatchObject({ sync: 'changes', rows: 11 });
+
+    // The docs' rule over every run: the view exactly as the simulator holds it now.
+    const applied = await duck.rows(`SELECT space || ':' || externalId AS k, version::INTEGER AS version FROM (${appliedQuery(job.out, 'assets')}) ORDER BY k`);
+    const live = liveKeys(sim, 'asset');
+    expect(applied.map((row) => String(row.k))).toEqual([...live].sort());
+    expect(applied.map((row) => Number(row.version))).toEqual(simRows(sim, 'asset', live).map((row) => row.version));
+
+    // Nothing changed since: the next run reads the feed, finds it caught up, and writes nothing.
+    const third = await job.run();
+    expect(third.state).toBe('complete');
+    expect(runsOf(job.out, 'assets')).toHaveLength(3);
+    const idle = JSON.parse(readFileSync(join(job.out, 'assets', runsOf(job.out, 'assets')[2]!, '_manifest.json'), 'utf8')) as { rows: number };
+    expect(idle.rows).toBe(0);
+    const verified = await verifyOutput(job.out, { keys: true });
+    expect(verified.problems).toEqual([]);
+  });
+
+  it('refuses a cursor the platform has expired, with the two ways on; each of them works', async () => {
+    const { sim, clock } = await simulator();
+    const dir = tempDir('instances-expired-');
+    const out = join(dir, 'out');
+    const jobFile = join(dir, 'job.yaml');
+    const write = (extra: Record<string, unknown>): void => {
+      const streams = [{ ...STREAMS[0], ...extra } as never];
+      writeFileSync(jobFile, jobYaml({ baseUrl: sim.baseUrl, outDir: out, streams }));
+    };
+    write({});
+    const env = { SIM_KEY };
+    const first = await runCliWith(['run', '--config', jobFile, '--log-level', 'warn'], { env });
+    expect(first.code, describeExit(first)).toBe(0);
+
+    clock.advance(3 * DAY + 3_600_000);
+    const deleted = refOf(sim, 'asset', 12);
+    sim.deleteInstances([deleted]);
+    const refused = await runCliWith(['run', '--config', jobFile, '--log-level', 'warn'], { env });
+    expect(refused.code, describeExit(refused)).toBe(2);
+    expect(refused.stderr).toMatch(/streams \(assets\), query \d\/3: the platform refused the sync cursor this stream/);
+    expect(refused.stderr).toMatch(/Cursor has expired/);
+    expect(refused.stderr).toContain('run with --fresh --stream assets');
+    expect(refused.stderr).toContain('set allowExpiredCursorsAndAcceptMissedDeletes: true on stream assets');
+    expect(refused.stderr).toContain('E_SYNC_CURSOR');
+
+    // Accepting missed deletes: the feed goes on from the expired cursors (the delete is recent, so it is read).
+    write({ allowExpiredCursorsAndAcceptMissedDeletes: true });
+    const accepted = await runCliWith(['run', '--config', jobFile, '--log-level', 'warn'], { env });
+    expect(accepted.code, describeExit(accepted)).toBe(0);
+    const runs = runsOf(out, 'assets');
+    expect(await rowsIn(`${out}/assets/${runs[runs.length - 1]}/*/*.parquet`)).toEqual(simRows(sim, 'asset', [keyOf(deleted)]));
+
+    // A new backfill instead: --fresh starts the stream over from the feed's start.
+    clock.advance(4 * DAY);
+    write({});
+    const again = await runCliWith(['run', '--config', jobFile, '--log-level', 'warn'], { env });
+    expect(again.code, describeExit(again)).toBe(2);
+    const fresh = await runCliWith(['run', '--config', jobFile, '--log-level', 'warn', '--fresh', '--stream', 'assets'], { env });
+    expect(fresh.code, describeExit(fresh)).toBe(0);
+    const [only, ...others] = runsOf(out, 'assets');
+    expect(others).toEqual([]);
+    expect((await rowsIn(`${out}/assets/${only}/*/*.parquet`)).map((row) => row.k)).toEqual(liveKeys(sim, 'asset').sort());
+  }, 120_000);
+
+  it('a change run killed after a shard commit resumes from its committed cursors: each change once', async () => {
+    const { sim, clock } = await simulator();
+    const dir = tempDir('instances-incremental-kill-');
+    const out = join(dir, 'out');
+    const jobFile = join(dir, 'job.yaml');
+    const stream = { ...STREAMS[0], limit: 40 };
+    writeFileSync(jobFile, jobYaml({ baseUrl: sim.baseUrl, outDir: out, streams: [stream as never], maxRows: 40 }));
+    const env = { SIM_KEY };
+    const first = await runCliWith(['run', '--config', jobFile, '--log-level', 'warn'], { env });
+    expect(first.code, describeExit(first)).toBe(0);
+
+    clock.advance(1_000);
+    const updated = Array.from({ length: 300 }, (_, i) => refOf(sim, 'asset', i * 2));
+    sim.updateInstances(updated);
+    const killed = await runCliWith(['run', '--config', jobFile, '--log-level', 'warn'], {
+      env: { ...env, BULK_EXTRACT_CRASH_AT: 'after-shard-rename:3' },
+    });
+    expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
+    const rerun = await runCliWith(['run', '--config', jobFile, '--log-level', 'warn', '--verify'], { env });
+    expect(rerun.code, describeExit(rerun)).toBe(0);
+    const runs = runsOf(out, 'assets');
+    expect(runs).toHaveLength(2);
+    const expected = simRows(sim, 'asset', updated.map(keyOf));
+    expect(await rowsIn(`${out}/assets/${runs[1]}/*/*.parquet`)).toEqual(expected);
+    expect(await linesIn(`${out}/assets/${runs[1]}/*/*.ndjson`)).toEqual(expected);
+  }, 120_000);
+});
