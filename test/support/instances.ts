@@ -25,6 +25,8 @@ export interface ListAnswer {
 export interface SyncAnswer {
   items: Record<string, InstanceItem[]>;
   nextCursor: Record<string, string>;
+  /** Whether any result set has more to read right now. */
+  moreData: boolean;
   typing?: Record<string, unknown>;
 }
 

@@ -39,6 +39,17 @@ function purged(instance: Instance, nowMs: number): boolean {
 export interface SyncPage {
   instances: Instance[];
   next: SyncPosition;
+  /**
+   * Whether the result set has more to read right now: its backfill goes on, or the change log
+   * holds entries after `next`'s sequence (matching the filter or not, so a page that would skip
+   * them still has to be read). A page cut short (a short-page fault, the scan budget) says so too.
+   */
+  more: boolean;
+}
+
+/** Whether a result set at `next` has more to read: a backfill not finished, or changes after its sequence. */
+function moreAfter(next: SyncPosition, lastSeq: number): boolean {
+  return next.phase === 'backfill' || lastSeq > next.seq;
 }
 
 /**
@@ -47,7 +58,8 @@ export interface SyncPage {
  * purged); when it ends, the feed goes on with the changes after the sequence the sync started at.
  * The change phase shows each instance changed (created, updated, soft-deleted) after the
  * cursor once, as it is now, in the order of the latest changes; a deleted one with `deletedTime`,
- * unless purged (more than 3 days ago: a reader that waited that long missed it).
+ * unless purged (more than 3 days ago: a reader that waited that long missed it). A page ends at
+ * `limit` items or `budget` positions examined, whichever comes first; `more` says whether to go on.
  */
 export function syncPage(
   store: InstanceStore,
@@ -69,7 +81,7 @@ export function syncPage(
     const next: SyncPosition = page.next === undefined
       ? { phase: 'changes', seq: from.startSeq }
       : { phase: 'backfill', at: page.next, startSeq: from.startSeq };
-    return { instances: page.instances, next };
+    return { instances: page.instances, next, more: moreAfter(next, store.log.lastSeq) };
   }
   const instances: Instance[] = [];
   let seq = from.seq;
@@ -83,5 +95,6 @@ export function syncPage(
     const instance = store.instance(kind, index);
     if (!purged(instance, nowMs) && wanted(instance)) instances.push(instance);
   }
-  return { instances, next: { phase: 'changes', seq } };
+  const next: SyncPosition = { phase: 'changes', seq };
+  return { instances, next, more: moreAfter(next, store.log.lastSeq) };
 }

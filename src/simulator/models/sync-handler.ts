@@ -14,10 +14,11 @@ const SHORT_SCALE = 1000;
 /**
  * `POST {base}/models/instances/sync`: for each selected result set, a page of its backfill or of
  * its changes since the cursor, and always a `nextCursor` to go on from. The answer is the
- * platform's: `{items: {name: [...]}, nextCursor: {name: cursor}, typing?}`, with no `moreData`:
- * as on the platform, a result set with fewer items than its limit has caught up for now.
- * A cursor older than 3 days is refused (400, "Cursor has expired...") unless
- * `allowExpiredCursorsAndAcceptMissedDeletes: true`. Caps and faults as on the lists.
+ * platform's: `{items: {name: [...]}, nextCursor: {name: cursor}, moreData, typing?}`. `moreData`
+ * is true when any result set has more to read right now (see `SyncPage.more`), false when every
+ * one has caught up; a page's length says nothing, as a short page (fault) or one cut by the scan
+ * budget may end before the rest. A cursor older than 3 days is refused (400, "Cursor has
+ * expired...") unless `allowExpiredCursorsAndAcceptMissedDeletes: true`. Caps and faults as on the lists.
  */
 export async function handleSync(ctx: ModelsContext, ex: Exchange, notes: RequestNotes): Promise<void> {
   const body = await readResourceBody(ex, notes);
@@ -43,6 +44,7 @@ export async function handleSync(ctx: ModelsContext, ex: Exchange, notes: Reques
     const nextCursor: Record<string, string> = {};
     const typing: Record<string, Typing> = {};
     let count = 0;
+    let moreData = false;
     query.sets.forEach((set, i) => {
       const kinds = kindsListed(store, set.instanceType, [], set.filter);
       const from = positions[i] ?? firstPosition(set, store.log.lastSeq);
@@ -51,8 +53,9 @@ export async function handleSync(ctx: ModelsContext, ex: Exchange, notes: Reques
       nextCursor[set.name] = ctx.cursors.encode(set.binding, cursorStateOf(page.next, answerNow));
       if (query.includeTyping) typing[set.name] = typingJson(set.sources);
       count += page.instances.length;
+      moreData ||= page.more;
     });
-    return { body: { items, nextCursor, ...(query.includeTyping ? { typing } : {}) }, items: count };
+    return { body: { items, nextCursor, moreData, ...(query.includeTyping ? { typing } : {}) }, items: count };
   });
 }
 
