@@ -60,7 +60,10 @@ export async function dryRun(
         const columns = await viewColumns(client, stream);
         if (columns instanceof ConfigError) refused.push(columns);
         else lines.push(`  columns: ${columns}`);
-        lines.push(`  ${describe(action)}`);
+        const state = inspection.checkpoint?.streams[plan.name];
+        const since = state === undefined || action.kind === 'fresh' ? null : (state.window?.from ?? null);
+        if (plan.mode !== 'incremental') lines.push(`  ${describe(action)}`);
+        else lines.push(`  ${feedRead(since)}`, `  ${describe(action, since === null ? undefined : 'the cursors the last run ended with')}`);
         continue;
       }
       lines.push(
@@ -106,7 +109,14 @@ async function viewColumns(client: PlatformClient, { plan }: StreamInspection): 
   }
 }
 
-function describe(action: StreamAction): string {
+/** What an incremental instances stream's run reads of the sync feed: its backfill, or changes since the last run. */
+function feedRead(since: number | null): string {
+  return since === null
+    ? 'reads the sync feed from its start: every instance of the view, then the changes made meanwhile (the backfill)'
+    : `reads the sync feed's changes since the run that started ${new Date(since).toISOString()}, deletes included`;
+}
+
+function describe(action: StreamAction, from = 'the first page'): string {
   const run = 'run' in action && action.run !== null ? ` (run=${action.run})` : '';
   switch (action.kind) {
     case 'fresh':
@@ -120,7 +130,7 @@ function describe(action: StreamAction): string {
     case 'resume':
       return `resumes${run}: ${action.done} of ${action.partitions} partitions done`;
     case 'start':
-      return `starts${run} from the first page`;
+      return `starts${run} from ${from}`;
   }
 }
 

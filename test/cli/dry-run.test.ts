@@ -105,12 +105,14 @@ describe.concurrent('run --dry-run tells what a run would refuse', () => {
 
 describe('run --dry-run of an instances stream', () => {
   const view = (version: string) => ({ space: 'cdf_cdm', externalId: 'CogniteAsset', version });
-  const run = async (version: string) => {
+  const job = (version: string, extra: Record<string, unknown> = {}) => {
     const dir = tempDir('dry-run-instances');
-    const stream = { resource: 'instances', name: 'assets', view: view(version), spaces: ['sim_site_a', 'sim_site_b'], split: 'space' };
-    const file = writeJob(join(dir, 'job.yaml'), spec(join(dir, 'out'), { streams: [stream as never] }));
-    return runCliWith(['run', '--config', file, '--dry-run'], { cwd: dir, env: { SIM_KEY: KEY } });
+    const stream = { resource: 'instances', name: 'assets', view: view(version), spaces: ['sim_site_a', 'sim_site_b'], split: 'space', ...extra };
+    return { dir, file: writeJob(join(dir, 'job.yaml'), spec(join(dir, 'out'), { streams: [stream as never] })) };
   };
+  const cli = ({ dir, file }: { dir: string; file: string }, ...flags: string[]) =>
+    runCliWith(['run', '--config', file, ...flags], { cwd: dir, env: { SIM_KEY: KEY } });
+  const run = (version: string) => cli(job(version), '--dry-run');
 
   it("lists the view's columns and the queries", async () => {
     const exit = await run('v1');
@@ -120,6 +122,22 @@ describe('run --dry-run of an instances stream', () => {
     expect(exit.stdout).toContain(queries);
     const own = 'space, externalId, instanceType, version, type, createdTime, lastUpdatedTime, deletedTime';
     expect(exit.stdout).toMatch(new RegExp(`\n {2}columns: ${own}, name, .*, installationDate, .*, extra\n`));
+  });
+
+  it('incremental: the sync request, the backfill first, then the changes since the last run from its cursors', async () => {
+    const incremental = job('v1', { mode: 'incremental' });
+    const before = await cli(incremental, '--dry-run');
+    expect(before.code, describeExit(before)).toBe(0);
+    expect(before.stdout).toContain('stream assets: POST /models/instances/sync {"with":{"instances":{"nodes":{"filter":{"and":[{"hasData":');
+    const backfillRead = 'reads the sync feed from its start: every instance of the view, then the changes made meanwhile (the backfill)';
+    expect(before.stdout).toContain(`  ${backfillRead}`);
+    expect(before.stdout).toMatch(/ {2}starts \(run=\d{8}T[\d.]+Z\) from the first page\n/);
+    const backfill = await cli(incremental);
+    expect(backfill.code, describeExit(backfill)).toBe(0);
+    const after = await cli(incremental, '--dry-run');
+    const since = / {2}reads the sync feed's changes since the run that started (\S+), deletes included\n/.exec(after.stdout);
+    expect(Number.isNaN(Date.parse(since?.[1] ?? '')), after.stdout).toBe(false);
+    expect(after.stdout).toMatch(/ {2}starts \(run=\d{8}T[\d.]+Z\) from the cursors the last run ended with\n/);
   });
 
   it('a view the platform does not have: refused, exit 2, naming it', async () => {

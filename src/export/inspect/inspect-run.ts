@@ -2,12 +2,23 @@ import type { JobConfig } from '../../config/load-config.js';
 import { BulkExtractError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { LockedError, type LockState, type OutputStore } from '../../output/index.js';
-import { type Checkpoint, isComplete, LOCK_FILE, newCheckpoint, openOutput, pairKey, type StreamPlan } from '../state/index.js';
+import {
+  type Checkpoint,
+  isComplete,
+  LOCK_FILE,
+  newCheckpoint,
+  openOutput,
+  pairKey,
+  type PartState,
+  type StreamPlan,
+  syncPhase,
+} from '../state/index.js';
 import { pairsOfWorker, readWorkersProgress, workerLockKey, type WorkersAgreement, type WorkerSpec } from '../workers/index.js';
 import {
   chainParams,
   chainRequest,
   instancesRequest,
+  instancesSyncRequest,
   type ListRequest,
   type PartitionPlan,
   planPartitions,
@@ -112,10 +123,7 @@ export async function inspectRun(
       checkpointLocation: store.where(checkpointKey),
       streams: streams.map((plan) => ({
         plan,
-        request:
-          plan.resource === 'instances'
-            ? instancesRequest(plan, 1)
-            : chainRequest(plan.resource, chainParams(plan, checkpoint.streams[plan.name] ?? { window: null })),
+        request: firstRequest(plan, checkpoint),
         pointWindow: pointWindowOf(plan, checkpoint),
         action: fresh ? { kind: 'fresh' } : actionOf(plan, checkpoint, prepared?.resumed ?? false, idle.get(plan.name)),
       })),
@@ -169,7 +177,9 @@ function actionOf(
   if (state === undefined) return { kind: 'new' };
   const parts = Object.values(state.parts);
   const done = parts.filter((p) => p.done).length;
-  const started = parts.some((p) => p.nextSeq > 0 || p.cursor !== null);
+  // A run of a sync feed's changes begins at the cursors the run before ended with.
+  const begun = (p: PartState) => p.nextSeq > 0 || (p.cursor !== null && syncPhase(state) !== 'changes');
+  const started = parts.some(begun);
   if (isComplete(state)) return { kind: 'complete', run: state.run };
   return resumed && (started || done > 0)
     ? { kind: 'resume', run: state.run, done, partitions: parts.length }
@@ -199,4 +209,13 @@ function shareOf(
 function pointWindowOf(plan: StreamPlan, checkpoint: Checkpoint): { start: number; end: number } | undefined {
   const window = plan.resource === 'datapoints' ? checkpoint.streams[plan.name]?.window : undefined;
   return window === undefined || window === null ? undefined : { start: window.from ?? 0, end: window.until };
+}
+
+/** The request of a stream's first chain (the others differ by their partition or query). */
+function firstRequest(plan: StreamPlan, checkpoint: Checkpoint): ListRequest {
+  const state = checkpoint.streams[plan.name] ?? { window: null };
+  if (plan.resource !== 'instances') return chainRequest(plan.resource, chainParams(plan, state));
+  if (plan.mode !== 'incremental') return instancesRequest(plan, 1);
+  const { path, body } = instancesSyncRequest(plan, 1);
+  return { method: 'POST', path, body };
 }
