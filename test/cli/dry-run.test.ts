@@ -135,7 +135,8 @@ describe('run --dry-run of an instances stream', () => {
     const backfill = await cli(incremental);
     expect(backfill.code, describeExit(backfill)).toBe(0);
     const after = await cli(incremental, '--dry-run');
-    const since = / {2}reads the sync feed's changes since the run that started (\S+), deletes included\n/.exec(after.stdout);
+    const changes = / {2}reads the sync feed's changes since the run that started (\S+), deletes included\n/;
+    const since = changes.exec(after.stdout);
     expect(Number.isNaN(Date.parse(since?.[1] ?? '')), after.stdout).toBe(false);
     expect(after.stdout).toMatch(/ {2}starts \(run=\d{8}T[\d.]+Z\) from the cursors the last run ended with\n/);
   });
