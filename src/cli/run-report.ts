@@ -8,6 +8,7 @@ import {
   type WorkerSpec,
 } from '../export/index.js';
 import { duration } from './progress.js';
+import { changeRowsChecked } from './verify.js';
 
 /** Per-stream rows, files, bytes, then the run's state, duration, rate and retries (for stderr). */
 export function summary(manifest: Manifest, rowsThisRun: number): string {
@@ -48,9 +49,10 @@ export function verifySummary(verified: Verified): string | undefined {
     }
     return verified.asked ? 'not verified: the job is not complete' : undefined;
   }
-  const { problems, keysChecked } = verified.report;
+  const { problems, keysChecked, changeRows } = verified.report;
   const keys = `${keysChecked.toLocaleString('en-US')} keys checked`;
-  if (problems.length === 0) return `verified: every shard matches the manifest; ${keys}, each unique`;
+  const changes = changeRows > 0 ? `; ${changeRowsChecked(changeRows)}` : '';
+  if (problems.length === 0) return `verified: every shard matches the manifest; ${keys}, each unique${changes}`;
   const shown = problems.slice(0, 10).map((problem) => `  - ${problem}`);
   if (problems.length > 10) shown.push(`  - ... (${problems.length} in all: bulk-extract verify lists them)`);
   return [`verify FAILED: ${problems.length} problem(s); ${keys}`, ...shown].join('\n');

@@ -62,9 +62,15 @@ export function verdict(report: VerifyReport): string {
     `run ${report.state}${report.success ? ', _SUCCESS present' : ''}`,
     formats.join('; ') || 'no files',
     report.keysChecked > 0 ? `${report.keysChecked.toLocaleString('en-US')} keys checked` : 'no keys checked',
+    ...(report.changeRows > 0 ? [changeRowsChecked(report.changeRows)] : []),
     report.checkpointChecked ? 'checkpoint compared' : 'no checkpoint found to compare',
   ].join('; ');
   if (report.problems.length === 0) return `OK: every file matches the manifest, every key is unique\n${checked}`;
   const problems = report.problems.map((problem) => `  - ${problem}`);
   return [`FAILED: ${report.problems.length} problem(s)`, ...problems, checked].join('\n');
+}
+
+/** The rows of incremental instances runs: each has its key, which may repeat (a change feed). */
+export function changeRowsChecked(rows: number): string {
+  return `${rows.toLocaleString('en-US')} rows of incremental instances runs have their key (a change feed: a key may repeat)`;
 }
