@@ -8,8 +8,13 @@ import { torture } from '../support/torture.js';
 const KILLS = Number(process.env.TORTURE_KILLS ?? 20);
 const SEED = Number(process.env.TORTURE_SEED ?? 20261121);
 const FAULTS = { rate429: 0.1, rate5xx: 0.05, resetRate: 0.02, truncateRate: 0.02, shortPageRate: 0.2 };
+/**
+ * Each scenario spawns the CLI once per kill and once per round: a few seconds a kill on 2 busy
+ * cores. The allowance grows with the kills, so that it holds for the long run too.
+ */
+const TIMEOUT_MS = 60_000 + 15_000 * KILLS;
 
-describe('crash torture: SIGKILL at seeded moments, resume, repeat; the output equals the source row for row', () => {
+describe('crash torture: SIGKILL at seeded moments, resume, repeat; the output equals the source row for row', { timeout: TIMEOUT_MS }, () => {
   const killsA = Math.ceil(KILLS / 5);
   const killsB = Math.ceil((KILLS - killsA) / 4);
   const killsSix = Math.ceil((KILLS - killsA - killsB) / 3);
