@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, expect } from 'vitest';
 import { stringify } from 'yaml';
-import type { Format, Resource } from '../../src/config/job-schema.js';
+import type { Format, Resource, StreamResource } from '../../src/config/job-schema.js';
 import { type Checkpoint, parseCheckpoint, type PartitionSet } from '../../src/export/state/checkpoint.js';
 import { shardSeq } from '../../src/export/state/layout.js';
 import type { Manifest } from '../../src/export/state/manifest.js';
@@ -353,7 +353,7 @@ export async function withDuckDb<T>(
 
 export interface ExpectedStream {
   name: string;
-  resource: Resource;
+  resource: StreamResource;
   partitions: number;
   formats: Format[];
   ids: IdStats;
@@ -432,7 +432,7 @@ async function expectStream(
     if (stream.ids.count === 0) continue;
     expect(paths.length, `${stream.name} ${format} shards`).toBeGreaterThan(0);
     if (stream.ids.keys !== undefined) {
-      // Keyed by externalId (relationships): every key once, and exactly the expected ones.
+      // Keyed by externalId (relationships; instances of one kind): every key once, and exactly the expected ones.
       const got = await query(
         `SELECT count(*) AS n, count(DISTINCT externalId) AS d, list(externalId ORDER BY externalId) AS k FROM ${reader(format, paths, 'externalId')}`,
       );

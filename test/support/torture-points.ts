@@ -5,6 +5,7 @@ import type { Datapoint, SeriesPoints, Simulator } from '../../src/simulator/ind
 import { expectedAggregates, expectedRawPoints } from './datapoints.js';
 import { openDuck, parquetAt } from './export-duckdb.js';
 import { ndjsonRows } from './ndjson-rows.js';
+import { expectRowsByKey } from './rows-by-key.js';
 import { readCheckpoint, readManifest } from './resume-harness.js';
 
 /**
@@ -168,47 +169,4 @@ function doubleOf(value: number | string | undefined): number | null {
   const double = NON_FINITE.get(value);
   if (double === undefined) throw new Error(`a numeric point with the value ${JSON.stringify(value)}`);
   return double;
-}
-
-/**
- * Every row's key once, each equal to the expected row (every column, none more), and every
- * expected key there. Rows are compared by a canonical text (integers as bigint or number alike,
- * NaN and ±Infinity as such), so that a million points compare in a moment.
- */
-function expectRowsByKey(
-  what: string,
-  rows: readonly Row[],
-  expected: ReadonlyMap<string, Row>,
-  keyOf: (row: Row) => string,
-): void {
-  const seen = new Set<string>();
-  for (const row of rows) {
-    const key = keyOf(row);
-    if (seen.has(key)) expect.fail(`${what}: point ${key} repeated`);
-    seen.add(key);
-    const want = expected.get(key);
-    if (want === undefined) expect.fail(`${what}: point ${key} is not in the source: ${canonical(row)}`);
-    if (canonical(row) !== canonical(want)) {
-      expect.fail(`${what}: point ${key}\n  got      ${canonical(row)}\n  expected ${canonical(want)}`);
-    }
-  }
-  const lost = [...expected.keys()].filter((key) => !seen.has(key));
-  expect(lost.slice(0, 10), `${what}: ${lost.length} of ${expected.size} points lost`).toEqual([]);
-  expect(rows.length, `${what}: rows`).toBe(expected.size);
-}
-
-/** A row as text: its columns sorted by name, each value tagged by kind (number, text, null, other). */
-function canonical(row: Row): string {
-  return JSON.stringify(
-    Object.keys(row)
-      .sort()
-      .map((name) => [name, tagged(row[name])]),
-  );
-}
-
-function tagged(value: unknown): string {
-  if (typeof value === 'number' || typeof value === 'bigint') return `n:${String(value)}`;
-  if (typeof value === 'string') return `s:${value}`;
-  if (value === null) return 'null';
-  return `${typeof value}:${JSON.stringify(value)}`;
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { Format, Resource } from '../../src/config/job-schema.js';
 import { resourceSpec } from '../../src/resources/index.js';
-import type { FaultOptionsInput, Simulator } from '../../src/simulator/index.js';
+import type { FaultOptionsInput, InstanceCounts, Simulator } from '../../src/simulator/index.js';
 import { openDuck, parquetItems } from './export-duckdb.js';
 import { ndjsonRows } from './ndjson-rows.js';
 import {
@@ -17,6 +17,7 @@ import {
   spawnCli,
   type StreamSpec,
 } from './resume-harness.js';
+import { expectEveryInstance, expectedInstanceIds, type InstancesStreamSpec, queriesOf } from './torture-instances.js';
 import { expectEveryPoint, type PointsStreamSpec } from './torture-points.js';
 
 const KEY = 'torture-test-key-0001';
@@ -34,14 +35,21 @@ export interface TortureOptions {
   seed: number;
   /** Items of each collection the simulator serves, and its datapoints in all. */
   sizes: Partial<Record<Resource | 'datapoints', number>>;
-  /** Collection streams, and datapoints streams (checked point by point, support/torture-points.ts). */
-  streams: (StreamSpec | PointsStreamSpec)[];
+  /** Data-model instances the simulator serves, by kind (its defaults for the kinds not given). */
+  instances?: Partial<InstanceCounts>;
+  /**
+   * Collection streams; datapoints streams (checked point by point, support/torture-points.ts);
+   * instances streams (checked instance by instance, support/torture-instances.ts).
+   */
+  streams: TortureStream[];
   formats: Format[];
   ndjsonGzip?: boolean;
   /** output.shard.maxRows (default 2000, newJob's). */
   maxRows?: number;
   faults: FaultOptionsInput;
 }
+
+export type TortureStream = StreamSpec | PointsStreamSpec | InstancesStreamSpec;
 
 export interface TortureReport {
   kills: number;
@@ -69,11 +77,12 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
   const random = seededRandom(options.seed);
   const sim = await newSimulator({
     ...options.sizes,
+    ...(options.instances === undefined ? {} : { instances: options.instances }),
     seed: options.seed,
     apiKeys: [KEY],
     faults: options.faults,
   });
-  // The job file holds each stream as given (jobYaml writes them as they are), datapoints ones too.
+  // The job file holds each stream as given (jobYaml writes them as they are), datapoints and instances ones too.
   const job = newJob(
     sim,
     options.streams as StreamSpec[],
@@ -134,22 +143,31 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
 
 /**
  * The output equals the simulator's data: the exact-output checks (of the whole output, and of
- * each collection stream), then every row of every format; every point of a datapoints stream.
+ * each collection and instances stream), then every row of every format; every point of a
+ * datapoints stream; every instance of an instances stream.
  */
 async function expectEveryRow(sim: Simulator, out: string, options: TortureOptions): Promise<void> {
-  const streams = options.streams.filter((stream): stream is StreamSpec => stream.resource !== 'datapoints');
-  await expectExactOutput(
-    out,
-    streams.map((stream) => ({
+  const streams = options.streams.filter(isCollection);
+  const instances = options.streams.filter((stream) => stream.resource === 'instances');
+  await expectExactOutput(out, [
+    ...streams.map((stream) => ({
       name: stream.name ?? stream.resource,
       resource: stream.resource,
       partitions: stream.partitions ?? 10,
       formats: options.formats,
       ids: expectedIds(sim, stream.resource),
     })),
-  );
+    ...instances.map((stream) => ({
+      name: stream.name,
+      resource: stream.resource,
+      partitions: queriesOf(stream),
+      formats: options.formats,
+      ids: expectedInstanceIds(sim, stream),
+    })),
+  ]);
   for (const stream of options.streams) {
     if (stream.resource === 'datapoints') await expectEveryPoint(sim, out, stream, options.formats);
+    if (stream.resource === 'instances') await expectEveryInstance(sim, out, stream, options.formats);
   }
   const duck = await openDuck();
   try {
@@ -169,6 +187,10 @@ async function expectEveryRow(sim: Simulator, out: string, options: TortureOptio
   } finally {
     duck.close();
   }
+}
+
+function isCollection(stream: TortureStream): stream is StreamSpec {
+  return stream.resource !== 'datapoints' && stream.resource !== 'instances';
 }
 
 /** Every item of a collection by its key (`id`, or `externalId` for relationships). */

@@ -2,18 +2,24 @@ import { describe, expect, it } from 'vitest';
 import { torture } from '../support/torture.js';
 
 /**
- * Crash torture, bounded: about 20 SIGKILLs per `npm test`, shared among four scenarios. The long run is
+ * Crash torture, bounded: about 20 SIGKILLs per `npm test`, shared among five scenarios. The long run is
  * `npm run torture -- --kills 200 [--seed S]` (TORTURE_KILLS / TORTURE_SEED); its figures are in bench/RESULTS.md.
  */
 const KILLS = Number(process.env.TORTURE_KILLS ?? 20);
 const SEED = Number(process.env.TORTURE_SEED ?? 20261121);
 const FAULTS = { rate429: 0.1, rate5xx: 0.05, resetRate: 0.02, truncateRate: 0.02, shortPageRate: 0.2 };
+/**
+ * Each scenario spawns the CLI once per kill and once per round: a few seconds a kill on 2 busy
+ * cores. The allowance grows with the kills, so that it holds for the long run too.
+ */
+const TIMEOUT_MS = 60_000 + 15_000 * KILLS;
 
-describe('crash torture: SIGKILL at seeded moments, resume, repeat; the output equals the source row for row', () => {
-  const killsA = Math.ceil(KILLS / 4);
-  const killsB = Math.ceil((KILLS - killsA) / 3);
-  const killsSix = Math.ceil((KILLS - killsA - killsB) / 2);
-  const killsPoints = KILLS - killsA - killsB - killsSix;
+describe('crash torture: SIGKILL at seeded moments, resume, repeat; the output equals the source row for row', { timeout: TIMEOUT_MS }, () => {
+  const killsA = Math.ceil(KILLS / 5);
+  const killsB = Math.ceil((KILLS - killsA) / 4);
+  const killsSix = Math.ceil((KILLS - killsA - killsB) / 3);
+  const killsPoints = Math.ceil((KILLS - killsA - killsB - killsSix) / 2);
+  const killsInstances = KILLS - killsA - killsB - killsSix - killsPoints;
 
   it(`events in 3 partitions and assets in 1, Parquet + NDJSON, faults on (${killsA} kills)`, async () => {
     const report = await torture({
@@ -104,5 +110,37 @@ describe('crash torture: SIGKILL at seeded moments, resume, repeat; the output e
     expect(met(/ HTTP 429$/), JSON.stringify(report.retries)).toBe(true);
     expect(met(/ HTTP 5\d\d$/), JSON.stringify(report.retries)).toBe(true);
     expect(met(/ (E_NETWORK|E_INVALID_JSON)$/), JSON.stringify(report.retries)).toBe(true);
+  });
+
+  it(`instances: asset nodes split by space, and edges, Parquet + NDJSON, faults on (${killsInstances} kills)`, async () => {
+    const report = await torture({
+      kills: killsInstances,
+      seed: SEED + 4,
+      sizes: {},
+      instances: { assets: 3000, activities: 1500, timeseries: 0, edges: 2500 },
+      streams: [
+        {
+          resource: 'instances',
+          name: 'assets',
+          view: { space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' },
+          spaces: ['sim_site_a', 'sim_site_b', 'sim_site_c'],
+          split: 'space',
+          limit: 200,
+        },
+        {
+          resource: 'instances',
+          name: 'links',
+          view: { space: 'sim_model', externalId: 'ActivityLink', version: 'v1' },
+          instanceType: 'edge',
+          limit: 300,
+        },
+      ],
+      formats: ['parquet', 'ndjson'],
+      maxRows: 300,
+      faults: FAULTS,
+    });
+    console.info(`torture E (instances): ${JSON.stringify(report)}`);
+    expect(report.kills).toBe(killsInstances);
+    expect(report.rounds).toBeGreaterThanOrEqual(1);
   });
 });
