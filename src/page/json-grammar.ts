@@ -27,6 +27,8 @@ export type Separator = typeof MORE | typeof CLOSED | typeof BAD;
  * refuses an item that deep: MAX_ITEM_DEPTH.
  */
 const MAX_DEPTH = MAX_ITEM_DEPTH;
+/** The most digits of an integer that is always safe: 2^53 has 16. */
+const SAFE_DIGITS = 15;
 
 /** Bytes a string holds as they are: not a quote, a backslash or a control character. */
 const PLAIN = new Uint8Array(256);
@@ -55,6 +57,11 @@ export class JsonGrammar {
   depth = 0;
   /** A line break was skipped as whitespace since this was last cleared. */
   broke = false;
+  /**
+   * A number read so far has a run of more than 15 digits (an integer such a number holds may be
+   * beyond 2^53, which JSON.parse would round).
+   */
+  longDigits = false;
 
   constructor(public b: Uint8Array) {}
 
@@ -208,20 +215,26 @@ export class JsonGrammar {
     const { b } = this;
     let i = this.pos;
     if (b[i] === MINUS) i++;
+    let run = i;
     if (b[i] === ZERO) i++;
     else if (isDigit(b[i])) while (isDigit(b[i])) i++;
     else return false;
+    let longest = i - run;
     if (b[i] === DOT) {
-      i++;
+      run = ++i;
       if (!isDigit(b[i])) return false;
       while (isDigit(b[i])) i++;
+      longest = Math.max(longest, i - run);
     }
     if (b[i] === 0x65 || b[i] === 0x45) {
       i++;
       if (b[i] === PLUS || b[i] === MINUS) i++;
+      run = i;
       if (!isDigit(b[i])) return false;
       while (isDigit(b[i])) i++;
+      longest = Math.max(longest, i - run);
     }
+    if (longest > SAFE_DIGITS) this.longDigits = true;
     this.pos = i;
     return true;
   }

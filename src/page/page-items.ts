@@ -19,17 +19,22 @@ export class PageItems {
     private readonly bounds: readonly number[],
     private readonly values: readonly unknown[] | undefined,
     private readonly lineBreaks: boolean,
+    /**
+     * A number among the bytes may have more digits than an integer that is always safe: an item
+     * parsed with JSON.parse may lose them (scanned pages; values given are as they are).
+     */
+    readonly longNumbers: boolean,
   ) {
     this.length = values === undefined ? bounds.length / 2 : values.length;
   }
 
   /** The items scanPage found in `body`. The page owns `body`: lines() may rewrite its separators. */
-  static scanned(body: Buffer, scan: ScannedPage): PageItems {
-    return new PageItems(body, scan.bounds, undefined, scan.lineBreaks);
+  static scanned(body: Buffer, scan: Pick<ScannedPage, 'bounds' | 'lineBreaks' | 'longNumbers'>): PageItems {
+    return new PageItems(body, scan.bounds, undefined, scan.lineBreaks, scan.longNumbers);
   }
 
   static of(values: readonly unknown[]): PageItems {
-    return new PageItems(undefined, [], values, false);
+    return new PageItems(undefined, [], values, false, false);
   }
 
   /** Values as they are, or a page's items as they are. */

@@ -11,6 +11,8 @@ export interface ScannedPage {
   readonly nextCursor: string | undefined;
   /** Some element holds a line break between its tokens, so its bytes are not one line as they are. */
   readonly lineBreaks: boolean;
+  /** Some number of the page has a run of more than 15 digits (JsonGrammar.longDigits). */
+  readonly longNumbers: boolean;
 }
 
 const QUOTE = 0x22;
@@ -76,7 +78,7 @@ export class Scanner extends JsonGrammar {
     }
     this.ws();
     if (this.pos !== b.length || bounds === undefined) return undefined;
-    return { bounds, nextCursor: cursor, lineBreaks };
+    return { bounds, nextCursor: cursor, lineBreaks, longNumbers: this.longDigits };
   }
 
   /** The `items` array at `pos`: pushes each element's range; answers whether one holds a line break. */

@@ -8,6 +8,8 @@ export interface ScannedSync {
   readonly bounds: readonly number[];
   /** Some instance holds a line break between its tokens. */
   readonly lineBreaks: boolean;
+  /** Some number of the answer has a run of more than 15 digits (JsonGrammar.longDigits). */
+  readonly longNumbers: boolean;
   /** The result set's cursor in `nextCursor`; undefined when the answer has none for it. */
   readonly nextCursor: string | undefined;
   /** The answer's `moreData`; undefined when it has none. */
@@ -76,7 +78,7 @@ class SyncScanner extends Scanner {
     if (!read || found === undefined) return undefined;
     this.ws();
     if (this.pos !== this.b.length) return undefined;
-    return { ...found, nextCursor, moreData };
+    return { ...found, nextCursor, moreData, longNumbers: this.longDigits };
   }
 
   /** `items`: an object holding the set's array once; its other sets are skipped. */

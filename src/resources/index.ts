@@ -19,11 +19,10 @@ export {
   streamColumns,
 } from './resource.js';
 export { RELATIONSHIP_TYPES } from './relationships.js';
+export { dmsDateDays, dmsTimestampMs } from './dms-time.js';
 export {
   type ColumnValue,
   columnValue,
-  dmsDateDays,
-  dmsTimestampMs,
   instanceRow,
   type NodeRef,
 } from './instance-values.js';

@@ -1,11 +1,11 @@
 /**
  * An instance's values as its Parquet columns hold them (instances.ts has the columns), and the
  * rule that keeps a value the column cannot hold: it goes to `extra` as it came, never to the
- * column as something else. DMS writes timestamp properties as text with a zone
- * (`2024-01-01T00:00:00.000+00:00`, fractions to the microsecond) and dates as `2024-01-01`; the
- * instance's own times are epoch milliseconds.
+ * column as something else. Timestamp and date properties come as text (dms-time.ts reads
+ * them); the instance's own times are epoch milliseconds.
  */
 import { stringify as stringifyExact } from 'lossless-json';
+import { dmsDateDays, dmsTimestampMs } from './dms-time.js';
 import { type InstanceColumn, type InstanceColumnKind, type ViewRef, viewSourceKey } from './instances.js';
 
 export interface NodeRef {
@@ -16,64 +16,10 @@ export interface NodeRef {
 /** A column's value: null for none; epoch ms for a timestamp, days since 1970-01-01 for a date, JSON text for json. */
 export type ColumnValue = null | string | number | bigint | boolean | NodeRef | readonly ColumnValue[];
 
-const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DAY_MS = 86_400_000;
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
 /** The largest finite float32. */
 const FLOAT32_MAX = 3.4028234663852886e38;
-
-/**
- * Epoch milliseconds of a DMS timestamp: `YYYY-MM-DDTHH:MM:SS`, an optional fraction of 1 to 9
- * digits (cut to milliseconds, never rounded up into the next second), and `Z` or `±HH:MM`.
- * Undefined for anything else, a day or time that does not exist included (2023-02-29, 24:00).
- */
-export function dmsTimestampMs(text: string): number | undefined {
-  const match = TIMESTAMP.exec(text);
-  if (match === null) return undefined;
-  const [, year, month, day, hour, minute, second, fraction = '', zone] = match as unknown as string[];
-  const days = civilDays(Number(year), Number(month), Number(day));
-  const offset = zoneMinutes(zone!);
-  if (days === undefined || offset === undefined || Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) {
-    return undefined;
-  }
-  const ms = Number(fraction.padEnd(3, '0').slice(0, 3));
-  const minutes = Number(hour) * 60 + Number(minute) - offset;
-  return days * DAY_MS + minutes * 60_000 + Number(second) * 1000 + ms;
-}
-
-/** Days since 1970-01-01 of a DMS date, `YYYY-MM-DD`; undefined for anything else. */
-export function dmsDateDays(text: string): number | undefined {
-  const match = DATE.exec(text);
-  return match === null ? undefined : civilDays(Number(match[1]), Number(match[2]), Number(match[3]));
-}
-
-/** `Z` or `±HH:MM` (hours up to 23) in minutes east of UTC. */
-function zoneMinutes(zone: string): number | undefined {
-  if (zone === 'Z') return 0;
-  const hours = Number(zone.slice(1, 3));
-  const minutes = Number(zone.slice(4, 6));
-  if (hours > 23 || minutes > 59) return undefined;
-  return (zone.startsWith('-') ? -1 : 1) * (hours * 60 + minutes);
-}
-
-/**
- * Days from 1970-01-01 to a day of the proleptic Gregorian calendar, years 1 to 9999 (Howard
- * Hinnant's days_from_civil); undefined for a day that does not exist. Date.UTC is not used: it
- * reads the years 0 to 99 as 1900 to 1999.
- */
-function civilDays(year: number, month: number, day: number): number | undefined {
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  const lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-  if (year < 1 || month < 1 || month > 12 || day < 1 || day > lengths[month - 1]!) return undefined;
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yearOfEra = y - era * 400;
-  const dayOfYear = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
-  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
-  return era * 146_097 + dayOfEra - 719_468;
-}
 
 /**
  * The value a column holds for `value` as the API returned it: null for no value (null or
@@ -157,6 +103,63 @@ function nodeRef(value: unknown): NodeRef | undefined {
  * is null in the column and kept in `extra`.
  */
 export function instanceRow(
+  item: Readonly<Record<string, unknown>>,
+  columns: readonly InstanceColumn[],
+  view: ViewRef,
+): ColumnValue[] {
+  return rowTakingAll(item, columns, view) ?? rowWithExtra(item, columns, view);
+}
+
+/**
+ * The common case, read without copying the item: every field and every property of the view's
+ * group found its column, and the item holds nothing else (its `properties` are that one group).
+ * Undefined otherwise, and rowWithExtra works out what goes to `extra`.
+ */
+function rowTakingAll(
+  item: Readonly<Record<string, unknown>>,
+  columns: readonly InstanceColumn[],
+  view: ViewRef,
+): ColumnValue[] | undefined {
+  const group = onlyGroup(item.properties, view);
+  if (group === undefined) return undefined;
+  const values: ColumnValue[] = new Array<ColumnValue>(columns.length);
+  let fields = 0;
+  let properties = 0;
+  for (let i = 0; i < columns.length; i++) {
+    const column = columns[i]!;
+    const { from } = column;
+    values[i] = null;
+    if ('extra' in from) continue;
+    const field = 'field' in from;
+    const holder = field ? item : group;
+    const key = field ? from.field : from.property;
+    if (!Object.hasOwn(holder, key)) continue;
+    const value = columnValue(column, holder[key]);
+    if (value === undefined) return undefined;
+    values[i] = value;
+    if (field) fields++;
+    else properties++;
+  }
+  return ownKeys(item) === fields + 1 && ownKeys(group) === properties ? values : undefined;
+}
+
+/** The view's group of values when `properties` holds nothing else: `{space: {"view/version": group}}`. */
+function onlyGroup(properties: unknown, view: ViewRef): Readonly<Record<string, unknown>> | undefined {
+  if (!isObject(properties) || ownKeys(properties) !== 1) return undefined;
+  const sources = properties[view.space];
+  if (!isObject(sources) || ownKeys(sources) !== 1) return undefined;
+  const group = sources[viewSourceKey(view)];
+  return isObject(group) ? group : undefined;
+}
+
+function ownKeys(object: object): number {
+  let count = 0;
+  for (const key in object) if (Object.hasOwn(object, key)) count++;
+  return count;
+}
+
+/** Any instance: what no column took (or could hold) goes to `extra`, in the instance's own shape. */
+function rowWithExtra(
   item: Readonly<Record<string, unknown>>,
   columns: readonly InstanceColumn[],
   view: ViewRef,

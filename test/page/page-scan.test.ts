@@ -97,6 +97,17 @@ describe('scanPage', () => {
     expect(scanPage(bytes('{"items":[{"a":1},{\n"b":2}]}'))?.lineBreaks).toBe(true);
   });
 
+  it('tells when a number has a run of more than 15 digits (which JSON.parse may round), not when a string does', () => {
+    const flag = (text: string) => scanPage(bytes(text))?.longNumbers;
+    expect(flag('{"items":[{"a":123456789012345,"b":-0.123456789012345,"c":1e123456789012345}]}')).toBe(false);
+    expect(flag('{"items":[{"a":"12345678901234567890"}],"nextCursor":"99999999999999999"}')).toBe(false);
+    expect(flag('{"items":[{"a":1234567890123456}]}')).toBe(true);
+    expect(flag('{"items":[{"a":-9007199254740993}]}')).toBe(true);
+    expect(flag('{"items":[{"a":0.1234567890123456}]}')).toBe(true);
+    expect(flag('{"items":[{"a":1E+1234567890123456}]}')).toBe(true);
+    expect(flag('{"items":[],"other":[12345678901234567]}')).toBe(true);
+  });
+
   it.each([
     ['not JSON', '{"items":[{"a":1}]'],
     ['trailing bytes', '{"items":[]} x'],

@@ -45,7 +45,7 @@ export class InstanceRowBuilder {
    */
   addItem(page: PageItems, i: number): void {
     const bytes = page.itemBytes(i);
-    if (bytes !== undefined && hasLongNumber(bytes.body, bytes.start, bytes.end)) {
+    if (bytes !== undefined && page.longNumbers && hasLongNumber(bytes.body, bytes.start, bytes.end)) {
       this.addOne(parseExact(bytes.body.toString('utf8', bytes.start, bytes.end), null, exactNumber));
     } else {
       this.addOne(page.value(i));
