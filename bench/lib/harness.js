@@ -280,6 +280,18 @@ export async function withSimulator(options, body) {
   }
 }
 
+/** `list` turned left by `by`: in interleaved rounds, each round starts with another program. */
+export function turn(list, by) {
+  const at = by % list.length;
+  return [...list.slice(at), ...list.slice(0, at)];
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 export const fmt = {
   int: (x) => Math.round(x).toLocaleString('en-US'),
   n: (x, digits = 2) => x.toFixed(digits),
