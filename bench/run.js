@@ -8,16 +8,22 @@
 //   npm run bench -- memory polite     some of them
 //   npm run bench -- memory --events 200000   smaller data sets for a quick look
 //   npm run bench -- datapoints        only when named (issue 28); --points 200000 --rounds 1 for a quick look
+//   npm run bench -- instances         only when named (issue 29); --instances 20000 --rounds 1 for a quick look
 import { parseArgs } from 'node:util';
 import { machine, placement } from './lib/harness.js';
 
 const SCENARIOS = ['sdk', 'memory', 'large-items', 'overhead', 'cpu', 'partitions', 'polite'];
-/** Run only when named: the datapoints scenario alone takes about 15 minutes on 2 cores. */
-const NAMED_ONLY = ['datapoints'];
+/** Run only when named: the datapoints scenario alone takes about 15 minutes on 2 cores; instances (issue 29) too. */
+const NAMED_ONLY = ['datapoints', 'instances'];
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { events: { type: 'string' }, points: { type: 'string' }, rounds: { type: 'string' } },
+  options: {
+    events: { type: 'string' },
+    points: { type: 'string' },
+    instances: { type: 'string' },
+    rounds: { type: 'string' },
+  },
 });
 const unknown = positionals.filter((name) => !SCENARIOS.includes(name) && !NAMED_ONLY.includes(name));
 if (unknown.length > 0) {
@@ -25,9 +31,10 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const chosen = positionals.length > 0 ? positionals : SCENARIOS;
-// --points and --rounds are the datapoints scenario's (its 10M points and 3 rounds); the others ignore them.
+// --points is the datapoints scenario's (its 10M points), --instances the instances scenario's (its
+// 1M nodes), --rounds both's (3); the others ignore them.
 const options = Object.fromEntries(
-  ['events', 'points', 'rounds'].filter((name) => values[name] !== undefined).map((name) => [name, Number(values[name])]),
+  ['events', 'points', 'instances', 'rounds'].filter((name) => values[name] !== undefined).map((name) => [name, Number(values[name])]),
 );
 
 console.log(`# bulk-extract benchmarks, ${new Date().toISOString().slice(0, 10)}, ${machine()}\n\n${placement()}.\n`);

@@ -43,8 +43,9 @@ export function machine() {
 
 /**
  * Starts `bulk-extract simulate` in its own process. `faults` is the simulator's --faults object
- * (e.g. { latencyMs: 20 }); `timeseries`, `datapoints` and `seed` its flags of those names, the
- * simulator's defaults when not given. Resolves once it prints its address line.
+ * (e.g. { latencyMs: 20 }); `timeseries`, `datapoints`, `instances` (its spec, e.g.
+ * `assets=1000000,activities=0`) and `seed` its flags of those names, the simulator's defaults when
+ * not given. Resolves once it prints its address line.
  */
 export async function startSimulator({
   events,
@@ -53,12 +54,14 @@ export async function startSimulator({
   eventMetadataBytes = 0,
   timeseries,
   datapoints,
+  instances,
   seed,
 }) {
   const args = [SIMULATOR_CLI, 'simulate', '--events', String(events), '--assets', String(assets), '--log-level', 'warn'];
   if (Object.keys(faults).length > 0) args.push('--faults', JSON.stringify(faults));
   if (eventMetadataBytes > 0) args.push('--event-metadata-bytes', String(eventMetadataBytes));
-  for (const [flag, value] of [['--timeseries', timeseries], ['--datapoints', datapoints], ['--seed', seed]]) {
+  const flags = [['--timeseries', timeseries], ['--datapoints', datapoints], ['--instances', instances], ['--seed', seed]];
+  for (const [flag, value] of flags) {
     if (value !== undefined) args.push(flag, String(value));
   }
   const child = spawn(...onCore(0, process.execPath, args), { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -136,7 +139,8 @@ export function lastJsonLine(stdout) {
 /**
  * Writes a job file for the simulator and returns its path and output dir. The client secret comes
  * from the environment, as in a real job. `extra.stream` adds keys to the stream (e.g. a datapoints
- * stream's `start` and `end`).
+ * stream's `start` and `end`, an instances stream's `view`, `spaces` and `split`). An instances
+ * stream gets no `partitions`: the platform's instances API has none (its `split` makes the queries).
  */
 export function writeJob(sim, { resource = 'events', partitions = 10, concurrency, formats, limit = 1000, extra = {} }) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-job-'));
@@ -148,7 +152,7 @@ export function writeJob(sim, { resource = 'events', partitions = 10, concurrenc
       ...(concurrency === undefined ? {} : { concurrency }),
       ...extra.source,
     },
-    streams: [{ resource, partitions, limit, ...extra.stream }],
+    streams: [{ resource, ...(resource === 'instances' ? {} : { partitions }), limit, ...extra.stream }],
     output: { dir: out, formats, ...extra.output },
   };
   const file = join(dir, 'job.json');
@@ -270,6 +274,31 @@ export async function runSdkDatapoints(sim, { end, concurrency = 10, expectRows 
   }
 }
 
+/**
+ * Runs the @cognite/sdk instances drain into NDJSON in its own process (bench/peers/sdk-instances.js):
+ * every node of `view` (`{space, externalId, version}`), one query per entry of `spaces` drained at
+ * once, or one query over every space. Resolves with its figures and the NDJSON's bytes.
+ */
+export async function runSdkInstances(sim, { view, spaces, expectRows }) {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-sdk-'));
+  try {
+    const out = join(dir, 'instances.ndjson');
+    const args = [join(ROOT, 'bench/peers/sdk-instances.js'), '--origin', sim.origin, '--project', sim.project];
+    args.push('--token-url', sim.tokenUrl, '--out', out, '--view', `${view.space}/${view.externalId}/${view.version}`);
+    if (spaces !== undefined) args.push('--spaces', spaces.join(','));
+    const result = await timed(args, { sim, env: { SDK_CLIENT_SECRET: CLIENT_SECRET } });
+    const bytes = statSync(out).size;
+    // The program's own wall (from before its first request) replaces /usr/bin/time's, as for runSdkDrain.
+    const figures = { ...result, processWallS: result.wallS, ...lastJsonLine(result.stdout), bytes };
+    if (expectRows !== undefined && figures.rows !== expectRows) {
+      throw new Error(`the SDK instances drain read ${figures.rows} instances, expected ${expectRows}`);
+    }
+    return figures;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Starts a simulator, runs `body(sim)`, and always stops the simulator. */
 export async function withSimulator(options, body) {
   const sim = await startSimulator(options);
@@ -278,6 +307,18 @@ export async function withSimulator(options, body) {
   } finally {
     await sim.stop();
   }
+}
+
+/** `list` turned left by `by`: in interleaved rounds, each round starts with another program. */
+export function turn(list, by) {
+  const at = by % list.length;
+  return [...list.slice(at), ...list.slice(0, at)];
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 export const fmt = {

@@ -16,7 +16,7 @@
 // a numeric one (seed 1's is a string series). Smaller sizes for a quick look:
 // `npm run bench -- datapoints --points 200000 --rounds 1`.
 import { createDataset } from '../../dist/simulator/index.js';
-import { fmt, runExport, runRawPoints, runSdkDatapoints, table, withSimulator } from '../lib/harness.js';
+import { fmt, median, runExport, runRawPoints, runSdkDatapoints, table, turn, withSimulator } from '../lib/harness.js';
 
 export const title = 'Datapoints: the export against the SDK and a raw drain (issue 28)';
 
@@ -103,18 +103,6 @@ function dataSetFacts({ timeseries, datapoints, seed = 1 }) {
     if (series.isString) stringPoints += good;
   }
   return { points, stringPoints };
-}
-
-/** `list` turned left by `by`: each round starts with another program. */
-function turn(list, by) {
-  const at = by % list.length;
-  return [...list.slice(at), ...list.slice(0, at)];
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 /** Bytes on disk of an export (its manifest's files) or of the SDK's NDJSON file. */
