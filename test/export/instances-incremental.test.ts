@@ -193,6 +193,9 @@ describe('instances, mode: incremental', () => {
     const env = { SIM_KEY };
     const first = await runCliWith(['run', '--config', jobFile, '--log-level', 'warn'], { env });
     expect(first.code, describeExit(first)).toBe(0);
+    const status = await runCliWith(['status', '--config', jobFile], { env });
+    const backfill = 'assets: incremental, run=\\d{8}T[\\d.]+Z, the sync feed from its start \\(every instance of the view, then the changes made meanwhile\\)';
+    expect(status.stdout).toMatch(new RegExp(backfill));
 
     clock.advance(3 * DAY + 3_600_000);
     const deleted = refOf(sim, 'asset', 12);
