@@ -7,7 +7,9 @@ import type { InstanceKind } from './node-links.js';
 /**
  * Whether an instance matches a compiled filter. A property without a value (null, or no data in
  * its container) matches no comparison and not `exists`; `not` is plain negation, so
- * `not equals` matches the instances without a value too.
+ * `not equals` matches the instances without a value too. `containsAny` and `containsAll` read a
+ * single-value property as a list of one, and match no instance whose list is empty or absent
+ * (so `not containsAny` matches those).
  */
 export function matches(instance: Instance, filter: CompiledFilter): boolean {
   switch (filter.op) {
@@ -23,6 +25,12 @@ export function matches(instance: Instance, filter: CompiledFilter): boolean {
       return hasDataIn(instance, filter.containers);
     case 'exists':
       return rawValue(instance, filter.field) !== null;
+    case 'containsAny':
+    case 'containsAll': {
+      const held = listOf(instance, filter.field);
+      const holds = (value: Comparable) => held.includes(value);
+      return filter.op === 'containsAny' ? filter.values.some(holds) : held.length > 0 && filter.values.every(holds);
+    }
     default:
       return compares(valueOf(instance, filter.field), filter);
   }
@@ -61,6 +69,17 @@ function valueOf(instance: Instance, field: Field): Comparable | null {
     return refKey(ref.space, ref.externalId);
   }
   return instanceValue(field.valueClass, raw);
+}
+
+/** The values of a list property in comparable form; a single value as a list of one; none when null. */
+function listOf(instance: Instance, field: Field): Comparable[] {
+  if (!field.list) {
+    const value = valueOf(instance, field);
+    return value === null ? [] : [value];
+  }
+  const raw = rawValue(instance, field);
+  if (!Array.isArray(raw)) return [];
+  return raw.map((one) => instanceValue(field.valueClass, one)).filter((one) => one !== null);
 }
 
 /**

@@ -6,10 +6,13 @@ import { containerKeysOf } from './instance-json.js';
 
 /**
  * The data-modeling filter language, the subset the simulator serves: `and`, `or`, `not`,
- * `equals`, `in`, `range`, `prefix`, `exists`, `hasData` and `matchAll`, on an instance's own
- * fields (`["node", "externalId"]`, `["edge", "type"]`) and on properties through a view
- * (`[space, "externalId/version", property]`) or a container (`[space, externalId, property]`).
- * Validated strictly: a message names the path inside the body (`filter.and[1].range.gt`).
+ * `equals`, `in`, `range`, `prefix`, `exists`, `containsAny`, `containsAll`, `hasData` and
+ * `matchAll`, on an instance's own fields (`["node", "externalId"]`, `["edge", "type"]`) and on
+ * properties through a view (`[space, "externalId/version", property]`) or a container
+ * (`[space, externalId, property]`). `equals`, `in`, `range` and `prefix` take single values;
+ * `containsAny` and `containsAll` take lists, and a single value as a list of one, their `values`
+ * checked as `in` checks its own. Validated strictly: a message names the path inside the body
+ * (`filter.and[1].range.gt`, `filter.containsAny.values[2]`).
  */
 export type CoreField = 'space' | 'externalId' | 'version' | 'createdTime' | 'lastUpdatedTime' | 'type' | 'startNode' | 'endNode';
 
@@ -22,7 +25,7 @@ export type CompiledFilter =
   { op: 'not'; of: CompiledFilter } |
   { op: 'matchAll' } |
   { op: 'equals'; field: Field; value: Comparable } |
-  { op: 'in'; field: Field; values: Comparable[] } |
+  { op: 'in' | 'containsAny' | 'containsAll'; field: Field; values: Comparable[] } |
   { op: 'range'; field: Field; gt?: Comparable; gte?: Comparable; lt?: Comparable; lte?: Comparable } |
   { op: 'prefix'; field: Field; value: string } |
   { op: 'exists'; field: Field } |
@@ -41,8 +44,8 @@ const CORE_FIELDS: Readonly<Record<CoreField, ValueClass>> = {
   startNode: 'ref',
   endNode: 'ref',
 };
-const SERVED = ['and', 'or', 'not', 'equals', 'in', 'range', 'prefix', 'exists', 'hasData', 'matchAll'];
-const NOT_SERVED = ['containsAny', 'containsAll', 'nested', 'overlaps', 'instanceReferences'];
+const SERVED = ['and', 'or', 'not', 'equals', 'in', 'range', 'prefix', 'exists', 'containsAny', 'containsAll', 'hasData', 'matchAll'];
+const NOT_SERVED = ['nested', 'overlaps', 'instanceReferences'];
 
 /** `filter` of a body listing `instanceType` instances (throws `Invalid`); `path` is where it lies in the body. */
 export function filterAt(given: unknown, instanceType: 'node' | 'edge', path = 'filter'): CompiledFilter {
@@ -80,6 +83,8 @@ function parse(given: unknown, instanceType: 'node' | 'edge', path: string): Com
     case 'range':
     case 'prefix':
     case 'exists':
+    case 'containsAny':
+    case 'containsAll':
       return leaf(op, body, instanceType, at);
     default:
       return refuse(at, `unknown operator. The simulator serves ${SERVED.join(', ')}.`);
@@ -92,16 +97,21 @@ const LEAF_KEYS: Readonly<Record<string, readonly string[]>> = {
   range: ['property', 'gt', 'gte', 'lt', 'lte'],
   prefix: ['property', 'value'],
   exists: ['property'],
+  containsAny: ['property', 'values'],
+  containsAll: ['property', 'values'],
 };
 
-function leaf(op: 'equals' | 'in' | 'range' | 'prefix' | 'exists', body: unknown, instanceType: 'node' | 'edge', at: string): CompiledFilter {
+type LeafOp = 'equals' | 'in' | 'range' | 'prefix' | 'exists' | 'containsAny' | 'containsAll';
+
+function leaf(op: LeafOp, body: unknown, instanceType: 'node' | 'edge', at: string): CompiledFilter {
   if (!isRecord(body)) return refuse(at, `expected an object {${LEAF_KEYS[op]?.join(', ')}}, got ${shown(body)}.`);
   for (const key of Object.keys(body)) {
     if (!(LEAF_KEYS[op] ?? []).includes(key)) return refuse(`${at}.${key}`, `unrecognized; ${op} takes ${LEAF_KEYS[op]?.join(', ')}.`);
   }
   const field = fieldOf(body.property, instanceType, `${at}.property`);
   if (op === 'exists') return { op, field };
-  if (field.list) return refuse(`${at}.property`, `${op} takes a single-value property; this one is a list.`);
+  const contains = op === 'containsAny' || op === 'containsAll';
+  if (field.list && !contains) return refuse(`${at}.property`, `${op} takes a single-value property; this one is a list (containsAny and containsAll take lists).`);
   if (field.valueClass === 'json') return refuse(`${at}.property`, `${op} cannot compare json properties.`);
   const value = (key: string, given: unknown, valueClass = field.valueClass) => {
     if (isRecord(given) && ('parameter' in given || 'property' in given) && valueClass !== 'ref') {
@@ -113,7 +123,9 @@ function leaf(op: 'equals' | 'in' | 'range' | 'prefix' | 'exists', body: unknown
   switch (op) {
     case 'equals':
       return { op, field, value: value('value', body.value) };
-    case 'in': {
+    case 'in':
+    case 'containsAny':
+    case 'containsAll': {
       const values = body.values;
       if (!Array.isArray(values) || values.length === 0) return refuse(`${at}.values`, `expected a non-empty array, got ${shown(values)}.`);
       return { op, field, values: values.map((one, i) => value(`values[${i}]`, one)) };
