@@ -45,6 +45,10 @@ describe('scanSyncPage agrees with JSON.parse', () => {
       '{"typing":{"instances":{"space":{"view":{"p":{"type":{"list":false}}}}}},"items":{"instances":[{"a":1}]},' +
       '"nextCursor":{"instances":"c1"},"extra":[{"items":{"instances":[7]}},"nextCursor"],"moreData":false,"z":null}',
     ],
+    [
+      'sets named like the set, longer and shorter',
+      '{"items":{"instancesX":[1],"instance":[2],"instances":[3]},"nextCursor":{"instancesX":"a","instances":"c","instance":"b"}}',
+    ],
     ['an unknown key whose string looks like a key', '{"note":"\\"items\\":{\\"instances\\":[1]}","items":{"instances":[2]},"nextCursor":{"instances":"c"}}'],
     ['an empty set', '{"items":{"instances":[]},"nextCursor":{"instances":"c1"},"moreData":false}'],
     ['an empty set, spaced out', '{"items":{"instances":[ \n ]},"nextCursor":{"instances":"c1"}}'],
