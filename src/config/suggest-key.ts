@@ -31,14 +31,23 @@ export function maxTypoDistance(key: string): number {
   return Math.min(3, Math.max(1, Math.floor(key.length / 3)));
 }
 
-/** The known key closest to `unknown` (the first of equals), or undefined when none is close enough. */
+/** Letters a key must have to be taken for the start of a longer one (`allowExpiredCursors`). */
+const SHORTENED_MIN = 8;
+
+/**
+ * The known key closest to `unknown` (the first of equals), or undefined when none is close
+ * enough; failing a typo, the one known key that `unknown` is the start of, when it is long
+ * enough to say so (`allowExpiredCursors` → `allowExpiredCursorsAndAcceptMissedDeletes`).
+ */
 export function suggestKey(unknown: string, known: Iterable<string>): string | undefined {
   let best: { key: string; distance: number } | undefined;
+  const longer: string[] = [];
   for (const key of known) {
     if (key === unknown) continue;
     const distance = keyDistance(unknown, key);
     const closer = best === undefined || distance < best.distance;
     if (distance <= maxTypoDistance(unknown) && closer) best = { key, distance };
+    if (unknown.length >= SHORTENED_MIN && key.toLowerCase().startsWith(unknown.toLowerCase())) longer.push(key);
   }
-  return best?.key;
+  return best?.key ?? (longer.length === 1 ? longer[0] : undefined);
 }

@@ -56,6 +56,16 @@ describe('suggestKey', () => {
     expect(suggestKey(unknown, known)).toBe(expected);
   });
 
+  it('a long enough start of one known key names it; a short or shared start names none', () => {
+    const INSTANCES = ['view', 'instanceType', 'allowExpiredCursorsAndAcceptMissedDeletes', 'maxRequestsPerSecond', 'maxRetries'];
+    expect(suggestKey('allowExpiredCursors', INSTANCES)).toBe('allowExpiredCursorsAndAcceptMissedDeletes');
+    expect(suggestKey('AllowExpired', INSTANCES)).toBe('allowExpiredCursorsAndAcceptMissedDeletes');
+    expect(suggestKey('allow', INSTANCES)).toBeUndefined();
+    expect(suggestKey('maxRequests', INSTANCES)).toBe('maxRequestsPerSecond');
+    expect(suggestKey('maxRe', INSTANCES)).toBeUndefined();
+    expect(suggestKey('instanceT', INSTANCES)).toBe('instanceType');
+  });
+
   it('the closest key wins; between equals, the first', () => {
     expect(suggestKey('modes', ['mode', 'nodes'])).toBe('mode');
     expect(suggestKey('mide', ['made', 'mode'])).toBe('made');
