@@ -51,8 +51,11 @@ export function verifySummary(verified: Verified): string | undefined {
   }
   const { problems, keysChecked, changeRows } = verified.report;
   const keys = `${keysChecked.toLocaleString('en-US')} keys checked`;
-  const changes = changeRows > 0 ? `; ${changeRowsChecked(changeRows)}` : '';
-  if (problems.length === 0) return `verified: every shard matches the manifest; ${keys}, each unique${changes}`;
+  const checked = [
+    ...(keysChecked > 0 || changeRows === 0 ? [`${keys}, each unique`] : []),
+    ...(changeRows > 0 ? [changeRowsChecked(changeRows)] : []),
+  ];
+  if (problems.length === 0) return `verified: every shard matches the manifest; ${checked.join('; ')}`;
   const shown = problems.slice(0, 10).map((problem) => `  - ${problem}`);
   if (problems.length > 10) shown.push(`  - ... (${problems.length} in all: bulk-extract verify lists them)`);
   return [`verify FAILED: ${problems.length} problem(s); ${keys}`, ...shown].join('\n');

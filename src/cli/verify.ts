@@ -65,7 +65,8 @@ export function verdict(report: VerifyReport): string {
     ...(report.changeRows > 0 ? [changeRowsChecked(report.changeRows)] : []),
     report.checkpointChecked ? 'checkpoint compared' : 'no checkpoint found to compare',
   ].join('; ');
-  if (report.problems.length === 0) return `OK: every file matches the manifest, every key is unique\n${checked}`;
+  const unique = report.keysChecked > 0 ? ', every key is unique' : '';
+  if (report.problems.length === 0) return `OK: every file matches the manifest${unique}\n${checked}`;
   const problems = report.problems.map((problem) => `  - ${problem}`);
   return [`FAILED: ${report.problems.length} problem(s)`, ...problems, checked].join('\n');
 }
