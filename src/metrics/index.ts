@@ -1,9 +1,10 @@
 import { resolve } from 'node:path';
 import type { JobConfig } from '../config/load-config.js';
 import { exportLabelOf } from '../config/metrics-schema.js';
-import { planStreams, type RunHandle, type WorkerSpec } from '../export/index.js';
+import { planStreams, type RunHandle, streamName, type WorkerSpec } from '../export/index.js';
 import type { Logger } from '../log.js';
 import { endpointOutput, type MetricsOutput, pushgatewayOutput, textfileOutput } from './outputs.js';
+import { type PushScope, removeStaleGroups } from './push-groups.js';
 import { type EarlierRuns, RunMetrics } from './run-metrics.js';
 
 export type { EarlierRuns } from './run-metrics.js';
@@ -57,9 +58,17 @@ export async function startMetrics(
   await publish();
   const timer = setInterval(() => void publish(), settings.intervalSeconds * 1000);
   timer.unref();
+  const pushgateway = settings.pushgateway;
   return {
     metrics,
-    attach: (run) => metrics.attach(run),
+    attach: (run) => {
+      metrics.attach(run);
+      // The run holds the output's lock now: the groups earlier runs left are its to remove.
+      if (pushgateway !== undefined) {
+        const scope = { jobName: metrics.exportLabel, worker: options.worker, streams: config.streams.map(streamName) };
+        void cleanUp(pushgateway, scope, logger);
+      }
+    },
     async finish(exitCode, endedAtMs) {
       clearInterval(timer);
       metrics.finish(exitCode, endedAtMs);
@@ -67,4 +76,18 @@ export async function startMetrics(
       await Promise.all(outputs.map((output) => output.close()));
     },
   };
+}
+
+/** Removes the Pushgateway groups earlier runs left (push-groups.ts); a failure is a warning, the export goes on. */
+async function cleanUp(url: string, scope: PushScope, logger: Logger): Promise<void> {
+  try {
+    const removed = await removeStaleGroups(url, scope, 10_000);
+    if (removed.length > 0) {
+      const groups = removed.map((grouping) => Object.entries(grouping).map(([name, value]) => `${name}=${value}`).join(',') || '(run-wide)');
+      logger.info({ groups }, `metrics: removed ${removed.length} group(s) of earlier runs from the Pushgateway`);
+    }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    logger.warn({ err: message }, `metrics: cannot remove the groups earlier runs left at ${url} (the export goes on): ${message}`);
+  }
 }
