@@ -254,3 +254,25 @@ describe('Prometheus metrics of the CronJob', () => {
     }
   });
 });
+
+describe('deploy/k8s: what a run leaves for the alerts, and what kubectl apply -f deploy/k8s/ applies', () => {
+  it('kubectl apply -f deploy/k8s/ (the folder\'s own files, not its subfolders) holds no Secret', () => {
+    const applied = manifests.filter((m) => !m.where.includes('/'));
+    expect(applied.length).toBeGreaterThan(0);
+    expect(applied.filter(({ doc }) => doc.kind === 'Secret').map((m) => m.where)).toEqual([]);
+    expect(manifests.find(({ doc }) => doc.kind === 'Secret')?.where, 'the example Secret is kept, elsewhere').toMatch(/^examples\//);
+  });
+
+  it.each(all.map((w) => [w.where, w] as const))('%s: pushes its metrics to the Pushgateway of bulk-extract-env', (_where, w) => {
+    const gateway = find<IConfigMap>(manifests, 'ConfigMap', 'bulk-extract-env')?.data?.PUSHGATEWAY_URL;
+    expect(gateway).toMatch(/^https?:\/\/\S+$/);
+    const { config } = jobFileOf(w);
+    expect(config.metrics?.pushgateway).toBe(gateway);
+  });
+
+  it('the CronJob\'s runs stop within the hour, the backfill\'s within its deadline: activeDeadlineSeconds', () => {
+    expect(incremental.job.activeDeadlineSeconds).toBeGreaterThan(0);
+    expect(incremental.job.activeDeadlineSeconds).toBeLessThan(3600);
+    expect(backfill.job.activeDeadlineSeconds).toBeGreaterThan(3600);
+  });
+});
