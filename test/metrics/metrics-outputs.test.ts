@@ -1,14 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../src/export/state/manifest.js';
 import { closedPort } from '../support/closed-port.js';
 import { parseSamples, prometheusTool, promtoolCheckMetrics, type Sample, valueOf } from '../support/prom-text.js';
+import { startPushgateway, stopPushgateways } from '../support/pushgateway.js';
 import {
   describeExit,
   type Job,
@@ -30,10 +28,7 @@ const WRONG_KEY = 'metrics-test-wrong-key-0002';
 const EVENTS = 6000;
 const ASSETS = 600;
 
-const gateways: ChildProcess[] = [];
-afterEach(() => {
-  for (const gateway of gateways.splice(0)) gateway.kill('SIGKILL');
-});
+afterEach(stopPushgateways);
 
 async function newMetricsJob(metrics: Record<string, unknown>, latencyMs = 0): Promise<Job> {
   const sim = await newSimulator({ events: EVENTS, assets: ASSETS, seed: 5, apiKeys: [KEY], faults: { latencyMs } });
@@ -78,20 +73,6 @@ function expectManifestFigures(samples: Sample[], manifest: Manifest, labels: Re
   expect(valueOf(samples, 'bulk_extract_throttled_total', labels)).toBe(manifest.throttled);
   expect(valueOf(samples, 'bulk_extract_partitions', { ...labels, stream: 'events' })).toBe(3);
   expect(valueOf(samples, 'bulk_extract_partitions_done', { ...labels, stream: 'events' })).toBe(3);
-}
-
-/** A Pushgateway on a free loopback port, started by the test; resolves once it listens. */
-async function startPushgateway(binary: string): Promise<string> {
-  const port = await closedPort();
-  const gateway = spawn(binary, [`--web.listen-address=127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
-  gateways.push(gateway);
-  const lines = createInterface({ input: gateway.stderr });
-  const exited = once(gateway, 'exit').then(([code]) => {
-    throw new Error(`prometheus-pushgateway exited with ${String(code)}`);
-  });
-  const listening = new Promise<void>((resolve) => lines.on('line', (line) => /Listening on/.test(line) && resolve()));
-  await Promise.race([listening, exited]);
-  return `http://127.0.0.1:${port}`;
 }
 
 describe('metrics', () => {

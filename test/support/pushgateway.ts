@@ -4,14 +4,17 @@ import { createInterface } from 'node:readline';
 import { closedPort } from './closed-port.js';
 
 /**
- * Debian's prometheus-pushgateway on a free loopback port, started by a test; resolves with its
- * URL once it listens. `stopPushgateways()` (in afterEach) kills the ones started.
+ * Debian's prometheus-pushgateway on a free loopback port, its groups in memory only, started by a
+ * test; resolves with its URL once it listens. `stopPushgateways()` (in afterEach) kills the ones started.
  */
 const started: ChildProcess[] = [];
 
 export async function startPushgateway(binary: string): Promise<string> {
   const port = await closedPort();
-  const gateway = spawn(binary, [`--web.listen-address=127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Debian's default keeps the groups in /var/lib/prometheus/pushgateway.data, shared by every
+  // gateway started: each test's is kept in memory, its own.
+  const args = [`--web.listen-address=127.0.0.1:${port}`, '--persistence.file='];
+  const gateway = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   started.push(gateway);
   const lines = createInterface({ input: gateway.stderr });
   const exited = once(gateway, 'exit').then(([code]) => {
