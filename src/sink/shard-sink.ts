@@ -1,4 +1,5 @@
 import type { Format, OutputConfig, StreamResource } from '../config/job-schema.js';
+import type { Logger } from '../log.js';
 import type { PointsShape } from '../resources/index.js';
 import type { PageItems } from '../page/index.js';
 import { NdjsonWriter } from './ndjson-writer.js';
@@ -40,10 +41,13 @@ export interface ShardFolder {
 
 export interface ShardSinkOptions {
   /**
-   * Threads that encode Parquet shards, started on first use. Default: one fewer than the
-   * available cores, at least 1, at most 4 (defaultEncoderThreads).
+   * Threads that encode Parquet shards, started on first use. Default: one fewer than the CPUs
+   * the process may use (the cgroup CPU limit, where lower than os.availableParallelism()), at
+   * least 1, at most 4 (defaultEncoderThreads).
    */
   encoderThreads?: number;
+  /** Where the default number of encoder threads, and why, is logged (debug, once). */
+  logger?: Logger;
 }
 
 /**
@@ -93,7 +97,7 @@ async function pointsParquetWriter(): Promise<typeof PointsParquetWriter> {
 }
 
 export function createShardSink(stage: StageShard, output: OutputConfig, options: ShardSinkOptions = {}): ShardSink {
-  const encoders = new EncoderPool(options.encoderThreads);
+  const encoders = new EncoderPool({ threads: options.encoderThreads, logger: options.logger });
   const parquet = { encoders, bytesPerRow: new BytesPerRow() };
   let closed = false;
   /** Where each format's file of shard `seq` is staged: its key in the output, and its local path. */

@@ -274,7 +274,7 @@ describe('ParquetShardWriter: bytes estimate', () => {
 
 describe('EncoderPool', () => {
   it('a pool of one thread queues 6 jobs given at once and runs them one after the other, each file correct', async () => {
-    const pool = new EncoderPool(1);
+    const pool = new EncoderPool({ threads: 1 });
     const dir = tempDir('bulk-extract-spill-');
     const inputs = await Promise.all(
       Array.from({ length: 6 }, async (_, w) => {
@@ -316,7 +316,7 @@ describe('EncoderPool', () => {
 
   it.each(damaged)('%s: rejects naming the spill file and the cause; no late chunk; the pool then encodes the next job',
     async (_, records, cut, cause) => {
-      const pool = new EncoderPool(1);
+      const pool = new EncoderPool({ threads: 1 });
       const dir = tempDir('bulk-extract-spill-');
       const pages = pagesOf(events(1000 * records), 1000);
       const lastAt = statSync((await writeSpill(join(dir, 'head.spill'), pages.slice(0, -1))).path).size;
@@ -346,7 +346,7 @@ describe('EncoderPool', () => {
     ['one more', 1],
     ['one fewer', -1],
   ])('rows expected %s than the spill file holds: rejects naming both counts and the spill file', async (_, delta) => {
-    const pool = new EncoderPool(1);
+    const pool = new EncoderPool({ threads: 1 });
     const dir = tempDir('bulk-extract-spill-');
     const spill = await writeSpill(join(dir, 'a.spill'), pagesOf(events(3000), 1000));
     const error = await rejection(pool.encode(jobOf(spill, 3000 + delta), async () => Promise.resolve()));
@@ -355,7 +355,7 @@ describe('EncoderPool', () => {
   });
 
   it('a chunk write that fails rejects with that error, no later chunk is written, and the pool goes on', async () => {
-    const pool = new EncoderPool(1);
+    const pool = new EncoderPool({ threads: 1 });
     const dir = tempDir('bulk-extract-spill-');
     // 3 row groups: the writer sends several chunks, so some come after the failed one.
     const spill = await writeSpill(join(dir, 'a.spill'), pagesOf(events(3000), 1000));
@@ -376,7 +376,7 @@ describe('EncoderPool', () => {
   });
 
   it('a spill file that does not exist rejects naming it and ENOENT, and the pool goes on', async () => {
-    const pool = new EncoderPool(1);
+    const pool = new EncoderPool({ threads: 1 });
     const dir = tempDir('bulk-extract-spill-');
     const missing = join(dir, 'missing.spill');
     const error = await rejection(pool.encode(jobOf({ path: missing, rows: 1 }), async () => Promise.resolve()));

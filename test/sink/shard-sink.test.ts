@@ -4,8 +4,10 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Format, outputSchema, type OutputConfig } from '../../src/config/job-schema.js';
 import { createShardSink, type OpenShard, type ShardSink, type ShardSinkOptions } from '../../src/sink/index.js';
+import { defaultEncoderThreads } from '../../src/sink/parquet/encoder-pool.js';
 import type { ShardWriter } from '../../src/sink/shard-writer.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
+import { captureLogger } from '../support/log-capture.js';
 
 const sinks: ShardSink[] = [];
 
@@ -103,5 +105,24 @@ describe('createShardSink', () => {
     expect((await (await only(openWith(b, 2, 100))).commit()).rows).toBe(100);
     await b.close();
     expect(b.encoderThreads).toBe(0);
+  });
+
+  it('logs once, at debug, how many encoder threads its CPUs allow and why; an NDJSON-only sink logs nothing', async () => {
+    const parquet = captureLogger();
+    const { sink } = newSink({}, { logger: parquet.logger });
+    for (const seq of [0, 1]) await (await only(openWith(sink, seq, 10))).commit();
+    const lines = parquet.records().filter((record) => String(record.msg).startsWith('Parquet encoder threads'));
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 20,
+        encoderThreads: defaultEncoderThreads(),
+        msg: expect.stringMatching(/^Parquet encoder threads: at most \d, for \d+ CPUs: /),
+      }),
+    ]);
+
+    const ndjson = captureLogger();
+    const other = newSink({}, { logger: ndjson.logger }).sink;
+    await (await only(openWith(other, 0, 10, ['ndjson']))).commit();
+    expect(ndjson.records()).toEqual([]);
   });
 });

@@ -123,7 +123,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     if (committer === undefined) return nothingDone(start, clock.now() - startedAtMs);
     logStarted(logger, { outDir: store.location, ...scope.logFields }, streams, committer.state, start);
     // Shards are written where the store stages them before it publishes them.
-    sink = createShardSink((key) => store.stage(key), config.output);
+    sink = createShardSink((key) => store.stage(key), config.output, { logger });
     const progress = new RunProgress(streams, plans, committer.state, () => totals);
     const context = { store, client, committer, sink, signal, logger };
     const outcomes = await drainAll(context, { config, plans, progress, stopAll, onStart: options.onStart });

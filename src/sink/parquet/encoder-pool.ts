@@ -1,7 +1,8 @@
 import { once } from 'node:events';
-import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { OutputError } from '../../errors.js';
+import { type Logger, silentLogger } from '../../log.js';
+import { type CpuLimit, cpuLimit, describeCpuLimit } from '../../util/cpu-limit.js';
 import type { EncodeJob } from './encode.js';
 import type { FromEncoder, ToEncoder } from './encoder-thread.js';
 
@@ -19,6 +20,15 @@ interface Running extends Pending {
   writeError?: unknown;
 }
 
+export interface EncoderPoolOptions {
+  /** Threads at most; default defaultEncoderThreads() of the CPUs the process may use, decided on first use. */
+  threads?: number | undefined;
+  /** Where the default's figure, and why, is logged (debug, once). */
+  logger?: Logger | undefined;
+  /** The CPUs the process may use; default cpuLimit(), read from the process's cgroups. */
+  cpuLimit?: () => CpuLimit;
+}
+
 /**
  * Encoder threads for Parquet shards. Each runs parquet-wasm in its own thread, one shard at a
  * time, so the export's main thread keeps fetching and parsing pages while shards encode, and only
@@ -32,10 +42,14 @@ export class EncoderPool {
   private readonly queue: Pending[] = [];
   private nextId = 0;
   private closed = false;
+  private size: number | undefined;
 
-  /** `size`: threads at most; default defaultEncoderThreads(). */
-  constructor(private readonly size = defaultEncoderThreads()) {
-    if (!Number.isInteger(size) || size < 1) throw new RangeError(`EncoderPool: size must be an integer >= 1, got ${size}`);
+  constructor(private readonly options: EncoderPoolOptions = {}) {
+    const size = options.threads;
+    if (size !== undefined && (!Number.isInteger(size) || size < 1)) {
+      throw new RangeError(`EncoderPool: threads must be an integer >= 1, got ${size}`);
+    }
+    this.size = size;
   }
 
   /** Threads running now, busy or idle: 0 before the first job and after close(). */
@@ -70,13 +84,33 @@ export class EncoderPool {
   private dispatch(): void {
     if (this.closed) return;
     while (this.queue.length > 0) {
-      const thread = this.idle.pop() ?? (this.busy.size < this.size ? this.spawn() : undefined);
+      const thread = this.idle.pop() ?? (this.busy.size < this.maxThreads() ? this.spawn() : undefined);
       if (thread === undefined) return;
       const pending = this.queue.shift()!;
       this.busy.set(thread, { ...pending, writing: Promise.resolve() });
       thread.ref();
       thread.postMessage({ id: pending.id, job: pending.job } satisfies ToEncoder);
     }
+  }
+
+  /**
+   * The most threads: the option, or else decided when the first thread is needed (an NDJSON-only
+   * run reads no cgroup file) and kept for the pool's life (one run).
+   */
+  private maxThreads(): number {
+    if (this.size !== undefined) return this.size;
+    const limit = (this.options.cpuLimit ?? cpuLimit)();
+    const size = defaultEncoderThreads(limit);
+    const fields = {
+      encoderThreads: size,
+      cpus: limit.cpus,
+      availableCpus: limit.available,
+      cpuQuota: limit.quota?.cpus,
+      cpuQuotaFile: limit.quota?.file,
+    };
+    (this.options.logger ?? silentLogger).debug(fields, `Parquet encoder threads: at most ${size}, for ${describeCpuLimit(limit)}`);
+    this.size = size;
+    return size;
   }
 
   private spawn(): Worker {
@@ -158,7 +192,10 @@ function threadUrl(): URL {
     : new URL('./encoder-thread.js', import.meta.url);
 }
 
-/** One thread on machines of up to 2 cores (the main thread needs the other), at most 4. */
-export function defaultEncoderThreads(): number {
-  return Math.min(4, Math.max(1, availableParallelism() - 1));
+/**
+ * One thread where the process may use up to 2 CPUs (the main thread needs the other), at most 4:
+ * CPUs as the cgroup CPU limit allows (a pod's `limits.cpu`), not as many as the node has.
+ */
+export function defaultEncoderThreads(limit: CpuLimit = cpuLimit()): number {
+  return Math.min(4, Math.max(1, limit.cpus - 1));
 }
