@@ -60,7 +60,8 @@ Options:
   --log-level LEVEL      debug | info | warn | error (default info).
 
 Exit codes: 0 complete, 1 failed (resumable), 2 usage/config error, 3 auth refused,
-130 interrupted (resumable).
+75 another run of the same output is still going (this one changed nothing; the next scheduled
+run does the work), 130 interrupted (resumable).
 `;
 
 const FLAGS = {
