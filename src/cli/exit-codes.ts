@@ -7,17 +7,23 @@ export const EXIT = {
   USAGE: 2,
   /** The platform or the identity provider refused the credential. */
   AUTH: 3,
+  /**
+   * Refused because another live run holds the output (or this worker's share of it): an overlap.
+   * This run changed nothing; the next scheduled run does the work. EX_TEMPFAIL of sysexits.h.
+   */
+  OVERLAP: 75,
   /** Stopped by SIGINT/SIGTERM after committing what was complete; the next run resumes. */
   INTERRUPTED: 130,
 } as const;
 
 /** Errors that the user fixes by changing the command, the config or the output folder. */
 const USAGE_CODES = new Set([
-  'E_CONFIG', 'E_USAGE', 'E_INSECURE_TRANSPORT', 'E_CHECKPOINT', 'E_LOCKED', 'E_NOT_OUTPUT', 'E_LINK_IN_OUTPUT', 'E_SYNC_CURSOR',
+  'E_CONFIG', 'E_USAGE', 'E_INSECURE_TRANSPORT', 'E_CHECKPOINT', 'E_NOT_OUTPUT', 'E_LINK_IN_OUTPUT', 'E_SYNC_CURSOR',
 ]);
 
 /** The exit code of a command that stopped with this error (a BulkExtractError's stable code). */
 export function exitCodeOf(error: { code: string }): number {
   if (error.code === 'E_AUTH') return EXIT.AUTH;
+  if (error.code === 'E_LOCKED') return EXIT.OVERLAP;
   return USAGE_CODES.has(error.code) ? EXIT.USAGE : EXIT.FAILED;
 }

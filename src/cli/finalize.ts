@@ -13,7 +13,8 @@ and manifests into the output folder's, seals incremental run folders and writes
 worker to finish does this itself; run it by hand when that worker stopped before it could.
 
 Exit codes: 0 finalized (or no split job in the folder), 1 workers are not complete or still
-running (run them: they resume), 2 usage/config error.
+running (run them: they resume), 2 usage/config error, 75 another run holds the output folder
+for over 5 minutes (nothing was changed; that run ends the split job).
 `;
 
 const FLAGS = {

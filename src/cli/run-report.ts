@@ -63,9 +63,11 @@ export function verifySummary(verified: Verified): string | undefined {
 
 export function workerSummary(worker: WorkerSpec, finalize: FinalizeResult): string {
   const me = `worker ${worker.index}/${worker.count}`;
-  return finalize.finalized
-    ? `${me}: complete, and the split job is finalized (every worker is complete; _SUCCESS written).`
-    : `${me}: complete; ${others(finalize.waitingFor)}, and the last of them to finish ends the split job.`;
+  if (finalize.finalized) return `${me}: complete, and the split job is finalized (every worker is complete; _SUCCESS written).`;
+  if (finalize.waitingFor.length === 0) {
+    return `${me}: complete; another run holds the output folder (a run without --shard, which took over the split job), and it ends the split job.`;
+  }
+  return `${me}: complete; ${others(finalize.waitingFor)}, and the last of them to finish ends the split job.`;
 }
 
 /** `worker 1 is not` or `workers 1, 2 are not`. */

@@ -4,6 +4,7 @@ import { BulkExtractError, UsageError } from '../errors.js';
 import { AuthError } from '../http/errors.js';
 import {
   destinationOf,
+  LockedError,
   recordRun,
   resolveWorker,
   runJob,
@@ -14,11 +15,11 @@ import {
 } from '../export/index.js';
 import { createLogger, type Logger } from '../log.js';
 import { dryRun } from './dry-run.js';
+import { MetricsGate } from './metrics-gate.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 import { startProgress } from './progress.js';
 import { StatusLine } from './status-line.js';
-import type { MetricsSession } from '../metrics/index.js';
 import {
   type JsonReport,
   jsonReport,
@@ -60,7 +61,8 @@ Options:
   --log-level LEVEL      debug | info | warn | error (default info).
 
 Exit codes: 0 complete, 1 failed (resumable), 2 usage/config error, 3 auth refused,
-130 interrupted (resumable).
+75 another run of the same output is still going (this one changed nothing; the next scheduled
+run does the work), 130 interrupted (resumable).
 `;
 
 const FLAGS = {
@@ -101,13 +103,14 @@ export async function runRun(argv: string[]): Promise<number> {
     // The job's sensitive values never reach the error line (main.ts), the summary or the record.
     known.config?.redactor.redactError(error);
     if (!(error instanceof BulkExtractError)) {
-      await known.metrics?.finish(EXIT.FAILED);
+      await known.metrics?.end(EXIT.FAILED);
       throw error;
     }
     refusal = error;
     report = refusedReport(error, exitCodeOf(error), known.config === undefined ? null : destinationOf(known.config));
   }
-  await known.metrics?.finish(report.exitCode, report.finishedAt === null ? undefined : Date.parse(report.finishedAt));
+  const endedAtMs = report.finishedAt === null ? undefined : Date.parse(report.finishedAt);
+  await known.metrics?.end(report.exitCode, { endedAtMs, overlap: refusal instanceof LockedError });
   if (known.config !== undefined) report = known.config.redactor.redactStrings(report);
   if (values.json) console.log(JSON.stringify(report));
   // The same summary as the run's record in the output (_runs/), except for a dry run, which writes nothing.
@@ -123,7 +126,7 @@ interface Known {
   config?: JobConfig;
   worker?: WorkerSpec | undefined;
   logger?: Logger;
-  metrics?: MetricsSession | undefined;
+  metrics?: MetricsGate;
 }
 
 type Flags = ReturnType<typeof parseFlags>['values'];
@@ -156,7 +159,9 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
     return { code: await dryRun(config, options, logger) };
   }
 
-  known.metrics = await openMetrics(config, logger, values.stream, worker);
+  // Started once the run holds its output, not before: until then another live run may hold it.
+  const metrics = new MetricsGate(config, logger, { only: values.stream, worker });
+  known.metrics = metrics;
   const signals = stopOnSignals(logger);
   let stopProgress = () => {};
   try {
@@ -168,9 +173,10 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
       worker,
       logger,
       signal: signals.signal,
+      onHeld: () => metrics.open(),
       onStart: (handle) => {
         stopProgress = startProgress(handle, logger, line);
-        known.metrics?.attach(handle);
+        metrics.attach(handle);
       },
     });
     stopProgress();
@@ -245,16 +251,4 @@ function exitCode(result: RunResult): number {
   if (result.state === 'failed') return EXIT.FAILED;
   if (result.state === 'interrupted') return EXIT.INTERRUPTED;
   return EXIT.OK;
-}
-
-/** The run's metrics when the job asks for them; prom-client is loaded only then. */
-async function openMetrics(
-  config: JobConfig,
-  logger: Logger,
-  only: string | undefined,
-  worker: WorkerSpec | undefined,
-): Promise<MetricsSession | undefined> {
-  if (config.metrics === undefined) return undefined;
-  const { readEarlierRuns, startMetrics } = await import('../metrics/index.js');
-  return startMetrics(config, logger, { only, worker, earlier: await readEarlierRuns(config, logger) });
 }

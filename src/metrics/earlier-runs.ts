@@ -6,7 +6,8 @@ import type { EarlierRuns } from './run-metrics.js';
 /**
  * The last run and the last successful one, from the output's run records (`_runs/`), so that a
  * new process reports the same last success as the Pushgateway or textfile that an earlier one
- * wrote. Nothing when the output holds no record or cannot be read (then said at debug level).
+ * wrote. Runs refused by the lock (exit 75) are passed over, as their metrics never said they ended.
+ * Nothing when the output holds no record or cannot be read (then said at debug level).
  */
 export async function readEarlierRuns(config: JobConfig, logger: Logger): Promise<EarlierRuns> {
   let output: Output | undefined;
@@ -15,6 +16,8 @@ export async function readEarlierRuns(config: JobConfig, logger: Logger): Promis
     // One walk of the records, newest first: the first is the last run; stop at the last success.
     const earlier: EarlierRuns = {};
     for await (const entry of runRecords(output.store, { logger })) {
+      // A run refused because another live run held the output did not run: the last run is that one.
+      if (entry.record.state === 'refused' && entry.record.reason?.code === 'E_LOCKED') continue;
       earlier.lastExitCode ??= entry.record.exitCode;
       if (entry.record.exitCode === 0) {
         earlier.lastSuccessMs = endOf(entry);

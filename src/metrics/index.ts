@@ -10,6 +10,7 @@ import { type EarlierRuns, RunMetrics } from './run-metrics.js';
 export type { EarlierRuns } from './run-metrics.js';
 export { readEarlierRuns } from './earlier-runs.js';
 export { RunMetrics } from './run-metrics.js';
+export { OVERLAP_REFUSED, type OverlapRefusal, overlapRefusedRegistry, publishOverlapRefused } from './overlap-refused.js';
 
 /** A run's metrics and where they go, from the job file's `metrics:` (and its flags). */
 export interface MetricsSession {

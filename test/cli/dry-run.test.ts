@@ -78,10 +78,10 @@ describe.concurrent('run --dry-run tells what a run would refuse', () => {
     expect(exit.stdout).toContain('events/part=2-of-2/000000.parquet: missing');
   });
 
-  it('a lock held by a live run: exit 2, naming its pid', async () => {
+  it('a lock held by a live run: exit 75, as the run would (an overlap), naming its pid', async () => {
     const lock = JSON.stringify({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() });
     const exit = await dryRun({}, (out) => writeFileSync(join(out, '.lock'), lock));
-    expect(exit.code, describeExit(exit)).toBe(2);
+    expect(exit.code, describeExit(exit)).toBe(75);
     expect(exit.stdout).toContain(`in use by another bulk-extract run (pid ${process.pid} on ${hostname()}`);
   });
 

@@ -121,17 +121,17 @@ describe.concurrent('a refused run changes nothing in the output folder', () => 
     expect(exit.stderr).toMatch(/000000\.parquet: 100 bytes, not \d+/);
   });
 
-  it('a lock held by a live run: exit 2, and that run\'s lock stays', async () => {
+  it('a lock held by a live run: exit 75 (an overlap), and that run\'s lock stays', async () => {
     const c = copyOfFinished();
     writeFileSync(join(c.out, '.lock'), JSON.stringify({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() }));
     const before = snapshot(c.out);
     const exit = await runCliWith(['run', '--config', c.file], { cwd: c.dir, env: { SIM_KEY: KEY } });
-    expect(exit.code, describeExit(exit)).toBe(2);
+    expect(exit.code, describeExit(exit)).toBe(75);
     expect(exit.stderr).toContain(`in use by another bulk-extract run (pid ${process.pid}`);
     expect(snapshot(c.out)).toEqual(before);
     // The holder's folder gets the refused run's record beside its own, under another name.
     const records = recordsIn(c.out).map(({ record }) => record);
-    expect(records.at(-1)).toMatchObject({ state: 'refused', exitCode: 2, reason: { code: 'E_LOCKED' } });
+    expect(records.at(-1)).toMatchObject({ state: 'refused', exitCode: 75, reason: { code: 'E_LOCKED' } });
   });
 
   it('an unreadable (truncated) checkpoint: exit 2', async () => {

@@ -159,7 +159,7 @@ describe.each(kinds)('in %s', (_kind, open) => {
     store = open();
     const first = record('2026-11-26T05:00:00.000Z');
     const failed = record('2026-11-26T06:00:00.000Z', FAILED);
-    const refused = record(null, { exitCode: 2, state: 'refused', reason: { code: 'E_LOCKED', message: 'in use' } });
+    const refused = record(null, { exitCode: 75, state: 'refused', reason: { code: 'E_LOCKED', message: 'in use' } });
     expect(await writeRunRecord(store, first)).toBe('_runs/2026-11-26T05-00-00.000Z.json');
     expect(await writeRunRecord(store, failed, { worker: { index: 1, count: 2 } })).toBe(
       '_runs/2026-11-26T06-00-00.000Z.worker-1-of-2.json',

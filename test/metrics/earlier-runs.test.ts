@@ -56,6 +56,26 @@ describe('readEarlierRuns: where a run\'s metrics start', () => {
     });
   });
 
+  it('a run refused by the lock (exit 75, E_LOCKED) is passed over: the last run is the one before it', async () => {
+    const { config, store } = job();
+    await writeRunRecord(store, ended('2026-11-20T01:00:00.000Z', 0));
+    await writeRunRecord(store, ended('2026-11-21T01:00:00.000Z', 1));
+    const overlap = { ...ended('2026-11-21T02:00:00.000Z', 75), state: 'refused' as const, reason: { code: 'E_LOCKED', message: 'in use' } };
+    await writeRunRecord(store, { ...overlap, startedAt: null, finishedAt: null, durationMs: null }, {
+      now: () => Date.parse('2026-11-21T02:00:00.000Z'),
+    });
+    expect(await readEarlierRuns(config, silentLogger)).toEqual({
+      lastExitCode: 1,
+      lastSuccessMs: Date.parse('2026-11-20T01:00:00.000Z'),
+    });
+    // Another refusal (drift) is a run that ended, with its code.
+    const drift = { ...overlap, exitCode: 2, reason: { code: 'E_CHECKPOINT', message: 'drift' } };
+    await writeRunRecord(store, { ...drift, startedAt: null, finishedAt: null, durationMs: null }, {
+      now: () => Date.parse('2026-11-21T03:00:00.000Z'),
+    });
+    expect(await readEarlierRuns(config, silentLogger)).toMatchObject({ lastExitCode: 2 });
+  });
+
   it('only failures: the last exit code, no success', async () => {
     const { config, store } = job();
     await writeRunRecord(store, ended('2026-11-20T01:00:00.000Z', 2));

@@ -2,6 +2,7 @@ import type { JobConfig } from '../../config/load-config.js';
 import type { Logger } from '../../log.js';
 import { type Clock, systemClock } from '../../util/clock.js';
 import { type Manifest, openOutput } from '../state/index.js';
+import { LockedError } from '../../output/index.js';
 import { holdWorkers, type WorkersAgreement, type WorkersOptions } from '../workers/index.js';
 import { planStreams } from '../plan/index.js';
 import { folderLock, keepOf, type Setup } from './start-run.js';
@@ -11,6 +12,7 @@ export const WORKER_PATIENCE_MS = 5 * 60_000;
 
 export interface FinalizeResult {
   finalized: boolean;
+  /** Workers not complete or still running; none when another run holds the folder and ends the split job. */
   waitingFor: number[];
 }
 
@@ -46,7 +48,17 @@ export async function absorbWorkers(options: WorkersOptions & { requireComplete:
 
 /** After a worker completed: the last worker to finish merges them all and ends the run. */
 export async function finalizeIfLast(setup: Setup): Promise<FinalizeResult> {
-  const outcome = await finalizeWorkers(setup);
+  let outcome: AbsorbOutcome;
+  try {
+    outcome = await finalizeWorkers(setup);
+  } catch (error) {
+    if (!(error instanceof LockedError)) throw error;
+    // Held past WORKER_PATIENCE_MS: by a run without --shard, which started once no worker ran
+    // (this one had let its lock go) and so took over the split job, this worker's share included.
+    // Not a refusal: this worker's share is done and committed, and that run ends the split job.
+    setup.logger.warn({ err: error.message }, 'worker complete; another run holds the output folder and ends the split job');
+    return { finalized: false, waitingFor: [] };
+  }
   switch (outcome.state) {
     case 'none': // another worker ended the run between this one's end and now
     case 'merged':
@@ -70,17 +82,18 @@ export async function finalizeJob(
   const now = () => new Date(clock.now()).toISOString();
   const jobStreams = planStreams(config.streams, config.output.formats);
   try {
-    return await finalizeWorkers({ store, checkpointKey, baseUrl: config.source.baseUrl, logger, now, jobStreams });
+    const baseUrl = config.source.baseUrl;
+    return await finalizeWorkers({ store, checkpointKey, baseUrl, logger, now, jobStreams, clock });
   } finally {
     await store.close();
   }
 }
 
 async function finalizeWorkers(
-  setup: Pick<Setup, 'store' | 'checkpointKey' | 'baseUrl' | 'logger' | 'now' | 'jobStreams'>,
+  setup: Pick<Setup, 'store' | 'checkpointKey' | 'baseUrl' | 'logger' | 'now' | 'jobStreams' | 'clock'>,
 ): Promise<AbsorbOutcome> {
-  const { store, checkpointKey, baseUrl, logger, now } = setup;
-  const release = await folderLock(store, WORKER_PATIENCE_MS);
+  const { store, checkpointKey, baseUrl, logger, now, clock } = setup;
+  const release = await folderLock(store, clock, WORKER_PATIENCE_MS);
   try {
     const options = { store, checkpointKey, baseUrl, logger, now: now(), keepOf: keepOf(setup) };
     return await absorbWorkers({ ...options, requireComplete: true });

@@ -36,6 +36,12 @@ export interface RunOptions {
   worker?: WorkerSpec | undefined;
   /** Called once the run starts draining, for progress displays. */
   onStart?: (run: RunHandle) => void;
+  /**
+   * Called once, when the run holds the output (its lock taken, no other run in its way) and
+   * before it changes anything. A run refused because another live run holds the output
+   * (LockedError) never calls it.
+   */
+  onHeld?: () => Promise<void>;
 }
 
 export interface RunResult {
@@ -98,6 +104,12 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   // Every partition's request, backoff and limiter wait listen to it at once: that is not a leak.
   setMaxListeners(16 + 8 * streams.reduce((sum, s) => sum + s.partitions, 0), signal);
   let totals = new Map<string, number>();
+  let held = false;
+  const hold = async () => {
+    if (held) return;
+    held = true;
+    await options.onHeld?.();
+  };
   let release = async () => {};
   const { store, checkpointKey } = await openOutput(config, logger);
   let sink: ShardSink | undefined;
@@ -113,11 +125,14 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       clock,
       now,
       beforeWrite: async (checkpoint: Checkpoint) => {
+        await hold();
         totals = await countStreams(client, streams, checkpoint, logger, signal);
       },
     };
     const start = await scope.start(setup);
     release = start.release;
+    // A run with nothing to change never reached beforeWrite.
+    await hold();
     const { committer, plans } = start;
     logFindings(logger, start);
     if (committer === undefined) return nothingDone(start, clock.now() - startedAtMs);

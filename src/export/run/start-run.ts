@@ -3,7 +3,7 @@ import type { Clock } from '../../util/clock.js';
 import { type Checkpoint, isComplete, LOCK_FILE, type Manifest, windowDir, streamOf, type StreamPlan, SUCCESS_FILE } from '../state/index.js';
 import { Committer } from './committer.js';
 import { holdWorkers } from '../workers/index.js';
-import { LockedError, type OutputStore } from '../../output/index.js';
+import { LockedError, type LockOptions, type OutputStore } from '../../output/index.js';
 import { type PartitionPlan, planPartitions } from '../plan/index.js';
 import { type IdleStream, prepareOutput } from './prepare-output.js';
 import { restarted } from '../check/index.js';
@@ -47,8 +47,14 @@ export interface Started {
   release: () => Promise<void>;
 }
 
-export function folderLock(store: OutputStore, patienceMs = 0): Promise<() => Promise<void>> {
-  return store.lock(LOCK_FILE, store.location, { patienceMs });
+/** The output folder's lock; a live owner is waited for up to `patienceMs` on `clock` (0: refused at once). */
+export function folderLock(store: OutputStore, clock: Clock, patienceMs = 0): Promise<() => Promise<void>> {
+  return store.lock(LOCK_FILE, store.location, { patienceMs, ...lockWaits(clock) });
+}
+
+/** A lock's waiting on the run's clock, so that a run's waits for a lock are timed as its others are. */
+export function lockWaits(clock: Clock): Pick<LockOptions, 'sleep' | 'now'> {
+  return { sleep: (ms) => clock.sleep(ms), now: () => clock.now() };
 }
 
 export function keepOf(setup: Pick<Setup, 'jobStreams'>): (stream: string) => number | undefined {
@@ -61,7 +67,7 @@ export function keepOf(setup: Pick<Setup, 'jobStreams'>): (stream: string) => nu
  */
 export async function startWhole(setup: Setup, mode: { fresh: boolean; repair: boolean }): Promise<Started> {
   const { store, checkpointKey, baseUrl, streams, logger, clock, now } = setup;
-  const release = await folderLock(store);
+  const release = await folderLock(store, clock);
   let releaseWorkers = async () => {};
   try {
     const workers = await holdWorkers({ store, checkpointKey, baseUrl, logger, now: now(), keepOf: keepOf(setup) });

@@ -23,7 +23,7 @@ import {
   type WorkerSpec,
   writeAgreement,
 } from '../workers/index.js';
-import { folderLock, type Setup, type Started } from './start-run.js';
+import { folderLock, lockWaits, type Setup, type Started } from './start-run.js';
 
 /**
  * Worker `spec` of a split job, under the worker's own lock: the run is the one of the folder's
@@ -35,7 +35,7 @@ export async function startWorker(setup: Setup, spec: WorkerSpec): Promise<Start
   // A finalize holds every worker's lock for a moment: wait that out rather than fail.
   const what = `worker ${spec.index}/${spec.count} of ${store.location}`;
   const place = await workersPlace(store);
-  const release = await store.lock(workerLockKey(place, spec), what, { patienceMs: 60_000 });
+  const release = await store.lock(workerLockKey(place, spec), what, { patienceMs: 60_000, ...lockWaits(clock) });
   try {
     const agreement = (await readAgreement(store, place)) ?? (await createAgreement(setup, spec.count, place));
     if (agreement.count !== spec.count) {
@@ -86,7 +86,7 @@ export async function startWorker(setup: Setup, spec: WorkerSpec): Promise<Start
  */
 async function createAgreement(setup: Setup, count: number, place: WorkersPlace): Promise<WorkersAgreement> {
   const { store, checkpointKey, baseUrl, streams, logger, clock, now } = setup;
-  const release = await folderLock(store, WORKER_PATIENCE_MS);
+  const release = await folderLock(store, clock, WORKER_PATIENCE_MS);
   try {
     const existing = await readAgreement(store, place);
     if (existing !== undefined) return existing;
