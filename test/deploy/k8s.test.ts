@@ -50,6 +50,8 @@ const UID = 1000;
 const CLI_COMMANDS = ['run', 'finalize'];
 const FAIL_AT_ONCE = [2, 3];
 const RESUMABLE = [1, 130];
+/** Another run of the folder is still going: the CronJob's Job ends, a backfill's index retries. */
+const OVERLAP = 75;
 
 /** The job file of the ConfigMap that `--config` names, loaded as bulk-extract does in the pod. */
 const temp = mkdtempSync(join(tmpdir(), 'k8s-job-'));
@@ -156,12 +158,13 @@ describe('the CronJob and Jobs', () => {
     expect(incremental.job.parallelism ?? 1).toBe(1);
   });
 
-  const codes = all.flatMap((w) => [...FAIL_AT_ONCE, ...RESUMABLE].map((code) => [w.where, code, w] as const));
+  const codes = all.flatMap((w) => [...FAIL_AT_ONCE, ...RESUMABLE, OVERLAP].map((code) => [w.where, code, w] as const));
   it.each(codes)('%s: exit code %i fails the Job at once only where retrying cannot help', (_where, code, w) => {
     const name = containerOf(w).name;
     expect(w.pod.restartPolicy).toBe('Never');
     expect(w.job.podReplacementPolicy, 'a replacement pod never runs beside the one it replaces').toBe('Failed');
-    expect(failureAction(w.job.podFailurePolicy, name, code)).toBe(FAIL_AT_ONCE.includes(code) ? 'FailJob' : 'Count');
+    const atOnce = FAIL_AT_ONCE.includes(code) || (code === OVERLAP && w.kind === 'CronJob');
+    expect(failureAction(w.job.podFailurePolicy, name, code)).toBe(atOnce ? 'FailJob' : 'Count');
     expect(failureAction(w.job.podFailurePolicy, name, code, ['DisruptionTarget'])).toBe('Ignore');
   });
 
