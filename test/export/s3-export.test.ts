@@ -279,7 +279,8 @@ describe.concurrent('output.dir: s3://', () => {
     }
   });
 
-  it('repair: a truncated and a corrupted object are found in the bucket, only their partition is read again, exactly', async () => {
+  // Three CLI runs against the bucket: 30 s is too little on a busy 2-core machine.
+  it('repair: a truncated and a corrupted object are found in the bucket, only their partition is read again, exactly', { timeout: 120_000 }, async () => {
     // Shards of 5000 rows: 4 per partition.
     const { sim, cli, store } = await setup(29, 'exports/repair', { maxRows: 5000 });
     try {
