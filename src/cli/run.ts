@@ -101,13 +101,14 @@ export async function runRun(argv: string[]): Promise<number> {
     // The job's sensitive values never reach the error line (main.ts), the summary or the record.
     known.config?.redactor.redactError(error);
     if (!(error instanceof BulkExtractError)) {
-      await known.metrics?.finish(EXIT.FAILED);
+      await known.metrics?.finish(EXIT.FAILED, undefined, 'E_INTERNAL');
       throw error;
     }
     refusal = error;
     report = refusedReport(error, exitCodeOf(error), known.config === undefined ? null : destinationOf(known.config));
   }
-  await known.metrics?.finish(report.exitCode, report.finishedAt === null ? undefined : Date.parse(report.finishedAt));
+  const endedAt = report.finishedAt === null ? undefined : Date.parse(report.finishedAt);
+  await known.metrics?.finish(report.exitCode, endedAt, report.reason?.code ?? 'none');
   if (known.config !== undefined) report = known.config.redactor.redactStrings(report);
   if (values.json) console.log(JSON.stringify(report));
   // The same summary as the run's record in the output (_runs/), except for a dry run, which writes nothing.
@@ -255,6 +256,7 @@ async function openMetrics(
   worker: WorkerSpec | undefined,
 ): Promise<MetricsSession | undefined> {
   if (config.metrics === undefined) return undefined;
-  const { readEarlierRuns, startMetrics } = await import('../metrics/index.js');
-  return startMetrics(config, logger, { only, worker, earlier: await readEarlierRuns(config, logger) });
+  const { readEarlierRuns, readStreamDataEnds, startMetrics } = await import('../metrics/index.js');
+  const earlier = await readEarlierRuns(config, logger);
+  return startMetrics(config, logger, { only, worker, earlier, dataEnds: () => readStreamDataEnds(config, logger) });
 }
