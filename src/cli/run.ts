@@ -107,13 +107,14 @@ export async function runRun(argv: string[]): Promise<number> {
     refusal = error;
     report = refusedReport(error, exitCodeOf(error), known.config === undefined ? null : destinationOf(known.config));
   }
-  const endedAt = report.finishedAt === null ? undefined : Date.parse(report.finishedAt);
+  // A run that never began (refused) ends now: its metrics and its record say the same time.
+  const endedAt = report.finishedAt === null ? Date.now() : Date.parse(report.finishedAt);
   await known.metrics?.finish(report.exitCode, endedAt, report.reason?.code ?? 'none');
   if (known.config !== undefined) report = known.config.redactor.redactStrings(report);
   if (values.json) console.log(JSON.stringify(report));
   // The same summary as the run's record in the output (_runs/), except for a dry run, which writes nothing.
   if (known.config !== undefined && known.logger !== undefined && !values['dry-run']) {
-    await recordRun(known.config, report, { worker: known.worker, logger: known.logger });
+    await recordRun(known.config, report, { worker: known.worker, logger: known.logger, now: () => endedAt });
   }
   if (refusal !== undefined) throw refusal;
   return report.exitCode;
