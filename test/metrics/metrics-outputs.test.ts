@@ -1,14 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Manifest } from '../../src/export/state/manifest.js';
 import { closedPort } from '../support/closed-port.js';
 import { parseSamples, prometheusTool, promtoolCheckMetrics, type Sample, valueOf } from '../support/prom-text.js';
+import { startPushgateway } from '../support/pushgateway.js';
 import {
   describeExit,
   type Job,
@@ -28,13 +26,8 @@ import {
 const KEY = 'metrics-test-api-key-0001';
 const WRONG_KEY = 'metrics-test-wrong-key-0002';
 const EVENTS = 6000;
-const PROM_CLIENT_NAMES = new RegExp('^nodejs_active_(handles|requests|resources)_total non-counter metrics should not have "_total" suffix$');
 const ASSETS = 600;
-
-const gateways: ChildProcess[] = [];
-afterEach(() => {
-  for (const gateway of gateways.splice(0)) gateway.kill('SIGKILL');
-});
+const PROM_CLIENT_NAMES = new RegExp('^nodejs_active_(handles|requests|resources)_total non-counter metrics should not have "_total" suffix$');
 
 async function newMetricsJob(metrics: Record<string, unknown>, latencyMs = 0): Promise<Job> {
   const sim = await newSimulator({ events: EVENTS, assets: ASSETS, seed: 5, apiKeys: [KEY], faults: { latencyMs } });
@@ -79,20 +72,6 @@ function expectManifestFigures(samples: Sample[], manifest: Manifest, labels: Re
   expect(valueOf(samples, 'bulk_extract_throttled_total', labels)).toBe(manifest.throttled);
   expect(valueOf(samples, 'bulk_extract_partitions', { ...labels, stream: 'events' })).toBe(3);
   expect(valueOf(samples, 'bulk_extract_partitions_done', { ...labels, stream: 'events' })).toBe(3);
-}
-
-/** A Pushgateway on a free loopback port, started by the test; resolves once it listens. */
-async function startPushgateway(binary: string): Promise<string> {
-  const port = await closedPort();
-  const gateway = spawn(binary, [`--web.listen-address=127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
-  gateways.push(gateway);
-  const lines = createInterface({ input: gateway.stderr });
-  const exited = once(gateway, 'exit').then(([code]) => {
-    throw new Error(`prometheus-pushgateway exited with ${String(code)}`);
-  });
-  const listening = new Promise<void>((resolve) => lines.on('line', (line) => /Listening on/.test(line) && resolve()));
-  await Promise.race([listening, exited]);
-  return `http://127.0.0.1:${port}`;
 }
 
 describe('metrics', () => {
@@ -143,12 +122,20 @@ describe('metrics', () => {
       expect(runWide[0]!.value).toBe(0);
       const success = valueOf(samples, 'bulk_extract_last_success_timestamp_seconds', { job: 'nightly' });
       expect(success).toBeGreaterThan(0);
+      expect(valueOf(samples, 'bulk_extract_run_end_timestamp_seconds', { job: 'nightly' })).toBe(success);
+      expect(valueOf(samples, 'bulk_extract_last_run_info', { job: 'nightly', code: 'none' })).toBe(1);
+      // The gateway takes the process and Node.js metrics beside its own (which have no export label).
+      expect(valueOf(samples, 'process_resident_memory_bytes', { job: 'nightly', export: 'nightly' })).toBeGreaterThan(0);
+      expect(valueOf(samples, 'bulk_extract_build_info', { job: 'nightly', export: 'nightly' })).toBe(1);
 
       const refused = await run(job, ['--fresh', '--metrics-push', url], WRONG_KEY);
       expect(refused.code, describeExit(refused)).toBe(3);
       samples = await scrape();
       expect(valueOf(samples, 'bulk_extract_last_run_exit_code', { job: 'nightly' })).toBe(3);
       expect(valueOf(samples, 'bulk_extract_last_success_timestamp_seconds', { job: 'nightly' })).toBe(success);
+      const codes = samples.filter((s) => s.name === 'bulk_extract_last_run_info' && s.labels.job === 'nightly');
+      expect(codes.map((s) => s.labels.code), 'the push replaced the code').toEqual(['E_AUTH']);
+      expect(valueOf(samples, 'bulk_extract_run_end_timestamp_seconds', { job: 'nightly' })).toBeGreaterThan(success!);
     },
   );
 
