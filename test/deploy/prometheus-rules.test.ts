@@ -15,7 +15,13 @@ import { anchors } from '../docs/markdown-headings.js';
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIR = 'deploy/prometheus';
-const ALERTS = ['BulkExtractNoRecentSuccess', 'BulkExtractRunFailed', 'BulkExtractRunNeedsAttention', 'BulkExtractThrottled'];
+const ALERTS = [
+  'BulkExtractNoRecentSuccess',
+  'BulkExtractRunDiedOrHung',
+  'BulkExtractRunFailed',
+  'BulkExtractRunNeedsAttention',
+  'BulkExtractThrottled',
+];
 
 /** promtool's path on PATH, or undefined. */
 function onPath(command: string): string | undefined {
@@ -65,7 +71,7 @@ const temp = mkdtempSync(join(tmpdir(), 'prometheus-rules-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
 
 describe('deploy/prometheus with promtool', () => {
-  it('promtool check rules alerts.yaml: the four alerts load', async (ctx) => {
+  it('promtool check rules alerts.yaml: the five alerts load', async (ctx) => {
     const run = await promtool(needPromtool(ctx), ['check', 'rules', `${DIR}/alerts.yaml`]);
     expect(run.code, run.output).toBe(0);
     expect(run.output).toContain(`SUCCESS: ${ALERTS.length} rules found`);
@@ -78,23 +84,29 @@ describe('deploy/prometheus with promtool', () => {
     expect(run.output).not.toContain('FAILED');
   });
 
-  it('promtool test rules fails when a rule changes: a 429 threshold of 50% instead of 20%', async (ctx) => {
+  it.for([
+    ['a 429 threshold of 50% instead of 20%', ') > 0.2\n', ') > 0.5\n', 'BulkExtractThrottled'],
+    ['a run deadline of 60 min instead of 55', '> 55 * 60\n', '> 60 * 60\n', 'BulkExtractRunDiedOrHung'],
+    ['no error code in the alerts', '{code!="none"}', '{code="E_NONE"}', 'BulkExtractRunNeedsAttention'],
+  ] as const)('promtool test rules fails when a rule changes: %s', async ([, from, to, alert], ctx) => {
     const path = needPromtool(ctx);
     const rules = readFileSync(join(ROOT, DIR, 'alerts.yaml'), 'utf8');
-    expect(rules).toContain(') > 0.2\n');
-    writeFileSync(join(temp, 'alerts.yaml'), rules.replace(') > 0.2\n', ') > 0.5\n'));
-    copyFileSync(join(ROOT, DIR, 'alerts.test.yaml'), join(temp, 'alerts.test.yaml'));
-    const run = await promtool(path, ['test', 'rules', 'alerts.test.yaml'], temp);
+    expect(rules).toContain(from);
+    const dir = mkdtempSync(join(temp, 'changed-'));
+    writeFileSync(join(dir, 'alerts.yaml'), rules.replaceAll(from, to));
+    copyFileSync(join(ROOT, DIR, 'alerts.test.yaml'), join(dir, 'alerts.test.yaml'));
+    const run = await promtool(path, ['test', 'rules', 'alerts.test.yaml'], dir);
     expect(run.code).toBe(1);
     expect(run.output).toContain('FAILED');
-    expect(run.output).toContain('alertname: BulkExtractThrottled');
+    expect(run.output).toContain(`alertname: ${alert}`);
   });
 
-  it('the PromQL blocks of docs/scheduled-exports.md parse (checked as recording rules)', async (ctx) => {
+  it('the PromQL blocks of docs/scheduled-exports.md and docs/monitoring.md parse (checked as recording rules)', async (ctx) => {
     const path = needPromtool(ctx);
-    const page = 'docs/scheduled-exports.md';
-    const queries = fencedBlocks(readFileSync(join(ROOT, page), 'utf8'), page).filter((b) => b.lang === 'promql');
-    expect(queries.length, 'the dashboard queries').toBeGreaterThanOrEqual(6);
+    const pages = ['docs/scheduled-exports.md', 'docs/monitoring.md'];
+    const blocks = pages.flatMap((page) => fencedBlocks(readFileSync(join(ROOT, page), 'utf8'), page));
+    const queries = blocks.filter((b) => b.lang === 'promql');
+    expect(queries.length, 'the dashboard queries').toBeGreaterThanOrEqual(10);
     const rules = queries.map((q, i) => ({ record: `doc_query_${i}`, expr: q.text, labels: { where: q.where } }));
     writeFileSync(join(temp, 'doc-queries.yaml'), stringifyYaml({ groups: [{ name: 'doc-queries', rules }] }));
     const run = await promtool(path, ['check', 'rules', 'doc-queries.yaml'], temp);
