@@ -30,10 +30,10 @@ export function readEarlierRuns(config: JobConfig, logger: Logger): Promise<Earl
 
 /**
  * The end of the last completed window of each incremental and snapshot stream, as the output's
- * checkpoint and `_LATEST` files say now (readDataEnds); none when they cannot be read.
+ * checkpoint and `_LATEST` files say now (readDataEnds); undefined when they cannot be read.
  */
-export function readStreamDataEnds(config: JobConfig, logger: Logger): Promise<ReadonlyMap<string, number>> {
-  return fromOutput(config, logger, 'the data ends', new Map(), (output) => readDataEnds(output));
+export function readStreamDataEnds(config: JobConfig, logger: Logger): Promise<Map<string, number> | undefined> {
+  return fromOutput<Map<string, number> | undefined>(config, logger, 'the data ends', undefined, (output) => readDataEnds(output));
 }
 
 /** `read` of the job's output, closed again; `fallback` when it cannot be opened or read. */

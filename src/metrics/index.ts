@@ -28,8 +28,11 @@ export interface MetricsOptions {
   /** This process as worker I of K (`--shard I/K`): its pushes are grouped by `shard` too. */
   worker?: WorkerSpec | undefined;
   earlier?: EarlierRuns;
-  /** The streams' data ends as the output says now (readStreamDataEnds); read at the start and at the end. */
-  dataEnds?: () => Promise<ReadonlyMap<string, number>>;
+  /**
+   * The streams' data ends as the output says now (readStreamDataEnds), read at the start and at
+   * the end; undefined when they cannot be read, which keeps those known.
+   */
+  dataEnds?: () => Promise<ReadonlyMap<string, number> | undefined>;
   now?: () => number;
 }
 
@@ -53,7 +56,8 @@ export async function startMetrics(
   }));
   const metrics = new RunMetrics(exportLabelOf(settings, config.file), streams, options.earlier ?? {}, now(), now);
   const readDataEnds = async () => {
-    if (options.dataEnds !== undefined) metrics.setDataEnds(await options.dataEnds());
+    const ends = await options.dataEnds?.();
+    if (ends !== undefined) metrics.setDataEnds(ends);
   };
   await readDataEnds();
   const outputs: MetricsOutput[] = [];
