@@ -10,11 +10,13 @@ import { anchors } from '../docs/markdown-headings.js';
 
 /**
  * deploy/prometheus, checked by Prometheus' own promtool (Debian's package `prometheus`, which
- * .ci/run installs): the rules load, their unit tests (alerts.test.yaml) pass, and the example
+ * .ci/run installs): the rules load, their unit tests (TESTS) pass, and the example
  * configuration loads. Without promtool these skip locally, and fail in CI (CI=true), which must run them.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIR = 'deploy/prometheus';
+/** The unit tests of the rules, for `promtool test rules`. */
+const TESTS = ['alerts.test.yaml', 'runs.test.yaml'];
 const ALERTS = [
   'BulkExtractNoRecentSuccess',
   'BulkExtractRunDiedOrHung',
@@ -77,8 +79,8 @@ describe('deploy/prometheus with promtool', () => {
     expect(run.output).toContain(`SUCCESS: ${ALERTS.length} rules found`);
   });
 
-  it('promtool test rules alerts.test.yaml: every case passes', async (ctx) => {
-    const run = await promtool(needPromtool(ctx), ['test', 'rules', `${DIR}/alerts.test.yaml`]);
+  it('promtool test rules alerts.test.yaml runs.test.yaml: every case passes', async (ctx) => {
+    const run = await promtool(needPromtool(ctx), ['test', 'rules', ...TESTS.map((file) => `${DIR}/${file}`)]);
     expect(run.code, run.output).toBe(0);
     expect(run.output).toMatch(/^\s*SUCCESS\s*$/m);
     expect(run.output).not.toContain('FAILED');
@@ -94,8 +96,8 @@ describe('deploy/prometheus with promtool', () => {
     expect(rules).toContain(from);
     const dir = mkdtempSync(join(temp, 'changed-'));
     writeFileSync(join(dir, 'alerts.yaml'), rules.replaceAll(from, to));
-    copyFileSync(join(ROOT, DIR, 'alerts.test.yaml'), join(dir, 'alerts.test.yaml'));
-    const run = await promtool(path, ['test', 'rules', 'alerts.test.yaml'], dir);
+    for (const file of TESTS) copyFileSync(join(ROOT, DIR, file), join(dir, file));
+    const run = await promtool(path, ['test', 'rules', ...TESTS], dir);
     expect(run.code).toBe(1);
     expect(run.output).toContain('FAILED');
     expect(run.output).toContain(`alertname: ${alert}`);
@@ -133,9 +135,10 @@ describe('deploy/prometheus without promtool', () => {
     expect(rule.spec).toEqual({ groups });
   });
 
-  it('alerts.test.yaml has, for every alert, a time when it fires and one when it does not', () => {
+  it('the unit tests have, for every alert, a time when it fires and one when it does not', () => {
     expect(groups.flatMap((g) => g.rules.map((r) => r.alert)).sort()).toEqual(ALERTS);
-    const cases = (yamlOf('alerts.test.yaml').tests as { alert_rule_test: RuleTest[] }[]).flatMap((t) => t.alert_rule_test);
+    const tests = TESTS.flatMap((file) => yamlOf(file).tests as { alert_rule_test: RuleTest[] }[]);
+    const cases = tests.flatMap((t) => t.alert_rule_test);
     for (const alert of ALERTS) {
       const of = cases.filter((c) => c.alertname === alert);
       expect(of.some((c) => c.exp_alerts.length > 0), `${alert} fires somewhere`).toBe(true);
