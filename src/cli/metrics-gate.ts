@@ -38,10 +38,14 @@ export class MetricsGate {
   }
 
   /**
-   * The run ended with `exitCode` (at `endedAtMs`, default now). `overlap`: refused because another
-   * live run holds the output; unless this run held it first, only the refusal is published.
+   * The run ended with `exitCode` (at `endedAtMs`, default now) and the error `code` (`none` for
+   * none). `overlap`: refused because another live run holds the output; unless this run held it
+   * first, only the refusal is published.
    */
-  async end(exitCode: number, options: { endedAtMs?: number | undefined; overlap?: boolean } = {}): Promise<void> {
+  async end(
+    exitCode: number,
+    options: { endedAtMs?: number | undefined; overlap?: boolean; code?: string | undefined } = {},
+  ): Promise<void> {
     if (options.overlap === true && this.opening === undefined) {
       if (this.config.metrics === undefined) return;
       const { publishOverlapRefused } = await import('../metrics/index.js');
@@ -52,13 +56,15 @@ export class MetricsGate {
       return;
     }
     await this.open();
-    await this.session?.finish(exitCode, options.endedAtMs);
+    await this.session?.finish(exitCode, options.endedAtMs, options.code);
   }
 
   private async start(): Promise<void> {
     if (this.config.metrics === undefined) return;
-    const { readEarlierRuns, startMetrics } = await import('../metrics/index.js');
-    const earlier = await readEarlierRuns(this.config, this.logger);
-    this.session = await startMetrics(this.config, this.logger, { ...this.options, earlier });
+    const { readEarlierRuns, readStreamDataEnds, startMetrics } = await import('../metrics/index.js');
+    const { config, logger } = this;
+    const earlier = await readEarlierRuns(config, logger);
+    const dataEnds = () => readStreamDataEnds(config, logger);
+    this.session = await startMetrics(config, logger, { ...this.options, earlier, dataEnds });
   }
 }

@@ -103,19 +103,21 @@ export async function runRun(argv: string[]): Promise<number> {
     // The job's sensitive values never reach the error line (main.ts), the summary or the record.
     known.config?.redactor.redactError(error);
     if (!(error instanceof BulkExtractError)) {
-      await known.metrics?.end(EXIT.FAILED);
+      await known.metrics?.end(EXIT.FAILED, { code: 'E_INTERNAL' });
       throw error;
     }
     refusal = error;
     report = refusedReport(error, exitCodeOf(error), known.config === undefined ? null : destinationOf(known.config));
   }
-  const endedAtMs = report.finishedAt === null ? undefined : Date.parse(report.finishedAt);
-  await known.metrics?.end(report.exitCode, { endedAtMs, overlap: refusal instanceof LockedError });
+  // A run that never began (refused) ends now: its metrics and its record say the same time.
+  const endedAtMs = report.finishedAt === null ? Date.now() : Date.parse(report.finishedAt);
+  const code = report.reason?.code ?? 'none';
+  await known.metrics?.end(report.exitCode, { endedAtMs, overlap: refusal instanceof LockedError, code });
   if (known.config !== undefined) report = known.config.redactor.redactStrings(report);
   if (values.json) console.log(JSON.stringify(report));
   // The same summary as the run's record in the output (_runs/), except for a dry run, which writes nothing.
   if (known.config !== undefined && known.logger !== undefined && !values['dry-run']) {
-    await recordRun(known.config, report, { worker: known.worker, logger: known.logger });
+    await recordRun(known.config, report, { worker: known.worker, logger: known.logger, now: () => endedAtMs });
   }
   if (refusal !== undefined) throw refusal;
   return report.exitCode;

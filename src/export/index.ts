@@ -6,6 +6,7 @@
  * - runJob: a run (resume, --fresh, --repair, --stream, a worker of a split job);
  * - inspectRun: what a run would do and refuse, changing nothing (--dry-run);
  * - readStatus: the progress an output records (status);
+ * - readDataEnds: how fresh the data of its scheduled streams is (metrics);
  * - readRunRecords / latestRunRecord: the history of runs in the output's `_runs/` (status, metrics);
  *   recordRun: a run's record written there (run);
  * - verifyOutput / verifyJob: every file read back against its manifest (verify);
@@ -13,10 +14,12 @@
  */
 export { LockedError } from '../output/index.js';
 export {
+  dataEndOf,
   inspectRun,
   NotAnOutputError,
   type OutputStatus,
   type PartStatus,
+  readDataEnds,
   readStatus,
   type RunInspection,
   type StreamAction,

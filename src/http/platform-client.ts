@@ -92,10 +92,18 @@ export class PlatformClient {
   readonly rootPath: string;
   /**
    * Requests sent (attempts, not calls), retries made and 429 answers, for the run's summary; and
-   * the requests that reached the server, by the class of their answer (`2xx` to `5xx`, or `none`
-   * when none came: a connection refused or reset, a timeout), for metrics.
+   * for metrics the requests that reached the server, by the class of their answer (`2xx` to `5xx`,
+   * or `none` when none came: a connection refused or reset, a timeout), and the bytes of the answers
+   * read (their bodies as decoded, every status).
    */
-  readonly stats = { requests: 0, retries: 0, throttled: 0, answers: {} as Partial<Record<StatusClass, number>> };
+  readonly stats = {
+    requests: 0,
+    retries: 0,
+    throttled: 0,
+    answers: {} as Partial<Record<StatusClass, number>>,
+    responseBytes: 0,
+  };
+
   private readonly transport: Transport;
   private readonly runtime: RetryRuntime;
   private readonly limiter: RequestLimiter;
@@ -260,6 +268,7 @@ export class PlatformClient {
             throw error;
           });
         this.countAnswer(statusClass(raw.status));
+        this.stats.responseBytes += raw.body.length;
         if (raw.status === 429) this.stats.throttled++;
         this.limiter.onResponse(permit, raw.status, raw.status === 429 ? errorMessage(raw) : undefined);
         return raw;

@@ -8,7 +8,7 @@ import { type PushScope, removeStaleGroups } from './push-groups.js';
 import { type EarlierRuns, RunMetrics } from './run-metrics.js';
 
 export type { EarlierRuns } from './run-metrics.js';
-export { readEarlierRuns } from './earlier-runs.js';
+export { readEarlierRuns, readStreamDataEnds } from './earlier-runs.js';
 export { RunMetrics } from './run-metrics.js';
 export { OVERLAP_REFUSED, type OverlapRefusal, overlapRefusedRegistry, publishOverlapRefused } from './overlap-refused.js';
 
@@ -17,8 +17,11 @@ export interface MetricsSession {
   readonly metrics: RunMetrics;
   /** The export started draining: its figures are read from `run` from now on. */
   attach(run: RunHandle): void;
-  /** The run ended with `exitCode` (at `endedAtMs`): the last textfile and push, then the endpoint closes. */
-  finish(exitCode: number, endedAtMs?: number): Promise<void>;
+  /**
+   * The run ended with `exitCode` and the error `code` (default none) at `endedAtMs`: the data
+   * ends are read again, then the last textfile and push, and the endpoint closes.
+   */
+  finish(exitCode: number, endedAtMs?: number, code?: string): Promise<void>;
 }
 
 export interface MetricsOptions {
@@ -27,6 +30,11 @@ export interface MetricsOptions {
   /** This process as worker I of K (`--shard I/K`): its pushes are grouped by `shard` too. */
   worker?: WorkerSpec | undefined;
   earlier?: EarlierRuns;
+  /**
+   * The streams' data ends as the output says now (readStreamDataEnds), read at the start and at
+   * the end; undefined when they cannot be read, which keeps those known.
+   */
+  dataEnds?: () => Promise<ReadonlyMap<string, number> | undefined>;
   now?: () => number;
 }
 
@@ -46,8 +54,14 @@ export async function startMetrics(
   const streams = planStreams(config.streams, config.output.formats, options.only).map((stream) => ({
     name: stream.name,
     formats: stream.formats,
+    mode: stream.mode,
   }));
   const metrics = new RunMetrics(exportLabelOf(settings, config.file), streams, options.earlier ?? {}, now(), now);
+  const readDataEnds = async () => {
+    const ends = await options.dataEnds?.();
+    if (ends !== undefined) metrics.setDataEnds(ends);
+  };
+  await readDataEnds();
   const outputs: MetricsOutput[] = [];
   if (settings.textfile !== undefined) outputs.push(textfileOutput(resolve(settings.textfile), metrics, logger));
   if (settings.pushgateway !== undefined) {
@@ -70,9 +84,10 @@ export async function startMetrics(
         void cleanUp(pushgateway, scope, logger);
       }
     },
-    async finish(exitCode, endedAtMs) {
+    async finish(exitCode, endedAtMs, code) {
       clearInterval(timer);
-      metrics.finish(exitCode, endedAtMs);
+      metrics.finish(exitCode, endedAtMs, code);
+      await readDataEnds();
       await publish();
       await Promise.all(outputs.map((output) => output.close()));
     },

@@ -10,13 +10,16 @@ import { anchors } from '../docs/markdown-headings.js';
 
 /**
  * deploy/prometheus, checked by Prometheus' own promtool (Debian's package `prometheus`, which
- * .ci/run installs): the rules load, their unit tests (alerts.test.yaml) pass, and the example
+ * .ci/run installs): the rules load, their unit tests (TESTS) pass, and the example
  * configuration loads. Without promtool these skip locally, and fail in CI (CI=true), which must run them.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIR = 'deploy/prometheus';
+/** The unit tests of the rules, for `promtool test rules`. */
+const TESTS = ['alerts.test.yaml', 'runs.test.yaml'];
 const ALERTS = [
   'BulkExtractNoRecentSuccess',
+  'BulkExtractRunDiedOrHung',
   'BulkExtractRunFailed',
   'BulkExtractRunNeedsAttention',
   'BulkExtractRunOverlapped',
@@ -77,30 +80,36 @@ describe('deploy/prometheus with promtool', () => {
     expect(run.output).toContain(`SUCCESS: ${ALERTS.length} rules found`);
   });
 
-  it('promtool test rules alerts.test.yaml: every case passes', async (ctx) => {
-    const run = await promtool(needPromtool(ctx), ['test', 'rules', `${DIR}/alerts.test.yaml`]);
+  it('promtool test rules alerts.test.yaml runs.test.yaml: every case passes', async (ctx) => {
+    const run = await promtool(needPromtool(ctx), ['test', 'rules', ...TESTS.map((file) => `${DIR}/${file}`)]);
     expect(run.code, run.output).toBe(0);
     expect(run.output).toMatch(/^\s*SUCCESS\s*$/m);
     expect(run.output).not.toContain('FAILED');
   });
 
-  it('promtool test rules fails when a rule changes: a 429 threshold of 50% instead of 20%', async (ctx) => {
+  it.for([
+    ['a 429 threshold of 50% instead of 20%', ') > 0.2\n', ') > 0.5\n', 'BulkExtractThrottled'],
+    ['a run deadline of 60 min instead of 55', '> 55 * 60\n', '> 60 * 60\n', 'BulkExtractRunDiedOrHung'],
+    ['no error code in the alerts', '{code!="none"}', '{code="E_NONE"}', 'BulkExtractRunNeedsAttention'],
+  ] as const)('promtool test rules fails when a rule changes: %s', async ([, from, to, alert], ctx) => {
     const path = needPromtool(ctx);
     const rules = readFileSync(join(ROOT, DIR, 'alerts.yaml'), 'utf8');
-    expect(rules).toContain(') > 0.2\n');
-    writeFileSync(join(temp, 'alerts.yaml'), rules.replace(') > 0.2\n', ') > 0.5\n'));
-    copyFileSync(join(ROOT, DIR, 'alerts.test.yaml'), join(temp, 'alerts.test.yaml'));
-    const run = await promtool(path, ['test', 'rules', 'alerts.test.yaml'], temp);
+    expect(rules).toContain(from);
+    const dir = mkdtempSync(join(temp, 'changed-'));
+    writeFileSync(join(dir, 'alerts.yaml'), rules.replaceAll(from, to));
+    for (const file of TESTS) copyFileSync(join(ROOT, DIR, file), join(dir, file));
+    const run = await promtool(path, ['test', 'rules', ...TESTS], dir);
     expect(run.code).toBe(1);
     expect(run.output).toContain('FAILED');
-    expect(run.output).toContain('alertname: BulkExtractThrottled');
+    expect(run.output).toContain(`alertname: ${alert}`);
   });
 
-  it('the PromQL blocks of docs/scheduled-exports.md parse (checked as recording rules)', async (ctx) => {
+  it('the PromQL blocks of docs/scheduled-exports.md and docs/monitoring.md parse (checked as recording rules)', async (ctx) => {
     const path = needPromtool(ctx);
-    const page = 'docs/scheduled-exports.md';
-    const queries = fencedBlocks(readFileSync(join(ROOT, page), 'utf8'), page).filter((b) => b.lang === 'promql');
-    expect(queries.length, 'the dashboard queries').toBeGreaterThanOrEqual(6);
+    const pages = ['docs/scheduled-exports.md', 'docs/monitoring.md'];
+    const blocks = pages.flatMap((page) => fencedBlocks(readFileSync(join(ROOT, page), 'utf8'), page));
+    const queries = blocks.filter((b) => b.lang === 'promql');
+    expect(queries.length, 'the dashboard queries').toBeGreaterThanOrEqual(10);
     const rules = queries.map((q, i) => ({ record: `doc_query_${i}`, expr: q.text, labels: { where: q.where } }));
     writeFileSync(join(temp, 'doc-queries.yaml'), stringifyYaml({ groups: [{ name: 'doc-queries', rules }] }));
     const run = await promtool(path, ['check', 'rules', 'doc-queries.yaml'], temp);
@@ -127,9 +136,10 @@ describe('deploy/prometheus without promtool', () => {
     expect(rule.spec).toEqual({ groups });
   });
 
-  it('alerts.test.yaml has, for every alert, a time when it fires and one when it does not', () => {
+  it('the unit tests have, for every alert, a time when it fires and one when it does not', () => {
     expect(groups.flatMap((g) => g.rules.map((r) => r.alert)).sort()).toEqual(ALERTS);
-    const cases = (yamlOf('alerts.test.yaml').tests as { alert_rule_test: RuleTest[] }[]).flatMap((t) => t.alert_rule_test);
+    const tests = TESTS.flatMap((file) => yamlOf(file).tests as { alert_rule_test: RuleTest[] }[]);
+    const cases = tests.flatMap((t) => t.alert_rule_test);
     for (const alert of ALERTS) {
       const of = cases.filter((c) => c.alertname === alert);
       expect(of.some((c) => c.exp_alerts.length > 0), `${alert} fires somewhere`).toBe(true);

@@ -93,7 +93,7 @@ describe('PlatformClient.post', () => {
     expect(response.attempts).toBe(3);
     expect(server.requests.map((r) => r.body)).toEqual(Array.from({ length: 3 }, () => '{"filter":{"source":"SAP"}}'));
     expect(clock.sleeps).toEqual([250, 500]);
-    expect(client.stats).toEqual({ requests: 3, retries: 2, throttled: 0, answers: { '5xx': 2, '2xx': 1 } });
+    expect(client.stats).toEqual({ requests: 3, retries: 2, throttled: 0, answers: { '5xx': 2, '2xx': 1 }, responseBytes: expect.any(Number) });
     expect(calls).toBe(3);
   });
 

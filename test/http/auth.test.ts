@@ -314,7 +314,7 @@ describe('OAuth client credentials', () => {
       'Bearer scripted-token-2',
     ]);
     expect(tokenRequests(server)).toHaveLength(2);
-    expect(c.stats).toEqual({ requests: 2, retries: 0, throttled: 0, answers: { '4xx': 2 } });
+    expect(c.stats).toEqual({ requests: 2, retries: 0, throttled: 0, answers: { '4xx': 2 }, responseBytes: expect.any(Number) });
   });
 
   it('concurrent requests share one renewal in flight: 20 at start and 20 after expiry fetch one token each', async () => {

@@ -222,6 +222,8 @@ describe('retryable statuses are retried with backoff', () => {
       retries: 2,
       throttled: status === 429 ? 2 : 0,
       answers: { [status === 429 ? '4xx' : '5xx']: 2, '2xx': 1 },
+      // Every answer's body counts, the refused ones too.
+      responseBytes: 2 * JSON.stringify(errorBody(status, `transient ${status}`).body).length + JSON.stringify(OK_PAGE.body).length,
     });
     expect(clock.sleeps).toEqual([halfBackoff(1), halfBackoff(2)]);
   });
@@ -262,7 +264,7 @@ describe('non-retryable statuses fail at once', () => {
     expect(error.message).toContain(`Nope: reason ${status}`);
     expect(server.requests).toHaveLength(1);
     expect(clock.sleeps).toEqual([]);
-    expect(client.stats).toEqual({ requests: 1, retries: 0, throttled: 0, answers: { '4xx': 1 } });
+    expect(client.stats).toEqual({ requests: 1, retries: 0, throttled: 0, answers: { '4xx': 1 }, responseBytes: expect.any(Number) });
   });
 
   it('a wrong api key against the simulator gives AuthError E_AUTH after exactly one request', async () => {
@@ -332,7 +334,7 @@ describe('attempts exhausted', () => {
     expect(served.requests).toBe(4);
     expect(served.byStatus['503']).toBe(4);
     expect(clock.sleeps).toEqual([halfBackoff(1), halfBackoff(2), halfBackoff(3)]);
-    expect(client.stats).toEqual({ requests: 4, retries: 3, throttled: 0, answers: { '5xx': 4 } });
+    expect(client.stats).toEqual({ requests: 4, retries: 3, throttled: 0, answers: { '5xx': 4 }, responseBytes: expect.any(Number) });
   });
 });
 
@@ -663,7 +665,7 @@ describe('adaptive limiter', () => {
     const limiter = new AdaptiveLimiter({ maxConcurrency: 4, clock });
     const { client } = connect(server.baseUrl, { clock, limiter });
     await client.get('/events', LIMIT);
-    expect(client.stats).toEqual({ requests: 2, retries: 1, throttled: 1, answers: { '4xx': 1, '2xx': 1 } });
+    expect(client.stats).toEqual({ requests: 2, retries: 1, throttled: 1, answers: { '4xx': 1, '2xx': 1 }, responseBytes: expect.any(Number) });
     // Nothing was granted in the last second: the pace falls to its floor of 0.5/s, so the retry
     // waits the backoff (250 ms) and then the rest of the 2 s slot.
     expect(client.limiterState()).toMatchObject({ concurrency: 4, throttled: 1, decreases: 1 });

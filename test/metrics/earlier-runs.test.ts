@@ -47,11 +47,15 @@ describe('readEarlierRuns: where a run\'s metrics start', () => {
     await writeRunRecord(store, ended('2026-11-23T01:00:00.000Z', 130));
     expect(await readEarlierRuns(config, silentLogger)).toEqual({
       lastExitCode: 130,
+      lastEndMs: Date.parse('2026-11-23T01:00:00.000Z'),
+      lastCode: 'E_NETWORK',
       lastSuccessMs: Date.parse('2026-11-21T01:00:00.000Z'),
     });
     await writeRunRecord(store, ended('2026-11-24T01:00:00.000Z', 0));
     expect(await readEarlierRuns(config, silentLogger)).toEqual({
       lastExitCode: 0,
+      lastEndMs: Date.parse('2026-11-24T01:00:00.000Z'),
+      lastCode: 'none',
       lastSuccessMs: Date.parse('2026-11-24T01:00:00.000Z'),
     });
   });
@@ -64,8 +68,9 @@ describe('readEarlierRuns: where a run\'s metrics start', () => {
     await writeRunRecord(store, { ...overlap, startedAt: null, finishedAt: null, durationMs: null }, {
       now: () => Date.parse('2026-11-21T02:00:00.000Z'),
     });
-    expect(await readEarlierRuns(config, silentLogger)).toEqual({
+    expect(await readEarlierRuns(config, silentLogger)).toMatchObject({
       lastExitCode: 1,
+      lastEndMs: Date.parse('2026-11-21T01:00:00.000Z'),
       lastSuccessMs: Date.parse('2026-11-20T01:00:00.000Z'),
     });
     // Another refusal (drift) is a run that ended, with its code.
@@ -76,9 +81,24 @@ describe('readEarlierRuns: where a run\'s metrics start', () => {
     expect(await readEarlierRuns(config, silentLogger)).toMatchObject({ lastExitCode: 2 });
   });
 
-  it('only failures: the last exit code, no success', async () => {
+  it('only failures: the last exit code, its end and error code, no success', async () => {
     const { config, store } = job();
     await writeRunRecord(store, ended('2026-11-20T01:00:00.000Z', 2));
-    expect(await readEarlierRuns(config, silentLogger)).toEqual({ lastExitCode: 2 });
+    expect(await readEarlierRuns(config, silentLogger)).toEqual({
+      lastExitCode: 2,
+      lastEndMs: Date.parse('2026-11-20T01:00:00.000Z'),
+      lastCode: 'E_NETWORK',
+    });
+  });
+
+  it('a refused run (no finishedAt) ended when its record says, from its name', async () => {
+    const { config, store } = job();
+    const refused = { ...ended('2026-11-20T01:00:00.000Z', 3), startedAt: null, finishedAt: null, reason: { code: 'E_AUTH', message: 'no' } };
+    await writeRunRecord(store, refused, { now: () => Date.parse('2026-11-20T02:00:00.000Z') });
+    expect(await readEarlierRuns(config, silentLogger)).toEqual({
+      lastExitCode: 3,
+      lastEndMs: Date.parse('2026-11-20T02:00:00.000Z'),
+      lastCode: 'E_AUTH',
+    });
   });
 });

@@ -1,6 +1,7 @@
 /**
- * Reading an output and a job without changing them: the dry run, status, verify.
+ * Reading an output and a job without changing them: the dry run, status, verify, the data's freshness.
  */
+export { dataEndOf, readDataEnds } from './data-ends.js';
 export {
   inspectRun,
   type RunInspection,

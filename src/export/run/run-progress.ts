@@ -25,6 +25,8 @@ export interface RunHandle {
   /** The shards this run committed so far (not those of earlier runs it resumed), all formats. */
   written(): ManifestFile[];
   rows(): number;
+  /** Rows this run read of `stream` so far: written to open shards, committed or not. */
+  rowsRead(stream: string): number;
   partitionsDone(): number;
   streams(): StreamProgress[];
 }
@@ -79,6 +81,7 @@ export class RunProgress {
       plans: this.plans,
       written: () => files().filter((file) => !earlier.has(key(file))),
       rows: () => this.rowsRead,
+      rowsRead: (stream) => this.read.get(stream) ?? 0,
       partitionsDone: () => this.partitionsDone,
       streams: () => this.streams.map((s) => this.ofStream(s)),
     };
