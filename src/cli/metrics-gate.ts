@@ -3,6 +3,16 @@ import type { RunHandle, WorkerSpec } from '../export/index.js';
 import type { Logger } from '../log.js';
 import type { MetricsSession } from '../metrics/index.js';
 
+/** How a run ended, besides its exit code (MetricsGate.end). */
+export interface EndOptions {
+  endedAtMs?: number | undefined;
+  overlap?: boolean;
+  /** The error's stable code; `none` for none. */
+  code?: string | undefined;
+  /** The whole job complete (for a worker: the split job finalized): only then is it a success. */
+  jobComplete?: boolean;
+}
+
 export interface GateOptions {
   /** The stream `--stream` limits the run to. */
   only?: string | undefined;
@@ -44,7 +54,7 @@ export class MetricsGate {
    */
   async end(
     exitCode: number,
-    options: { endedAtMs?: number | undefined; overlap?: boolean; code?: string | undefined } = {},
+    options: EndOptions = {},
   ): Promise<void> {
     if (options.overlap === true && this.opening === undefined) {
       if (this.config.metrics === undefined) return;
@@ -56,7 +66,7 @@ export class MetricsGate {
       return;
     }
     await this.open();
-    await this.session?.finish(exitCode, options.endedAtMs, options.code);
+    await this.session?.finish(exitCode, options.endedAtMs, options.code, options.jobComplete);
   }
 
   private async start(): Promise<void> {

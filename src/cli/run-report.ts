@@ -110,6 +110,7 @@ export function jsonReport(result: RunResult, exitCode: number, destination: str
       ...(stream.unknownSeries === undefined ? {} : { unknownSeries: stream.unknownSeries }),
     })),
     errors,
+    jobComplete: exitCode === 0 && (result.finalize === undefined ? manifest.state === 'complete' : result.finalize.finalized),
     verified: verifiedOf(verified),
   };
 }
@@ -133,6 +134,7 @@ export function refusedReport(error: unknown, exitCode: number, destination: str
     retries: 0,
     throttled: 0,
     rowsThisRun: 0,
+    jobComplete: false,
     streams: [],
     errors: [],
     verified: null,

@@ -112,7 +112,8 @@ export async function runRun(argv: string[]): Promise<number> {
   // A run that never began (refused) ends now: its metrics and its record say the same time.
   const endedAtMs = report.finishedAt === null ? Date.now() : Date.parse(report.finishedAt);
   const code = report.reason?.code ?? 'none';
-  await known.metrics?.end(report.exitCode, { endedAtMs, overlap: refusal instanceof LockedError, code });
+  const jobComplete = report.jobComplete ?? false;
+  await known.metrics?.end(report.exitCode, { endedAtMs, overlap: refusal instanceof LockedError, code, jobComplete });
   if (known.config !== undefined) report = known.config.redactor.redactStrings(report);
   if (values.json) console.log(JSON.stringify(report));
   // The same summary as the run's record in the output (_runs/), except for a dry run, which writes nothing.

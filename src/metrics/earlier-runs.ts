@@ -22,7 +22,8 @@ export function readEarlierRuns(config: JobConfig, logger: Logger): Promise<Earl
         earlier.lastEndMs = endOf(entry);
         earlier.lastCode = entry.record.reason?.code ?? 'none';
       }
-      if (entry.record.exitCode === 0) {
+      // A success of the job: a worker's share complete is none until the split job is finalized.
+      if (entry.record.exitCode === 0 && (entry.record.jobComplete ?? entry.worker === null)) {
         earlier.lastSuccessMs = endOf(entry);
         break;
       }

@@ -21,7 +21,7 @@ export interface MetricsSession {
    * The run ended with `exitCode` and the error `code` (default none) at `endedAtMs`: the data
    * ends are read again, then the last textfile and push, and the endpoint closes.
    */
-  finish(exitCode: number, endedAtMs?: number, code?: string): Promise<void>;
+  finish(exitCode: number, endedAtMs?: number, code?: string, jobComplete?: boolean): Promise<void>;
 }
 
 export interface MetricsOptions {
@@ -84,9 +84,9 @@ export async function startMetrics(
         void cleanUp(pushgateway, scope, logger);
       }
     },
-    async finish(exitCode, endedAtMs, code) {
+    async finish(exitCode, endedAtMs, code, jobComplete) {
       clearInterval(timer);
-      metrics.finish(exitCode, endedAtMs, code);
+      metrics.finish(exitCode, endedAtMs, code, jobComplete);
       await readDataEnds();
       await publish();
       await Promise.all(outputs.map((output) => output.close()));

@@ -72,15 +72,16 @@ export class RunMetrics implements RunFacts {
   /**
    * The run ended with `exitCode` and the error `code` (none: without one) at `endedAtMs` (default
    * now; the run's `finishedAt`, so that the last success equals its record's): its duration stops,
-   * and it becomes the last run.
+   * and it becomes the last run. It is the last success only if it exited 0 and `jobComplete`: the
+   * whole job complete, never one worker's share of a split job that others have yet to finish.
    */
-  finish(exitCode: number, endedAtMs = this.now(), code = 'none'): void {
+  finish(exitCode: number, endedAtMs = this.now(), code = 'none', jobComplete = exitCode === 0): void {
     this.ended = endedAtMs;
     this.lastRun = {
       lastExitCode: exitCode,
       lastEndMs: endedAtMs,
       lastCode: code,
-      lastSuccessMs: exitCode === 0 ? endedAtMs : this.lastRun.lastSuccessMs,
+      lastSuccessMs: exitCode === 0 && jobComplete ? endedAtMs : this.lastRun.lastSuccessMs,
     };
   }
 

@@ -35,6 +35,21 @@ describe('readEarlierRuns: where a run\'s metrics start', () => {
     return { config, store: createLocalStore(out, silentLogger) };
   }
 
+  it('a worker\'s share complete is no success of the job until the split job is finalized', async () => {
+    const { config, store } = job();
+    await writeRunRecord(store, ended('2026-11-20T01:00:00.000Z', 0));
+    const worker = { index: 1, count: 2 };
+    await writeRunRecord(store, { ...ended('2026-11-21T01:00:00.000Z', 0), jobComplete: false }, { worker });
+    // Of an earlier version: no jobComplete, a worker's record.
+    await writeRunRecord(store, ended('2026-11-21T02:00:00.000Z', 0), { worker: { index: 0, count: 2 } });
+    expect(await readEarlierRuns(config, silentLogger)).toMatchObject({ lastExitCode: 0, lastSuccessMs: Date.parse('2026-11-20T01:00:00.000Z') });
+    await writeRunRecord(store, { ...ended('2026-11-21T03:00:00.000Z', 0), jobComplete: true }, { worker });
+    expect(await readEarlierRuns(config, silentLogger)).toMatchObject({ lastSuccessMs: Date.parse('2026-11-21T03:00:00.000Z') });
+    // A whole run of --stream X: exit 0, the job not complete.
+    await writeRunRecord(store, { ...ended('2026-11-22T01:00:00.000Z', 0), state: 'incomplete', jobComplete: false });
+    expect(await readEarlierRuns(config, silentLogger)).toMatchObject({ lastSuccessMs: Date.parse('2026-11-21T03:00:00.000Z') });
+  });
+
   it('no output yet: nothing known', async () => {
     expect(await readEarlierRuns(job().config, silentLogger)).toEqual({});
   });

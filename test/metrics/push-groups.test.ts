@@ -78,6 +78,9 @@ describe.skipIf(prometheusTool('prometheus-pushgateway') === undefined)('a real 
 
     const first = await run(['--shard', '0/2']);
     expect(first.code, describeExit(first)).toBe(0);
+    const success = async () =>
+      parseSamples(await (await fetch(`${url}/metrics`)).text()).filter((s) => s.name === 'bulk_extract_last_success_timestamp_seconds');
+    expect(await success(), 'a worker\'s share is no success of the job').toEqual([]);
     const killed = await run(['--shard', '1/2'], { BULK_EXTRACT_CRASH_AT: 'after-shard-rename:2' });
     expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
     expect(await groupKeys(url)).toEqual([
@@ -95,6 +98,7 @@ describe.skipIf(prometheusTool('prometheus-pushgateway') === undefined)('a real 
     expect(await groupKeys(url)).toEqual(['job=nightly', 'job=nightly,stream=assets', 'job=nightly,stream=events']);
     const samples = parseSamples(await (await fetch(`${url}/metrics`)).text());
     expect(valueOf(samples, 'bulk_extract_last_run_exit_code', { job: 'nightly' })).toBe(0);
+    expect((await success()).map((s) => s.labels.job), 'the whole run completed the job').toEqual(['nightly']);
     // One run's totals, not summed with the workers': the figures of the files this run committed.
     const manifest = readManifest(job.out);
     const written = samples.filter((s) => s.name === 'bulk_extract_files_written_total').reduce((sum, s) => sum + s.value, 0);

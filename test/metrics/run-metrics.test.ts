@@ -142,6 +142,13 @@ describe('RunMetrics', () => {
     expect(valueOf(all, 'bulk_extract_last_success_timestamp_seconds')).toBe(now / 1000);
     expect(valueOf(all, 'bulk_extract_run_end_timestamp_seconds')).toBe(now / 1000);
     expect(infoCodes(all), 'a run without an error').toEqual(['none']);
+
+    // A worker whose share is complete while the split job is not: exit 0, but no success of the job.
+    const share = new RunMetrics('nightly', STREAMS, { lastSuccessMs: START_MS - 7_200_000 }, START_MS, () => now);
+    share.finish(0, now, 'none', false);
+    all = await samples(share);
+    expect(valueOf(all, 'bulk_extract_last_run_exit_code')).toBe(0);
+    expect(valueOf(all, 'bulk_extract_last_success_timestamp_seconds'), 'the earlier success stays').toBe((START_MS - 7_200_000) / 1000);
   });
 
   it('data ends: for incremental and snapshot streams that have one; never for a full stream', async () => {

@@ -57,6 +57,11 @@ export const runRecordSchema = z.object({
   ),
   errors: z.array(z.object({ stream: z.string(), partition: z.number(), code: z.string(), message: z.string() })),
   /**
+   * The whole job was complete when the run ended: every stream of the job file, and for a worker
+   * of a split job, the split job finalized (by it). Absent in records of earlier versions.
+   */
+  jobComplete: z.boolean().optional(),
+  /**
    * `run --verify`: what reading the output back found (problems, one a line) and how many keys it
    * checked; null when the run did not verify (not asked, or the job was not complete).
    */
