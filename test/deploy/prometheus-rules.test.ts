@@ -16,8 +16,9 @@ import { anchors } from '../docs/markdown-headings.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIR = 'deploy/prometheus';
 /** The unit tests of the rules, for `promtool test rules`. */
-const TESTS = ['alerts.test.yaml', 'runs.test.yaml'];
+const TESTS = ['alerts.test.yaml', 'runs.test.yaml', 'kube.test.yaml'];
 const ALERTS = [
+  'BulkExtractKubeJobFailed',
   'BulkExtractNoRecentSuccess',
   'BulkExtractRunDiedOrHung',
   'BulkExtractRunFailed',
@@ -147,16 +148,20 @@ describe('deploy/prometheus without promtool', () => {
     }
   });
 
-  it('every alert has a severity, a summary and a description naming the export, and docs that exist', () => {
-    for (const rule of groups.flatMap((g) => g.rules) as { alert: string; labels: Mapping; annotations: Mapping }[]) {
-      expect(['critical', 'warning'], rule.alert).toContain(rule.labels.severity);
-      expect(rule.annotations.summary, rule.alert).toContain('{{ $labels.export }}');
-      const description = String(rule.annotations.description);
-      expect(description, rule.alert).toContain('{{ $labels.export }}');
-      const links = [...description.matchAll(/\b(docs\/[\w-]+\.md)#([\w-]+)/g)];
-      expect(links, `${rule.alert} points to the docs`).not.toEqual([]);
-      for (const [link, file = '', anchor = ''] of links) {
-        expect(anchors(readFileSync(join(ROOT, file), 'utf8')).has(anchor), `${rule.alert}: ${link}`).toBe(true);
+  it('every alert has a severity, a summary and a description naming the export (or the Job), and docs that exist', () => {
+    for (const group of groups) {
+      // The second line knows Kubernetes Jobs, not exports.
+      const names = group.name === 'bulk-extract-kubernetes' ? '{{ $labels.job_name }}' : '{{ $labels.export }}';
+      for (const rule of group.rules as { alert: string; labels: Mapping; annotations: Mapping }[]) {
+        expect(['critical', 'warning'], rule.alert).toContain(rule.labels.severity);
+        expect(rule.annotations.summary, rule.alert).toContain(names);
+        const description = String(rule.annotations.description);
+        expect(description, rule.alert).toContain(names);
+        const links = [...description.matchAll(/\b(docs\/[\w-]+\.md)#([\w-]+)/g)];
+        expect(links, `${rule.alert} points to the docs`).not.toEqual([]);
+        for (const [link, file = '', anchor = ''] of links) {
+          expect(anchors(readFileSync(join(ROOT, file), 'utf8')).has(anchor), `${rule.alert}: ${link}`).toBe(true);
+        }
       }
     }
   });
