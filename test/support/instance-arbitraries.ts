@@ -4,7 +4,7 @@ import fc from 'fast-check';
  * Instances of EVERY_KIND_VIEW (instance-walk.ts) as fast-check arbitraries, written as JSON text
  * the way a server might: any key order, whitespace and line breaks between tokens, escapes where
  * none are needed, numbers in any form. Most are the plain case; the rest hold what the walk must
- * leave to the parse (values of the wrong type, keys twice or escaped, other groups, ...).
+ * leave to the parse, one each (a value of another type, a key twice, another group, ...).
  */
 
 /** JSON as written: a string, a number's text, a literal, an array, an object (its keys may repeat). */
@@ -118,48 +118,103 @@ const GOOD: Readonly<Record<string, (odd: boolean) => fc.Arbitrary<Raw>>> = {
 };
 const TYPES = Object.keys(GOOD);
 
-/** A value for a property of `type`: mostly one it takes, else null, or (`odd`) one of another type or out of range. */
-function propertyValue(type: string, odd: boolean): fc.Arbitrary<Raw> {
-  const good = GOOD[type]!(odd);
-  const wrong = fc.oneof(
-    fc.constantFrom(...TYPES).chain((other) => GOOD[other]!(false)),
-    fc.constantFrom(num('2147483648'), num('9007199254740993'), num('3.5e38'), num('1e400'), num('1.5'), str('2023-02-29')),
-    GOOD[type]!(true),
+/** A value for a property of `type`: one it takes, or null. */
+const propertyValue = (type: string) => weighted([GOOD[type]!(false), 8], [fc.constant(NULL), 1]);
+const listValue = (type: string) => fc.array(GOOD[type]!(false), { maxLength: 4 }).map((a): Raw => ({ a }));
+
+/** Per type, values at the edge of what it takes, or just past it. */
+const EDGES: Readonly<Record<string, readonly Raw[]>> = {
+  text: [num('1'), { l: 'true' }],
+  enum: [num('1'), { o: [] }],
+  int32: [num('2147483648'), num('-2147483649'), num('2147483647'), num('1.5'), num('1.0'), str('1')],
+  int64: [num('9007199254740992'), num('-9007199254740993'), num('1e3'), num('1.5'), str('1')],
+  float32: [num('3.5e38'), num('3.4028234663852886e38'), num('-1e39'), str('1')],
+  float64: [num('1e400'), num('-1e309'), num('1e308'), str('1')],
+  boolean: [str('true'), num('1')],
+  timestamp: [str('2023-02-29T00:00:00Z'), str('2024-01-01T24:00:00Z'), str('2024-01-01T00:00:00'), num('1.5'), num('1e300')],
+  date: [str('2023-02-29'), str('2024-1-01'), num('20240101')],
+  json: [num('9007199254740993'), { o: [['a', num('1')], ['a', num('2')]] }, { a: [{ o: [['b', NULL], ['b', NULL]] }] }],
+  direct: [str('s:e'), { o: [['space', str('s')]] }, { o: [['space', NULL], ['externalId', str('e')]] }],
+};
+
+/** A value a property of `type` may not take: at the edge of its range, odd in its shape, of another type. */
+const wrongValue = (type: string) =>
+  weighted(
+    [fc.constantFrom(...EDGES[type]!), 3],
+    [GOOD[type]!(true), 2],
+    [fc.constantFrom(...TYPES).chain((other) => GOOD[other]!(false)), 1],
   );
-  return weighted([good, 8], [fc.constant(NULL), 1], [wrong, odd ? 2 : 0]);
-}
+/** A list a list property of `type` may not take: a null or a wrong value among its elements, or no list. */
+const wrongList = (type: string) =>
+  fc.oneof(
+    fc.tuple(listValue(type), fc.oneof(fc.constant(NULL), wrongValue(type)), fc.nat())
+      .map(([list, odd, at]): Raw => {
+        const items = [...(list as { a: Raw[] }).a];
+        items.splice(at % (items.length + 1), 0, odd);
+        return { a: items };
+      }),
+    wrongValue(type),
+  );
 
-function listValue(type: string, odd: boolean): fc.Arbitrary<Raw> {
-  const element = weighted([GOOD[type]!(odd), 20], [fc.constant(NULL), odd ? 1 : 0]);
-  const list = fc.array(element, { maxLength: 4 }).map((a): Raw => ({ a }));
-  return weighted([list, 8], [propertyValue(type, odd), odd ? 1 : 0]);
-}
+/** The view's group: each property present or not, with a value it takes. */
+const group: fc.Arbitrary<[string, Raw][]> = fc.tuple(
+  ...TYPES.flatMap((type) => [
+    fc.option(propertyValue(type).map((v): [string, Raw] => [type, v]), { nil: undefined }),
+    fc.option(listValue(type).map((v): [string, Raw] => [`${type}s`, v]), { nil: undefined }),
+  ]),
+  fc.option(nodeRef(false).map((v): [string, Raw] => ['type', v]), { nil: undefined }),
+).map((members) => members.filter((member) => member !== undefined));
 
-/** The view's group: each property present or not; `odd` adds properties without a column and a key twice. */
-function group(odd: boolean): fc.Arbitrary<[string, Raw][]> {
-  const members = TYPES.flatMap((type) => [
-    fc.option(propertyValue(type, odd).map((v): [string, Raw] => [type, v]), { nil: undefined }),
-    fc.option(listValue(type, odd).map((v): [string, Raw] => [`${type}s`, v]), { nil: undefined }),
-  ]);
-  members.push(fc.option(nodeRef(odd).map((v): [string, Raw] => ['type', v]), { nil: undefined }));
-  const extras = odd
-    ? fc.subarray<[string, Raw]>([['addedLater', { l: 'true' }], ['shape', { o: [['type', str('Point')]] }], ['text', str('twice')]])
-    : fc.constant([]);
-  return fc.tuple(fc.tuple(...members), extras).map(([present, more]) => [
-    ...present.filter((member) => member !== undefined),
-    ...more,
-  ]);
+/**
+ * One thing that may make an instance not the plain case: a property's or a field's value (set,
+ * or added twice), or the instance's shape (`properties` absent, null, with another group; a
+ * field without a column; a field missing).
+ */
+type Oddity =
+  | { readonly at: 'group' | 'top'; readonly key: string; readonly value: Raw; readonly twice: boolean } |
+  { readonly at: 'shape'; readonly shape: string };
+
+/** A member of one of these keys with one of these values. */
+const member = (keys: string[], values: fc.Arbitrary<Raw>) =>
+  fc.tuple(fc.constantFrom(...keys), values).map(([key, value]): [string, Raw] => [key, value]);
+
+const oddity: fc.Arbitrary<Oddity> = fc.oneof(
+  fc.record({
+    at: fc.constant('group' as const),
+    twice: fc.boolean(),
+    member: fc.constantFrom(...TYPES).chain((type) =>
+      fc.oneof(
+        wrongValue(type).map((value): [string, Raw] => [type, value]),
+        wrongList(type).map((value): [string, Raw] => [`${type}s`, value]),
+        fc.constantFrom<[string, Raw]>(['addedLater', { l: 'true' }], ['shape', { o: [['type', str('Point')]] }]),
+      )),
+  }).map(({ member: [key, value], ...rest }) => ({ ...rest, key, value })),
+  fc.record({
+    at: fc.constant('top' as const),
+    twice: fc.boolean(),
+    member: fc.oneof(
+      member(['type', 'startNode', 'endNode'], fc.oneof(nodeRef(true), fc.constant(NULL), text)),
+      member(['createdTime', 'lastUpdatedTime', 'deletedTime', 'version'], fc.oneof(GOOD.timestamp!(true), wrongValue('int64'))),
+      member(['space', 'externalId', 'instanceType', 'existingVersion'], fc.oneof(text, wrongValue('text'))),
+    ),
+  }).map(({ member: [key, value], ...rest }) => ({ ...rest, key, value })),
+  fc.constantFrom('no-properties', 'null-properties', 'empty-properties', 'other-view', 'other-space', 'no-space', 'no-version')
+    .map((shape) => ({ at: 'shape' as const, shape })),
+);
+
+/** `members` with `key` set to `value` (where it was, or last), or with it added once more. */
+function withMember(members: readonly [string, Raw][], key: string, value: Raw, twice: boolean): [string, Raw][] {
+  const at = members.findIndex(([name]) => name === key);
+  if (twice || at < 0) return [...members, [key, value]];
+  return members.map((member, i) => (i === at ? [key, value] : member));
 }
 
 const SOURCE = 'Everything/v1';
+const propertiesOf = (members: [string, Raw][]): Raw => ({ o: [['test_space', { o: [[SOURCE, { o: members }]] }]] });
 
-/** An instance of EVERY_KIND_VIEW: a node or an edge, deleted or not, plain unless `odd` says otherwise. */
+/** An instance of EVERY_KIND_VIEW: a node or an edge, deleted or not; plain, or (`odd`) with one oddity. */
 export function instance(odd: boolean, edge: boolean): fc.Arbitrary<Raw> {
-  const oddity = odd
-    ? fc.constantFrom('field', 'no-properties', 'null-properties', 'other-view', 'other-space', 'wrong-version', 'no-space', 'key-twice', 'none')
-    : fc.constant('none');
-  const time = weighted([integerText, 9], [GOOD.timestamp!(odd), 1]);
-  const type = fc.oneof(nodeRef(odd), ...(odd ? [fc.constant(NULL)] : []));
+  const time = weighted([integerText, 9], [GOOD.timestamp!(false), 1]);
   return fc.record({
     space: text,
     externalId: text,
@@ -167,29 +222,28 @@ export function instance(odd: boolean, edge: boolean): fc.Arbitrary<Raw> {
     createdTime: time,
     lastUpdatedTime: time,
     deletedTime: fc.option(time, { nil: undefined }),
-    type: edge ? type : fc.option(type, { nil: undefined }),
-    ends: fc.tuple(nodeRef(odd), nodeRef(odd)),
-    group: group(odd),
-    oddity,
+    type: edge ? nodeRef(false) : fc.option(nodeRef(false), { nil: undefined }),
+    ends: fc.tuple(nodeRef(false), nodeRef(false)),
+    group,
+    oddity: odd ? oddity.map((one): Oddity | undefined => one) : fc.constant(undefined),
   }).map(({ ends, group, oddity, ...fields }): Raw => {
-    const members: [string, Raw][] = [['instanceType', str(edge ? 'edge' : 'node')]];
+    let members: [string, Raw][] = [['instanceType', str(edge ? 'edge' : 'node')]];
     for (const [key, value] of Object.entries(fields)) if (value !== undefined) members.push([key, value]);
     if (edge) members.push(['startNode', ends[0]], ['endNode', ends[1]]);
-    const properties: Raw = { o: [['test_space', { o: [[SOURCE, { o: group }]] }]] };
-    const odds: Record<string, () => void> = {
-      'field': () => members.push(['existingVersion', num('2')]),
-      'no-properties': () => undefined,
-      'null-properties': () => members.push(['properties', NULL]),
-      'other-view': () => members.push(['properties', { o: [['test_space', { o: [[SOURCE, { o: group }], ['Other/v1', { o: [] }]] }]] }]),
-      'other-space': () => members.push(['properties', { o: [['test_space', { o: [[SOURCE, { o: group }]] }], ['elsewhere', { o: [] }]] }]),
-      'wrong-version': () => members.splice(3, 1, ['version', str('3')]),
-      'no-space': () => members.splice(1, 1),
-      'key-twice': () => members.push(['version', num('4')]),
+    let values = group;
+    if (oddity?.at === 'group') values = withMember(values, oddity.key, oddity.value, oddity.twice);
+    if (oddity?.at === 'top') members = withMember(members, oddity.key, oddity.value, oddity.twice);
+    const shape = oddity?.at === 'shape' ? oddity.shape : undefined;
+    const properties: Record<string, Raw | undefined> = {
+      'no-properties': undefined,
+      'null-properties': NULL,
+      'empty-properties': { o: [] },
+      'other-view': { o: [['test_space', { o: [[SOURCE, { o: values }], ['Other/v1', { o: [['x', num('1')]] }]] }]] },
+      'other-space': { o: [['test_space', { o: [[SOURCE, { o: values }]] }], ['elsewhere', { o: [['Thing/v1', { o: [] }]] }]] },
     };
-    if (oddity === 'none' || oddity === 'field' || oddity === 'wrong-version' || oddity === 'no-space' || oddity === 'key-twice') {
-      members.push(['properties', properties]);
-    }
-    odds[oddity]?.();
+    members.push(['properties', shape !== undefined && shape in properties ? properties[shape]! : propertiesOf(values)]);
+    if (shape === 'no-properties') members.pop();
+    if (shape === 'no-space' || shape === 'no-version') members = members.filter(([key]) => key !== shape.slice(3));
     return { o: members };
   });
 }
