@@ -6,6 +6,7 @@ import { type InstanceColumn, instanceRow, type ViewRef } from '../../resources/
 import { describe } from '../parquet/columns.js';
 import type { CheckedColumn } from '../parquet/typed-columns.js';
 import { arrowField, newInstanceColumn } from './instance-arrow.js';
+import { InstanceWalk } from './instance-walk.js';
 
 /** The Arrow schema of an instance stream's files: its columns (instanceColumns), `extra` last. */
 export function instanceSchema(columns: readonly InstanceColumn[]): Schema {
@@ -21,15 +22,21 @@ export function instanceSchema(columns: readonly InstanceColumn[]): Schema {
 export class InstanceRowBuilder {
   readonly schema: Schema;
   private readonly columns: CheckedColumn[];
+  private readonly walk: InstanceWalk | undefined;
   rows = 0;
+  /** Rows read from their bytes by the walk since the builder was made (the others were parsed). */
+  walked = 0;
 
+  /** `options.walk`: read the plain instances of scanned pages from their bytes (InstanceWalk); default true. */
   constructor(
     private readonly view: ViewRef,
     private readonly specs: readonly InstanceColumn[],
     capacity: number,
+    options: { readonly walk?: boolean } = {},
   ) {
     this.schema = instanceSchema(specs);
     this.columns = specs.map((spec) => newInstanceColumn(spec, capacity));
+    this.walk = options.walk === false ? undefined : new InstanceWalk(view, specs, this.columns);
   }
 
   /** Adds the instances of a page. */
@@ -39,12 +46,19 @@ export class InstanceRowBuilder {
   }
 
   /**
-   * Adds instance `i` of a page. An instance whose bytes hold a number of 16 digits or more (which
-   * may be an integer beyond 2^53, that JSON.parse would round) is parsed exactly instead, such
-   * integers as BigInt, so that its int64 columns and its `extra` keep them as they were sent.
+   * Adds instance `i` of a page. The plain instance of a scanned page is read from its bytes
+   * (InstanceWalk); any other is parsed. An instance whose bytes hold a number of 16 digits or more
+   * (which may be an integer beyond 2^53, that JSON.parse would round) is parsed exactly, such
+   * integers as BigInt, so that its int64 columns and its `extra` keep them as they were sent; the
+   * walk leaves every integer that is not safe to that parse, so it agrees with both.
    */
   addItem(page: PageItems, i: number): void {
     const bytes = page.itemBytes(i);
+    if (bytes !== undefined && this.walk?.add(bytes.body, bytes.start, bytes.end) === true) {
+      this.rows++;
+      this.walked++;
+      return;
+    }
     if (bytes !== undefined && page.longNumbers && hasLongNumber(bytes.body, bytes.start, bytes.end)) {
       this.addOne(parseExact(bytes.body.toString('utf8', bytes.start, bytes.end), null, exactNumber));
     } else {

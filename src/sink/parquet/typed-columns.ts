@@ -115,7 +115,7 @@ export class StructColumn implements CheckedColumn {
 
   constructor(
     capacity: number,
-    private readonly fields: readonly CheckedField[],
+    readonly fields: readonly CheckedField[],
   ) {
     this.validity = new Validity(capacity);
     this.names = new Set(fields.map((field) => field.name));
@@ -143,6 +143,15 @@ export class StructColumn implements CheckedColumn {
     this.length++;
   }
 
+  /**
+   * Adds a row that is not null, whose values the caller has pushed to each field's column, one
+   * each (a reader of bytes, InstanceWalk, that checked them).
+   */
+  closeRow(): void {
+    this.validity.set(this.length, true);
+    this.length++;
+  }
+
   toData(type: DataType): Data<Struct> {
     if (!(type instanceof Struct) || type.children.length !== this.fields.length) throw wrongType('StructColumn', type);
     const children = this.fields.map(({ column }, c) => column.toData(type.children[c]!.type as DataType));
@@ -164,7 +173,7 @@ export class ListColumn implements CheckedColumn {
 
   constructor(
     capacity: number,
-    private readonly elements: CheckedColumn,
+    readonly elements: CheckedColumn,
   ) {
     this.offsets = new Int32Array(capacity + 1);
     this.validity = new Validity(capacity);
@@ -186,6 +195,15 @@ export class ListColumn implements CheckedColumn {
     this.length++;
   }
 
+  /** Adds a list that is not null, whose elements the caller has pushed to `elements` (InstanceWalk). */
+  closeRow(): void {
+    const i = this.length;
+    if (i + 2 > this.offsets.length) this.offsets = grow(this.offsets, this.offsets.length * 2);
+    this.validity.set(i, true);
+    this.offsets[i + 1] = this.elements.length;
+    this.length++;
+  }
+
   toData(type: DataType): Data<List> {
     if (!(type instanceof List)) throw wrongType('ListColumn', type);
     const child = this.elements.toData(type.valueType as DataType);
@@ -200,15 +218,37 @@ export class ListColumn implements CheckedColumn {
   }
 }
 
-/** A column of columns.ts with the check its push() makes, so that it can be a struct field or list element. */
-export function checked(column: Column, accepts: (value: unknown) => boolean): CheckedColumn {
-  return {
-    get length() {
-      return column.length;
-    },
-    accepts: (value) => value === undefined || value === null || accepts(value),
-    push: (value) => column.push(value),
-    toData: (type) => column.toData(type),
-    reset: () => column.reset(),
-  };
+/**
+ * A column of columns.ts with the check its push() makes, so that it can be a struct field or list
+ * element; `column` is the column itself, for a reader that checked its values already.
+ */
+export class Checked<C extends Column> implements CheckedColumn {
+  constructor(
+    readonly column: C,
+    private readonly test: (value: unknown) => boolean,
+  ) {}
+
+  get length(): number {
+    return this.column.length;
+  }
+
+  accepts(value: unknown): boolean {
+    return value === undefined || value === null || this.test(value);
+  }
+
+  push(value: unknown): void {
+    this.column.push(value);
+  }
+
+  toData(type: DataType): Data {
+    return this.column.toData(type);
+  }
+
+  reset(): void {
+    this.column.reset();
+  }
+}
+
+export function checked<C extends Column>(column: C, accepts: (value: unknown) => boolean): Checked<C> {
+  return new Checked(column, accepts);
 }
