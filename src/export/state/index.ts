@@ -23,9 +23,8 @@ export {
   sentBounds,
   streamOf,
   type StreamState,
-  syncField,
-  syncPhase,
 } from './checkpoint.js';
+export { syncField, syncPhase } from './sync-phase.js';
 export { removeOwnedTree } from './clean-up.js';
 export {
   CHECKPOINT_FILE,

@@ -4,7 +4,8 @@ import { FORMATS, MODES, RESOURCES, STREAM_NAME } from '../../config/job-schema.
 import type { OutputStore } from '../../output/index.js';
 import { pointColumns, pointKey, resourceSpec, shapeFromParams } from '../../resources/index.js';
 import { VERSION } from '../../version.js';
-import { type Checkpoint, sentBounds, type StreamState, syncField } from './checkpoint.js';
+import { type Checkpoint, sentBounds, type StreamState } from './checkpoint.js';
+import { syncField } from './sync-phase.js';
 
 import { typedColumns } from '../../sink/parquet/schemas.js';
 import { instanceTypedColumns } from '../../sink/instances/instance-types.js';

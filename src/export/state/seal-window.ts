@@ -1,7 +1,8 @@
 import type { Logger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
 import { VERSION } from '../../version.js';
-import { isComplete, sentBounds, type StreamState, syncField } from './checkpoint.js';
+import { isComplete, sentBounds, type StreamState } from './checkpoint.js';
+import { syncField } from './sync-phase.js';
 import { removeOwnedTree } from './clean-up.js';
 import { LATEST_FILE, MANIFEST_FILE, RUN_PREFIX, windowDir, SUCCESS_FILE } from './layout.js';
 import type { ManifestFile, WindowManifest } from './manifest.js';
