@@ -23,10 +23,6 @@ export const REWRITE = 0;
 export const REFUSED = -1;
 export type JsonTextKind = typeof AS_IS | typeof REWRITE | typeof REFUSED;
 
-const DOT = 0x2e;
-const LOWER_E = 0x65;
-const UPPER_E = 0x45;
-const PLUS = 0x2b;
 const BACKSLASH = 0x5c;
 const SLASH = 0x2f;
 const LOWER_U = 0x75;
@@ -201,30 +197,17 @@ export class JsonText extends JsonBytes {
    * writes it unless it is -0; any other number when String() writes it the same.
    */
   private numberText(): boolean {
-    const { b } = this;
     const start = this.pos;
-    const negative = b[this.pos] === MINUS;
-    if (negative) this.pos++;
-    const first = this.pos;
-    let value = 0;
-    let c = b[this.pos]!;
-    while (c >= ZERO && c <= NINE) {
-      value = value * 10 + (c - ZERO);
-      c = b[++this.pos]!;
-    }
-    if (c === DOT || c === LOWER_E || c === UPPER_E) {
-      while ((c >= ZERO && c <= NINE) || c === DOT || c === LOWER_E || c === UPPER_E || c === PLUS || c === MINUS) {
-        c = b[++this.pos]!;
-      }
-      if (this.asIs) {
-        const text = b.toString('latin1', start, this.pos);
-        if (String(Number(text)) !== text) this.asIs = false;
-      }
+    const integer = this.integer();
+    if (integer !== undefined) {
+      if (Object.is(integer, -0)) this.asIs = false;
       return true;
     }
-    // Up to 16 digits: if the result is safe, every step of the sum was exact.
-    if (this.pos - first > 16 || value > Number.MAX_SAFE_INTEGER) return false;
-    if (negative && value === 0) this.asIs = false;
+    if (!this.fractionRest()) return false;
+    if (this.asIs) {
+      const text = this.b.toString('latin1', start, this.pos);
+      if (String(Number(text)) !== text) this.asIs = false;
+    }
     return true;
   }
 }

@@ -17,10 +17,6 @@ import { BOOLEAN, DATE, DOUBLE, FLOAT, INT32, INT64, JSON_VALUE, NODE_REF, STRIN
 
 const SPACE = Buffer.from('space');
 const EXTERNAL_ID = Buffer.from('externalId');
-const DOT = 0x2e;
-const LOWER_E = 0x65;
-const UPPER_E = 0x45;
-const PLUS = 0x2b;
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
 /** The largest finite float32. */
@@ -126,26 +122,10 @@ export class ValueEntries extends JsonBytes {
    * parse of the instance reads it as a BigInt).
    */
   private numberValue(): number | undefined {
-    const { b } = this;
     const start = this.pos;
-    const negative = b[this.pos] === MINUS;
-    if (negative) this.pos++;
-    const first = this.pos;
-    let value = 0;
-    let c = b[this.pos]!;
-    while (c >= ZERO && c <= NINE) {
-      value = value * 10 + (c - ZERO);
-      c = b[++this.pos]!;
-    }
-    if (c === DOT || c === LOWER_E || c === UPPER_E) {
-      while ((c >= ZERO && c <= NINE) || c === DOT || c === LOWER_E || c === UPPER_E || c === PLUS || c === MINUS) {
-        c = b[++this.pos]!;
-      }
-      return Number(b.toString('latin1', start, this.pos));
-    }
-    // Up to 16 digits: if the result is safe, every step of the sum was exact.
-    if (this.pos - first > 16 || value > Number.MAX_SAFE_INTEGER) return undefined;
-    return negative ? -value : value;
+    const integer = this.integer();
+    if (integer !== undefined) return integer;
+    return this.fractionRest() ? Number(this.b.toString('latin1', start, this.pos)) : undefined;
   }
 
   /** A direct relation at `pos`: `{space, externalId}`, texts, nothing else; two entries, space first. */

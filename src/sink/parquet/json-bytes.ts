@@ -77,6 +77,17 @@ export class JsonBytes {
     return negative ? -value : value;
   }
 
+  /**
+   * After integer() answered undefined: whether the number goes on with a fraction or an
+   * exponent (then skipped, `pos` after it); false for an integer that is not safe.
+   */
+  fractionRest(): boolean {
+    const c = this.b[this.pos];
+    if (c !== DOT && c !== LOWER_E && c !== UPPER_E) return false;
+    this.number();
+    return true;
+  }
+
   /** Skips the number at `pos`. */
   number(): void {
     const { b } = this;
