@@ -55,6 +55,9 @@ Options:
                          collector (metrics.textfile).
   --metrics-push URL     Push Prometheus metrics to the Pushgateway at URL (metrics.pushgateway).
   --metrics-port PORT    Serve Prometheus metrics on PORT at /metrics while the run lasts (metrics.port).
+  --metrics-run-deadline DURATION
+                         How long this run may last, e.g. 50m or 48h: past it the alerts call a run
+                         that has not ended dead or hung (metrics.runDeadline; it does not stop the run).
   --verify               Once the job is complete, read every shard back as bulk-extract verify does
                          (sizes, sha256, rows, every key unique, the records in agreement); exit 1
                          on any difference. Without it, keys are not checked by the run.
@@ -80,6 +83,7 @@ const FLAGS = {
   'metrics-textfile': { type: 'string' },
   'metrics-push': { type: 'string' },
   'metrics-port': { type: 'string' },
+  'metrics-run-deadline': { type: 'string' },
   'verify': { type: 'boolean', default: false },
   'log-level': { type: 'string', default: 'info' },
   'help': { type: 'boolean', short: 'h' },
@@ -149,6 +153,7 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
       textfile: values['metrics-textfile'],
       pushgateway: values['metrics-push'],
       port: integerFlag(values['metrics-port'], '--metrics-port', 'a port number'),
+      runDeadline: values['metrics-run-deadline'],
     },
   });
   known.config = config;

@@ -19,8 +19,13 @@ export interface ConfigOverrides {
   concurrency?: number | undefined;
   /** output.formats */
   formats?: string[] | undefined;
-  /** metrics.textfile, metrics.pushgateway, metrics.port */
-  metrics?: { textfile?: string | undefined; pushgateway?: string | undefined; port?: number | undefined };
+  /** metrics.textfile, metrics.pushgateway, metrics.port, metrics.runDeadline */
+  metrics?: {
+    textfile?: string | undefined;
+    pushgateway?: string | undefined;
+    port?: number | undefined;
+    runDeadline?: string | undefined;
+  };
 }
 
 export type JobConfig = z.output<typeof jobSchema> & {

@@ -1,5 +1,6 @@
 import { basename, extname, resolve } from 'node:path';
 import { z } from 'zod';
+import { duration } from './duration.js';
 
 const pushgatewayUrl = z.string().superRefine((text, ctx) => {
   const url = URL.canParse(text) ? new URL(text) : undefined;
@@ -34,6 +35,13 @@ export const metricsSchema = z.strictObject({
   host: z.string().min(1).default('0.0.0.0'),
   /** How often the textfile is written and the Pushgateway pushed, in seconds. */
   intervalSeconds: z.number().min(1).max(3600).default(15),
+  /**
+   * How long a run may last ('50m', '48h'): published as the run's deadline, after which (plus a
+   * margin) the alerts call a run that has not ended dead or hung. The run is not stopped by it.
+   */
+  runDeadline: duration
+    .pipe(z.number().min(60_000, 'at least 1 minute').max(30 * 86_400_000, 'at most 30 days'))
+    .optional(),
 });
 
 export type MetricsConfig = z.output<typeof metricsSchema>;
@@ -43,9 +51,15 @@ export function exportLabelOf(metrics: MetricsConfig | undefined, configFile: st
   return metrics?.export ?? basename(configFile, extname(configFile));
 }
 
+/** '50 min', '48 h': a deadline as the dry run shows it. */
+function formatDuration(ms: number): string {
+  return ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : `${Math.round(ms / 60_000)} min`;
+}
+
 /** Where a run's metrics go, in one line (`run --dry-run`); undefined when nowhere. */
 export function describeMetrics(metrics: MetricsConfig | undefined, configFile: string): string | undefined {
   if (metrics === undefined) return undefined;
+  const deadline = metrics.runDeadline === undefined ? '' : `, runs may last ${formatDuration(metrics.runDeadline)}`;
   const every = `every ${metrics.intervalSeconds} s and at the end`;
   const outputs = [
     metrics.textfile === undefined ? undefined : `textfile ${resolve(metrics.textfile)} (${every})`,
@@ -53,5 +67,5 @@ export function describeMetrics(metrics: MetricsConfig | undefined, configFile: 
     metrics.port === undefined ? undefined : `/metrics on ${metrics.host}:${metrics.port} while the run lasts`,
   ].filter((output) => output !== undefined);
   if (outputs.length === 0) return undefined;
-  return `export="${exportLabelOf(metrics, configFile)}": ${outputs.join('; ')}`;
+  return `export="${exportLabelOf(metrics, configFile)}"${deadline}: ${outputs.join('; ')}`;
 }

@@ -56,7 +56,8 @@ export async function startMetrics(
     formats: stream.formats,
     mode: stream.mode,
   }));
-  const metrics = new RunMetrics(exportLabelOf(settings, config.file), streams, options.earlier ?? {}, now(), now);
+  const label = exportLabelOf(settings, config.file);
+  const metrics = new RunMetrics(label, streams, options.earlier ?? {}, now(), now, settings.runDeadline);
   const readDataEnds = async () => {
     const ends = await options.dataEnds?.();
     if (ends !== undefined) metrics.setDataEnds(ends);

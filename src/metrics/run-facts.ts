@@ -25,6 +25,8 @@ export interface RunFacts {
   /** The running export, once it drains; undefined before (and for a run refused before it began). */
   readonly run: RunHandle | undefined;
   readonly startedAtMs: number;
+  /** When this run should have ended at the latest (its start plus metrics.runDeadline); undefined without one. */
+  readonly deadlineMs: number | undefined;
   /** When this run ended; undefined while it lasts. */
   readonly endedAtMs: number | undefined;
   /** The last run that ended: the one before this while it lasts, this one once it ended. */

@@ -28,6 +28,7 @@ export class RunMetrics implements RunFacts {
   private ended: number | undefined;
   private lastRun: EarlierRuns;
   private ends: ReadonlyMap<string, number> = new Map();
+  readonly deadlineMs: number | undefined;
 
   constructor(
     readonly exportLabel: string,
@@ -35,7 +36,10 @@ export class RunMetrics implements RunFacts {
     earlier: EarlierRuns,
     readonly startedAtMs: number,
     readonly now: () => number = Date.now,
+    /** metrics.runDeadline: how long this run may last, ms. */
+    runDeadlineMs?: number,
   ) {
+    this.deadlineMs = runDeadlineMs === undefined ? undefined : startedAtMs + runDeadlineMs;
     this.lastRun = { ...earlier };
     defineRunWideMetrics(this.job, this);
     collectDefaultMetrics({ register: this.job, labels: { export: exportLabel } });

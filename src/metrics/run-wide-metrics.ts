@@ -38,6 +38,12 @@ export function defineRunWideMetrics(registry: Registry, facts: RunFacts): void 
   runWide('gauge', 'run_start_timestamp_seconds', 'When this run started, seconds since the epoch.', () => seconds(facts.startedAtMs));
   runWide(
     'gauge',
+    'run_deadline_timestamp_seconds',
+    'When this run should have ended at the latest (its start plus metrics.runDeadline), seconds since the epoch.',
+    () => seconds(facts.deadlineMs),
+  );
+  runWide(
+    'gauge',
     'run_end_timestamp_seconds',
     'When the last run that ended did, seconds since the epoch: the run before this one while it lasts, this one once it ended. A start newer than it is a run going on, or one that died or hangs.',
     () => seconds(facts.last.lastEndMs),

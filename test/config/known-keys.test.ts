@@ -16,7 +16,7 @@ describe('knownKeysAt: the job schema', () => {
 
   it.each([
     ['the top', {}, [], ['source', 'streams', 'output', 'checkpoint', 'metrics']],
-    ['metrics (optional)', {}, ['metrics'], ['export', 'textfile', 'pushgateway', 'port', 'host', 'intervalSeconds']],
+    ['metrics (optional)', {}, ['metrics'], ['export', 'textfile', 'pushgateway', 'port', 'host', 'intervalSeconds', 'runDeadline']],
     ['source', {}, ['source'], ['baseUrl', 'auth', 'appName', 'allowInsecureHttp', 'caFile', 'concurrency', 'maxRequestsPerSecond', 'maxBufferedBytes', 'maxResponseBytes', 'maxReadFactor', 'maxConnections', 'timeouts', 'retry']],
     ['source.retry (prefault)', {}, ['source', 'retry'], ['maxAttempts', 'baseDelayMs', 'maxDelayMs', 'maxRetryAfterMs']],
     ['source.auth of type token', {}, ['source', 'auth'], ['type', 'token']],

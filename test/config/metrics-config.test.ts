@@ -61,6 +61,9 @@ describe('metrics: in the job file', () => {
     [['  port: 70000'], 'metrics.port: Too big'],
     [['  intervalSeconds: 0'], 'metrics.intervalSeconds: Too small'],
     [['  prot: 9464'], 'metrics: Unrecognized key: "prot" (did you mean "port"?)'],
+    [['  runDeadline: 50'], 'metrics.runDeadline: at least 1 minute'],
+    [['  runDeadline: 31d'], 'metrics.runDeadline: at most 30 days'],
+    [['  runDeadline: 50 minutes'], 'metrics.runDeadline: expected milliseconds (an integer >= 0) or a number with a unit'],
   ])('%j is refused: %s', (lines, message) => {
     const text = problemOf(write(['metrics:', ...lines]));
     expect(text).toContain(message);
@@ -72,6 +75,9 @@ describe('metrics: in the job file', () => {
     const config = loadConfig(file, ENV, { metrics: { pushgateway: 'http://pg:9091', port: 9100, textfile: undefined } });
     expect(config.metrics).toMatchObject({ textfile: './a.prom', pushgateway: 'http://pg:9091', port: 9100 });
     expect(problemOf(write([]), { metrics: { port: 0 } })).toContain('metrics.port: Too small');
+    const deadline = loadConfig(write(['metrics:', '  runDeadline: 2h']), ENV, { metrics: { runDeadline: '50m' } });
+    expect(deadline.metrics?.runDeadline, '--metrics-run-deadline over the key').toBe(50 * 60_000);
+    expect(problemOf(write([]), { metrics: { runDeadline: '50x' } })).toContain('metrics.runDeadline: expected milliseconds');
   });
 
   it('describeMetrics: the outputs in one line for --dry-run, or nothing', () => {
@@ -82,5 +88,12 @@ describe('metrics: in the job file', () => {
       'export="a": textfile /m/a.prom (every 30 s and at the end); push to http://pg:9091 (every 30 s and at the end); ' +
       '/metrics on 0.0.0.0:9464 while the run lasts',
     );
+    const deadlines = [50 * 60_000, 48 * 3_600_000].map((runDeadline) =>
+      describeMetrics({ pushgateway: 'http://pg:9091', host: '0.0.0.0', intervalSeconds: 15, runDeadline }, '/jobs/a.yaml'),
+    );
+    expect(deadlines).toEqual([
+      'export="a", runs may last 50 min: push to http://pg:9091 (every 15 s and at the end)',
+      'export="a", runs may last 48 h: push to http://pg:9091 (every 15 s and at the end)',
+    ]);
   });
 });

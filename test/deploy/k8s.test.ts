@@ -6,6 +6,7 @@ import type { ICronJob, IJob } from 'kubernetes-models/batch/v1';
 import type { IConfigMap, IContainer, IPersistentVolumeClaim } from 'kubernetes-models/v1';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { duration } from '../../src/config/duration.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { parseStages, type Stage, workdirAt } from './dockerfile-model.js';
 import {
@@ -277,5 +278,16 @@ describe('deploy/k8s: what a run leaves for the alerts, and what kubectl apply -
     expect(incremental.job.activeDeadlineSeconds).toBeGreaterThan(0);
     expect(incremental.job.activeDeadlineSeconds).toBeLessThan(3600);
     expect(backfill.job.activeDeadlineSeconds).toBeGreaterThan(3600);
+  });
+
+  it.each([
+    ['the CronJob', () => incremental],
+    ['the backfill', () => backfill],
+  ])('%s publishes its activeDeadlineSeconds as --metrics-run-deadline, for BulkExtractRunDiedOrHung', (_, of) => {
+    const w = of();
+    const args = containerOf(w).args ?? [];
+    expect(args).toContain('--metrics-run-deadline');
+    const deadlineMs = duration.parse(args[args.indexOf('--metrics-run-deadline') + 1]);
+    expect(deadlineMs).toBe((w.job.activeDeadlineSeconds ?? 0) * 1000);
   });
 });

@@ -16,7 +16,7 @@ import { anchors } from '../docs/markdown-headings.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIR = 'deploy/prometheus';
 /** The unit tests of the rules, for `promtool test rules`. */
-const TESTS = ['alerts.test.yaml', 'runs.test.yaml', 'kube.test.yaml', 'shards.test.yaml'];
+const TESTS = ['alerts.test.yaml', 'runs.test.yaml', 'deadlines.test.yaml', 'kube.test.yaml', 'shards.test.yaml'];
 const ALERTS = [
   'BulkExtractKubeJobFailed',
   'BulkExtractNoRecentSuccess',

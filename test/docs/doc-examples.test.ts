@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
@@ -81,6 +82,20 @@ const RULES: Rule[] = [
       block.lang === 'json' && isMapping(parsed) && Object.keys(parsed).some((key) => key in faultOptionsSchema.shape),
     check: (block) => {
       expect(() => parseFaultSpec(block.text), block.where).not.toThrow();
+    },
+  },
+  {
+    name: 'a Prometheus configuration (the failure drills): promtool check config, with the shipped alerts.yaml',
+    matches: (_, parsed) => isMapping(parsed) && 'scrape_configs' in parsed,
+    check: (block) => {
+      const dir = tempDir('bulk-extract-doc-prometheus-');
+      writeFileSync(join(dir, 'prometheus.yaml'), block.text);
+      copyFileSync(join(ROOT, 'deploy/prometheus/alerts.yaml'), join(dir, 'alerts.yaml'));
+      const check = spawnSync('promtool', ['check', 'config', 'prometheus.yaml'], { cwd: dir, encoding: 'utf8' });
+      // Without promtool (Debian's package prometheus) only CI must have it, as in prometheus-rules.test.ts.
+      if (check.error !== undefined && process.env.CI !== 'true') return;
+      expect(check.error, `${block.where}: promtool`).toBeUndefined();
+      expect(check.status, `${block.where}: ${check.stdout}${check.stderr}`).toBe(0);
     },
   },
 ];

@@ -58,9 +58,17 @@ describe('RunMetrics', () => {
     expect(valueOf(all, 'bulk_extract_last_success_timestamp_seconds'), 'no earlier success known').toBeUndefined();
     expect(valueOf(all, 'bulk_extract_last_run_exit_code')).toBeUndefined();
     expect(valueOf(all, 'bulk_extract_run_end_timestamp_seconds'), 'no run ended before: a start and no end').toBeUndefined();
+    expect(valueOf(all, 'bulk_extract_run_deadline_timestamp_seconds'), 'no metrics.runDeadline').toBeUndefined();
     expect(all.filter((sample) => sample.name === 'bulk_extract_last_run_info')).toEqual([]);
     expect(all.filter((sample) => sample.name === 'bulk_extract_data_end_timestamp_seconds'), 'none known yet').toEqual([]);
     expect(all.every((sample) => sample.labels.export === 'nightly')).toBe(true);
+  });
+
+  it('metrics.runDeadline: the deadline is the start plus it, and stays once the run ended', async () => {
+    const metrics = new RunMetrics('nightly', STREAMS, {}, START_MS, () => START_MS + 60_000, 50 * 60_000);
+    expect(valueOf(await samples(metrics), 'bulk_extract_run_deadline_timestamp_seconds')).toBe(START_MS / 1000 + 3000);
+    metrics.finish(0);
+    expect(valueOf(await samples(metrics), 'bulk_extract_run_deadline_timestamp_seconds')).toBe(START_MS / 1000 + 3000);
   });
 
   it('build info, and prom-client\'s process and Node.js metrics with the export label, in the run-wide registry', async () => {
