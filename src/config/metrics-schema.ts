@@ -36,12 +36,13 @@ export const metricsSchema = z.strictObject({
   /** How often the textfile is written and the Pushgateway pushed, in seconds. */
   intervalSeconds: z.number().min(1).max(3600).default(15),
   /**
-   * How long a run may last ('50m', '48h'): published as the run's deadline, after which (plus a
-   * margin) the alerts call a run that has not ended dead or hung. The run is not stopped by it.
+   * How long a run may last ('50m', '48h'; default 50 minutes, for hourly runs): published as the
+   * run's deadline with every push, so that a Pushgateway group never keeps an earlier run's, after
+   * which (plus a margin) the alerts call a run that has not ended dead or hung. It does not stop the run.
    */
   runDeadline: duration
     .pipe(z.number().min(60_000, 'at least 1 minute').max(30 * 86_400_000, 'at most 30 days'))
-    .optional(),
+    .default(50 * 60_000),
 });
 
 export type MetricsConfig = z.output<typeof metricsSchema>;
@@ -59,7 +60,6 @@ function formatDuration(ms: number): string {
 /** Where a run's metrics go, in one line (`run --dry-run`); undefined when nowhere. */
 export function describeMetrics(metrics: MetricsConfig | undefined, configFile: string): string | undefined {
   if (metrics === undefined) return undefined;
-  const deadline = metrics.runDeadline === undefined ? '' : `, runs may last ${formatDuration(metrics.runDeadline)}`;
   const every = `every ${metrics.intervalSeconds} s and at the end`;
   const outputs = [
     metrics.textfile === undefined ? undefined : `textfile ${resolve(metrics.textfile)} (${every})`,
@@ -67,5 +67,6 @@ export function describeMetrics(metrics: MetricsConfig | undefined, configFile: 
     metrics.port === undefined ? undefined : `/metrics on ${metrics.host}:${metrics.port} while the run lasts`,
   ].filter((output) => output !== undefined);
   if (outputs.length === 0) return undefined;
-  return `export="${exportLabelOf(metrics, configFile)}"${deadline}: ${outputs.join('; ')}`;
+  const deadline = `deadline ${formatDuration(metrics.runDeadline)} after the start`;
+  return `export="${exportLabelOf(metrics, configFile)}": ${outputs.join('; ')}; ${deadline}`;
 }

@@ -50,6 +50,7 @@ describe('metrics: in the job file', () => {
       port: 9464,
       host: '0.0.0.0',
       intervalSeconds: 15,
+      runDeadline: 50 * 60_000,
     });
     expect(exportLabelOf(config.metrics, config.file)).toBe('orders');
   });
@@ -82,18 +83,25 @@ describe('metrics: in the job file', () => {
 
   it('describeMetrics: the outputs in one line for --dry-run, or nothing', () => {
     expect(describeMetrics(undefined, '/jobs/a.yaml')).toBeUndefined();
-    expect(describeMetrics({ host: '0.0.0.0', intervalSeconds: 15 }, '/jobs/a.yaml')).toBeUndefined();
-    const all = { textfile: '/m/a.prom', pushgateway: 'http://pg:9091', port: 9464, host: '0.0.0.0', intervalSeconds: 30 };
+    expect(describeMetrics({ host: '0.0.0.0', intervalSeconds: 15, runDeadline: 3_000_000 }, '/jobs/a.yaml')).toBeUndefined();
+    const all = {
+      textfile: '/m/a.prom',
+      pushgateway: 'http://pg:9091',
+      port: 9464,
+      host: '0.0.0.0',
+      intervalSeconds: 30,
+      runDeadline: 3_000_000,
+    };
     expect(describeMetrics(all, '/jobs/a.yaml')).toBe(
       'export="a": textfile /m/a.prom (every 30 s and at the end); push to http://pg:9091 (every 30 s and at the end); ' +
-      '/metrics on 0.0.0.0:9464 while the run lasts',
+      '/metrics on 0.0.0.0:9464 while the run lasts; deadline 50 min after the start',
     );
     const deadlines = [50 * 60_000, 48 * 3_600_000].map((runDeadline) =>
       describeMetrics({ pushgateway: 'http://pg:9091', host: '0.0.0.0', intervalSeconds: 15, runDeadline }, '/jobs/a.yaml'),
     );
     expect(deadlines).toEqual([
-      'export="a", runs may last 50 min: push to http://pg:9091 (every 15 s and at the end)',
-      'export="a", runs may last 48 h: push to http://pg:9091 (every 15 s and at the end)',
+      'export="a": push to http://pg:9091 (every 15 s and at the end); deadline 50 min after the start',
+      'export="a": push to http://pg:9091 (every 15 s and at the end); deadline 48 h after the start',
     ]);
   });
 });

@@ -83,7 +83,7 @@ describe('metrics', () => {
     const job = await newMetricsJob({ textfile: path, export: 'nightly' });
     const dry = await run(job, ['--dry-run']);
     expect(dry.code, describeExit(dry)).toBe(0);
-    expect(dry.stdout).toContain(`metrics     export="nightly": textfile ${path} (every 15 s and at the end)`);
+    expect(dry.stdout).toContain(`metrics     export="nightly": textfile ${path} (every 15 s and at the end); deadline 50 min after the start`);
     expect(readdirSync(dir), 'a dry run writes no metrics').toEqual([]);
     const started = Date.now() / 1000;
     const exit = await run(job);

@@ -20,6 +20,7 @@ const SPAWNS = 120_000;
 interface Lifecycle {
   start: number | undefined;
   end: number | undefined;
+  deadline: number | undefined;
   exitCode: number | undefined;
   success: number | undefined;
   codes: string[];
@@ -30,6 +31,7 @@ function lifecycleOf(text: string): Lifecycle {
   return {
     start: valueOf(samples, 'bulk_extract_run_start_timestamp_seconds', { export: 'lifecycle' }),
     end: valueOf(samples, 'bulk_extract_run_end_timestamp_seconds', { export: 'lifecycle' }),
+    deadline: valueOf(samples, 'bulk_extract_run_deadline_timestamp_seconds', { export: 'lifecycle' }),
     exitCode: valueOf(samples, 'bulk_extract_last_run_exit_code'),
     success: valueOf(samples, 'bulk_extract_last_success_timestamp_seconds'),
     codes: samples.filter((s) => s.name === 'bulk_extract_last_run_info' && s.value === 1).map((s) => s.labels.code ?? ''),
@@ -108,20 +110,23 @@ describe('the run lifecycle in the textfile', () => {
   }, SPAWNS);
 
   it.skipIf(prometheusTool('prometheus-pushgateway') === undefined)(
-    'pushed to a Pushgateway: after a complete run, a run SIGKILLed half way leaves its start pushed and the end of the one before',
+    'pushed to a Pushgateway: after a complete run, a run SIGKILLed half way leaves its start and deadline pushed and the end of the one before',
     async () => {
       const url = await startPushgateway(prometheusTool('prometheus-pushgateway')!);
       const { run } = await lifecycleJob({ pushgateway: url });
       const pushed = async () => lifecycleOf(await (await fetch(`${url}/metrics`)).text());
-      const complete = await run(KEY);
+      const complete = await run(KEY, ['--metrics-run-deadline', '48h']);
       expect(complete.code, describeExit(complete)).toBe(0);
       const before = await pushed();
       expect(before.end).toBeGreaterThan(before.start!);
+      expect(before.deadline).toBe(before.start! + 48 * 3600);
       const killed = await run(KEY, ['--fresh'], HALF_WAY);
       expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
       const after = await pushed();
       expect(after.start).toBeGreaterThan(before.end!);
       expect(after).toMatchObject({ end: before.end, exitCode: 0, success: before.end, codes: ['none'] });
+      // A push adds to the group (POST): the killed run's own deadline (the default, 50 min) replaced the 48 h.
+      expect(after.deadline).toBeCloseTo(after.start! + 50 * 60, 3);
     },
     SPAWNS,
   );
