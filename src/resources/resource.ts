@@ -179,9 +179,21 @@ export const SEQUENCE_COLUMN_FIELDS = [
   column(EXTRA_COLUMN, 'extra-json'),
 ] as const;
 
-/** The column a stream's `metadataColumns` key becomes: `metadata_<key>`, other characters than [A-Za-z0-9_] as `_`. */
+/**
+ * A letter, digit or `_` with the combining marks that follow it (the vowel signs of `तापमान`), or
+ * any other character (space, `.`, quotes, brackets, `,`, `;`, `=`, symbols, control and format
+ * characters) with the marks that follow it.
+ */
+const COLUMN_NAME_PIECE = /([\p{L}\p{N}_]\p{M}*)|[^\p{L}\p{N}_]\p{M}*/gu;
+
+/**
+ * The column a stream's `metadataColumns` key becomes: `metadata_<key>`, the key in Unicode NFC with
+ * its letters, digits and `_` kept (`metadata_ключ`, `metadata_温度`) and each other character as `_`:
+ * spaces, dots (nested fields to Spark), quotes, brackets, commas, `=` and control characters break
+ * readers or their SQL.
+ */
 export function metadataColumnName(key: string): string {
-  return `metadata_${key.replace(/[^A-Za-z0-9_]/gu, '_')}`;
+  return `metadata_${key.normalize('NFC').replace(COLUMN_NAME_PIECE, (_piece, kept: string | undefined) => kept ?? '_')}`;
 }
 
 /**
