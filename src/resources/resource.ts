@@ -1,3 +1,5 @@
+import type { MetadataLimits } from './metadata-limits.js';
+
 /**
  * What bulk-extract knows of one collection of the platform: where it is listed, which filters a
  * job may set and how each is sent, the field that identifies an item, and the columns of its
@@ -105,8 +107,8 @@ export interface RefListFilterSpec extends FilterCommon {
 export interface MapFilterSpec extends FilterCommon {
   readonly kind: 'map';
   readonly via: 'body';
-  /** The longest value the platform accepts, where it documents one. */
-  readonly maxValueLength?: number | undefined;
+  /** The collection's bounds on values and total size (keys and pairs are bounded alike for all). */
+  readonly limits: MetadataLimits;
 }
 
 /** Items whose `externalId` starts with the given text (at most 255 characters). */
@@ -118,8 +120,8 @@ export const EXTERNAL_ID_PREFIX = {
 } as const satisfies StringFilterSpec;
 
 /** The `metadata` filter: items whose metadata holds every given pair; sent in `POST /list`'s body. */
-export const metadataFilter = (maxValueLength?: number) =>
-  ({ key: 'metadata', kind: 'map', field: 'metadata', via: 'body', maxValueLength }) as const satisfies MapFilterSpec;
+export const metadataFilter = (limits: MetadataLimits) =>
+  ({ key: 'metadata', kind: 'map', field: 'metadata', via: 'body', limits }) as const satisfies MapFilterSpec;
 
 /** `{id}|{externalId}` lists, body only: `dataSetIds` and `assetSubtreeIds`. */
 export const refsFilter = <K extends string>(key: K, maxItems: number) =>

@@ -137,6 +137,12 @@ describe('loadConfig: an unknown key gets the closest known key at its place', (
     expect(messageOf(() => loadConfig(file, ENV))).toBe(`${file}: ${line}`);
   });
 
+  it("a metadata filter beyond the platform's limits is refused when the job file is read, naming the stream's key", () => {
+    const keys = Array.from({ length: 257 }, (_, i) => `        k${i}: v`);
+    const file = write([...SOURCE, 'streams:', '  - resource: assets', '    filter:', '      metadata:', ...keys]);
+    expect(messageOf(() => loadConfig(file, ENV))).toBe(`${file}: streams.0.filter.metadata: 257 pairs; the platform takes at most 256 (got a mapping)`);
+  });
+
   it('under auth, the keys of the type it names, *File forms included; a value under the key is never echoed', () => {
     const file = write([...SOURCE.slice(0, 4), '    apiKeyFlie: literal-api-key-0001', '    clientsecret: literal-secret-0003']);
     const message = messageOf(() => loadConfig(file, {}));
