@@ -66,10 +66,9 @@ export async function dryRun(
         else lines.push(`  ${feedRead(since)}`, `  ${describe(action, since === null ? undefined : 'the cursors the last run ended with')}`);
         continue;
       }
-      lines.push(
-        `stream ${plan.name}: ${listed} in ${plan.partitions} partition(s) -> ${plan.formats.join(' + ')}, ${plan.mode}`,
-        `  ${describe(action)}`,
-      );
+      lines.push(`stream ${plan.name}: ${listed} in ${plan.partitions} partition(s) -> ${plan.formats.join(' + ')}, ${plan.mode}`);
+      if (stream.metadataColumns !== undefined) lines.push(`  ${describeMetadataColumns(stream.metadataColumns, plan.formats)}`);
+      lines.push(`  ${describe(action)}`);
     }
     const { worker } = inspection;
     const held = formatByteSize(config.source.maxBufferedBytes);
@@ -107,6 +106,15 @@ async function viewColumns(client: PlatformClient, { plan }: StreamInspection): 
     if (error instanceof ConfigError) return error;
     throw error;
   }
+}
+
+/** The Parquet columns a stream's metadataColumns keys become (`metadata_<key>`), each with its key. */
+function describeMetadataColumns(
+  columns: readonly { key: string; column: string }[],
+  formats: readonly string[],
+): string {
+  const named = columns.map(({ key, column }) => `${column} (${JSON.stringify(key)})`).join(', ');
+  return formats.includes('parquet') ? `metadata columns: ${named}` : `metadata columns: none written (they are Parquet columns; this stream writes ${formats.join(' + ')})`;
 }
 
 /** What an incremental instances stream's run reads of the sync feed: its backfill, or changes since the last run. */

@@ -1,6 +1,6 @@
 /** The job file's `filter` of a stream: one zod schema per filter kind of resources/, with the platform's bounds. */
 import { z } from 'zod';
-import type { FilterSpec } from '../resources/index.js';
+import { type FilterSpec, type MetadataLimits, metadataLimitProblems } from '../resources/index.js';
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 const TIME_EXPECTED = 'expected epoch milliseconds (an integer >= 0) or an ISO 8601 date-time with a zone, e.g. 2024-01-01T00:00:00Z';
@@ -51,7 +51,7 @@ function filterValue(filter: FilterSpec) {
     case 'refs':
       return refList(filter.maxItems);
     case 'map':
-      return metadataMap(filter.maxValueLength);
+      return metadataMap(filter.limits);
   }
 }
 
@@ -104,16 +104,17 @@ const metadataText = z.string({
   error: (issue) => `expected a string; quote it in YAML ('${String(issue.input)}') to match the text the platform holds`,
 });
 
-/** Key-value pairs an item's metadata must hold: at least one, keys non-empty, values within the platform's length. */
-const metadataMap = (maxValueLength: number | undefined) =>
+/**
+ * Key-value pairs an item's metadata must hold: at least one, keys non-empty, within the platform's
+ * bounds (pairs, key and value bytes, bytes in all: metadataLimitProblems).
+ */
+const metadataMap = (limits: MetadataLimits) =>
   z
-    .record(
-      z.string().min(1, 'a metadata key must not be empty'),
-      maxValueLength === undefined
-        ? metadataText
-        : metadataText.max(maxValueLength, `at most ${maxValueLength} characters, as the platform accepts`),
-    )
-    .refine((pairs) => Object.keys(pairs).length > 0, 'give at least one key: value pair, or leave metadata out');
+    .record(z.string().min(1, 'a metadata key must not be empty'), metadataText)
+    .refine((pairs) => Object.keys(pairs).length > 0, 'give at least one key: value pair, or leave metadata out')
+    .superRefine((pairs, ctx) => {
+      for (const message of metadataLimitProblems(pairs, limits)) ctx.addIssue({ code: 'custom', message });
+    });
 
 interface FilterValues {
   time: typeof time;

@@ -206,20 +206,27 @@ export const jobSchema = z
     });
   });
 
-/** What is wrong with a stream's metadataColumns: no metadata to take them from, or column names that clash. */
+/**
+ * What is wrong with a stream's metadataColumns: no metadata to take them from, or column names that
+ * clash. Names that differ only in case clash too: DuckDB and Spark match column names without case.
+ */
 function metadataColumnProblems(resource: Resource, keys: readonly string[]): string[] {
   const spec = resourceSpec(resource);
   if (keys.length > 0 && !spec.columns.some((column) => column.name === 'metadata')) {
     return [`${resource} have no metadata to take columns from; remove metadataColumns`];
   }
   const problems: string[] = [];
-  const taken = new Map<string, string>();
+  const taken = new Map<string, { key: string; name: string }>();
   for (const key of keys) {
     const name = metadataColumnName(key);
-    const clash = taken.get(name);
-    if (clash !== undefined) problems.push(`'${key}' and '${clash}' both become the column ${name}; keep one`);
-    else if (spec.columns.some((column) => column.name === name)) problems.push(`'${key}' becomes ${name}, a column ${resource} already have`);
-    taken.set(name, key);
+    const clash = taken.get(name.toLowerCase());
+    if (clash === undefined) taken.set(name.toLowerCase(), { key, name });
+    if (clash?.name === name) problems.push(`'${key}' and '${clash.key}' both become the column ${name}; keep one`);
+    else if (clash !== undefined) {
+      problems.push(`'${key}' and '${clash.key}' become the columns ${name} and ${clash.name}, which readers such as DuckDB and Spark take for one (they ignore case); keep one`);
+    } else if (spec.columns.some((column) => column.name.toLowerCase() === name.toLowerCase())) {
+      problems.push(`'${key}' becomes ${name}, a column ${resource} already have`);
+    }
   }
   return problems;
 }

@@ -5,10 +5,9 @@ import { ConfigError } from '../errors.js';
 import { Redactor } from '../util/redact.js';
 import { describeZodIssues } from '../util/zod-issues.js';
 import { configProblemsError, withoutConsequences } from './config-problems.js';
-import { interpolate, SECRET_KEYS } from './interpolate.js';
+import { interpolate } from './interpolate.js';
 import { jobSchema } from './job-schema.js';
-import { knownKeysAt } from './known-keys.js';
-import { suggestKey } from './suggest-key.js';
+import { jobFileHints } from './key-hints.js';
 import type { z } from 'zod';
 
 /** Command-line flags that override keys of the file, applied before validation. */
@@ -75,16 +74,8 @@ export function loadConfig(
   regionFromEnvironment(resolved as Record<string, unknown>, env);
   const result = jobSchema.safeParse(resolved);
   if (result.success && problems.length === 0) return { ...result.data, file, redactor };
-  const issues = result.success ? [] : describeZodIssues(result.error, resolved, closestKnownKey(resolved));
+  const issues = result.success ? [] : describeZodIssues(result.error, resolved, jobFileHints(resolved));
   throw redactor.redactError(configProblemsError(file, [...problems, ...withoutConsequences(issues, problems)]));
-}
-
-/** Unknown keys get the closest key the schema knows at their place (credentials' `*File` forms included). */
-function closestKnownKey(resolved: unknown) {
-  return (path: readonly PropertyKey[], key: string): string | undefined => {
-    const known = knownKeysAt(jobSchema, resolved, path);
-    return suggestKey(key, [...known, ...known.filter((k) => SECRET_KEYS.has(k)).map((k) => `${k}File`)]);
-  };
 }
 
 /**

@@ -10,7 +10,7 @@ export const assets = {
     { key: 'source', kind: 'string', field: 'source', maxLength: 128 },
     ...timeRange('lastUpdatedTime'),
     EXTERNAL_ID_PREFIX,
-    metadataFilter(10_240),
+    metadataFilter({ maxValueBytes: 10_240, maxTotalBytes: 10_240 }),
     { key: 'name', kind: 'string', field: 'name', maxLength: 140 },
     { key: 'parentIds', kind: 'ids', field: 'parentIds', maxItems: 100 },
     { key: 'parentExternalIds', kind: 'strings', field: 'parentExternalIds', maxItems: 100, maxLength: 255 },

@@ -21,7 +21,7 @@ export const events = {
     ...timeRange('lastUpdatedTime'),
     ...timeRange('startTime'),
     EXTERNAL_ID_PREFIX,
-    metadataFilter(128_000),
+    metadataFilter({ maxValueBytes: 128_000, maxTotalBytes: 200_000 }),
     ...timeRange('endTime'),
     ...timeRange('activeAtTime'),
     ...timeRange('createdTime'),

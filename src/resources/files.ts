@@ -29,7 +29,7 @@ export const files = {
     EXTERNAL_ID_PREFIX,
     { key: 'uploaded', kind: 'boolean', field: 'uploaded' },
     { key: 'directoryPrefix', kind: 'string', field: 'directoryPrefix', maxLength: 512, via: 'body' },
-    metadataFilter(),
+    metadataFilter({ maxValueBytes: 10_240, maxTotalBytes: 10_240 }),
     refsFilter('assetSubtreeIds', 100),
     refsFilter('dataSetIds', 100),
   ],

@@ -19,6 +19,7 @@ export {
   streamColumns,
 } from './resource.js';
 export { RELATIONSHIP_TYPES } from './relationships.js';
+export { METADATA_MAX_KEY_BYTES, METADATA_MAX_PAIRS, type MetadataLimits, metadataLimitProblems } from './metadata-limits.js';
 export { dmsDateDays, dmsTimestampMs } from './dms-time.js';
 export {
   type ColumnValue,

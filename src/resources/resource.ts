@@ -1,3 +1,5 @@
+import type { MetadataLimits } from './metadata-limits.js';
+
 /**
  * What bulk-extract knows of one collection of the platform: where it is listed, which filters a
  * job may set and how each is sent, the field that identifies an item, and the columns of its
@@ -105,8 +107,8 @@ export interface RefListFilterSpec extends FilterCommon {
 export interface MapFilterSpec extends FilterCommon {
   readonly kind: 'map';
   readonly via: 'body';
-  /** The longest value the platform accepts, where it documents one. */
-  readonly maxValueLength?: number | undefined;
+  /** The collection's bounds on values and total size (keys and pairs are bounded alike for all). */
+  readonly limits: MetadataLimits;
 }
 
 /** Items whose `externalId` starts with the given text (at most 255 characters). */
@@ -118,8 +120,8 @@ export const EXTERNAL_ID_PREFIX = {
 } as const satisfies StringFilterSpec;
 
 /** The `metadata` filter: items whose metadata holds every given pair; sent in `POST /list`'s body. */
-export const metadataFilter = (maxValueLength?: number) =>
-  ({ key: 'metadata', kind: 'map', field: 'metadata', via: 'body', maxValueLength }) as const satisfies MapFilterSpec;
+export const metadataFilter = (limits: MetadataLimits) =>
+  ({ key: 'metadata', kind: 'map', field: 'metadata', via: 'body', limits }) as const satisfies MapFilterSpec;
 
 /** `{id}|{externalId}` lists, body only: `dataSetIds` and `assetSubtreeIds`. */
 export const refsFilter = <K extends string>(key: K, maxItems: number) =>
@@ -179,9 +181,21 @@ export const SEQUENCE_COLUMN_FIELDS = [
   column(EXTRA_COLUMN, 'extra-json'),
 ] as const;
 
-/** The column a stream's `metadataColumns` key becomes: `metadata_<key>`, other characters than [A-Za-z0-9_] as `_`. */
+/**
+ * A letter, digit or `_` with the combining marks that follow it (the vowel signs of `तापमान`), or
+ * any other character (space, `.`, quotes, brackets, `,`, `;`, `=`, symbols, control and format
+ * characters) with the marks that follow it.
+ */
+const COLUMN_NAME_PIECE = /([\p{L}\p{N}_]\p{M}*)|[^\p{L}\p{N}_]\p{M}*/gu;
+
+/**
+ * The column a stream's `metadataColumns` key becomes: `metadata_<key>`, the key in Unicode NFC with
+ * its letters, digits and `_` kept (`metadata_ключ`, `metadata_温度`) and each other character as `_`:
+ * spaces, dots (nested fields to Spark), quotes, brackets, commas, `=` and control characters break
+ * readers or their SQL.
+ */
 export function metadataColumnName(key: string): string {
-  return `metadata_${key.replace(/[^A-Za-z0-9_]/gu, '_')}`;
+  return `metadata_${key.normalize('NFC').replace(COLUMN_NAME_PIECE, (_piece, kept: string | undefined) => kept ?? '_')}`;
 }
 
 /**

@@ -14,7 +14,7 @@ export const sequences = {
     ...timeRange('lastUpdatedTime', 'body'),
     ...timeRange('createdTime', 'body'),
     { key: 'externalIdPrefix', kind: 'string', field: 'externalIdPrefix', maxLength: 255, via: 'body' },
-    metadataFilter(),
+    metadataFilter({}),
     { key: 'name', kind: 'string', field: 'name', maxLength: 255, via: 'body' },
     { key: 'assetIds', kind: 'ids', field: 'assetIds', maxItems: 100, via: 'body' },
     { key: 'rootAssetIds', kind: 'ids', field: 'rootAssetIds', maxItems: 100, via: 'body' },

@@ -16,7 +16,7 @@ export const timeseries = {
     { key: 'rootAssetIds', kind: 'ids', field: 'rootAssetIds', maxItems: 100 },
     ...timeRange('lastUpdatedTime', 'body'),
     ...timeRange('createdTime', 'body'),
-    metadataFilter(),
+    metadataFilter({ maxTotalBytes: 10_000 }),
     { key: 'name', kind: 'string', field: 'name', maxLength: 255, via: 'body' },
     { key: 'unit', kind: 'string', field: 'unit', maxLength: 32, via: 'body' },
     { key: 'unitExternalId', kind: 'string', field: 'unitExternalId', maxLength: 64, via: 'body' },

@@ -1,4 +1,4 @@
-import type { FilterSpec } from '../resources/index.js';
+import { type FilterSpec, type MetadataLimits, metadataLimitProblems } from '../resources/index.js';
 import type { FilterValue, Ref } from './dataset/dataset.js';
 
 /**
@@ -65,7 +65,7 @@ export function bodyValue(spec: FilterSpec, value: unknown): ValueParse {
     case 'refs':
       return refList(spec.maxItems, value);
     case 'map':
-      return stringMap(spec.maxValueLength, value);
+      return stringMap(spec.limits, value);
   }
 }
 
@@ -132,13 +132,12 @@ function refList(maxItems: number, value: unknown): ValueParse {
   return value.every(valid) ? { ok: true, value: value as Ref[] } : fail(expected);
 }
 
-function stringMap(maxValueLength: number | undefined, value: unknown): ValueParse {
-  const limit = maxValueLength === undefined ? '' : ` of at most ${maxValueLength} characters`;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail(`an object of strings${limit}`);
+/** A metadata map: strings only, within the collection's bounds (metadataLimitProblems). */
+function stringMap(limits: MetadataLimits, value: unknown): ValueParse {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('an object of strings');
   for (const [key, text] of Object.entries(value)) {
-    if (typeof text !== 'string' || (maxValueLength !== undefined && text.length > maxValueLength)) {
-      return { ok: false, expected: `a string${limit}`, at: key };
-    }
+    if (typeof text !== 'string') return { ok: false, expected: 'a string', at: key };
   }
-  return { ok: true, value: value as Record<string, string> };
+  const [problem] = metadataLimitProblems(value as Record<string, string>, limits);
+  return problem === undefined ? { ok: true, value: value as Record<string, string> } : fail(`metadata within the platform's bounds (${problem})`);
 }

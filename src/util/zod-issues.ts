@@ -9,8 +9,13 @@ export interface IssueLine {
   message: string;
 }
 
-/** Proposes a known key for an unknown one at `path`, or undefined when none is close. */
-export type SuggestKey = (path: readonly PropertyKey[], key: string) => string | undefined;
+/** What an issue's message gains in parentheses, or undefined for nothing. */
+export interface IssueHints {
+  /** For an unknown key at `path`: the key meant, or where the key belongs (`did you mean "limit"?`). */
+  unknownKey?: (path: readonly PropertyKey[], key: string) => string | undefined;
+  /** For a text that is none of the values `allowed` there (an enum, a union's discriminator): the one meant. */
+  unknownValue?: (value: string, allowed: readonly string[]) => string | undefined;
+}
 
 /** `streams.0.partitions`; `(root)` for the top. */
 export function formatPath(path: readonly PropertyKey[]): string {
@@ -20,23 +25,45 @@ export function formatPath(path: readonly PropertyKey[]): string {
 /**
  * Describes zod issues one line each, naming what was expected and what was got, e.g.
  * `{ path: ['faults', 'rate429'], message: 'Too big: expected number to be <=1 (got 2)' }`. An issue
- * about several unknown keys becomes one line per key, with `suggest`'s proposal if it has one:
- * `Unrecognized key: "partitons" (did you mean "partitions"?)`.
+ * about several unknown keys becomes one line per key, with the `unknownKey` hint if there is one:
+ * `Unrecognized key: "partitons" (did you mean "partitions"?)`; a text that is none of the values
+ * allowed gets the `unknownValue` hint after what was got: `(got "timeSeries"; did you mean "timeseries"?)`.
  *
  * Only a scalar found at the issue's own key is echoed, and never under a secret-looking key: an
  * object is described by its type alone, an unknown key by its name alone (so a credential under a
  * misspelled key, `apikey:` or `client_secret:`, cannot reach the message), and a URL without the
  * user and password it may hold.
  */
-export function describeZodIssues(error: z.ZodError, input?: unknown, suggest?: SuggestKey): IssueLine[] {
+export function describeZodIssues(error: z.ZodError, input?: unknown, hints: IssueHints = {}): IssueLine[] {
   return error.issues.flatMap((issue): IssueLine[] => {
-    if (issue.code !== 'unrecognized_keys') return [{ path: issue.path, message: `${issue.message}${got(input, issue.path)}` }];
+    if (issue.code !== 'unrecognized_keys') {
+      const meant = valueHint(issue, input, hints);
+      const shown = got(input, issue.path);
+      const detail = meant === undefined ? shown : shown === '' ? ` (${meant})` : `${shown.slice(0, -1)}; ${meant})`;
+      return [{ path: issue.path, message: `${issue.message}${detail}` }];
+    }
     return issue.keys.map((key) => {
-      const proposal = suggest?.(issue.path, key);
-      const hint = proposal === undefined ? '' : ` (did you mean ${JSON.stringify(proposal)}?)`;
+      const proposal = hints.unknownKey?.(issue.path, key);
+      const hint = proposal === undefined ? '' : ` (${proposal})`;
       return { path: issue.path, message: `Unrecognized key: ${JSON.stringify(key)}${hint}` };
     });
   });
+}
+
+/** The unknownValue hint of an issue whose value is none of a list of texts (an enum, a discriminator). */
+function valueHint(issue: z.core.$ZodIssue, input: unknown, hints: IssueHints): string | undefined {
+  if (hints.unknownValue === undefined || input === undefined) return undefined;
+  const value = valueAt(input, issue.path);
+  if (typeof value !== 'string' || issue.path.some((key) => SECRET_KEY.test(String(key)))) return undefined;
+  const allowed = issue.code === 'invalid_value' ? issue.values : issue.code === 'invalid_union' ? optionsOf(issue) : [];
+  const texts = allowed.filter((option): option is string => typeof option === 'string');
+  return texts.length === 0 ? undefined : hints.unknownValue(value, texts);
+}
+
+/** A discriminated union's options, which zod gives its "no matching discriminator" issue. */
+function optionsOf(issue: z.core.$ZodIssueInvalidUnion): readonly unknown[] {
+  const { options } = issue as { options?: unknown };
+  return Array.isArray(options) ? options : [];
 }
 
 /** The issues on one line, `path: message; path: message`. */

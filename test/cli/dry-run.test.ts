@@ -103,6 +103,17 @@ describe.concurrent('run --dry-run tells what a run would refuse', () => {
   });
 });
 
+describe('run --dry-run of a stream with metadataColumns', () => {
+  it("shows each key's Parquet column, Unicode letters and digits kept", async () => {
+    const dir = tempDir('dry-run-metadata-columns');
+    const streams: StreamSpec[] = [{ resource: 'events', partitions: 2, limit: 1000, metadataColumns: ['ключ', '温度', 'a.b c'] }];
+    const file = writeJob(join(dir, 'job.yaml'), spec(join(dir, 'out'), { streams }));
+    const exit = await runCliWith(['run', '--config', file, '--dry-run'], { cwd: dir, env: { SIM_KEY: KEY } });
+    expect(exit.code, describeExit(exit)).toBe(0);
+    expect(exit.stdout).toContain('\n  metadata columns: metadata_ключ ("ключ"), metadata_温度 ("温度"), metadata_a_b_c ("a.b c")\n  starts from the first page\n');
+  });
+});
+
 describe('run --dry-run of an instances stream', () => {
   const view = (version: string) => ({ space: 'cdf_cdm', externalId: 'CogniteAsset', version });
   const job = (version: string, extra: Record<string, unknown> = {}) => {

@@ -113,13 +113,34 @@ describe('loadConfig: an unknown key gets the closest known key at its place', (
     ['a stream key', ['streams:', '  - resource: events', '    partitons: 4'], 'streams.0: Unrecognized key: "partitons" (did you mean "partitions"?)'],
     ['a top-level key', ['stream:', '  - resource: events'], '(root): Unrecognized key: "stream" (did you mean "streams"?)'],
     ['an event filter key', ['streams:', '  - resource: events', '    filter:', '      subtyp: x'], 'streams.0.filter: Unrecognized key: "subtyp" (did you mean "subtype"?)'],
-    ['an event-only filter key on assets: nothing to suggest', ['streams:', '  - resource: assets', '    filter:', '      type: x'], 'streams.0.filter: Unrecognized key: "type"'],
+    ['an event-only filter key on assets: which collection takes it', ['streams:', '  - resource: assets', '    filter:', '      type: x'], 'streams.0.filter: Unrecognized key: "type" (assets streams do not take it: it is an events filter)'],
     ['a key of the second stream', ['streams:', '  - resource: assets', '  - resource: events', '    Limt: 5'], 'streams.1: Unrecognized key: "Limt" (did you mean "limit"?)'],
     ['nothing close', ['output:', '  colour: red'], 'output: Unrecognized key: "colour"'],
     ['an output.s3 key', ['output:', '  dir: s3://b/p', '  s3:', '    regoin: eu-west-1'], 'output.s3: Unrecognized key: "regoin" (did you mean "region"?)'],
   ])('%s', (_, lines, line) => {
     const file = write([...SOURCE, ...lines]);
     expect(messageOf(() => loadConfig(file, ENV))).toBe(`${file}: ${line}`);
+  });
+
+  it.each([
+    ['a resource in the wrong case', ['streams:', '  - resource: timeSeries'], 'streams.0.resource: Invalid discriminator value. Expected \'assets\' | \'events\' | \'timeseries\' | \'files\' | \'sequences\' | \'relationships\' | \'datapoints\' | \'instances\' (got "timeSeries"; did you mean "timeseries"?)'],
+    ['a misspelled mode', ['streams:', '  - resource: events', '    mode: incremantal'], 'streams.0.mode: Invalid option: expected one of "full"|"incremental"|"snapshot" (got "incremantal"; did you mean "incremental"?)'],
+    ['a time series filter on events', ['streams:', '  - resource: events', '    filter: {isString: true}'], 'streams.0.filter: Unrecognized key: "isString" (events streams do not take it: it is a timeseries filter)'],
+    ['a filter several collections take, on relationships', ['streams:', '  - resource: relationships', '    filter: {metadata: {a: b}}'], 'streams.0.filter: Unrecognized key: "metadata" (relationships streams do not take it: it is a filter of assets, events, timeseries, files and sequences)'],
+    ['a misspelled filter of another collection', ['streams:', '  - resource: events', '    filter: {isStrng: true}'], 'streams.0.filter: Unrecognized key: "isStrng" (did you mean "isString"? it is a timeseries filter, which events streams do not take)'],
+    ['an events filter among the series filters of datapoints', ['streams:', '  - resource: datapoints', '    timeseries: {subtype: x}'], 'streams.0.timeseries: Unrecognized key: "subtype" (datapoints streams do not take it: it is an events filter)'],
+    ['filter on a datapoints stream', ['streams:', '  - resource: datapoints', '    filter: {isString: false}'], 'streams.0: Unrecognized key: "filter" (a datapoints stream takes the time series filters under timeseries: {isString: false, ...})'],
+    ['a datapoints key on events', ['streams:', '  - resource: events', '    granularity: 1h'], 'streams.0: Unrecognized key: "granularity" (events streams do not take it: it is a key of datapoints streams)'],
+    ['a key every other stream takes, on instances', ['streams:', '  - resource: instances', '    view: {space: s, externalId: v, version: "1"}', '    partitions: 2'], 'streams.0: Unrecognized key: "partitions" (instances streams do not take it: it is a key of every other kind of stream)'],
+  ])('a key or resource in the wrong collection: %s', (_, lines, line) => {
+    const file = write([...SOURCE, ...lines]);
+    expect(messageOf(() => loadConfig(file, ENV))).toBe(`${file}: ${line}`);
+  });
+
+  it("a metadata filter beyond the platform's limits is refused when the job file is read, naming the stream's key", () => {
+    const keys = Array.from({ length: 257 }, (_, i) => `        k${i}: v`);
+    const file = write([...SOURCE, 'streams:', '  - resource: assets', '    filter:', '      metadata:', ...keys]);
+    expect(messageOf(() => loadConfig(file, ENV))).toBe(`${file}: streams.0.filter.metadata: 257 pairs; the platform takes at most 256 (got a mapping)`);
   });
 
   it('under auth, the keys of the type it names, *File forms included; a value under the key is never echoed', () => {

@@ -49,7 +49,7 @@ describe('filter.metadata in the job file', () => {
     ['an empty map', {}, /at least one key: value pair/],
     ['a value that is not a string', { site: 5 }, /expected a string; quote it in YAML \('5'\)/],
     ['an empty key', { '': 'x' }, /a metadata key must not be empty/],
-    ['an event value over 128000 characters', { site: 'x'.repeat(128_001) }, /at most 128000 characters/],
+    ['an event value over 128000 bytes', { site: 'x'.repeat(128_001) }, /the value of \\"site\\" is 128001 bytes \(UTF-8\); the platform takes values of at most 128000/],
   ])('refuses %s, naming the key', (_, metadata, message) => {
     const parsed = streamSchema.safeParse({ resource: 'events', filter: { metadata } });
     expect(parsed.success).toBe(false);
@@ -57,9 +57,31 @@ describe('filter.metadata in the job file', () => {
     expect(parsed.error?.issues[0]?.path.slice(0, 2)).toEqual(['filter', 'metadata']);
   });
 
-  it('holds asset values to 10240 characters, as the platform does', () => {
-    expect(streamSchema.safeParse({ resource: 'assets', filter: { metadata: { site: 'x'.repeat(10_240) } } }).success).toBe(true);
-    expect(streamSchema.safeParse({ resource: 'assets', filter: { metadata: { site: 'x'.repeat(10_241) } } }).success).toBe(false);
+  const pairs = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, 'v']));
+  it.each([
+    ['events', 'at most 256 pairs', pairs(256), undefined],
+    ['events', '257 pairs', pairs(257), /257 pairs; the platform takes at most 256/],
+    ['events', 'a key of 128 bytes', { ['k'.repeat(128)]: 'v' }, undefined],
+    ['events', 'a key of 129 bytes', { ['k'.repeat(129)]: 'v' }, /the key \\"k{40}…\\" is 129 bytes \(UTF-8\); the platform takes keys of at most 128/],
+    ['events', 'a key of 65 letters of two bytes each', { ['ж'.repeat(65)]: 'v' }, /is 130 bytes \(UTF-8\); the platform takes keys of at most 128/],
+    ['assets', 'a value of 10241 bytes', { s: `${'x'.repeat(10_239)}é` }, /the value of \\"s\\" is 10241 bytes \(UTF-8\); the platform takes values of at most 10240/],
+    ['events', '200000 bytes in all', { a: 'x'.repeat(100_000), b: 'x'.repeat(99_998) }, undefined],
+    ['events', '200001 bytes in all', { a: 'x'.repeat(100_000), b: 'x'.repeat(99_999) }, /its keys and values are 200001 bytes \(UTF-8\) in all; the platform takes at most 200000/],
+    ['timeseries', '10001 bytes in all', { a: 'x'.repeat(10_000) }, /10001 bytes \(UTF-8\) in all; the platform takes at most 10000/],
+    ['files', 'a value of 10241 bytes', { a: 'x'.repeat(10_241) }, /the value of \\"a\\" is 10241 bytes/],
+    ['sequences', '257 pairs', pairs(257), /257 pairs; the platform takes at most 256/],
+  ] as const)('%s metadata with %s: the platform limits', (resource, _, metadata, refused) => {
+    const parsed = streamSchema.safeParse({ resource, filter: { metadata } });
+    expect(parsed.success).toBe(refused === undefined);
+    if (refused !== undefined) {
+      expect(JSON.stringify(parsed.error?.issues)).toMatch(refused);
+      expect(parsed.error?.issues[0]?.path).toEqual(['filter', 'metadata']);
+    }
+  });
+
+  it('holds asset metadata to 10240 bytes of keys and values in all, as the platform does', () => {
+    expect(streamSchema.safeParse({ resource: 'assets', filter: { metadata: { site: 'x'.repeat(10_236) } } }).success).toBe(true);
+    expect(streamSchema.safeParse({ resource: 'assets', filter: { metadata: { site: 'x'.repeat(10_237) } } }).success).toBe(false);
   });
 });
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
@@ -55,7 +55,7 @@ describe('metadataColumns', () => {
       const glob = `${withColumns.out}/events/*/*.parquet`;
       const columns = await duck.rows(`DESCRIBE SELECT * FROM ${parquetAt(glob)}`);
       const names = columns.map((row) => String(row.column_name));
-      const added = keys.map((key) => `metadata_${key.replace(/[^A-Za-z0-9_]/gu, '_')}`);
+      const added = keys.map((key) => `metadata_${key.replace(/[^\p{L}\p{N}_]/gu, '_')}`);
       expect(names.slice(-keys.length - 1)).toEqual([...added, 'extra']);
       expect(names).toContain('metadata');
       for (const [k, key] of keys.entries()) {
@@ -86,7 +86,30 @@ describe('metadataColumns', () => {
     await expect(run(changed)).rejects.toThrow(/metadataColumns \[a\] in the checkpoint, \[b\] in the config/);
   });
 
+  it('a checkpoint from before names were recorded resumes when its columns keep their names, and is refused as drift when they would change', async () => {
+    const withoutNames = (target: Job) => {
+      const file = join(target.out, '_checkpoint.json');
+      const checkpoint = JSON.parse(readFileSync(file, 'utf8')) as { streams: Record<string, Record<string, unknown>> };
+      expect(checkpoint.streams.events?.metadataColumnNames).toBeDefined();
+      delete checkpoint.streams.events?.metadataColumnNames;
+      writeFileSync(file, JSON.stringify(checkpoint));
+    };
+    const ascii = jobOf({ resource: 'events', partitions: 2, limit: 100, metadataColumns: ['site_1', 'a b'] }, 'mc-names-ascii');
+    expect((await run(ascii)).errors).toEqual([]);
+    withoutNames(ascii);
+    expect((await run(ascii)).errors).toEqual([]);
+
+    const unicode = jobOf({ resource: 'events', partitions: 2, limit: 100, metadataColumns: ['site', 'ключ'] }, 'mc-names-unicode');
+    expect((await run(unicode)).errors).toEqual([]);
+    withoutNames(unicode);
+    const refused = 'metadataColumns [site, ключ] are the Parquet columns [metadata_site, metadata_____] in the shards written so far, and would be [metadata_site, metadata_ключ] now';
+    await expect(run(unicode)).rejects.toThrow(refused);
+  });
+
   it.each([
+    [{ resource: 'events', metadataColumns: ['Site', 'site'] }, /'site' and 'Site' become the columns metadata_site and metadata_Site, which readers such as DuckDB and Spark take for one/],
+    [{ resource: 'events', metadataColumns: ['Ключ', 'ключ'] }, /'ключ' and 'Ключ' become the columns metadata_ключ and metadata_Ключ/],
+    [{ resource: 'events', metadataColumns: ['e\u0301', '\u00e9'] }, /'\u00e9' and 'e\u0301' both become the column metadata_\u00e9/],
     [{ resource: 'relationships', metadataColumns: ['site'] }, /relationships have no metadata to take columns from/],
     [{ resource: 'events', metadataColumns: ['a-b', 'a b'] }, /'a b' and 'a-b' both become the column metadata_a_b/],
     [{ resource: 'events', metadataColumns: ['🔥x', '°x'] }, /'°x' and '🔥x' both become the column metadata__x/],

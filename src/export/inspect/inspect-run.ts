@@ -2,6 +2,7 @@ import type { JobConfig } from '../../config/load-config.js';
 import { BulkExtractError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { LockedError, type LockState, type OutputStore } from '../../output/index.js';
+import { metadataColumnName } from '../../resources/index.js';
 import {
   type Checkpoint,
   isComplete,
@@ -43,6 +44,8 @@ export interface StreamInspection {
   action: StreamAction;
   /** Datapoints: the point times a run reads (the checkpoint's, or a new run's), start inclusive, end exclusive. */
   pointWindow?: { start: number; end: number } | undefined;
+  /** The Parquet column each of the stream's `metadataColumns` keys becomes, in their order. */
+  metadataColumns?: { key: string; column: string }[] | undefined;
 }
 
 /** A worker's share of the run (--shard I/K): its chains per stream (partition numbers). */
@@ -125,6 +128,7 @@ export async function inspectRun(
         plan,
         request: firstRequest(plan, checkpoint),
         pointWindow: pointWindowOf(plan, checkpoint),
+        metadataColumns: plan.metadataColumns?.map((key) => ({ key, column: metadataColumnName(key) })),
         action: fresh ? { kind: 'fresh' } : actionOf(plan, checkpoint, prepared?.resumed ?? false, idle.get(plan.name)),
       })),
       chains: plans.length,

@@ -93,6 +93,8 @@ const streamSchema = z.strictObject({
   formats: z.array(z.enum(FORMATS)).min(1),
   /** Metadata keys written as `metadata_<key>` Parquet columns; a resume must not change them. */
   metadataColumns: z.array(z.string()).optional(),
+  /** The Parquet column each of `metadataColumns` became, in their order; a resume must not name them otherwise. */
+  metadataColumnNames: z.array(z.string()).optional(),
   /** Keyed by m, "1".."n": exactly one entry for each partition. */
   parts: z.record(z.string(), partSchema),
   /** An instances stream: its view's columns, fixed when the stream began (a resume keeps its schema). */

@@ -3,6 +3,7 @@ import type { PointsPlan, StreamPlan } from './stream-plan.js';
 import { checkStateValue, parseJson } from './state-file.js';
 import { resolvePointTime } from '../../resources/index.js';
 import { syncPhase } from './sync-phase.js';
+import { metadataColumnsDrift, metadataColumnsState } from './metadata-columns.js';
 
 import {
   type Checkpoint,
@@ -44,7 +45,7 @@ export function newStreamState(stream: StreamPlan, now: string): StreamState {
     watermark: null,
     partitions: stream.partitions,
     formats: [...stream.formats],
-    ...(stream.metadataColumns === undefined ? {} : { metadataColumns: [...stream.metadataColumns] }),
+    ...metadataColumnsState(stream.metadataColumns),
     parts: freshParts(stream.partitions, now),
   };
 }
@@ -159,11 +160,7 @@ export function findDrift(checkpoint: Checkpoint, baseUrl: string, streams: read
         drift.push(`${at}: ${key} ${show(before.get(key))} in the checkpoint, ${show(now.get(key))} in the config`);
       }
     }
-    const columnsBefore = (saved.metadataColumns ?? []).join(', ');
-    const columnsNow = (stream.metadataColumns ?? []).join(', ');
-    if (columnsBefore !== columnsNow) {
-      drift.push(`${at}: metadataColumns [${columnsBefore}] in the checkpoint, [${columnsNow}] in the config`);
-    }
+    drift.push(...metadataColumnsDrift(at, saved, stream));
     if ([...saved.formats].sort().join() !== [...stream.formats].sort().join()) {
       drift.push(`${at}: formats ${saved.formats.join('+')} in the checkpoint, ${stream.formats.join('+')} in the config`);
     }
