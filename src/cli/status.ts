@@ -14,6 +14,7 @@ import {
 import { createLogger, silentLogger } from '../log.js';
 import { Redactor } from '../util/redact.js';
 import { EXIT } from './exit-codes.js';
+import { isBucketUrl, needsConfig } from './output-flag.js';
 import { withUsage } from './parse-flags.js';
 import { duration } from './progress.js';
 import { formatRuns } from './run-history.js';
@@ -47,6 +48,7 @@ async function target(
 ): Promise<{ output: Output; jobStreams: string[]; redactor: Redactor }> {
   if (values.config === undefined) {
     if (values.out === undefined) throw new UsageError(`--config FILE or --out DIR is required.\n\n${STATUS_USAGE}`);
+    if (isBucketUrl(values.out)) throw new UsageError(needsConfig('status', values.out));
     return { output: outputAt(values.out, silentLogger), jobStreams: [], redactor: Redactor.none };
   }
   const config = loadConfig(values.config, process.env, { out: values.out });
