@@ -134,7 +134,8 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     // A run with nothing to change never reached beforeWrite.
     await hold();
     const { committer, plans } = start;
-    logFindings(logger, start);
+    // A run with nothing to do says so once, in the summary its caller prints: its log lines are debug.
+    logFindings(logger, start, committer === undefined ? 'debug' : 'info');
     if (committer === undefined) return nothingDone(start, clock.now() - startedAtMs);
     logStarted(logger, { outDir: store.location, ...scope.logFields }, streams, committer.state, start);
     // Shards are written where the store stages them before it publishes them.
@@ -220,8 +221,8 @@ function logStarted(
 }
 
 /** What the start of a run found: streams with nothing to do, partitions repair reads again. */
-function logFindings(logger: Logger, start: Started): void {
-  for (const idle of start.idle) logger.info({ ...idle }, idleMessage(idle));
+function logFindings(logger: Logger, start: Started, idleLevel: 'debug' | 'info'): void {
+  for (const idle of start.idle) logger[idleLevel]({ ...idle }, idleMessage(idle));
   for (const [pair, problems] of start.damaged) {
     logger.warn({ partition: pair, problems }, `repair: reading ${pair} again: ${problems[0] ?? ''}`);
   }
@@ -253,5 +254,12 @@ function nothingDone(start: Started, durationMs: number): RunResult {
 export function idleMessage(idle: IdleStream): string {
   return idle.reason === 'complete'
     ? `${idle.stream}: complete since ${idle.since}; nothing to do: use --fresh, or mode: snapshot for a new export each run`
-    : `${idle.stream}: the last run ended less than safetyLag ago (at ${idle.since}); nothing new to read yet`;
+    : `${idle.stream}: ${idleReason(idle)}`;
+}
+
+/** Why an idle stream has nothing to do, for a summary that has said "nothing to do" already. */
+export function idleReason(idle: IdleStream): string {
+  return idle.reason === 'complete'
+    ? `complete since ${idle.since}: use --fresh to export it again, or mode: snapshot for a new export each run`
+    : `the last run ended less than safetyLag ago (at ${idle.since}); nothing new to read yet`;
 }
