@@ -128,7 +128,11 @@ function describeStream(s: StreamStatus): string {
         : `${field} from ${iso(s.window.from)} to before ${iso(s.window.until)}`;
   const run = s.run === null ? '' : `, run=${s.run}`;
   const latest = s.mode !== 'snapshot' ? '' : `; latest complete snapshot: ${s.latest ?? 'none yet'} (${s.snapshots ?? 0} kept)`;
-  return `${s.mode}${run}, ${window}${latest}`;
+  const watermark =
+    s.mode !== 'incremental'
+      ? ''
+      : `; watermark ${s.watermark === null ? 'none yet (no window completed)' : new Date(s.watermark).toISOString()}`;
+  return `${s.mode}${run}, ${window}${latest}${watermark}`;
 }
 
 /** What an instances stream's run reads: the view whole, or the platform's sync feed. */

@@ -3,6 +3,7 @@ import type { LockOwner } from '../../output/index.js';
 import { LATEST_FILE, LOCK_FILE, MANIFEST_FILE, type Output, parseCheckpoint, sealedWindows, type StreamState } from '../state/index.js';
 import { readWorkersProgress } from '../workers/index.js';
 import { readManifest } from '../check/index.js';
+import { dataEndOf } from './data-ends.js';
 
 export interface PartStatus {
   stream: string;
@@ -26,6 +27,10 @@ export interface StreamStatus {
   run: string | null;
   /** lastUpdatedTime read by the current run: [from, until), epoch ms (from null: the beginning). */
   window: StreamState['window'];
+  /**
+   * incremental: the end of its last completed window, epoch ms (the current window's `until` once
+   * it is complete, else the one before's); null until one completed, and for other modes.
+   */
   watermark: number | null;
   /** snapshot: the newest sealed run (its folder name), and how many sealed runs the folder keeps. */
   latest?: string | null;
@@ -73,7 +78,8 @@ export async function readStatus(output: Output, now = Date.now()): Promise<Outp
   );
   const streams: StreamStatus[] = [];
   for (const [name, state] of Object.entries(checkpoint.streams)) {
-    const { mode, run, window, watermark, resource } = state;
+    const { mode, run, window, resource } = state;
+    const watermark = mode === 'incremental' ? (dataEndOf(state, undefined) ?? null) : null;
     const base = { stream: name, resource, mode, run, window, watermark };
     if (state.mode !== 'snapshot') {
       streams.push(base);
