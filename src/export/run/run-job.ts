@@ -14,6 +14,7 @@ import { finishRun } from './finish-run.js';
 import { drainPartition, type PartitionContext, type PartitionOutcome } from './drain-partition.js';
 import { checkReadLimit } from './read-limit.js';
 import type { IdleStream } from './prepare-output.js';
+import { LiveProgressFile } from './live-progress.js';
 import { RunProgress, type RunHandle } from './run-progress.js';
 import type { WorkerSpec } from '../workers/index.js';
 import type { FinalizeResult } from './finalize.js';
@@ -141,8 +142,15 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     // Shards are written where the store stages them before it publishes them.
     sink = createShardSink((key) => store.stage(key), config.output, { logger });
     const progress = new RunProgress(streams, plans, committer.state, () => totals);
+    // Beside the lock, for status; gone before the lock is let go, by every way the run ends.
+    const live = new LiveProgressFile(store, start.lockKey, plans, committer.state, logger);
+    await live.start();
+    release = async () => {
+      await live.stop();
+      await start.release();
+    };
     const context = { store, client, committer, sink, signal, logger };
-    const outcomes = await drainAll(context, { config, plans, progress, stopAll, onStart: options.onStart });
+    const outcomes = await drainAll(context, { config, plans, progress, live, stopAll, onStart: options.onStart });
     const finished = await finishRun({ setup, scope, committer, client, plans, outcomes, release });
     release = finished.release;
     const { resumed, idle, damaged } = start;
@@ -168,11 +176,12 @@ function drainAll(
     config: JobConfig;
     plans: readonly PartitionPlan[];
     progress: RunProgress;
+    live: LiveProgressFile;
     stopAll: AbortController;
     onStart: RunOptions['onStart'];
   },
 ): Promise<PromiseSettledResult<PartitionOutcome>[]> {
-  const { config, plans, progress, stopAll } = run;
+  const { config, plans, progress, live, stopAll } = run;
   const budget = new ByteBudget(config.source.maxBufferedBytes);
   run.onStart?.(progress.handle(context.client, budget, () => context.committer.files));
   const partition: PartitionContext = {
@@ -184,6 +193,7 @@ function drainAll(
     onSeriesDone: (count: number, plan: PartitionPlan) => progress.onSeriesDone(count, plan.stream.name),
     onRows: (count: number, plan: PartitionPlan) => {
       progress.onRows(count, plan.stream.name);
+      live.onRows(plan, count);
       checkReadLimit(config.source.maxReadFactor, plan.stream.name, plan, progress.streamRows(plan.stream.name));
     },
   };
@@ -196,6 +206,8 @@ function drainAll(
       } catch (error) {
         if (error instanceof AuthError) stopAll.abort();
         throw error;
+      } finally {
+        live.onEnded(plan);
       }
     }),
   );
