@@ -1,6 +1,6 @@
 import {
   type FinalizeResult,
-  idleMessage,
+  idleReason,
   type Manifest,
   type RunRecord,
   type RunResult,
@@ -12,25 +12,30 @@ import { changeRowsChecked } from './verify.js';
 
 /** Per-stream rows, files, bytes, then the run's state, duration, rate and retries (for stderr). */
 export function summary(manifest: Manifest, rowsThisRun: number): string {
-  const lines = Object.entries(manifest.streams).map(([name, stream]) => {
+  const seconds = (manifest.durationMs ?? 0) / 1000;
+  return [
+    `bulk-extract: ${manifest.state} in ${duration(Math.round(seconds))}, ${manifest.requests} requests (${manifest.throttled} throttled), ${manifest.retries} retries, ${Math.round(rowsThisRun / Math.max(seconds, 0.001)).toLocaleString('en-US')} rows/s this run`,
+    ...streamLines(manifest),
+  ].join('\n');
+}
+
+/** One line per stream: rows, files, bytes, done or not. */
+function streamLines(manifest: Manifest): string[] {
+  return Object.entries(manifest.streams).map(([name, stream]) => {
     const { files, bytes } = filesOf(manifest, name);
     const unknown = stream.unknownSeries?.length ?? 0;
     const skipped = unknown === 0 ? '' : `; ${unknown} series unknown to the platform, skipped (deleted, or never there)`;
     return `  ${name.padEnd(16)} ${stream.rows.toLocaleString('en-US').padStart(13)} rows  ${String(files).padStart(5)} files  ${megabytes(bytes).padStart(10)}  ${stream.done ? 'done' : 'not done'}${skipped}`;
   });
-  const seconds = (manifest.durationMs ?? 0) / 1000;
-  return [
-    `bulk-extract: ${manifest.state} in ${duration(Math.round(seconds))}, ${manifest.requests} requests (${manifest.throttled} throttled), ${manifest.retries} retries, ${Math.round(rowsThisRun / Math.max(seconds, 0.001)).toLocaleString('en-US')} rows/s this run`,
-    ...lines,
-  ].join('\n');
 }
 
 /** What a run prints on stderr at its end. */
 export function runSummary(result: RunResult, repair: boolean): string {
   if (repair && result.damaged.size === 0) return 'bulk-extract repair: every shard matches the manifest; nothing to repair.';
   if (!result.wrote) {
-    const idle = result.idle.map((stream) => `  ${idleMessage(stream)}`);
-    return ['bulk-extract: nothing to do; the output was not changed.', ...idle, summary(result.manifest, 0)].join('\n');
+    // Said once: the idle streams' reasons, then what the output holds (no run happened to time).
+    const idle = result.idle.map((stream) => `  ${stream.stream}: ${idleReason(stream)}`);
+    return ['bulk-extract: nothing to do; the output was not changed.', ...idle, ...streamLines(result.manifest)].join('\n');
   }
   const repaired = repair ? [`bulk-extract repair: read ${result.damaged.size} damaged partition(s) again: ${[...result.damaged.keys()].join(', ')}`] : [];
   return [...repaired, summary(result.manifest, result.rows)].join('\n');

@@ -6,6 +6,7 @@ import {
   type Output,
   outputAt,
   type OutputStatus,
+  type PartStatus,
   readRunRecords,
   readStatus,
   streamName,
@@ -14,6 +15,7 @@ import {
 import { createLogger, silentLogger } from '../log.js';
 import { Redactor } from '../util/redact.js';
 import { EXIT } from './exit-codes.js';
+import { isBucketUrl, needsConfig } from './output-flag.js';
 import { withUsage } from './parse-flags.js';
 import { duration } from './progress.js';
 import { formatRuns } from './run-history.js';
@@ -22,8 +24,9 @@ export const STATUS_USAGE = `Usage: bulk-extract status --config FILE [--runs N]
        bulk-extract status --out DIR [--runs N] [--json]
 
 Shows the progress recorded in an output folder's checkpoint, without contacting the platform: per
-stream its mode and window (snapshots: the latest complete one), per partition rows, shards, and
-whether it is done, not started, or how long ago its cursor was saved; whether a run is running.
+stream its mode and window (incremental: its watermark; snapshots: the latest complete one), per
+partition rows, shards, and whether it is done, fetching (with the rows a running run has read so
+far), stopped, not started, or how long ago its cursor was saved; whether a run is running.
 Then the last runs, from the records runs leave in the folder's _runs/: when each ended, its state,
 exit code, duration, rows written, requests (throttled ones), and why it did not complete.
 With --out, no job file is needed (an s3:// output needs --config).
@@ -47,6 +50,7 @@ async function target(
 ): Promise<{ output: Output; jobStreams: string[]; redactor: Redactor }> {
   if (values.config === undefined) {
     if (values.out === undefined) throw new UsageError(`--config FILE or --out DIR is required.\n\n${STATUS_USAGE}`);
+    if (isBucketUrl(values.out)) throw new UsageError(needsConfig('status', values.out));
     return { output: outputAt(values.out, silentLogger), jobStreams: [], redactor: Redactor.none };
   }
   const config = loadConfig(values.config, process.env, { out: values.out });
@@ -106,13 +110,23 @@ function formatStatus(status: OutputStatus, jobStreams: readonly string[]): stri
     lines.push(`  ${name}: not started (the job has it; no run has read it yet)`);
   }
   for (const part of status.parts) {
-    const saved = `${part.seriesInFlight === undefined ? 'cursor' : `${part.seriesInFlight} series in flight`} saved ${duration(part.cursorAgeSeconds)} ago`;
-    const progress = part.done ? 'done' : part.started ? saved : 'not started';
+    const rows = part.rowsRead ?? part.rows;
     lines.push(
-      `  ${part.stream.padEnd(16)} ${part.partition.padStart(6)}  ${part.rows.toLocaleString('en-US').padStart(13)} rows  ${String(part.shards).padStart(5)} shards  ${progress}`,
+      `  ${part.stream.padEnd(16)} ${part.partition.padStart(6)}  ${rows.toLocaleString('en-US').padStart(13)} rows  ${String(part.shards).padStart(5)} shards  ${describePart(part)}`,
     );
   }
   return lines.join('\n');
+}
+
+/** done; fetching (rows read so far, those committed); stopped; its cursor's age; or not started. */
+function describePart(part: PartStatus): string {
+  const saved = `${part.seriesInFlight === undefined ? 'cursor' : `${part.seriesInFlight} series in flight`} saved ${duration(part.cursorAgeSeconds)} ago`;
+  if (part.done) return 'done';
+  if (part.live === 'fetching') {
+    return `fetching (${part.rows.toLocaleString('en-US')} of these committed${part.started ? `; ${saved}` : ''})`;
+  }
+  if (part.live === 'stopped') return `stopped: the run fetching it is gone; ${part.started ? saved : 'nothing committed'}`;
+  return part.started ? saved : 'not started';
 }
 
 function describeStream(s: StreamStatus): string {
@@ -126,7 +140,11 @@ function describeStream(s: StreamStatus): string {
         : `${field} from ${iso(s.window.from)} to before ${iso(s.window.until)}`;
   const run = s.run === null ? '' : `, run=${s.run}`;
   const latest = s.mode !== 'snapshot' ? '' : `; latest complete snapshot: ${s.latest ?? 'none yet'} (${s.snapshots ?? 0} kept)`;
-  return `${s.mode}${run}, ${window}${latest}`;
+  const watermark =
+    s.mode !== 'incremental'
+      ? ''
+      : `; watermark ${s.watermark === null ? 'none yet (no window completed)' : new Date(s.watermark).toISOString()}`;
+  return `${s.mode}${run}, ${window}${latest}${watermark}`;
 }
 
 /** What an instances stream's run reads: the view whole, or the platform's sync feed. */

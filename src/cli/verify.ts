@@ -6,6 +6,7 @@ import { verifyJob, verifyOutput, type VerifyReport } from '../export/index.js';
 import { silentLogger } from '../log.js';
 import { Redactor } from '../util/redact.js';
 import { EXIT } from './exit-codes.js';
+import { isBucketUrl, needsConfig } from './output-flag.js';
 import { withUsage } from './parse-flags.js';
 
 export const VERIFY_USAGE = `Usage: bulk-extract verify DIR [--json]
@@ -39,6 +40,7 @@ export async function runVerify(argv: string[]): Promise<number> {
   if ((dir === undefined) === (values.config === undefined) || extra.length > 0) {
     throw new UsageError(`expected one output folder, or --config FILE.\n\n${VERIFY_USAGE}`);
   }
+  if (dir !== undefined && isBucketUrl(dir)) throw new UsageError(needsConfig('verify', dir));
   const config = values.config === undefined ? undefined : loadConfig(values.config);
   const redactor = config?.redactor ?? Redactor.none;
   const report = await redactor.guard(() =>

@@ -36,6 +36,7 @@ export {
   finalizeJob,
   type FinalizeResult,
   idleMessage,
+  idleReason,
   type IdleStream,
   latestRunRecord,
   parseRunRecordKey,

@@ -53,9 +53,14 @@ describe.concurrent('a full export that is already complete', () => {
     const from = j.sim.requests().length;
     const again = await run(j);
     expect(again.code, describeExit(again)).toBe(0);
-    expect(again.stderr).toMatch(/events: complete since \d{4}-\d\d-\d\dT[\d:.]+Z; nothing to do: /);
-    expect(again.stderr).toContain('; nothing to do: use --fresh, or mode: snapshot for a new export each run');
-    expect(again.stderr).toContain('bulk-extract: nothing to do; the output was not changed.');
+    expect(again.stderr).toMatch(/events: complete since \d{4}-\d\d-\d\dT[\d:.]+Z: use --fresh to export it again, /);
+    expect(again.stderr).toContain(': use --fresh to export it again, or mode: snapshot for a new export each run');
+    // Said once: the summary's first line; no log line and no second summary line say it again.
+    expect(again.stderr.split('\n').find((line) => line.startsWith('bulk-extract'))).toBe(
+      'bulk-extract: nothing to do; the output was not changed.',
+    );
+    expect(again.stderr.match(/nothing to do/g)).toHaveLength(1);
+    expect(again.stderr).not.toContain('bulk-extract: complete in');
     expect(j.sim.requests().slice(from)).toEqual([]);
     expect(snapshot(j.out)).toEqual(before);
   });

@@ -112,6 +112,26 @@ describe('bulk-extract verify', () => {
     );
   });
 
+  it('opens with its verdict: FAILED and each problem first, then what it checked; a truncated shard is damaged, not missing', async () => {
+    await withDamagedShard(
+      'parquet',
+      (path) => writeFileSync(path, readFileSync(path).subarray(0, 1000)),
+      async () => {
+        const file = manifest().files.find((f) => f.format === 'parquet');
+        const done = await runCli(['verify', out]);
+        expect(done.code).toBe(1);
+        const lines = done.stdout.trimEnd().split('\n');
+        expect(lines[0]).toMatch(/^FAILED: \d+ problem\(s\)$/);
+        const problems = lines.slice(1, -1);
+        expect(problems.length).toBeGreaterThan(0);
+        expect(problems.every((line) => line.startsWith(`  - ${file?.path}: `))).toBe(true);
+        expect(problems.some((line) => line.includes('damaged'))).toBe(true);
+        expect(done.stdout).not.toContain('missing');
+        expect(lines.at(-1)).toMatch(/^run complete, _SUCCESS present; /);
+      },
+    );
+  });
+
   it('catches a missing shard and a shard the manifest does not list', async () => {
     const file = manifest().files[0];
     if (file === undefined) throw new Error('no shard');

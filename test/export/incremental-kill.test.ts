@@ -100,7 +100,7 @@ describe('mode: incremental, killed mid-window', () => {
     expect(status.code, describeExit(status)).toBe(0);
     const iso = (ms: number | undefined) => new Date(ms ?? Number.NaN).toISOString();
     expect(status.stdout).toContain(
-      `  events: incremental, run=${run3.run}, lastUpdatedTime from ${iso(run3.window?.from ?? undefined)} to before ${iso(run3.window?.until)}\n`,
+      `  events: incremental, run=${run3.run}, lastUpdatedTime from ${iso(run3.window?.from ?? undefined)} to before ${iso(run3.window?.until)}; watermark ${iso(run3.window?.until)}\n`,
     );
   });
 });

@@ -113,12 +113,15 @@ describe.concurrent('a refused run changes nothing in the output folder', () => 
     expect(exit.stderr).toContain('bulk-extract repair');
   });
 
-  it('a damaged (truncated) shard: exit 2', async () => {
+  it('a damaged (truncated) shard: exit 2, said to be damaged, not missing', async () => {
     const c = copyOfFinished();
     truncateSync(firstShard(c), 100);
     const exit = await refused(c, { recorded: 'E_CHECKPOINT' });
     expect(exit.code, describeExit(exit)).toBe(2);
-    expect(exit.stderr).toMatch(/000000\.parquet: 100 bytes, not \d+/);
+    expect(exit.stderr).toMatch(/000000\.parquet: damaged \(truncated: 100 bytes, the manifest records \d+\)/);
+    expect(exit.stderr).toContain('(1 damaged: another size than the manifest records)');
+    expect(exit.stderr).not.toContain('missing');
+    expect(exit.stderr).toContain('bulk-extract repair');
   });
 
   it('a lock held by a live run: exit 75 (an overlap), and that run\'s lock stays', async () => {

@@ -32,13 +32,23 @@ export function countedShards(checkpoint: Checkpoint, manifest: Manifest, stream
   return counted;
 }
 
+/** What is wrong with a counted shard judged by its size alone: it is not listed, not there, or of another size. */
+export interface SizeProblem {
+  kind: 'unlisted' | 'missing' | 'damaged';
+  text: string;
+}
+
 /** What is wrong with a counted shard judged by its size alone (cheap: no read), or undefined. */
-export async function sizeProblem(store: OutputStore, shard: CountedShard): Promise<string | undefined> {
+export async function sizeProblem(store: OutputStore, shard: CountedShard): Promise<SizeProblem | undefined> {
   const { file } = shard;
-  if (file === undefined) return `${shard.stream} partition ${shard.m}/${shard.n} shard ${shard.seq} (${shard.format}): not in the manifest`;
+  if (file === undefined) {
+    return { kind: 'unlisted', text: `${shard.stream} partition ${shard.m}/${shard.n} shard ${shard.seq} (${shard.format}): not in the manifest` };
+  }
   const size = await store.size(file.path);
-  if (size === undefined) return `${file.path}: missing`;
-  return size === file.bytes ? undefined : `${file.path}: ${size} bytes, not ${file.bytes}`;
+  if (size === undefined) return { kind: 'missing', text: `${file.path}: missing` };
+  if (size === file.bytes) return undefined;
+  const how = size < file.bytes ? 'truncated: ' : '';
+  return { kind: 'damaged', text: `${file.path}: damaged (${how}${size} bytes, the manifest records ${file.bytes})` };
 }
 
 /**
@@ -54,7 +64,7 @@ export async function findDamage(
 ): Promise<Map<string, string[]>> {
   const damaged = new Map<string, string[]>();
   for (const shard of countedShards(checkpoint, manifest, streams)) {
-    const problems = shard.file === undefined ? [(await sizeProblem(store, shard)) ?? ''] : await checkShard(store, shard.file);
+    const problems = shard.file === undefined ? [(await sizeProblem(store, shard))?.text ?? ''] : await checkShard(store, shard.file);
     if (problems.length === 0) continue;
     const key = pairKey(shard.stream, shard.m);
     damaged.set(key, [...(damaged.get(key) ?? []), ...problems]);

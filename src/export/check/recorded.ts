@@ -2,7 +2,7 @@ import { CheckpointError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
 import { type Checkpoint, type Manifest, MANIFEST_FILE, newManifest, readManifestFile, type StreamPlan } from '../state/index.js';
-import { countedShards, sizeProblem } from './find-damage.js';
+import { countedShards, type SizeProblem, sizeProblem } from './find-damage.js';
 import { checkpointProblems, type PartProblem } from './record-problems.js';
 
 /**
@@ -38,16 +38,34 @@ export async function assertShardsPresent(
   manifest: Manifest,
   streams: readonly string[],
 ): Promise<void> {
-  const missing: string[] = [];
+  const found: SizeProblem[] = [];
   for (const shard of countedShards(checkpoint, manifest, streams)) {
     const problem = await sizeProblem(store, shard);
-    if (problem !== undefined) missing.push(problem);
+    if (problem !== undefined) found.push(problem);
   }
-  if (missing.length > 0) {
-    throw new CheckpointError(
-      `${store.location} does not hold the shards the checkpoint counts (${missing.length} missing), so resuming would report rows that are not there:\n  - ${missing.slice(0, 5).join('\n  - ')}${missing.length > 5 ? '\n  - ...' : ''}\nWas the folder moved or cleaned, or is output.dir not the one of the run that wrote the checkpoint? Nothing was changed. Run \`bulk-extract repair\` to read only the damaged partitions again, or run with --fresh to start over.`,
-    );
-  }
+  if (found.length > 0) throw notHeldError(store, found);
+}
+
+const KINDS: Record<SizeProblem['kind'], string> = {
+  missing: 'missing',
+  damaged: 'damaged: another size than the manifest records',
+  unlisted: 'not in the manifest',
+};
+
+/** The refusal of a run whose checkpoint counts shards gone, damaged or unlisted: how many of each, the first five. */
+function notHeldError(store: OutputStore, found: readonly SizeProblem[]): CheckpointError {
+  const counts = (Object.keys(KINDS) as SizeProblem['kind'][])
+    .map((kind) => [kind, found.filter((problem) => problem.kind === kind).length] as const)
+    .filter(([, count]) => count > 0)
+    .map(([kind, count]) => `${count} ${KINDS[kind]}`);
+  const lines = found.slice(0, 5).map((problem) => `  - ${problem.text}`);
+  if (found.length > 5) lines.push(`  - ... (${found.length} in all)`);
+  const cause = found.every((problem) => problem.kind === 'damaged')
+    ? 'Was a shard cut short or overwritten (a full disk, a copy that did not finish)?'
+    : 'Was the folder moved or cleaned, or is output.dir not the one of the run that wrote the checkpoint?';
+  return new CheckpointError(
+    `${store.location} does not hold the shards the checkpoint counts as they were written (${counts.join(', ')}), so resuming would report rows that are not there:\n${lines.join('\n')}\n${cause} Nothing was changed. Run \`bulk-extract repair\` to read only the damaged partitions again, or run with --fresh to start over.`,
+  );
 }
 
 /** Where the checkpoint and the manifest disagree on the planned streams' partitions. */

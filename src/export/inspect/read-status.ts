@@ -1,8 +1,20 @@
 import { silentLogger } from '../../log.js';
-import type { LockOwner } from '../../output/index.js';
-import { LATEST_FILE, LOCK_FILE, MANIFEST_FILE, type Output, parseCheckpoint, sealedWindows, type StreamState } from '../state/index.js';
-import { readWorkersProgress } from '../workers/index.js';
+import type { LockOwner, OutputStore } from '../../output/index.js';
+import {
+  LATEST_FILE,
+  LOCK_FILE,
+  MANIFEST_FILE,
+  type Output,
+  pairKey,
+  parseCheckpoint,
+  progressKeyOf,
+  readLiveProgress,
+  sealedWindows,
+  type StreamState,
+} from '../state/index.js';
+import { readWorkersProgress, workerLockKey } from '../workers/index.js';
 import { readManifest } from '../check/index.js';
+import { dataEndOf } from './data-ends.js';
 
 export interface PartStatus {
   stream: string;
@@ -16,6 +28,13 @@ export interface PartStatus {
   cursorAgeSeconds: number;
   /** Datapoints: series taken from its listing and not done yet (each resumes after its last committed point). */
   seriesInFlight?: number;
+  /**
+   * From the progress file of the run draining it (beside that run's lock): 'fetching' while that
+   * run holds its lock, 'stopped' when the file outlived it. Absent when no run drains it.
+   */
+  live?: 'fetching' | 'stopped';
+  /** While fetching: rows read so far, committed or not (`rows` counts the committed ones). */
+  rowsRead?: number;
 }
 
 export interface StreamStatus {
@@ -26,6 +45,10 @@ export interface StreamStatus {
   run: string | null;
   /** lastUpdatedTime read by the current run: [from, until), epoch ms (from null: the beginning). */
   window: StreamState['window'];
+  /**
+   * incremental: the end of its last completed window, epoch ms (the current window's `until` once
+   * it is complete, else the one before's); null until one completed, and for other modes.
+   */
   watermark: number | null;
   /** snapshot: the newest sealed run (its folder name), and how many sealed runs the folder keeps. */
   latest?: string | null;
@@ -59,21 +82,33 @@ export async function readStatus(output: Output, now = Date.now()): Promise<Outp
   const lock = await store.lockState(LOCK_FILE);
   const runner = lock.state === 'held' && lock.alive ? lock.owner : undefined;
   const recorded = split === undefined ? (manifest?.state ?? 'unknown') : 'running';
+  const workerLocks = (split?.workers ?? []).map(({ index }) => {
+    const { place, count } = split!.agreement;
+    return workerLockKey(place, { index, count });
+  });
+  const live = await liveParts(store, [LOCK_FILE, ...workerLocks]);
   const parts: PartStatus[] = Object.entries(checkpoint.streams).flatMap(([stream, s]) =>
-    Object.entries(s.parts).map(([m, part]) => ({
-      stream,
-      partition: `${m}/${s.partitions}`,
-      rows: part.rows,
-      shards: part.nextSeq,
-      done: part.done,
-      started: part.done || part.cursor !== null || part.nextSeq > 0 || part.points !== undefined,
-      cursorAgeSeconds: Math.round((now - Date.parse(part.updatedAt)) / 1000),
-      ...(part.points === undefined ? {} : { seriesInFlight: part.points.series.length }),
-    })),
+    Object.entries(s.parts).map(([m, part]) => {
+      const drained = part.done ? undefined : live.get(pairKey(stream, Number(m)));
+      return {
+        stream,
+        partition: `${m}/${s.partitions}`,
+        rows: part.rows,
+        shards: part.nextSeq,
+        done: part.done,
+        started: part.done || part.cursor !== null || part.nextSeq > 0 || part.points !== undefined,
+        cursorAgeSeconds: Math.round((now - Date.parse(part.updatedAt)) / 1000),
+        ...(part.points === undefined ? {} : { seriesInFlight: part.points.series.length }),
+        ...(drained === undefined ? {} : { live: drained.live }),
+        // The file is rewritten every few seconds, a commit may be newer: never fewer than committed.
+        ...(drained?.live === 'fetching' ? { rowsRead: Math.max(part.rows, drained.rows) } : {}),
+      };
+    }),
   );
   const streams: StreamStatus[] = [];
   for (const [name, state] of Object.entries(checkpoint.streams)) {
-    const { mode, run, window, watermark, resource } = state;
+    const { mode, run, window, resource } = state;
+    const watermark = mode === 'incremental' ? (dataEndOf(state, undefined) ?? null) : null;
     const base = { stream: name, resource, mode, run, window, watermark };
     if (state.mode !== 'snapshot') {
       streams.push(base);
@@ -93,4 +128,25 @@ export async function readStatus(output: Output, now = Date.now()): Promise<Outp
       ? {}
       : { workers: split.workers, split: { count: split.agreement.count, since: split.agreement.createdAt } }),
   };
+}
+
+/**
+ * The partitions the progress files beside `locks` name: 'fetching' when the lock is held, alive,
+ * by the process that wrote the file; 'stopped' when that process is gone. A missing file names
+ * none; a damaged one is passed over (status goes by the checkpoint).
+ */
+async function liveParts(store: OutputStore, locks: readonly string[]): Promise<Map<string, { live: 'fetching' | 'stopped'; rows: number }>> {
+  const found = new Map<string, { live: 'fetching' | 'stopped'; rows: number }>();
+  for (const lockKey of locks) {
+    const key = progressKeyOf(lockKey);
+    const text = await store.getText(key);
+    if (text === undefined) continue;
+    const read = readLiveProgress(text, store.where(key));
+    if (!('progress' in read)) continue;
+    const { progress } = read;
+    const lock = await store.lockState(lockKey);
+    const held = lock.state === 'held' && lock.alive && lock.owner?.pid === progress.pid && lock.owner.host === progress.host;
+    for (const [pair, { rows }] of Object.entries(progress.parts)) found.set(pair, { live: held ? 'fetching' : 'stopped', rows });
+  }
+  return found;
 }

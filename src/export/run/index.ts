@@ -4,7 +4,7 @@
  */
 export { type AbsorbOutcome, finalizeJob, type FinalizeResult } from './finalize.js';
 export { type IdleStream, prepareOutput } from './prepare-output.js';
-export { idleMessage, runJob, type RunOptions, type RunResult } from './run-job.js';
+export { idleMessage, idleReason, runJob, type RunOptions, type RunResult } from './run-job.js';
 export type { RunHandle, StreamProgress } from './run-progress.js';
 export {
   latestRunRecord,

@@ -14,6 +14,7 @@ import { finishRun } from './finish-run.js';
 import { drainPartition, type PartitionContext, type PartitionOutcome } from './drain-partition.js';
 import { checkReadLimit } from './read-limit.js';
 import type { IdleStream } from './prepare-output.js';
+import { LiveProgressFile } from './live-progress.js';
 import { RunProgress, type RunHandle } from './run-progress.js';
 import type { WorkerSpec } from '../workers/index.js';
 import type { FinalizeResult } from './finalize.js';
@@ -134,14 +135,22 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     // A run with nothing to change never reached beforeWrite.
     await hold();
     const { committer, plans } = start;
-    logFindings(logger, start);
+    // A run with nothing to do says so once, in the summary its caller prints: its log lines are debug.
+    logFindings(logger, start, committer === undefined ? 'debug' : 'info');
     if (committer === undefined) return nothingDone(start, clock.now() - startedAtMs);
     logStarted(logger, { outDir: store.location, ...scope.logFields }, streams, committer.state, start);
     // Shards are written where the store stages them before it publishes them.
     sink = createShardSink((key) => store.stage(key), config.output, { logger });
     const progress = new RunProgress(streams, plans, committer.state, () => totals);
+    // Beside the lock, for status; gone before the lock is let go, by every way the run ends.
+    const live = new LiveProgressFile(store, start.lockKey, plans, committer.state, logger);
+    await live.start();
+    release = async () => {
+      await live.stop();
+      await start.release();
+    };
     const context = { store, client, committer, sink, signal, logger };
-    const outcomes = await drainAll(context, { config, plans, progress, stopAll, onStart: options.onStart });
+    const outcomes = await drainAll(context, { config, plans, progress, live, stopAll, onStart: options.onStart });
     const finished = await finishRun({ setup, scope, committer, client, plans, outcomes, release });
     release = finished.release;
     const { resumed, idle, damaged } = start;
@@ -167,11 +176,12 @@ function drainAll(
     config: JobConfig;
     plans: readonly PartitionPlan[];
     progress: RunProgress;
+    live: LiveProgressFile;
     stopAll: AbortController;
     onStart: RunOptions['onStart'];
   },
 ): Promise<PromiseSettledResult<PartitionOutcome>[]> {
-  const { config, plans, progress, stopAll } = run;
+  const { config, plans, progress, live, stopAll } = run;
   const budget = new ByteBudget(config.source.maxBufferedBytes);
   run.onStart?.(progress.handle(context.client, budget, () => context.committer.files));
   const partition: PartitionContext = {
@@ -183,6 +193,7 @@ function drainAll(
     onSeriesDone: (count: number, plan: PartitionPlan) => progress.onSeriesDone(count, plan.stream.name),
     onRows: (count: number, plan: PartitionPlan) => {
       progress.onRows(count, plan.stream.name);
+      live.onRows(plan, count);
       checkReadLimit(config.source.maxReadFactor, plan.stream.name, plan, progress.streamRows(plan.stream.name));
     },
   };
@@ -195,6 +206,8 @@ function drainAll(
       } catch (error) {
         if (error instanceof AuthError) stopAll.abort();
         throw error;
+      } finally {
+        live.onEnded(plan);
       }
     }),
   );
@@ -220,8 +233,8 @@ function logStarted(
 }
 
 /** What the start of a run found: streams with nothing to do, partitions repair reads again. */
-function logFindings(logger: Logger, start: Started): void {
-  for (const idle of start.idle) logger.info({ ...idle }, idleMessage(idle));
+function logFindings(logger: Logger, start: Started, idleLevel: 'debug' | 'info'): void {
+  for (const idle of start.idle) logger[idleLevel]({ ...idle }, idleMessage(idle));
   for (const [pair, problems] of start.damaged) {
     logger.warn({ partition: pair, problems }, `repair: reading ${pair} again: ${problems[0] ?? ''}`);
   }
@@ -253,5 +266,12 @@ function nothingDone(start: Started, durationMs: number): RunResult {
 export function idleMessage(idle: IdleStream): string {
   return idle.reason === 'complete'
     ? `${idle.stream}: complete since ${idle.since}; nothing to do: use --fresh, or mode: snapshot for a new export each run`
-    : `${idle.stream}: the last run ended less than safetyLag ago (at ${idle.since}); nothing new to read yet`;
+    : `${idle.stream}: ${idleReason(idle)}`;
+}
+
+/** Why an idle stream has nothing to do, for a summary that has said "nothing to do" already. */
+export function idleReason(idle: IdleStream): string {
+  return idle.reason === 'complete'
+    ? `complete since ${idle.since}: use --fresh to export it again, or mode: snapshot for a new export each run`
+    : `the last run ended less than safetyLag ago (at ${idle.since}); nothing new to read yet`;
 }

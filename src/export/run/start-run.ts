@@ -44,6 +44,8 @@ export interface Started {
   idle: IdleStream[];
   /** repair: the partitions found damaged (`stream/m`), each with what is wrong. */
   damaged: Map<string, string[]>;
+  /** The lock this run holds (the folder's, or its worker's): its progress file lies beside it. */
+  lockKey: string;
   release: () => Promise<void>;
 }
 
@@ -95,6 +97,7 @@ export async function startWhole(setup: Setup, mode: { fresh: boolean; repair: b
       resumed: prepared.resumed,
       idle: prepared.idle,
       damaged: prepared.damaged,
+      lockKey: LOCK_FILE,
       release,
     };
     const settled = mode.repair

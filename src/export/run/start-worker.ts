@@ -35,7 +35,8 @@ export async function startWorker(setup: Setup, spec: WorkerSpec): Promise<Start
   // A finalize holds every worker's lock for a moment: wait that out rather than fail.
   const what = `worker ${spec.index}/${spec.count} of ${store.location}`;
   const place = await workersPlace(store);
-  const release = await store.lock(workerLockKey(place, spec), what, { patienceMs: 60_000, ...lockWaits(clock) });
+  const lockKey = workerLockKey(place, spec);
+  const release = await store.lock(lockKey, what, { patienceMs: 60_000, ...lockWaits(clock) });
   try {
     const agreement = (await readAgreement(store, place)) ?? (await createAgreement(setup, spec.count, place));
     if (agreement.count !== spec.count) {
@@ -72,7 +73,7 @@ export async function startWorker(setup: Setup, spec: WorkerSpec): Promise<Start
     const plans = planPartitions(streams, (name) => streamOf(agreement.checkpoint, name)).filter((p) =>
       mine.has(pairKey(p.stream.name, p.m)),
     );
-    return { committer, manifest, plans, resumed: started, idle: [], damaged: new Map(), release };
+    return { committer, manifest, plans, resumed: started, idle: [], damaged: new Map(), lockKey, release };
   } catch (error) {
     await release();
     throw error;

@@ -9,6 +9,7 @@ import { posix } from 'node:path';
  *   <out>/<stream>/run=<id>/_manifest.json  .../_SUCCESS           a completed window or snapshot
  *   <out>/<stream>/_LATEST                                         snapshot: the newest completed run
  *   <out>/_checkpoint.json  <out>/_manifest.json  <out>/_SUCCESS  <out>/.lock
+ *   <out>/.progress.json                                           a running run's progress (live-progress.ts)
  *   <out>/_runs/<time>[.worker-<i>-of-<k>].json                   every run's record (run-records.ts)
  *   <out>/_workers/...                                             a job split among workers (workers/)
  *

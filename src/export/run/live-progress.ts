@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { errorFields, type Logger } from '../../log.js';
+import type { OutputStore } from '../../output/index.js';
+import type { PartitionPlan } from '../plan/index.js';
+import { type Checkpoint, type LiveProgress, pairKey, progressKeyOf, readLiveProgress, streamOf } from '../state/index.js';
+
+/** How often at most the progress file is replaced (ms): fresh enough for status, one PUT per 5 s on a bucket. */
+export const PROGRESS_EVERY_MS = 5_000;
+
+export interface LiveProgressOptions {
+  /** How often at most the file is replaced, in ms (default PROGRESS_EVERY_MS). */
+  everyMs?: number;
+  /** The clock of `updatedAt`, epoch ms (default Date.now). */
+  now?: () => number;
+}
+
+/**
+ * The progress file a run keeps beside its lock while it drains (state/live-progress.ts): each
+ * partition it drains and the rows read of it so far. Rows are counted in memory as they are
+ * read; the file is replaced only when they changed, at most every `everyMs`. A failed write is
+ * a warning (once), never a failure of the run. `stop` removes the file, after reading it back to
+ * prove it is still this run's.
+ */
+export class LiveProgressFile {
+  readonly key: string;
+  private readonly rows = new Map<string, number>();
+  private readonly token = randomBytes(8).toString('hex');
+  private readonly startedAt: string;
+  private readonly now: () => number;
+  private dirty = true;
+  private stopped = false;
+  private warned = false;
+  private writing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly store: OutputStore,
+    lockKey: string,
+    plans: readonly PartitionPlan[],
+    checkpoint: Checkpoint,
+    private readonly logger: Logger,
+    private readonly options: LiveProgressOptions = {},
+  ) {
+    this.key = progressKeyOf(lockKey);
+    this.now = options.now ?? Date.now;
+    this.startedAt = new Date(this.now()).toISOString();
+    for (const plan of plans) {
+      const part = streamOf(checkpoint, plan.stream.name).parts[String(plan.m)];
+      if (part?.done !== true) this.rows.set(pairKey(plan.stream.name, plan.m), part?.rows ?? 0);
+    }
+  }
+
+  /** Writes the file (every partition fetching, with the rows committed so far), then keeps it fresh. */
+  async start(): Promise<void> {
+    await this.flush();
+    this.timer = setInterval(() => void this.flush(), this.options.everyMs ?? PROGRESS_EVERY_MS);
+    this.timer.unref();
+  }
+
+  onRows(plan: PartitionPlan, count: number): void {
+    const key = pairKey(plan.stream.name, plan.m);
+    const rows = this.rows.get(key);
+    if (rows === undefined) return;
+    this.rows.set(key, rows + count);
+    this.dirty = true;
+  }
+
+  /** The partition is no longer drained by this run: done, failed or interrupted. */
+  onEnded(plan: PartitionPlan): void {
+    if (this.rows.delete(pairKey(plan.stream.name, plan.m))) this.dirty = true;
+  }
+
+  /** Replaces the file if anything changed since the last write; one write at a time. */
+  flush(): Promise<void> {
+    if (this.writing !== undefined || !this.dirty || this.stopped) return this.writing ?? Promise.resolve();
+    this.dirty = false;
+    const text = `${JSON.stringify(this.content())}\n`;
+    this.writing = this.store
+      .putText(this.key, text)
+      .catch((error: unknown) => this.warn(error, 'could not write the progress file; status shows the checkpoint\'s figures'))
+      .finally(() => {
+        this.writing = undefined;
+      });
+    return this.writing;
+  }
+
+  /** Stops writing and removes the file if it is still this run's (another's is left as it is). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.writing;
+    try {
+      const text = await this.store.getText(this.key);
+      if (text === undefined) return;
+      const read = readLiveProgress(text, this.store.where(this.key));
+      if ('progress' in read && read.progress.token === this.token) await this.store.remove([this.key]);
+    } catch (error) {
+      this.warn(error, 'could not remove the progress file; status takes it as stopped once this run is gone');
+    }
+  }
+
+  private content(): LiveProgress {
+    return {
+      version: 1,
+      pid: process.pid,
+      host: hostname(),
+      startedAt: this.startedAt,
+      token: this.token,
+      updatedAt: new Date(this.now()).toISOString(),
+      parts: Object.fromEntries([...this.rows].map(([key, rows]) => [key, { rows }])),
+    };
+  }
+
+  private warn(error: unknown, message: string): void {
+    if (this.warned) return;
+    this.warned = true;
+    this.logger.warn({ key: this.store.where(this.key), ...errorFields(error, this.logger) }, message);
+  }
+}
