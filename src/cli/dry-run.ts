@@ -1,3 +1,4 @@
+import { dirname, resolve } from 'node:path';
 import { formatByteSize } from '../config/byte-size.js';
 import { describeMetrics } from '../config/metrics-schema.js';
 import type { JobConfig } from '../config/load-config.js';
@@ -17,6 +18,7 @@ import { refusedAccess } from '../http/access-refused.js';
 import type { AccessError, AuthError } from '../http/errors.js';
 import type { AggregateFilter, PlatformClient } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
+import { missingFolders } from '../util/missing-folders.js';
 import { authStatus } from './auth.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
 
@@ -40,7 +42,7 @@ export async function dryRun(
       `checkpoint  ${inspection.checkpointLocation}`,
     ];
     const metrics = describeMetrics(config.metrics, config.file);
-    if (metrics !== undefined) lines.push(`metrics     ${metrics}`);
+    if (metrics !== undefined) lines.push(`metrics     ${metrics}${await textfileFolder(config.metrics?.textfile)}`);
     const { lock } = inspection;
     if (lock.state === 'held' && !lock.alive) {
       lines.push(`lock        left by a run that is gone (pid ${lock.owner?.pid ?? '?'} on ${lock.owner?.host ?? '?'}); a run takes it over`);
@@ -101,6 +103,13 @@ export async function dryRun(
   } finally {
     await client.close();
   }
+}
+
+/** Said of a textfile whose folder does not exist yet: the run creates it. */
+async function textfileFolder(textfile: string | undefined): Promise<string> {
+  if (textfile === undefined) return '';
+  const [outermost] = await missingFolders(dirname(resolve(textfile)));
+  return outermost === undefined ? '' : `; ${outermost} does not exist: the run creates it (mode 0755)`;
 }
 
 /**
