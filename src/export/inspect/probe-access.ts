@@ -1,5 +1,5 @@
 import { refusedAccess } from '../../http/access-refused.js';
-import type { AccessError, AuthError } from '../../http/errors.js';
+import { type AccessError, type AuthError, HttpStatusError } from '../../http/errors.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import { resourceSpec } from '../../resources/index.js';
 import type { StreamPlan } from '../state/index.js';
@@ -19,9 +19,14 @@ export async function probeAccess(
   const collections = new Set(streams.map((s) => (s.resource === 'datapoints' ? 'timeseries' : s.resource)));
   for (const resource of collections) {
     if (resource === 'instances') continue;
+    const listed = () => client.get(`/${resource}`, [['limit', '1']]);
     try {
-      if (resourceSpec(resource).countable) await client.aggregateCount(resource, {});
-      else await client.get(`/${resource}`, [['limit', '1']]);
+      if (!resourceSpec(resource).countable) await listed();
+      // A 404 on the count alone is no refusal (countStreams): the list decides.
+      else await client.aggregateCount(resource, {}).catch((error: unknown) => {
+        if (!(error instanceof HttpStatusError) || error.status !== 404) throw error;
+        return listed();
+      });
     } catch (error) {
       const refusal = refusedAccess(error);
       if (refusal !== undefined) return refusal;

@@ -75,7 +75,16 @@ async function countStream(
     await client.get(`/${resource}`, [['limit', '1']], signal);
     return undefined;
   }
-  return client.aggregateCount(resource, aggregateFilter(resource, chainParams(stream, state)), signal);
+  try {
+    return await client.aggregateCount(resource, aggregateFilter(resource, chainParams(stream, state)), signal);
+  } catch (error) {
+    // A 404 on the count alone (a gateway that passes the lists only) is no total; if the list
+    // has nothing there either, its 404 refuses the run.
+    if (!(error instanceof HttpStatusError) || error.status !== 404) throw error;
+    await client.get(`/${resource}`, [['limit', '1']], signal);
+    logger.debug({ stream: stream.name }, `no item count for ${stream.name} (progress shows no total): ${error.message}`);
+    return undefined;
+  }
 }
 
 /** A datapoints stream's series: counted when listed; else one page of the collection proves the credential. */
