@@ -27,11 +27,21 @@ export class CheckpointError extends BulkExtractError {
 }
 
 /**
- * Writing the output failed (disk full, I/O error, permissions). What was committed before stays
+ * Writing the output failed (disk full, I/O error). What was committed before stays
  * valid; the partition stops and the next run resumes it.
  */
 export class OutputError extends BulkExtractError {
   readonly code = 'E_OUTPUT';
+}
+
+/**
+ * The output may not be written at all: this user may not (EACCES), the file system is read-only
+ * (EROFS), the folder or file is immutable (EPERM), a file is where a folder must be. Unlike a full
+ * disk it does not pass by itself, so it is exit 2: change the folder (or choose another), then
+ * run again, which resumes from what was committed.
+ */
+export class OutputAccessError extends BulkExtractError {
+  readonly code = 'E_OUTPUT_ACCESS';
 }
 
 /** An item's field does not have the type the platform documents (so it cannot go in its column). */

@@ -1,3 +1,4 @@
+import { dirname, resolve } from 'node:path';
 import { formatByteSize } from '../config/byte-size.js';
 import { describeMetrics } from '../config/metrics-schema.js';
 import type { JobConfig } from '../config/load-config.js';
@@ -6,14 +7,18 @@ import {
   aggregateFilter,
   idleMessage,
   inspectRun,
+  probeAccess,
   readViewColumns,
   type StreamAction,
   type StreamInspection,
   type WorkerSpec,
 } from '../export/index.js';
 import { ConfigError } from '../errors.js';
+import { refusedAccess } from '../http/access-refused.js';
+import type { AccessError, AuthError } from '../http/errors.js';
 import type { AggregateFilter, PlatformClient } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
+import { missingFolders } from '../util/missing-folders.js';
 import { authStatus } from './auth.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
 
@@ -37,13 +42,17 @@ export async function dryRun(
       `checkpoint  ${inspection.checkpointLocation}`,
     ];
     const metrics = describeMetrics(config.metrics, config.file);
-    if (metrics !== undefined) lines.push(`metrics     ${metrics}`);
+    if (metrics !== undefined) lines.push(`metrics     ${metrics}${await textfileFolder(config.metrics?.textfile)}`);
     const { lock } = inspection;
     if (lock.state === 'held' && !lock.alive) {
       lines.push(`lock        left by a run that is gone (pid ${lock.owner?.pid ?? '?'} on ${lock.owner?.host ?? '?'}); a run takes it over`);
     }
-    /** What the platform refused that a run would be refused for too (a view it does not have). */
-    const refused: ConfigError[] = [];
+    /**
+     * What the platform refused that a run would be refused for too, before writing anything: the
+     * project, a capability or the path (probeAccess), a view it does not have.
+     */
+    const access = await probeAccess(client, inspection.streams.map((s) => s.plan));
+    const refused: (ConfigError | AccessError | AuthError)[] = access === undefined ? [] : [access];
     for (const stream of inspection.streams) {
       const { plan, request, action } = stream;
       const listed =
@@ -58,8 +67,9 @@ export async function dryRun(
         const queries = plan.partitions === 1 ? '1 query' : `${plan.partitions} queries (split), each its own cursor chain`;
         lines.push(`stream ${plan.name}: ${listed} in ${queries} -> ${plan.formats.join(' + ')}, ${plan.mode}`);
         const columns = await viewColumns(client, stream);
-        if (columns instanceof ConfigError) refused.push(columns);
-        else lines.push(`  columns: ${columns}`);
+        if (typeof columns === 'string') lines.push(`  columns: ${columns}`);
+        // The project refused once is said once.
+        else if (columns instanceof ConfigError || access === undefined) refused.push(columns);
         const state = inspection.checkpoint?.streams[plan.name];
         const since = state === undefined || action.kind === 'fresh' ? null : (state.window?.from ?? null);
         if (plan.mode !== 'incremental') lines.push(`  ${describe(action)}`);
@@ -94,16 +104,28 @@ export async function dryRun(
   }
 }
 
+/** Said of a textfile whose folder does not exist yet: the run creates it. */
+async function textfileFolder(textfile: string | undefined): Promise<string> {
+  if (textfile === undefined) return '';
+  const [outermost] = await missingFolders(dirname(resolve(textfile)));
+  return outermost === undefined ? '' : `; ${outermost} does not exist: the run creates it (mode 0755)`;
+}
+
 /**
  * The Parquet columns an instances stream would write, from its view as the platform has it now (a
- * resumed stream keeps the columns it began with); a view the platform does not have is the
- * ConfigError a run would stop with.
+ * resumed stream keeps the columns it began with); a view the platform does not have, or a 403
+ * or 404 (refusedAccess), is the refusal a run would stop with.
  */
-async function viewColumns(client: PlatformClient, { plan }: StreamInspection): Promise<string | ConfigError> {
+async function viewColumns(
+  client: PlatformClient,
+  { plan }: StreamInspection,
+): Promise<string | ConfigError | AccessError | AuthError> {
   try {
     return (await readViewColumns(client, plan)).map((column) => column.name).join(', ');
   } catch (error) {
     if (error instanceof ConfigError) return error;
+    const refusal = refusedAccess(error);
+    if (refusal !== undefined) return refusal;
     throw error;
   }
 }

@@ -16,7 +16,9 @@ const PROJECT_ROOT = /^\/api\/v1\/projects\/[^/]+\/?$/;
 
 /**
  * `http(s)://host[:port]/api/v1/projects/<project>`, optionally with a trailing slash: the requests
- * go to paths below it, so a host alone or another path would only fail later, with a 404.
+ * go to paths below it, so a host alone or another path would only fail later, with a 404. The
+ * trailing slash is dropped: `.../projects/demo/` is the same source as `.../projects/demo` (in the
+ * checkpoint, its drift check and every record).
  */
 const projectRootUrl = z.string().superRefine((text, ctx) => {
   if (!isHttpUrl(text)) {
@@ -31,7 +33,7 @@ const projectRootUrl = z.string().superRefine((text, ctx) => {
       message: "expected https://{cluster}.{host}/api/v1/projects/{project}, the project's API root",
     });
   }
-});
+}).transform((text) => text.replace(/\/+$/, ''));
 
 /** `source.appName`: sent to the platform as the `x-cdp-app` header, so it must be a valid header value. */
 const appName = z.string().superRefine((text, ctx) => {

@@ -19,6 +19,7 @@ export {
   NotAnOutputError,
   type OutputStatus,
   type PartStatus,
+  probeAccess,
   readDataEnds,
   readStatus,
   type RunInspection,

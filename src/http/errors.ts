@@ -106,6 +106,16 @@ export class AuthError extends RequestError {
 }
 
 /**
+ * The platform refused a request for good, for a reason that is not the credential: the project
+ * does not exist, the credential lacks a capability, or nothing is at the path (404). Found on a
+ * run's first contact (access-refused.ts), it refuses the run before anything is written.
+ */
+export class AccessError extends RequestError {
+  readonly code = 'E_ACCESS';
+  readonly retryable = false;
+}
+
+/**
  * The connection failed or broke: reset, refused, closed mid-body, body shorter than announced.
  * Retryable, except a host name that does not resolve, and an origin never reached once its
  * first-contact budget is spent (first-contact.ts).

@@ -1,9 +1,11 @@
 import { rename, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { dirname } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Pushgateway } from 'prom-client';
 import type { Logger } from '../log.js';
 import { createExclusive } from '../util/durable-file.js';
+import { createMissingFolders } from '../util/missing-folders.js';
 import type { RunMetrics } from './run-metrics.js';
 
 /** One place the metrics go. `publish` never rejects: a failure is logged, the export goes on. */
@@ -38,7 +40,8 @@ class Complaints {
 
 /**
  * A file for node_exporter's textfile collector, replaced atomically (written beside it, then
- * renamed), so the collector never reads half a file.
+ * renamed), so the collector never reads half a file. A folder of its path that does not exist is
+ * created first (createMissingFolders: only the missing part, mode 0755, never through a link).
  */
 export function textfileOutput(path: string, metrics: RunMetrics, logger: Logger): MetricsOutput {
   const complaints = new Complaints(logger, `writing ${path}`);
@@ -47,6 +50,9 @@ export function textfileOutput(path: string, metrics: RunMetrics, logger: Logger
     name: 'textfile',
     async publish() {
       try {
+        for (const folder of await createMissingFolders(dirname(path))) {
+          logger.info({ folder }, `metrics: created the textfile's folder ${folder} (mode 0755)`);
+        }
         const text = await metrics.merged().metrics();
         // Created anew, never through a link left at the temporary name.
         const file = await createExclusive(temporary);

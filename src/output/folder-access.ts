@@ -1,7 +1,8 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ConfigError, OutputError } from '../errors.js';
+import { ConfigError, type OutputAccessError } from '../errors.js';
+import { writeRefused } from '../util/write-denied.js';
 
 /**
  * Refuses, before anything is written, an output this process could not write: a folder it may
@@ -12,12 +13,12 @@ export async function assertWritable(dirs: readonly string[], files: readonly st
   for (const dir of new Set(dirs)) {
     const info = await stat(dir).catch(() => undefined);
     if (info === undefined) continue;
-    if (!info.isDirectory()) throw refused(dir, 'ENOTDIR', 'it is a file, not a folder');
+    if (!info.isDirectory()) throw writeRefused(dir, 'ENOTDIR', 'it is a file, not a folder');
     const code = await access(dir, constants.W_OK | constants.X_OK).then(
       () => undefined,
       (error: NodeJS.ErrnoException) => error.code ?? 'EACCES',
     );
-    if (code !== undefined) throw refused(dir, code, describe(code));
+    if (code !== undefined) throw writeRefused(dir, code);
   }
   const uid = process.getuid?.();
   if (uid === undefined || uid === 0) return;
@@ -27,7 +28,7 @@ export async function assertWritable(dirs: readonly string[], files: readonly st
     if (info === undefined || folder === undefined) continue;
     const sticky = (folder.mode & 0o1000) !== 0;
     if (sticky && info.uid !== uid && folder.uid !== uid) {
-      throw refused(file, 'EPERM', `its folder is sticky and the file belongs to uid ${info.uid}, so uid ${uid} may not replace it`);
+      throw writeRefused(file, 'EPERM', `its folder is sticky and the file belongs to uid ${info.uid}, so uid ${uid} may not replace it`);
     }
   }
 }
@@ -44,20 +45,7 @@ export async function assertCreatable(dir: string): Promise<void> {
   }
 }
 
-function describe(code: string): string {
-  if (code === 'EROFS') return 'the file system is read-only';
-  if (code === 'EACCES' || code === 'EPERM') return `this user (uid ${process.getuid?.() ?? '?'}) may not write there`;
-  return code;
-}
-
-/** A file-system error on the way to writing `path`, before anything was written, as an OutputError. */
-export function cannotWrite(path: string, error: unknown): OutputError {
-  const code = (error as NodeJS.ErrnoException).code ?? 'error';
-  return refused(path, code, describe(code));
-}
-
-function refused(path: string, code: string, why: string): OutputError {
-  return new OutputError(
-    `Cannot write to ${path} (${code}: ${why}). Nothing in the output folder was changed. Make it writable for this user, or choose another folder with output.dir (or --out).`,
-  );
+/** A file-system error on the way to writing `path`, before anything was written. */
+export function cannotWrite(path: string, error: unknown): OutputAccessError {
+  return writeRefused(path, (error as NodeJS.ErrnoException).code ?? 'error');
 }

@@ -2,6 +2,7 @@ import { createReadStream, type Dirent } from 'node:fs';
 import { mkdir, readdir, readFile, rmdir, stat, unlink } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { CheckpointError, ConfigError, OutputError } from '../errors.js';
+import { deniedCause } from '../util/write-denied.js';
 import type { Logger } from '../log.js';
 import { outputError, writeFileAtomic } from '../util/durable-file.js';
 import { ifFound } from '../util/if-found.js';
@@ -128,7 +129,9 @@ async function createFolder(root: string): Promise<boolean> {
   try {
     return (await mkdir(root, { recursive: true })) !== undefined;
   } catch (error) {
-    throw new ConfigError(`output.dir: cannot create ${root} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    const cause = deniedCause(code);
+    throw new ConfigError(`output.dir: cannot create ${root} (${cause === undefined ? code : `${code}: ${cause}`}).`, {
       cause: error,
     });
   }

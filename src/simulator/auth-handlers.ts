@@ -82,7 +82,7 @@ export async function handleLogin(ctx: AuthContext, ex: Exchange): Promise<void>
   const user = form?.get('user');
   const session = user === undefined ? undefined : ctx.credentials.login(user, form?.get('password') ?? '');
   if (user === undefined || session === undefined) return sendError(ex, 401, 'Unauthorized');
-  return sendJson(ex, 200, statusBody(ctx, { mechanism: 'cookie', user }), {
+  return sendJson(ex, 200, statusBody(ctx, { mechanism: 'cookie', user, credential: user }), {
     'set-cookie': `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax`,
   });
 }

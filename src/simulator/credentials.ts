@@ -9,6 +9,8 @@ export interface Principal {
   mechanism: 'api-key' | 'token' | 'cookie';
   user: string;
   apiKeyId?: number;
+  /** What the simulator's `capabilities` option names the credential by: its API key, OAuth client id or user. */
+  credential: string;
 }
 
 export interface ClientCredential {
@@ -51,6 +53,7 @@ export class Credentials {
         mechanism: 'api-key',
         user: `service-account-${i + 1}@${project}`,
         apiKeyId: 1000 + i,
+        credential: key,
       });
     });
     for (const client of accepted.clients) this.clients.set(client.id, client.secret);
@@ -69,11 +72,11 @@ export class Credentials {
       const match = /^Bearer (\S+)$/i.exec(authorization);
       const token = match?.[1] === undefined ? undefined : this.tokens.get(match[1]);
       if (token === undefined || token.expiresAtMs <= this.clock.now()) return undefined;
-      return { mechanism: 'token', user: token.clientId };
+      return { mechanism: 'token', user: token.clientId, credential: token.clientId };
     }
     const session = this.sessionOf(headers);
     const user = session === undefined ? undefined : this.sessions.get(session);
-    return user === undefined ? undefined : { mechanism: 'cookie', user };
+    return user === undefined ? undefined : { mechanism: 'cookie', user, credential: user };
   }
 
   /** Client-credentials grant: a new token, or undefined when the client is unknown. */

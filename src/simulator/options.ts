@@ -117,6 +117,14 @@ export const simulatorOptionsSchema = z.strictObject({
   apiKeys: z.array(z.string().min(8, 'API keys have at least 8 characters')).default([]),
   clients: z.array(z.strictObject({ id: z.string().min(1), secret: z.string().min(8) })).default([]),
   users: z.array(z.strictObject({ user: z.string().min(1), password: z.string().min(8) })).default([]),
+  /**
+   * What a credential may read, by its API key, OAuth client id or user: e.g.
+   * `{ "my-key-0001": ["assetsAcl:READ"] }`. A credential named here holds only these capabilities
+   * (`{acl}:READ`: assetsAcl, eventsAcl, timeSeriesAcl, filesAcl, sequencesAcl, relationshipsAcl,
+   * dataModelsAcl, dataModelInstancesAcl), and a request it may not make gets 403 naming the one it
+   * lacks, as the platform answers; any other credential holds every capability.
+   */
+  capabilities: z.record(z.string(), z.array(z.string().regex(/^[a-zA-Z]+Acl:[A-Z]+$/, 'an {acl}:{ACTION} such as eventsAcl:READ'))).default({}),
   /** Items examined per request when a filter is set; a page ends early (with a cursor) past it. */
   scanBudget: z.number().int().min(1).default(10_000),
   /** zlib level for gzip responses (1 fastest .. 9 smallest). */

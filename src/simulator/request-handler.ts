@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import type { Clock } from '../util/clock.js';
 import { handleAggregate } from './aggregate-handler.js';
+import { missingCapability } from './capabilities.js';
 import { type AuthContext, handleLogin, handleLoginStatus, handleLogout, handleToken } from './auth-handlers.js';
 import type { Credentials } from './credentials.js';
 import { CursorCodec } from './cursor.js';
@@ -116,8 +117,11 @@ function createRouter(served: Served): Route {
     if (principal === undefined) return sendError(ex, 401, 'Unauthorized');
     notes.mechanism = principal.mechanism;
     const project = match?.project ?? modelsRoute?.project;
-    if (project !== config.project) {
-      return sendError(ex, 403, `Project '${project}' does not exist or these credentials have no access to it.`);
+    if (project !== config.project) return sendError(ex, 403, `Project '${project}' does not exist`);
+    const route = match ?? modelsRoute;
+    const missing = route === undefined ? undefined : missingCapability(config.capabilities, principal, route);
+    if (missing !== undefined) {
+      return sendError(ex, 403, `Missing capability ${missing}: the credential may not make this request in project '${project}'`);
     }
     if (modelsRoute !== undefined) return routeModels(models, ex, modelsRoute, notes);
     if (match === undefined) return sendError(ex, 404, `Not found: ${method} ${path}`);

@@ -1,7 +1,8 @@
 import { createHash, type Hash } from 'node:crypto';
 import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { OutputError } from '../errors.js';
+import { OutputAccessError, OutputError } from '../errors.js';
+import { deniedCause, isWriteDenied } from './write-denied.js';
 import { injectedWriteError } from './crash-point.js';
 
 /** Suffix of a file being written: never a committed file, removed on resume. */
@@ -107,17 +108,17 @@ export async function createExclusive(path: string): Promise<FileHandle> {
   return open(path, 'wx');
 }
 
-/** A file-system failure as an OutputError that names the file and says what is safe. */
-export function outputError(doing: string, path: string, error: unknown): OutputError {
+/**
+ * A file-system failure as an error that names the file and says what is safe: an OutputError
+ * (exit 1, run again to resume), or an OutputAccessError when the output may not be written at all
+ * (EACCES, EROFS, EPERM: exit 2, as running again changes nothing until the folder does).
+ */
+export function outputError(doing: string, path: string, error: unknown): OutputError | OutputAccessError {
   const code = (error as NodeJS.ErrnoException).code ?? 'error';
-  const hint =
-    code === 'ENOSPC'
-      ? 'the disk is full'
-      : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
-        ? 'the output folder is not writable'
-        : (error as Error).message;
-  return new OutputError(
-    `${doing} ${path} failed (${code}: ${hint}). Shards committed before this and the checkpoint are intact; fix the cause and run again to resume.`,
-    { cause: error },
-  );
+  const cause = code === 'ENOSPC' ? 'the disk is full' : (deniedCause(code) ?? (error as Error).message);
+  const failed = `${doing} ${path} failed (${code}: ${cause}). Shards committed before this and the checkpoint are intact`;
+  if (isWriteDenied(code)) {
+    return new OutputAccessError(`${failed}; make the output writable (or choose another folder), then run again to resume.`, { cause: error });
+  }
+  return new OutputError(`${failed}; fix the cause and run again to resume.`, { cause: error });
 }

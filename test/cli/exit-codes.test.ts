@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EXIT, exitCodeOf } from '../../src/cli/exit-codes.js';
-import { CheckpointError, ConfigError, OutputError, UsageError } from '../../src/errors.js';
+import { CheckpointError, ConfigError, OutputAccessError, OutputError, UsageError } from '../../src/errors.js';
 import { LockedError } from '../../src/output/lock.js';
 
 describe('exitCodeOf: the exit code of an error, by its stable code', () => {
@@ -12,6 +12,8 @@ describe('exitCodeOf: the exit code of an error, by its stable code', () => {
     [{ code: 'E_SYNC_CURSOR' }, 2],
     [{ code: 'E_AUTH' }, 3],
     [new OutputError('disk full'), 1],
+    [new OutputAccessError('read-only file system'), 2],
+    [{ code: 'E_ACCESS' }, 2],
     [{ code: 'E_HTTP_STATUS' }, 1],
     [{ code: 'E_SOMETHING_NEW' }, 1],
   ])('%o exits %i', (error, code) => {

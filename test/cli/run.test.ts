@@ -102,7 +102,7 @@ function pinned(stdout: string): string {
 }
 
 describe.concurrent('--dry-run', () => {
-  it('checks the credential, prints the plan and fetches nothing (api key: no list request at all)', async () => {
+  it('checks the credential and the access a run needs, prints the plan and fetches nothing (api key: no list request at all)', async () => {
     const streams: StreamSpec[] = [
       { resource: 'events', partitions: 4, limit: 1000, filter: { type: 'alarm', minStartTime: 1_600_000_000_000 } },
       { resource: 'assets', name: 'all-assets', partitions: 2, limit: 500 },
@@ -121,7 +121,9 @@ describe.concurrent('--dry-run', () => {
     );
     expect(exit.stdout).toContain('6 cursor chains; at most 8 requests in flight and 64 MiB of responses held.');
 
-    expect(job.sim.requests().map((r) => r.route)).toEqual(['GET /login/status']);
+    // The credential, and one count per collection as a run's first request (a 403 or 404 there would refuse it).
+    const routes = job.sim.requests().map((r) => r.route);
+    expect(routes.sort()).toEqual(['GET /login/status', 'POST /assets/aggregate', 'POST /events/aggregate']);
     expect(existsSync(job.out), 'a dry run creates no output folder').toBe(false);
   });
 

@@ -25,7 +25,8 @@ describe('a credential refused mid-run', () => {
       sim,
       key: KEY,
       answer: (request, path) => {
-        if (request.method !== 'GET') return { status: 404, body: { error: { code: 404, message: 'not here' } } };
+        // The count (the run's first request): not what this test is about.
+        if (request.method !== 'GET') return { body: { items: [{ count: 3000 }] } };
         const params = new URL(path, 'http://x').searchParams;
         if (!params.has('cursor')) return undefined;
         if (params.get('partition') === '2/3') return { status: 401, body: { error: { code: 401, message: 'Unauthorized' } } };

@@ -160,6 +160,9 @@ describe('findDrift', () => {
 
   it('no drift for the same settings, or for a stream the checkpoint does not know', () => {
     expect(findDrift(saved, BASE, [plan()])).toEqual([]);
+    // A trailing slash is the same project root, either way.
+    expect(findDrift(saved, `${BASE}/`, [plan()])).toEqual([]);
+    expect(findDrift(newCheckpoint(`${BASE}/`, [plan()], T0), BASE, [plan()])).toEqual([]);
     expect(findDrift(saved, BASE, [plan(), plan({ name: 'other', resource: 'assets', partitions: 5 })])).toEqual([]);
   });
 

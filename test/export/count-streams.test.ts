@@ -59,3 +59,24 @@ describe('an export whose count is far off', () => {
     await expectExactOutput(out, [{ name: 'events', resource: 'events', partitions: 2, formats: ['parquet', 'ndjson'], ids }]);
   });
 });
+
+describe('an export whose count the gateway does not pass (404 on the count alone)', () => {
+  it('exports every row, without a total: the one-item list that follows the 404 answers, so nothing refuses the run', async () => {
+    const sim = await startSimulator({ events: 1200, seed: 13, apiKeys: [KEY] });
+    const job = await proxiedJob({
+      sim,
+      key: KEY,
+      answer: (request) => (request.method === 'POST' ? { status: 404, body: { error: { code: 404, message: 'Not Found' } } } : undefined),
+      streams: [{ resource: 'events', partitions: 2, limit: 1000 }],
+      output: { formats: ['ndjson'] },
+    });
+    cleanup.push(() => sim.close(), () => job.close());
+    let handle: RunHandle | undefined;
+    const onStart = (run: RunHandle) => {
+      handle = run;
+    };
+    const result = await runJob({ config: job.config, logger: silentLogger, clock: createFakeClock(), onStart });
+    expect(result.state).toBe('complete');
+    expect(handle?.streams()).toEqual([{ name: 'events', rows: 1200, total: undefined, partitions: 2, done: 2 }]);
+  });
+});

@@ -65,6 +65,28 @@ describe('disk faults: a clear error, nothing committed lost, an exact resume af
     await expectExactOutput(job.out, expected);
   });
 
+  // Write 1 is in the output folder itself (the checkpoint); 4 and 9 in a partition's folder.
+  it.each([
+    ['EROFS', 1, 'the file system is read-only'],
+    ['EROFS', 4, 'the file system is read-only'],
+    ['EPERM', 9, 'the folder or file is immutable or append-only'],
+  ])('%s on write %i: not worth retrying as is (exit 2), naming the cause; a run after the fix resumes', async (code, n, cause) => {
+    const { job, run, expected } = await setUp(`disk-${code}-${n}`);
+    const failed = await run({ BULK_EXTRACT_FAIL_WRITE: `${code}:${n}` });
+    expect(failed.code, describeExit(failed)).toBe(2);
+    expect(failed.stderr).toContain(`(${code}: `);
+    expect(failed.stderr).toContain(cause);
+    expect(failed.stderr).toContain('Shards committed before this and the checkpoint are intact');
+    expect(failed.stderr).not.toContain('the output folder is not writable');
+
+    const state = await inspectCrashState(job.out);
+    expect(state.inprogress, 'temp files left after a failed write').toEqual([]);
+    expect(state.pastCheckpoint).toEqual([]);
+    const resumed = await run();
+    expect(resumed.code, describeExit(resumed)).toBe(0);
+    await expectExactOutput(job.out, expected);
+  });
+
   it('a checkpoint that cannot be read stops the run with exit 2 naming it, and writes nothing', async () => {
     const { job, run } = await setUp('disk-unreadable', { checkpoint: 'state/_checkpoint.json' });
     // A folder where the checkpoint file should be: reading it fails with EISDIR (as root, no

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, cpSync, mkdirSync, readFileSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -169,16 +170,16 @@ describe.concurrent('a refused run changes nothing in the output folder', () => 
     expect(exit.stderr).not.toContain('deleting earlier output');
   });
 
-  it('an output folder this user may not write (a real EACCES, as nobody): exit 1, E_OUTPUT message', async () => {
+  it('an output folder this user may not write (a real EACCES, as nobody): exit 2, E_OUTPUT_ACCESS message', async () => {
     const c = copyOfFinished({ streams: [...STREAMS, { resource: 'assets', name: 'more-assets', partitions: 2 }] });
     const exit = await refused(c, { unprivileged: true, recorded: false });
-    expect(exit.code, describeExit(exit)).toBe(1);
+    expect(exit.code, describeExit(exit)).toBe(2);
     expect(exit.stderr).toContain(`Cannot write to ${c.out}`);
     expect(exit.stderr).toContain('EACCES');
     expect(exit.stderr).toContain('Nothing in the output folder was changed');
   });
 
-  it('a file in it that this user may not replace (a sticky folder, files of another user): exit 1 naming the file', async () => {
+  it('a file in it that this user may not replace (a sticky folder, files of another user): exit 2 naming the file', async () => {
     const c = copyOfFinished({ streams: [...STREAMS, { resource: 'assets', name: 'more-assets', partitions: 2 }] });
     // Like a shared /tmp: anyone may add files, only a file's owner may replace it.
     chmodSync(c.out, 0o1777);
@@ -186,11 +187,43 @@ describe.concurrent('a refused run changes nothing in the output folder', () => 
     mkdirSync(join(c.out, 'more-assets'), { mode: 0o777 });
     chmodSync(join(c.out, 'more-assets'), 0o777);
     const exit = await refused(c, { unprivileged: true, recorded: false });
-    expect(exit.code, describeExit(exit)).toBe(1);
+    expect(exit.code, describeExit(exit)).toBe(2);
     expect(exit.stderr).toContain('the run\'s record was not written to _runs/ (the run\'s outcome stands)');
     expect(exit.stderr).toMatch(/Cannot write to \S+\/(_SUCCESS|_manifest\.json) \(EPERM: its folder is sticky/);
   });
 });
+
+describe.concurrent('an immutable folder (chattr +i: EPERM even for root)', () => {
+  it.for([
+    ['the output folder', (c: Case) => c.out],
+    ['a stream\'s folder in it', (c: Case) => join(c.out, 'more-assets')],
+  ] as const)('%s: exit 2 naming the flag, nothing changed', async ([, folderOf], { skip }) => {
+    const c = copyOfFinished({ streams: [...STREAMS, { resource: 'assets', name: 'more-assets', partitions: 2 }] });
+    const folder = folderOf(c);
+    mkdirSync(folder, { recursive: true });
+    if (!chattr('+i', folder)) skip('chattr +i is not available here');
+    try {
+      // The run's record goes to _runs/, which is not immutable.
+      const exit = await refused(c, { recorded: 'E_OUTPUT_ACCESS' });
+      expect(exit.code, describeExit(exit)).toBe(2);
+      expect(exit.stderr).toContain(`Cannot write to ${folder}`);
+      expect(exit.stderr).toContain('(EPERM: the operation is not permitted whatever the permissions: the folder or file is immutable');
+      expect(exit.stderr).toContain('Clear the flag (chattr -i or -a)');
+    } finally {
+      chattr('-i', folder);
+    }
+  });
+});
+
+/** Sets or clears a file attribute; false when this system cannot (no chattr, no CAP_LINUX_IMMUTABLE). */
+function chattr(change: string, path: string): boolean {
+  try {
+    execFileSync('chattr', [change, path], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Gives a folder and everything in it to `uid`. */
 function chownDeep(dir: string, uid: number): void {

@@ -1,4 +1,4 @@
-import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -140,6 +140,22 @@ describe('metrics', () => {
       expect(valueOf(samples, 'bulk_extract_run_end_timestamp_seconds', { job: 'nightly' })).toBeGreaterThan(success!);
     },
   );
+
+  it('textfile in a folder that does not exist: the run creates it (0755), the dry run says so and creates nothing', async () => {
+    const dir = tempDir('metrics-textfile-folder');
+    const folder = join(dir, 'node_exporter', 'textfile');
+    const path = join(folder, 'bulk-extract.prom');
+    const job = await newMetricsJob({ textfile: path });
+    const dry = await run(job, ['--dry-run']);
+    expect(dry.code, describeExit(dry)).toBe(0);
+    expect(dry.stdout).toContain(`(every 15 s and at the end); ${join(dir, 'node_exporter')} does not exist: the run creates it (mode 0755)`);
+    expect(readdirSync(dir), 'a dry run creates no folder').toEqual([]);
+    const exit = await run(job);
+    expect(exit.code, describeExit(exit)).toBe(0);
+    expect(exit.stderr).not.toContain('metrics: writing');
+    expect(valueOf(parseSamples(readFileSync(path, 'utf8')), 'bulk_extract_last_run_exit_code')).toBe(0);
+    expect(statSync(folder).mode & 0o777).toBe(0o755);
+  });
 
   it('a Pushgateway that cannot be reached is one warning, and the export completes', async () => {
     const job = await newMetricsJob({ pushgateway: `http://127.0.0.1:${await closedPort()}`, intervalSeconds: 1 });

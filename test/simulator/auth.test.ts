@@ -396,3 +396,22 @@ describe('authorization by project', () => {
     expect(body.error.message.length).toBeGreaterThan(0);
   });
 });
+
+describe('capabilities', () => {
+  it('a credential named in `capabilities` reads only what they grant: 403 naming the capability it lacks', async () => {
+    const sim = await simulator({ capabilities: { [API_KEY]: ['assetsAcl:READ'], [CLIENT.id]: ['eventsAcl:READ'] } });
+    const assets = await send(listUrl(sim.baseUrl, '/assets', { limit: 5 }), { headers: { 'api-key': API_KEY } });
+    expect(assets.status).toBe(200);
+    const denied = await events(sim, { 'api-key': API_KEY });
+    expect(denied.status).toBe(403);
+    expect(denied.json()).toEqual({
+      error: { code: 403, message: "Missing capability eventsAcl:READ: the credential may not make this request in project 'demo'" },
+    });
+    const count = await send(`${sim.baseUrl}/timeseries/aggregate`, { method: 'POST', headers: { 'api-key': API_KEY }, body: '{}' });
+    expect(count.json()).toMatchObject({ error: { code: 403, message: expect.stringContaining('timeSeriesAcl:READ') as unknown } });
+    // A token is named by its client id; the unknown project is refused as before.
+    expect((await events(sim, { authorization: `Bearer ${await token(sim)}` })).status).toBe(200);
+    const other = await send(`${sim.origin}/api/v1/projects/other/events?limit=5`, { headers: { 'api-key': API_KEY } });
+    expect(other.json()).toEqual({ error: { code: 403, message: "Project 'other' does not exist" } });
+  });
+});

@@ -9,5 +9,6 @@ export {
   type StreamInspection,
   type WorkerShare,
 } from './inspect-run.js';
+export { probeAccess } from './probe-access.js';
 export { type OutputStatus, type PartStatus, readStatus, type StreamStatus } from './read-status.js';
 export { NotAnOutputError, verifyJob, verifyOutput, type VerifyReport } from './verify.js';

@@ -1,3 +1,4 @@
+import { refusedAccess } from '../../http/access-refused.js';
 import { AuthError, HttpStatusError, type RequestError } from '../../http/errors.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import type { Logger } from '../../log.js';
@@ -11,8 +12,9 @@ import { chainParams } from './partitions.js';
  * How many items each stream's current run will read, from the platform's count aggregate: for
  * progress and ETA only (it is approximate, and an export never relies on it). Being the run's
  * first contact with the platform, it also proves the credential and the address before the
- * output folder is touched: a refused credential or an unreachable platform is thrown; any other
- * failure only leaves that stream's total unknown. Streams already complete are not counted. A
+ * output folder is touched: a refused credential, an unreachable platform, and a 403 or 404 (a
+ * project that does not exist, a capability the credential lacks: refusedAccess) are thrown; any
+ * other failure only leaves that stream's total unknown. Streams already complete are not counted. A
  * collection the platform does not count (relationships) has no total: a page of one item is
  * asked for instead, to prove the credential all the same. An instances stream is not counted:
  * its view is read instead, for its columns, and a view the platform does not have is thrown.
@@ -29,34 +31,60 @@ export async function countStreams(
     streams.map(async (stream) => {
       const state = checkpoint.streams[stream.name];
       if (state === undefined || isComplete(state)) return;
-      if (stream.resource === 'instances') {
-        // Not counted. The view is read (which proves the credential) unless the stream began
-        // already: its columns then come from the checkpoint, and its files keep their schema.
-        const columns = state.instances?.columns ?? (await readViewColumns(client, stream, signal));
-        state.instances = { columns };
-        stream.instances!.columns = columns;
-        return;
-      }
       try {
-        if (stream.resource === 'datapoints') {
-          // The points are not counted; the series are, for the log, which proves the credential too.
-          await countSeries(client, stream, state, logger, signal);
+        if (stream.resource === 'instances') {
+          // Not counted. The view is read (which proves the credential) unless the stream began
+          // already: its columns then come from the checkpoint, and its files keep their schema.
+          const columns = state.instances?.columns ?? (await readViewColumns(client, stream, signal));
+          state.instances = { columns };
+          stream.instances!.columns = columns;
           return;
         }
-        if (!resourceSpec(stream.resource).countable) {
-          // No count aggregate (relationships): a one-item page proves the credential; no total.
-          await client.get(`/${stream.resource}`, [['limit', '1']], signal);
-          return;
-        }
-        const filter = aggregateFilter(stream.resource, chainParams(stream, state));
-        totals.set(stream.name, await client.aggregateCount(stream.resource, filter, signal));
+        const total = await countStream(client, stream, state, logger, signal);
+        if (total !== undefined) totals.set(stream.name, total);
       } catch (error) {
-        if (error instanceof AuthError || !(error instanceof HttpStatusError || isContentError(error))) throw error;
+        // A 403 or 404 is not retried and does not pass: the project, the path or the access is wrong.
+        const refusal = refusedAccess(error);
+        if (refusal !== undefined) throw refusal;
+        if (error instanceof AuthError || stream.resource === 'instances') throw error;
+        if (!(error instanceof HttpStatusError || isContentError(error))) throw error;
         logger.debug({ stream: stream.name, code: error.code }, `no item count for ${stream.name} (progress shows no total): ${error.message}`);
       }
     }),
   );
   return totals;
+}
+
+/** A stream's item count; undefined for a collection the platform does not count (a page proves the credential). */
+async function countStream(
+  client: Pick<PlatformClient, 'aggregateCount' | 'get'>,
+  stream: StreamPlan,
+  state: Checkpoint['streams'][string],
+  logger: Logger,
+  signal: AbortSignal | undefined,
+): Promise<number | undefined> {
+  const { resource } = stream;
+  if (resource === 'instances') return undefined;
+  if (resource === 'datapoints') {
+    // The points are not counted; the series are, for the log, which proves the credential too.
+    await countSeries(client, stream, state, logger, signal);
+    return undefined;
+  }
+  if (!resourceSpec(resource).countable) {
+    // No count aggregate (relationships): a one-item page proves the credential; no total.
+    await client.get(`/${resource}`, [['limit', '1']], signal);
+    return undefined;
+  }
+  try {
+    return await client.aggregateCount(resource, aggregateFilter(resource, chainParams(stream, state)), signal);
+  } catch (error) {
+    // A 404 on the count alone (a gateway that passes the lists only) is no total; if the list
+    // has nothing there either, its 404 refuses the run.
+    if (!(error instanceof HttpStatusError) || error.status !== 404) throw error;
+    await client.get(`/${resource}`, [['limit', '1']], signal);
+    logger.debug({ stream: stream.name }, `no item count for ${stream.name} (progress shows no total): ${error.message}`);
+    return undefined;
+  }
 }
 
 /** A datapoints stream's series: counted when listed; else one page of the collection proves the credential. */

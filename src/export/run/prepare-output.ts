@@ -1,7 +1,7 @@
 import { CheckpointError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
-import { type Checkpoint, findDrift, isComplete, LOCK_FILE, type Manifest, MANIFEST_FILE, newCheckpoint, newStreamState, nextWindow, pairKey, parseCheckpoint, partDir, reconcile, removeOwnedTree, restartPart, windowDir, type WindowToSeal, sealWindow, type StreamPlan, type StreamState, SUCCESS_FILE } from '../state/index.js';
+import { type Checkpoint, findDrift, isComplete, LOCK_FILE, type Manifest, MANIFEST_FILE, newCheckpoint, newStreamState, nextWindow, pairKey, parseCheckpoint, partDir, reconcile, removeOwnedTree, restartPart, sameBaseUrl, windowDir, type WindowToSeal, sealWindow, type StreamPlan, type StreamState, SUCCESS_FILE } from '../state/index.js';
 import { assertShardsPresent, disagreeError, disagreements, findDamage, readManifest, restarted } from '../check/index.js';
 
 /** A planned stream that has nothing to read in this run, and why. */
@@ -121,7 +121,7 @@ function takeUp(options: PrepareOptions, earlier: Checkpoint | undefined): Check
   if (earlier === undefined) return newCheckpoint(baseUrl, [], now);
   if (fresh) {
     // Another source's progress cannot be kept: start the whole checkpoint over.
-    return earlier.baseUrl === baseUrl ? without(earlier, streams) : newCheckpoint(baseUrl, [], now);
+    return sameBaseUrl(earlier.baseUrl, baseUrl) ? without(earlier, streams) : newCheckpoint(baseUrl, [], now);
   }
   const drift = findDrift(earlier, baseUrl, streams);
   if (drift.length > 0) {

@@ -132,12 +132,20 @@ export function newCheckpoint(baseUrl: string, streams: readonly StreamPlan[], n
 }
 
 /**
+ * Whether two base URLs name the same project root: a trailing slash does not count (a checkpoint
+ * written by a version that kept it is the same source).
+ */
+export function sameBaseUrl(a: string, b: string): boolean {
+  return a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+}
+
+/**
  * How the planned streams differ from what the checkpoint recorded; empty when a resume is safe.
  * Streams the checkpoint does not know yet are not drift: they start fresh.
  */
 export function findDrift(checkpoint: Checkpoint, baseUrl: string, streams: readonly StreamPlan[]): string[] {
   const drift: string[] = [];
-  if (checkpoint.baseUrl !== baseUrl) {
+  if (!sameBaseUrl(checkpoint.baseUrl, baseUrl)) {
     drift.push(`source.baseUrl: '${checkpoint.baseUrl}' in the checkpoint, '${baseUrl}' in the config`);
   }
   for (const stream of streams) {

@@ -8,6 +8,7 @@ export {
   checkpointFromValue,
   commitPart,
   findDrift,
+  sameBaseUrl,
   isComplete,
   newCheckpoint,
   newStreamState,
