@@ -41,8 +41,8 @@ export async function dryRun(
       `output      ${inspection.destination}`,
       `checkpoint  ${inspection.checkpointLocation}`,
     ];
-    const metrics = describeMetrics(config.metrics, config.file);
-    if (metrics !== undefined) lines.push(`metrics     ${metrics}${await textfileFolder(config.metrics?.textfile)}`);
+    const metrics = describeMetrics(config.metrics, config.file, await textfileFolder(config.metrics?.textfile));
+    if (metrics !== undefined) lines.push(`metrics     ${metrics}`);
     const { lock } = inspection;
     if (lock.state === 'held' && !lock.alive) {
       lines.push(`lock        left by a run that is gone (pid ${lock.owner?.pid ?? '?'} on ${lock.owner?.host ?? '?'}); a run takes it over`);

@@ -58,11 +58,16 @@ function formatDuration(ms: number): string {
 }
 
 /** Where a run's metrics go, in one line (`run --dry-run`); undefined when nowhere. */
-export function describeMetrics(metrics: MetricsConfig | undefined, configFile: string): string | undefined {
+export function describeMetrics(
+  metrics: MetricsConfig | undefined,
+  configFile: string,
+  /** Said right after the textfile (`; FOLDER does not exist: the run creates it`). */
+  textfileNote = '',
+): string | undefined {
   if (metrics === undefined) return undefined;
   const every = `every ${metrics.intervalSeconds} s and at the end`;
   const outputs = [
-    metrics.textfile === undefined ? undefined : `textfile ${resolve(metrics.textfile)} (${every})`,
+    metrics.textfile === undefined ? undefined : `textfile ${resolve(metrics.textfile)} (${every})${textfileNote}`,
     metrics.pushgateway === undefined ? undefined : `push to ${metrics.pushgateway} (${every})`,
     metrics.port === undefined ? undefined : `/metrics on ${metrics.host}:${metrics.port} while the run lasts`,
   ].filter((output) => output !== undefined);

@@ -21,6 +21,9 @@ export type CrashPoint =
   /** A piece of a Parquet file (a row group or the footer) was written; the file is not complete. */
   'after-encode-chunk';
 
+/** The live progress file of a run or a worker (state/live-progress.ts names them). */
+const LIVE_PROGRESS = /\.progress\.json$/;
+
 interface Trigger {
   /** A crash point, or an error code. */
   what: string;
@@ -52,9 +55,14 @@ export class Failpoints {
     if (this.crashAt !== undefined && this.crashAt.what === point && ++this.hits === this.crashAt.count) this.kill();
   }
 
-  /** The error the n-th file write must fail with, as BULK_EXTRACT_FAIL_WRITE asks; else undefined. */
+  /**
+   * The error the n-th file write must fail with, as BULK_EXTRACT_FAIL_WRITE asks; else undefined.
+   * The live progress file is written on a timer and its failure only warns: its writes are not
+   * counted, so that the n-th write is the same one in every run.
+   */
   writeError(path: string): NodeJS.ErrnoException | undefined {
-    if (this.failWrite === undefined || ++this.writes !== this.failWrite.count) return undefined;
+    if (this.failWrite === undefined || LIVE_PROGRESS.test(path)) return undefined;
+    if (++this.writes !== this.failWrite.count) return undefined;
     const code = this.failWrite.what.toUpperCase();
     return Object.assign(new Error(`${code}: injected write error, write '${path}'`), { code, syscall: 'write', path });
   }
