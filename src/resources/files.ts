@@ -16,6 +16,7 @@ export const files = {
   name: 'files',
   key: 'id',
   countable: true,
+  schemaVersion: 2,
   defaultLimit: 100,
   filters: [
     { key: 'name', kind: 'string', field: 'name', maxLength: 256 },
@@ -52,6 +53,7 @@ export const files = {
     column('securityCategories', 'int64-list'),
     column('source', 'string'),
     column('dataSetId', 'int64'),
+    column('labels', 'label-list'),
     column('metadata', 'string-map'),
     ...TIMES_AND_EXTRA,
   ],
