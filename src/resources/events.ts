@@ -13,6 +13,7 @@ export const events = {
   name: 'events',
   key: 'id',
   countable: true,
+  schemaVersion: 1,
   defaultLimit: 100,
   filters: [
     { key: 'type', kind: 'string', field: 'type', maxLength: 64 },

@@ -8,17 +8,23 @@ import {
   timeRange,
 } from './resource.js';
 
-/** Files: documents and their metadata (not their content), linked to assets (`assetIds`). */
+/**
+ * Files: documents and their metadata (not their content), linked to assets (`assetIds`). A stream
+ * filtering by `assetIds` is listed by POST.
+ */
 export const files = {
   name: 'files',
   key: 'id',
   countable: true,
+  schemaVersion: 2,
   defaultLimit: 100,
   filters: [
     { key: 'name', kind: 'string', field: 'name', maxLength: 256 },
     { key: 'mimeType', kind: 'string', field: 'mimeType', maxLength: 256 },
     { key: 'source', kind: 'string', field: 'source', maxLength: 128 },
-    { key: 'assetIds', kind: 'ids', field: 'assetIds', maxItems: 100 },
+    // GET documents its assetIds only as an "array" (not a JSON array, as elsewhere) and the
+    // platform's SDKs list files by POST: sent in the body, it has one documented form.
+    { key: 'assetIds', kind: 'ids', field: 'assetIds', maxItems: 100, via: 'body' },
     { key: 'assetExternalIds', kind: 'strings', field: 'assetExternalIds', maxItems: 100, maxLength: 255 },
     { key: 'rootAssetIds', kind: 'ids', field: 'rootAssetIds', maxItems: 100, refsInBody: true },
     ...timeRange('lastUpdatedTime'),
@@ -47,6 +53,7 @@ export const files = {
     column('securityCategories', 'int64-list'),
     column('source', 'string'),
     column('dataSetId', 'int64'),
+    column('labels', 'label-list'),
     column('metadata', 'string-map'),
     ...TIMES_AND_EXTRA,
   ],

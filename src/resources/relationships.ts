@@ -17,6 +17,7 @@ export const relationships = {
   name: 'relationships',
   key: 'externalId',
   countable: false,
+  schemaVersion: 2,
   defaultLimit: 100,
   filters: [
     ...timeRange('lastUpdatedTime', 'body'),
@@ -42,6 +43,7 @@ export const relationships = {
     column('endTime', 'timestamp'),
     column('confidence', 'double'),
     column('dataSetId', 'int64'),
+    column('labels', 'label-list'),
     ...TIMES_AND_EXTRA,
   ],
 } as const satisfies ResourceSpec<'relationships'>;

@@ -20,6 +20,11 @@ export interface ResourceSpec<Name extends string = string> {
   readonly filters: readonly FilterSpec[];
   /** The Parquet columns, in order (DESIGN.md's profile); the key first, `extra` last. */
   readonly columns: readonly ColumnSpec[];
+  /**
+   * The version of `columns` (1 at first, one more at every change of the Parquet schema): a
+   * checkpoint records it, so a resume never writes shards of two schemas into one stream.
+   */
+  readonly schemaVersion: number;
 }
 
 /**
@@ -138,8 +143,9 @@ export const timeRange = <F extends string>(field: F, via?: 'body') => {
 
 /**
  * Column kinds of the Parquet profile: ids INT64, times TIMESTAMP(MILLIS, UTC), metadata
- * MAP<STRING,STRING>, id lists LIST<INT64>, sequences' columns LIST<STRUCT<...>>, and `extra`:
- * every field the schema does not know, as one JSON object string, so no field is dropped.
+ * MAP<STRING,STRING>, id lists LIST<INT64>, labels LIST<STRING> (the externalIds of the item's
+ * `[{externalId}]`), sequences' columns LIST<STRUCT<...>>, and `extra`: every field the schema
+ * does not know, as one JSON object string, so no field is dropped.
  */
 export type ColumnKind =
   | 'int64' |
@@ -148,6 +154,7 @@ export type ColumnKind =
   'double' |
   'timestamp' |
   'int64-list' |
+  'label-list' |
   'string-map' |
   'sequence-columns' |
   'extra-json';
@@ -171,6 +178,7 @@ export const column = (name: string, kind: ColumnKind, required = false): Column
  * struct; `extra` holds the fields it does not know, as JSON.
  */
 export const SEQUENCE_COLUMN_FIELDS = [
+  column('id', 'int64'),
   column('externalId', 'string'),
   column('name', 'string'),
   column('description', 'string'),

@@ -9,6 +9,7 @@ export const sequences = {
   name: 'sequences',
   key: 'id',
   countable: true,
+  schemaVersion: 2,
   defaultLimit: 25,
   filters: [
     ...timeRange('lastUpdatedTime', 'body'),

@@ -9,6 +9,7 @@ export const timeseries = {
   name: 'timeseries',
   key: 'id',
   countable: true,
+  schemaVersion: 1,
   defaultLimit: 100,
   filters: [
     { key: 'externalIdPrefix', kind: 'string', field: 'externalIdPrefix', maxLength: 255 },

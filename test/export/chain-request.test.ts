@@ -105,6 +105,14 @@ describe('the filter kinds of the other collections', () => {
     });
   });
 
+  it("files' assetIds, which GET /files documents only as an array of no stated form, go by POST /files/list as the SDKs send them", () => {
+    expect(firstRequest({ resource: 'files', filter: { assetIds: [3, 1], mimeType: 'application/pdf' } })).toEqual({
+      method: 'POST',
+      path: '/files/list',
+      body: { limit: 1000, filter: { mimeType: 'application/pdf', assetIds: [3, 1] } },
+    });
+  });
+
   it('lastUpdatedTime on time series, which GET does not take, makes the chain a POST with a {min, max} range', () => {
     expect(firstRequest({ resource: 'timeseries', filter: { minLastUpdatedTime: 5, maxLastUpdatedTime: 9, assetIds: [7] } })).toEqual({
       method: 'POST',

@@ -58,6 +58,7 @@ describe('newCheckpoint', () => {
           watermark: null,
           partitions: 3,
           formats: ['parquet'],
+          schemaVersion: 1,
           parts: {
             1: { cursor: null, nextSeq: 0, rows: 0, done: false, updatedAt: T0 },
             2: { cursor: null, nextSeq: 0, rows: 0, done: false, updatedAt: T0 },
@@ -73,6 +74,7 @@ describe('newCheckpoint', () => {
           watermark: null,
           partitions: 1,
           formats: ['parquet'],
+          schemaVersion: 2,
           parts: { 1: { cursor: null, nextSeq: 0, rows: 0, done: false, updatedAt: T0 } },
         },
       },

@@ -285,14 +285,23 @@ describe.each(CASES)('export of %s with %i partition(s), parquet + ndjson', (res
       }
     });
   } else {
-    it('labels are kept in extra as JSON, exactly for the assets that have them', async () => {
-      const rows = await duck.rows(`SELECT id, extra FROM ${parquet()} WHERE extra IS NOT NULL ORDER BY id`);
+    it('labels is a list of externalIds, exactly for the assets that have them; geoLocation is kept in extra as JSON', async () => {
+      const rows = await duck.rows(`SELECT id, to_json(labels)::VARCHAR AS labels FROM ${parquet()} WHERE labels IS NOT NULL ORDER BY id`);
       const labelled = allIndexes(count).filter((i) => datasetItem(sim, 'assets', i).labels !== undefined);
       expect(labelled.length).toBeGreaterThan(0);
       expect(rows.map((row) => indexOf('assets', asNumber(row.id)))).toEqual(labelled);
       for (const row of rows) {
         const want = datasetItem(sim, 'assets', indexOf('assets', asNumber(row.id)));
-        expect(JSON.parse(String(row.extra))).toEqual({ labels: want.labels });
+        const externalIds = (want.labels as { externalId: string }[]).map((label) => label.externalId);
+        expect(JSON.parse(String(row.labels))).toEqual(externalIds);
+      }
+      const extras = await duck.rows(`SELECT id, extra FROM ${parquet()} WHERE extra IS NOT NULL ORDER BY id`);
+      const located = allIndexes(count).filter((i) => datasetItem(sim, 'assets', i).geoLocation !== undefined);
+      expect(located.length).toBeGreaterThan(0);
+      expect(extras.map((row) => indexOf('assets', asNumber(row.id)))).toEqual(located);
+      for (const row of extras) {
+        const want = datasetItem(sim, 'assets', indexOf('assets', asNumber(row.id)));
+        expect(JSON.parse(String(row.extra))).toEqual({ geoLocation: want.geoLocation });
       }
     });
 

@@ -156,7 +156,7 @@ describe('dataset: items as served over HTTP', () => {
     expect(assets).toHaveLength(ASSETS);
   });
 
-  it('every event has the interface fields with the right types (id, type, startTime, assetIds, source, createdTime, lastUpdatedTime) plus externalId and dataSetId; no value is null', () => {
+  it('every event has the interface fields with the right types (id, type, startTime, source, createdTime, lastUpdatedTime, assetIds when it has assets) plus externalId and dataSetId; no value is null', () => {
     const known = new Set([
       'id',
       'externalId',
@@ -182,8 +182,11 @@ describe('dataset: items as served over HTTP', () => {
       expect(typeof event.type, where).toBe('string');
       expect(String(event.type).length).toBeGreaterThan(0);
       expect(isInteger(event.startTime), where).toBe(true);
-      expect(Array.isArray(event.assetIds), where).toBe(true);
-      for (const assetId of event.assetIds as unknown[]) expect(isInteger(assetId), where).toBe(true);
+      if ('assetIds' in event) {
+        // The platform's description: at least one item when the field is present.
+        expect(Array.isArray(event.assetIds) && event.assetIds.length > 0, where).toBe(true);
+        for (const assetId of event.assetIds as unknown[]) expect(isInteger(assetId), where).toBe(true);
+      }
       expect(typeof event.source, where).toBe('string');
       expect(isInteger(event.createdTime), where).toBe(true);
       expect(isInteger(event.lastUpdatedTime), where).toBe(true);
@@ -201,8 +204,8 @@ describe('dataset: items as served over HTTP', () => {
     expect(externalIds.size).toBe(EVENTS);
   });
 
-  it('optional event fields (subtype, endTime, description, dataSetId) are sometimes present and sometimes absent (absent = key missing)', () => {
-    const counts = presence(events, ['subtype', 'endTime', 'description', 'dataSetId']);
+  it('optional event fields (subtype, endTime, description, dataSetId, assetIds) are sometimes present and sometimes absent (absent = key missing)', () => {
+    const counts = presence(events, ['subtype', 'endTime', 'description', 'dataSetId', 'assetIds']);
     for (const [key, count] of Object.entries(counts)) {
       expect(count, `${key} present on some events`).toBeGreaterThan(0);
       expect(count, `${key} absent on some events`).toBeLessThan(EVENTS);
@@ -212,7 +215,6 @@ describe('dataset: items as served over HTTP', () => {
       'externalId',
       'type',
       'startTime',
-      'assetIds',
       'source',
       'createdTime',
       'lastUpdatedTime',
@@ -226,12 +228,14 @@ describe('dataset: items as served over HTTP', () => {
       'externalId',
       'name',
       'parentId',
+      'parentExternalId',
       'rootId',
       'description',
       'metadata',
       'source',
       'dataSetId',
       'labels',
+      'geoLocation',
       'createdTime',
       'lastUpdatedTime',
     ]);
@@ -251,6 +255,11 @@ describe('dataset: items as served over HTTP', () => {
       const isRoot = asset.rootId === asset.id;
       expect('parentId' in asset, `${where}: parentId present iff not a root`).toBe(!isRoot);
       if ('parentId' in asset) expect(isInteger(asset.parentId), where).toBe(true);
+      if ('parentExternalId' in asset) {
+        const parent = sim.dataset.assets.indexOfId(Number(asset.parentId));
+        expect(asset.parentExternalId, where).toBe(sim.dataset.assets.externalIdOf(parent!));
+      }
+      if ('geoLocation' in asset) expect((asset.geoLocation as { type?: unknown }).type, where).toBe('Feature');
       if ('description' in asset) expect(typeof asset.description, where).toBe('string');
       if ('source' in asset) expect(typeof asset.source, where).toBe('string');
       if ('dataSetId' in asset) expect(isInteger(asset.dataSetId), where).toBe(true);
@@ -263,7 +272,7 @@ describe('dataset: items as served over HTTP', () => {
       expectStringMap(asset.metadata, where);
     }
     expect(new Set(assets.map((a) => a.externalId)).size).toBe(ASSETS);
-    const counts = presence(assets, ['parentId', 'description', 'dataSetId', 'labels', 'source']);
+    const counts = presence(assets, ['parentId', 'parentExternalId', 'description', 'dataSetId', 'labels', 'geoLocation', 'source']);
     for (const [key, count] of Object.entries(counts)) {
       expect(count, `${key} present on some assets`).toBeGreaterThan(0);
       expect(count, `${key} absent on some assets`).toBeLessThan(ASSETS);
@@ -327,7 +336,7 @@ describe('dataset: items as served over HTTP', () => {
     expect(assetIds).toEqual(new Set(assets.map(idOf)));
     let references = 0;
     for (const event of events) {
-      const ids = event.assetIds as number[];
+      const ids = (event.assetIds ?? []) as number[];
       expect(new Set(ids).size).toBe(ids.length);
       for (const id of ids) {
         expect(assetIds.has(id), `event ${String(event.id)} -> asset ${id}`).toBe(true);
@@ -335,7 +344,9 @@ describe('dataset: items as served over HTTP', () => {
       }
     }
     expect(references).toBeGreaterThan(EVENTS / 2);
-    expect(events.some((event) => (event.assetIds as number[]).length === 0)).toBe(true);
+    // An event on no asset has no assetIds: the platform never lists an empty one.
+    expect(events.some((event) => !('assetIds' in event))).toBe(true);
+    expect(events.every((event) => !('assetIds' in event) || (event.assetIds as number[]).length > 0)).toBe(true);
   });
 
   it('metadata holds hard text: astral characters (emoji), CJK, non-ASCII keys, a newline, a double quote, an empty value', () => {
@@ -531,7 +542,7 @@ describe('dataset: on-the-fly generation ("nothing is stored, so ten million eve
 
       const lastEvent = sim.dataset.events.item(9_999_999);
       expect(lastEvent.id).toBe(sim.dataset.events.idOf(9_999_999));
-      for (const id of lastEvent.assetIds) expect(id).toBeLessThanOrEqual(sim.dataset.assets.idOf(999_999));
+      for (const id of lastEvent.assetIds ?? []) expect(id).toBeLessThanOrEqual(sim.dataset.assets.idOf(999_999));
 
       const assets = await send(listUrl(sim.baseUrl, '/assets', { partition: '10/10', limit: 10 }), {
         headers: AUTH,

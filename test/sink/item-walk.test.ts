@@ -116,6 +116,29 @@ describe('ItemWalk', () => {
     expect(timeseries.every((text) => walks('timeseries', text))).toBe(true);
   });
 
+  it('reads labels ([{externalId}]) from their bytes, escapes and spaces included; any other shape is left to JSON.parse', () => {
+    const plain = [
+      '{"id":1,"labels":[{"externalId":"pump"},{ "externalId" : "a\\"b\\u00e9" }]}',
+      '{"id":2,"labels":[ ]}',
+      '{"id":3,"labels":null}',
+      '{"id":4}',
+    ];
+    for (const text of plain) expect({ text, walks: walks('assets', text) }).toEqual({ text, walks: true });
+    expectSameAsParsed('assets', plain);
+    const other = [
+      '{"id":1,"labels":[{"externalId":"a","color":"red"}]}',
+      '{"id":1,"labels":[{"ext\\u0065rnalId":"a"}]}',
+      '{"id":1,"labels":[{"externalId":1}]}',
+      '{"id":1,"labels":["pump"]}',
+      '{"id":1,"labels":[{}]}',
+      '{"id":1,"labels":{"externalId":"a"}}',
+    ];
+    for (const text of other) {
+      expect({ text, walks: walks('assets', text) }).toEqual({ text, walks: false });
+      expectSameAsParsed('assets', [text, '{"id":2}']);
+    }
+  });
+
   it('keeps a field named __proto__ in extra, read from bytes or parsed', () => {
     const text = '{"id":1,"__proto__":{"a":1},"other":2}';
     const ways = [

@@ -61,7 +61,7 @@ function timeseries(i: number): Item {
 
 function sequence(i: number): Item {
   const columns = Array.from({ length: i % 4 }, (_, c) => {
-    const column: Item = { valueType: ['STRING', 'DOUBLE', 'LONG'][c % 3], createdTime: T + c, lastUpdatedTime: T + c + 1 };
+    const column: Item = { id: 90_000 + 8 * i + c, valueType: ['STRING', 'DOUBLE', 'LONG'][c % 3], createdTime: T + c, lastUpdatedTime: T + c + 1 };
     if (c !== 1) column.externalId = `col-${i}-${c}`;
     if (c === 2) column.metadata = { unit: 'bar', ключ: '値' };
     if (c === 0) column.metadata = {};
@@ -86,11 +86,21 @@ function relationship(i: number): Item {
   return item;
 }
 
+function asset(i: number): Item {
+  const item: Item = { id: 3_000_000_000_000 + i, name: `pump ${i}`, rootId: 3_000_000_000_000, createdTime: T, lastUpdatedTime: T + i };
+  if (i > 0) Object.assign(item, { parentId: 3_000_000_000_000, parentExternalId: 'AS-0' });
+  if (i % 3 === 1) item.labels = [{ externalId: 'pump' }, { externalId: 'critical' }];
+  if (i % 3 === 2) item.labels = [];
+  if (i % 5 === 0) item.geoLocation = { type: 'Feature', geometry: { type: 'Point', coordinates: [5.3, 60.4] } };
+  return item;
+}
+
 describe('Parquet column kinds of the other collections, read back by DuckDB', () => {
   it.each([
     ['timeseries', timeseries],
     ['sequences', sequence],
     ['relationships', relationship],
+    ['assets', asset],
   ] as const)('%s: the schema is the profile\'s, and every value comes back as the platform sent it', async (resource, make) => {
     const items = Array.from({ length: 60 }, (_, i) => make(i));
     const { path, back } = await roundTrip(resource, items);
@@ -114,6 +124,29 @@ describe('Parquet column kinds of the other collections, read back by DuckDB', (
     expect(unnested.map((row) => row.t)).toEqual(['LONG']);
   });
 
+  it('labels: LIST<VARCHAR> of their externalIds, which SQL filters on; empty stays empty, absent NULL', async () => {
+    const { path } = await roundTrip('assets', Array.from({ length: 6 }, (_, i) => asset(i)));
+    const rows = await duck.rows(`SELECT id, labels, list_contains(labels, 'critical') AS critical FROM ${parquetAt(path)} ORDER BY id`);
+    const labels = (row: (typeof rows)[number]) =>
+      (row.labels === null ? null : (row.labels as { items: unknown[] }).items);
+    expect(rows.map((row) => [row.critical, labels(row)])).toEqual([
+      [null, null],
+      [true, ['pump', 'critical']],
+      [false, []],
+      [null, null],
+      [true, ['pump', 'critical']],
+      [false, []],
+    ]);
+    const extra = await duck.rows(`SELECT extra FROM ${parquetAt(path)} WHERE extra IS NOT NULL`);
+    expect(extra.map((row) => Object.keys(JSON.parse(String(row.extra)) as object))).toEqual([['geoLocation'], ['geoLocation']]);
+  });
+
+  it('sequences: a column\'s id is a field of the struct', async () => {
+    const { path } = await roundTrip('sequences', [sequence(2)]);
+    const ids = await duck.rows(`SELECT unnest(columns).id AS id FROM ${parquetAt(path)}`);
+    expect(ids.map((row) => Number(row.id))).toEqual([90_016, 90_017]);
+  });
+
   it('relationships: the key externalId is the first column and required', async () => {
     const { path } = await roundTrip('relationships', [relationship(1)]);
     const schema = await duck.rows(`SELECT name, repetition_type FROM parquet_schema(${sql(path)}) WHERE name = 'externalId'`);
@@ -126,6 +159,8 @@ describe('Parquet column kinds of the other collections, read back by DuckDB', (
     ['sequences', { ...sequence(3), columns: [{ valueType: 'LONG' }, { name: 'x' }] }, /sequences item id=9000000000003: field 'columns' element 1 has no 'valueType'/],
     ['sequences', { ...sequence(3), columns: [{ valueType: 'LONG', createdTime: 'today' }] }, /field 'columns' element 0, 'createdTime': expected an integer, got string "today"/],
     ['sequences', { ...sequence(3), columns: [7] }, /field 'columns' element 0 is number 7, not an object/],
+    ['assets', { ...asset(1), labels: [{ externalId: 'pump', color: 'red' }] }, /assets item id=3000000000001: field 'labels' expected a list of \{externalId: string\} objects, got element 0/],
+    ['assets', { ...asset(1), labels: 'pump' }, /field 'labels' expected a list of \{externalId: string\} objects, got string "pump"/],
     ['relationships', { ...relationship(4), externalId: undefined }, /A relationships item has no 'externalId'/],
   ] as const)('%s: a wrong value is an E_BAD_ITEM naming the item by its key and the field: %j', async (resource, item, message) => {
     const path = join(tempDir('bulk-extract-kinds-'), '000000.parquet');

@@ -55,6 +55,8 @@ function duckType(kind: ColumnKind): string {
       return 'TIMESTAMP WITH TIME ZONE';
     case 'int64-list':
       return 'BIGINT[]';
+    case 'label-list':
+      return 'VARCHAR[]';
     case 'string-map':
       return 'MAP(VARCHAR, VARCHAR)';
     case 'sequence-columns':
@@ -100,6 +102,7 @@ export async function parquetItems(duck: Duck, resource: Resource, glob: string)
         case 'timestamp':
           return `epoch_ms(${col}) AS ${col}`;
         case 'int64-list':
+        case 'label-list':
         case 'string-map':
           return `to_json(${col})::VARCHAR AS ${col}`;
         case 'sequence-columns': {
@@ -131,6 +134,9 @@ export async function parquetItems(duck: Duck, resource: Resource, glob: string)
         case 'int64-list':
         case 'string-map':
           item[spec.name] = JSON.parse(String(value));
+          break;
+        case 'label-list':
+          item[spec.name] = (JSON.parse(String(value)) as string[]).map((externalId) => ({ externalId }));
           break;
         case 'sequence-columns':
           item[spec.name] = (JSON.parse(String(value)) as Record<string, unknown>[]).map(asElement);

@@ -95,6 +95,11 @@ const streamSchema = z.strictObject({
   metadataColumns: z.array(z.string()).optional(),
   /** The Parquet column each of `metadataColumns` became, in their order; a resume must not name them otherwise. */
   metadataColumnNames: z.array(z.string()).optional(),
+  /**
+   * A collection's stream: the version of its collection's Parquet schema it writes (ResourceSpec);
+   * absent in checkpoints written before it was recorded, which wrote version 1.
+   */
+  schemaVersion: z.number().int().min(1).optional(),
   /** Keyed by m, "1".."n": exactly one entry for each partition. */
   parts: z.record(z.string(), partSchema),
   /** An instances stream: its view's columns, fixed when the stream began (a resume keeps its schema). */

@@ -4,6 +4,7 @@ import { checkStateValue, parseJson } from './state-file.js';
 import { resolvePointTime } from '../../resources/index.js';
 import { syncPhase } from './sync-phase.js';
 import { metadataColumnsDrift, metadataColumnsState } from './metadata-columns.js';
+import { schemaVersionDrift, schemaVersionState } from './schema-version.js';
 
 import {
   type Checkpoint,
@@ -46,6 +47,7 @@ export function newStreamState(stream: StreamPlan, now: string): StreamState {
     partitions: stream.partitions,
     formats: [...stream.formats],
     ...metadataColumnsState(stream.metadataColumns),
+    ...schemaVersionState(stream.resource),
     parts: freshParts(stream.partitions, now),
   };
 }
@@ -169,6 +171,7 @@ export function findDrift(checkpoint: Checkpoint, baseUrl: string, streams: read
       }
     }
     drift.push(...metadataColumnsDrift(at, saved, stream));
+    drift.push(...schemaVersionDrift(at, saved, stream));
     if ([...saved.formats].sort().join() !== [...stream.formats].sort().join()) {
       drift.push(`${at}: formats ${saved.formats.join('+')} in the checkpoint, ${stream.formats.join('+')} in the config`);
     }

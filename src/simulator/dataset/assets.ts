@@ -3,7 +3,7 @@ import { Revisions } from './revisions.js';
 import { resourceSpec } from '../../resources/index.js';
 import { DATA_SET_ID_BASE, Links } from './links.js';
 import { type ListFilter, matchesItem, needsItem } from './match.js';
-import { generateMetadata, holdsMetadata, type MetadataFilter, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
+import { generateGeoLocation, type GeoLocation, generateMetadata, holdsMetadata, type MetadataFilter, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
 import { ASSET_KINDS, DESCRIPTIONS, LABELS, SOURCES } from './vocabulary.js';
 
 /** Asset ids are `ASSET_ID_BASE + index * ASSET_ID_STRIDE`: above 2^32, below 2^53, unique. */
@@ -18,12 +18,14 @@ export interface GeneratedAsset {
   externalId: string;
   name: string;
   parentId?: number;
+  parentExternalId?: string;
   rootId: number;
   description?: string;
   metadata?: Record<string, string>;
   source?: string;
   dataSetId?: number;
   labels?: { externalId: string }[];
+  geoLocation?: GeoLocation;
   createdTime: number;
   lastUpdatedTime: number;
 }
@@ -153,6 +155,10 @@ export class AssetSet {
     if (rng.chance(0.2)) asset.labels = [{ externalId: rng.pick(LABELS) }];
     const metadata = generateMetadata(rng);
     if (includeMetadata) asset.metadata = metadata;
+    // Drawn after the fields above, so that they keep their values for a seed.
+    const parentIndex = asset.parentId === undefined ? undefined : this.indexOfId(asset.parentId);
+    if (parentIndex !== undefined && rng.chance(0.5)) asset.parentExternalId = this.externalIdOf(parentIndex);
+    if (rng.chance(0.1)) asset.geoLocation = generateGeoLocation(rng);
     return asset;
   }
 

@@ -22,7 +22,8 @@ export interface GeneratedEvent {
   description?: string;
   startTime: number;
   endTime?: number;
-  assetIds: number[];
+  /** At least one when present: the platform never lists an empty list. */
+  assetIds?: number[];
   source: string;
   dataSetId?: number;
   metadata?: Record<string, string>;
@@ -133,12 +134,13 @@ export class EventSet {
   item(index: number, includeMetadata = true): GeneratedEvent {
     const h = this.header(index);
     const rng = this.rng;
+    const assetIds = this.assetIds(rng);
     const event: GeneratedEvent = {
       id: this.idOf(index),
       externalId: this.externalIdOf(index),
       type: h.type,
       startTime: h.startTime,
-      assetIds: this.assetIds(rng),
+      ...(assetIds.length > 0 ? { assetIds } : {}),
       source: h.source,
       createdTime: h.createdTime,
       lastUpdatedTime: h.lastUpdatedTime,

@@ -1,6 +1,6 @@
 import type { Links } from './links.js';
 import { externalIdAt, ItemSet } from './item-set.js';
-import { generateMetadata } from './shared.js';
+import { generateGeoLocation, type GeoLocation, generateMetadata } from './shared.js';
 import { DIRECTORIES, FILE_KINDS, LABELS, METADATA_WORDS, SOURCES } from './vocabulary.js';
 
 /** File ids are `FILE_ID_BASE + index * FILE_ID_STRIDE`: above 2^32, below 2^53, unique. */
@@ -23,6 +23,8 @@ export interface GeneratedFile {
   sourceModifiedTime?: number;
   securityCategories?: number[];
   labels?: { externalId: string }[];
+  geoLocation?: GeoLocation;
+  instanceId?: { space: string; externalId: string };
   uploaded: boolean;
   uploadedTime?: number;
   createdTime: number;
@@ -59,7 +61,10 @@ export class FileSet extends ItemSet<GeneratedFile> {
     if (rng.chance(0.7)) file.source = rng.pick(SOURCES);
     if (rng.chance(0.95)) file.mimeType = mimeType;
     const assetIds = this.assetIds(rng, 3);
-    if (assetIds.length > 0 || rng.chance(0.1)) file.assetIds = assetIds;
+    // The platform never lists an empty assetIds (at least one when present); the draw after an
+    // empty one stays, so that the fields after it keep their values for a seed.
+    if (assetIds.length > 0) file.assetIds = assetIds;
+    else rng.chance(0.1);
     const dataSetId = this.dataSetId(rng, 0.8);
     if (dataSetId !== undefined) file.dataSetId = dataSetId;
     if (uploaded) file.uploadedTime = times.createdTime + rng.int(DAY_MS);
@@ -71,6 +76,8 @@ export class FileSet extends ItemSet<GeneratedFile> {
     if (rng.chance(0.15)) file.labels = [{ externalId: rng.pick(LABELS) }];
     const metadata = generateMetadata(rng);
     if (includeMetadata) file.metadata = metadata;
+    if (rng.chance(0.1)) file.geoLocation = generateGeoLocation(rng);
+    if (rng.chance(0.1)) file.instanceId = { space: 'sp_files', externalId: this.externalIdOf(index) };
     return file;
   }
 }

@@ -8,7 +8,11 @@ import { ASSET_KINDS, DESCRIPTIONS, METADATA_WORDS, VALUE_TYPES } from './vocabu
 export const SEQUENCE_ID_BASE = 8_000_000_000_000_000;
 export const SEQUENCE_ID_STRIDE = 7883;
 
+/** Sequence column ids are `SEQUENCE_COLUMN_ID_BASE + sequence index * 8 + column`: unique, below 2^53. */
+export const SEQUENCE_COLUMN_ID_BASE = 9_000_000_000_000_000;
+
 export interface GeneratedSequenceColumn {
+  id: number;
   externalId?: string;
   name?: string;
   description?: string;
@@ -48,7 +52,7 @@ export class SequenceSet extends ItemSet<GeneratedSequence> {
   item(index: number, includeMetadata = true): GeneratedSequence {
     const rng = this.start(index);
     const times = this.times(index, rng);
-    const columns = this.columns(rng, times.createdTime);
+    const columns = this.columns(rng, index, times.createdTime);
     const sequence: GeneratedSequence = { id: this.idOf(index), columns, ...times };
     if (rng.chance(0.95)) sequence.externalId = this.externalIdOf(index);
     if (rng.chance(0.9)) sequence.name = `${rng.pick(ASSET_KINDS)} curve ${rng.int(1000)}`;
@@ -63,9 +67,10 @@ export class SequenceSet extends ItemSet<GeneratedSequence> {
   }
 
   /** 1 to 6 columns, created with the sequence. */
-  private columns(rng: Rng, createdTime: number): GeneratedSequenceColumn[] {
+  private columns(rng: Rng, index: number, createdTime: number): GeneratedSequenceColumn[] {
     return Array.from({ length: 1 + rng.int(6) }, (_, c) => {
       const column: GeneratedSequenceColumn = {
+        id: SEQUENCE_COLUMN_ID_BASE + index * 8 + c,
         valueType: rng.pick(VALUE_TYPES),
         createdTime,
         lastUpdatedTime: createdTime + (rng.chance(0.8) ? 0 : rng.int(86_400_000)),

@@ -22,6 +22,27 @@ export function generateMetadata(rng: Rng): Record<string, string> {
   return metadata;
 }
 
+/** A GeoJSON Feature, as the platform's `geoLocation`: a point on land or sea, or a small box around one. */
+export interface GeoLocation {
+  type: 'Feature';
+  geometry: { type: 'Point'; coordinates: [number, number] } | { type: 'Polygon'; coordinates: [number, number][][] };
+  properties?: Record<string, string>;
+}
+
+/** A point (most) or a box of about a kilometre, longitude and latitude rounded to 6 decimals. */
+export function generateGeoLocation(rng: Rng): GeoLocation {
+  const round = (value: number) => Math.round(value * 1e6) / 1e6;
+  const lon = round(rng.next() * 40 - 10);
+  const lat = round(rng.next() * 25 + 50);
+  if (rng.chance(0.8)) return { type: 'Feature', geometry: { type: 'Point', coordinates: [lon, lat] } };
+  const [east, north] = [round(lon + 0.015), round(lat + 0.009)];
+  return {
+    type: 'Feature',
+    geometry: { type: 'Polygon', coordinates: [[[lon, lat], [east, lat], [east, north], [lon, north], [lon, lat]]] },
+    properties: { site: 'area' },
+  };
+}
+
 /** The platform's metadata filter (POST /list and /aggregate only): every pair must be in the item's metadata. */
 export interface MetadataFilter {
   metadata?: Record<string, string>;

@@ -12,7 +12,7 @@ import {
   Utf8,
 } from 'apache-arrow';
 import { BoolColumn, type Column, Float64Column, Int64Column, Utf8Column } from './columns.js';
-import { Int64ListColumn, StringMapColumn } from './nested-columns.js';
+import { Int64ListColumn, LabelListColumn, StringMapColumn } from './nested-columns.js';
 import { type ColumnKind, EXTRA_COLUMN, SEQUENCE_COLUMN_FIELDS } from './schemas.js';
 import { StructListColumn } from './struct-list-column.js';
 
@@ -37,6 +37,8 @@ export function arrowType(kind: ColumnKind): DataType {
       return new TimestampMillisecond('UTC');
     case 'int64-list':
       return new List(new Field('item', new Int64(), true));
+    case 'label-list':
+      return new List(new Field('item', new Utf8(), false));
     case 'string-map': {
       const entries = new Struct<{ key: Utf8; value: Utf8 }>([
         new Field('key', new Utf8(), false),
@@ -63,6 +65,8 @@ export function newColumn(kind: ColumnKind, capacity: number): Column {
       return new Float64Column(capacity);
     case 'int64-list':
       return new Int64ListColumn(capacity);
+    case 'label-list':
+      return new LabelListColumn(capacity);
     case 'string-map':
       return new StringMapColumn(capacity);
     case 'sequence-columns': {

@@ -27,6 +27,9 @@ export const NULL = -2;
 export const VALUE_ESCAPED = 1;
 export const KEY_ESCAPED = 2;
 
+/** The one key of a label (`{"externalId": "..."}`). */
+const EXTERNAL_ID = Buffer.from('externalId');
+
 /** Keys are looked up by their length and first byte; longer keys are no column's. */
 const MAX_INDEXED_KEY = 64;
 
@@ -141,6 +144,9 @@ export class ItemFields extends JsonBytes {
       case 'int64-list':
         if (first !== OPEN_ARRAY || !this.integers()) return false;
         break;
+      case 'label-list':
+        if (first !== OPEN_ARRAY || !this.labels()) return false;
+        break;
       case 'string-map':
         if (first !== OPEN_OBJECT || !this.map()) return false;
         break;
@@ -228,6 +234,32 @@ export class ItemFields extends JsonBytes {
     for (let c = this.ws(); c !== CLOSE_ARRAY; c = this.next()) {
       if (c === LOWER_N) this.pos += 4;
       else if (this.integer() === undefined) return false;
+    }
+    this.pos++;
+    return true;
+  }
+
+  /**
+   * The list at `pos` of labels, each `{"externalId": <string>}` and nothing else (the key written
+   * without escapes); false for anything else.
+   */
+  private labels(): boolean {
+    const { b } = this;
+    this.pos++;
+    for (let c = this.ws(); c !== CLOSE_ARRAY; c = this.next()) {
+      if (c !== OPEN_OBJECT) return false;
+      this.pos++;
+      if (this.ws() !== QUOTE) return false;
+      const keyStart = this.pos + 1;
+      if (this.string()) return false;
+      const length = this.pos - 1 - keyStart;
+      if (length !== EXTERNAL_ID.length || !sameBytes(b, keyStart, EXTERNAL_ID, 0, length)) return false;
+      if (this.ws() !== COLON) return false;
+      this.pos++;
+      if (this.ws() !== QUOTE) return false;
+      this.string();
+      if (this.ws() !== CLOSE_OBJECT) return false;
+      this.pos++;
     }
     this.pos++;
     return true;

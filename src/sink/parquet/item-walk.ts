@@ -1,7 +1,7 @@
 import type { BoolColumn, Column, Float64Column, Int64Column, Utf8Column } from './columns.js';
 import { ItemFields, KEY_ESCAPED, VALUE_ESCAPED } from './item-fields.js';
 import { CLOSE_ARRAY, decodeString, LOWER_N, LOWER_T, sameBytes } from './json-bytes.js';
-import type { Int64ListColumn, StringMapColumn } from './nested-columns.js';
+import type { Int64ListColumn, LabelListColumn, StringMapColumn } from './nested-columns.js';
 import type { ColumnSpec } from './schemas.js';
 
 /**
@@ -83,6 +83,9 @@ export class ItemWalk {
         case 'int64-list':
           this.fillList(column as Int64ListColumn, start);
           break;
+        case 'label-list':
+          this.fillLabels(column as LabelListColumn, start);
+          break;
         case 'string-map':
           this.fillMap(column as StringMapColumn);
           break;
@@ -121,6 +124,27 @@ export class ItemWalk {
       } else {
         column.element(fields.integer()!);
       }
+    }
+    column.closeRow();
+  }
+
+  /** The labels at `start`, each `{"externalId": "..."}` (as ItemFields checked): their externalIds into the column. */
+  private fillLabels(column: LabelListColumn, start: number): void {
+    const { fields } = this;
+    column.openRow();
+    fields.pos = start + 1;
+    for (let c = fields.ws(); c !== CLOSE_ARRAY; c = fields.next()) {
+      fields.pos++;
+      fields.ws();
+      fields.string();
+      fields.ws();
+      fields.pos++;
+      fields.ws();
+      const valueStart = fields.pos;
+      const escaped = fields.string();
+      column.element(fields.b, valueStart, fields.pos, escaped);
+      fields.ws();
+      fields.pos++;
     }
     column.closeRow();
   }

@@ -113,6 +113,62 @@ export class Int64ListColumn extends NestedColumn<unknown[]> {
   }
 }
 
+/**
+ * LIST<STRING> of an item's labels: the platform's `[{externalId}]` as the list of their
+ * externalIds. A label with any other field is refused, so nothing is dropped.
+ */
+export class LabelListColumn extends NestedColumn<unknown[]> {
+  private readonly values: Utf8Column;
+
+  constructor(capacity: number) {
+    super(capacity);
+    this.values = new Utf8Column(capacity);
+  }
+
+  protected accept(value: unknown): unknown[] {
+    const list = Array.isArray(value) ? (value as unknown[]) : undefined;
+    const bad = list === undefined ? -1 : list.findIndex((label) => !isLabel(label));
+    if (list === undefined || bad >= 0) {
+      const got = list === undefined ? describe(value) : `element ${bad}: ${describe(list[bad])}`;
+      throw new ColumnTypeError(`expected a list of {externalId: string} objects, got ${got}`);
+    }
+    return list;
+  }
+
+  protected pushEntries(list: unknown[]): void {
+    for (const label of list) this.values.push((label as { externalId: string }).externalId);
+  }
+
+  /**
+   * One label of the row opened with openRow(): its externalId, the string token [start, end) of
+   * `source` (quotes included), copied as its bytes or, when `escaped`, decoded.
+   */
+  element(source: Buffer, start: number, end: number, escaped: boolean): void {
+    if (escaped) this.values.push(JSON.parse(source.toString('utf8', start, end)));
+    else this.values.pushUtf8(source, start + 1, end - 1);
+  }
+
+  protected entries(): number {
+    return this.values.length;
+  }
+
+  toData(type: DataType): Data<List<Utf8>> {
+    if (!(type instanceof List)) throw wrongType('LabelListColumn', type);
+    const child = this.values.toData((type as List<Utf8>).valueType);
+    return makeData({ ...this.rowProps(), type: type as List<Utf8>, child });
+  }
+
+  protected resetEntries(): void {
+    this.values.reset();
+  }
+}
+
+function isLabel(label: unknown): boolean {
+  if (typeof label !== 'object' || label === null || Array.isArray(label)) return false;
+  const keys = Object.keys(label);
+  return keys.length === 1 && keys[0] === 'externalId' && typeof (label as { externalId: unknown }).externalId === 'string';
+}
+
 /** MAP<STRING, STRING>: Map_ over List<Struct<key, value>>. */
 export class StringMapColumn extends NestedColumn<Record<string, unknown>> {
   private readonly keys: Utf8Column;

@@ -23,6 +23,8 @@ function typeName(kind: ColumnKind): string {
       return 'TIMESTAMP(MILLIS, UTC)';
     case 'int64-list':
       return 'LIST<INT64>';
+    case 'label-list':
+      return 'LIST<STRING>';
     case 'string-map':
       return 'MAP<STRING, STRING>';
     case 'sequence-columns':
