@@ -31,9 +31,10 @@ Options:
                          activities, N time series, 2N asset-activity edges) or kind=count
                          pairs, e.g. assets=1000000,activities=0 (default assets=1000,
                          activities=2000,timeseries=1000,edges=2000). Generated on demand.
-  --churn RATE           Instances changed per second while running (updates, inserts and
-                         soft deletes drawn from the seed), to rehearse incremental exports
-                         (default 0).
+  --churn RATE           Changes per second while running, drawn from the seed, to rehearse
+                         incremental exports: RATE to the six collections (updates and
+                         inserts) and RATE to the instances (updates, inserts and soft
+                         deletes) (default 0).
   --event-metadata-bytes N
                          Each event's metadata also holds "padding", N characters
                          (0..128000, default 0): large items for memory tests.

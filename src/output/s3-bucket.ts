@@ -1,6 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { bucketPathWithoutSlash } from './s3-bucket-path.js';
 import { s3Error, type S3OutputError } from './s3-errors.js';
 import { parseS3Url } from './s3-url.js';
 
@@ -72,7 +73,7 @@ export function bucketOf(options: S3StoreOptions): Bucket {
   const url = (key: string) => `s3://${bucket}/${root}${key}`;
   const location = `s3://${bucket}${prefix === '' ? '' : `/${prefix}`}`;
   return {
-    client: clientOf(options, endpoint !== undefined),
+    client: clientOf(options, bucket, endpoint !== undefined),
     bucket,
     location,
     root,
@@ -85,9 +86,9 @@ export function bucketOf(options: S3StoreOptions): Bucket {
   };
 }
 
-function clientOf(options: S3StoreOptions, hasEndpoint: boolean): S3Client {
+function clientOf(options: S3StoreOptions, bucket: string, hasEndpoint: boolean): S3Client {
   const region = options.region ?? (hasEndpoint ? 'us-east-1' : undefined);
-  return new S3Client({
+  const client = new S3Client({
     ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
     ...(region === undefined ? {} : { region }),
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
@@ -103,6 +104,16 @@ function clientOf(options: S3StoreOptions, hasEndpoint: boolean): S3Client {
       socketTimeout: options.socketIdleTimeoutMs ?? 120_000,
     },
   });
+  // Before signing (the build step): the path signed is the path sent.
+  client.middlewareStack.add(
+    (next) => (args) => {
+      const { request, input } = args as { request?: { path?: unknown }; input: object };
+      if (typeof request?.path === 'string') request.path = bucketPathWithoutSlash(request.path, bucket, input);
+      return next(args);
+    },
+    { step: 'build', name: 'bucketPathWithoutSlash' },
+  );
+  return client;
 }
 
 function integerOption(name: string, value: number, min: number, max: number): number {

@@ -4,7 +4,7 @@ import type { Dataset, ResourceName } from './dataset/dataset.js';
 import { capReached, countInFlight, isStatusFault, sendStatusFault } from './fault-response.js';
 import type { FaultPlanner, RateGate } from './faults.js';
 import type { SimulatorConfig } from './options.js';
-import { partitionRange } from './partition.js';
+import { PartitionIndexes } from './partition.js';
 import { parseListBody } from './list-body.js';
 import { type ListQuery, type ParseResult, parseListQuery } from './query.js';
 import { type Exchange, readResourceBody, sendError, sendText } from './respond.js';
@@ -38,8 +38,8 @@ export async function handleList(
   if (capped !== undefined) return sendError(ex, 429, capped);
 
   const set = ctx.dataset[route.resource];
-  const range = partitionRange(set.count, query.partition);
-  const position = startOf(ctx, stats, query, range);
+  const indexes = new PartitionIndexes(set.generated, set.count, query.partition);
+  const position = startOf(ctx, stats, query, indexes);
   if (typeof position === 'string') return sendError(ex, 400, position);
 
   countInFlight(ex, () => ctx.stats);
@@ -50,7 +50,7 @@ export async function handleList(
   if (isStatusFault(plan.fault)) return sendStatusFault(ex, plan.fault, ctx.config.faults);
 
   if (plan.shortLimit !== undefined) increment(stats.faults, 'short-page');
-  const page = pageAt(ctx, set, query, position, range.end, plan.shortLimit ?? query.limit);
+  const page = pageAt(ctx, set, query, position, indexes, plan.shortLimit ?? query.limit);
   if (plan.fault === undefined) {
     stats.pages++;
     stats.items += page.items.length;
@@ -63,16 +63,16 @@ function startOf(
   ctx: ListContext,
   stats: SimulatorStats,
   query: ListQuery,
-  { start, end }: { start: number; end: number },
+  indexes: PartitionIndexes,
 ): number | string {
-  if (query.cursor === undefined) return start;
+  if (query.cursor === undefined) return indexes.first;
   const decoded = ctx.cursors.decode(query.cursor, query.binding, ctx.clock.now(), ctx.config.faults.cursorTtlMs);
   if (!decoded.ok) {
     if (decoded.reason === 'expired') increment(stats.faults, 'cursor-expired');
     return decoded.message;
   }
   const { position } = decoded.state;
-  return position < start || position > end ? 'Invalid cursor: out of range.' : position;
+  return indexes.includes(position) ? position : 'Invalid cursor: out of range.';
 }
 
 /**
@@ -84,17 +84,18 @@ function pageAt(
   set: Dataset[ResourceName],
   query: ListQuery,
   position: number,
-  end: number,
+  indexes: PartitionIndexes,
   limit: number,
 ): { items: unknown[]; nextCursor?: string } {
   const filtered = Object.keys(query.filter).length > 0;
-  const scanEnd = filtered ? Math.min(end, position + ctx.config.scanBudget) : end;
+  const budget = filtered ? ctx.config.scanBudget : Infinity;
   const items: unknown[] = [];
   let next = position;
-  for (; next < scanEnd && items.length < limit; next++) {
+  for (let scanned = 0; next < indexes.total && scanned < budget && items.length < limit; scanned++) {
     if (!filtered || set.matches(next, query.filter)) items.push(set.item(next, query.includeMetadata));
+    next = indexes.after(next);
   }
-  if (next >= end) return { items };
+  if (next >= indexes.total) return { items };
   return { items, nextCursor: ctx.cursors.encode(query.binding, { position: next, issuedAtMs: ctx.clock.now() }) };
 }
 

@@ -100,8 +100,9 @@ export const simulatorOptionsSchema = z.strictObject({
   /** The data-modeling instances (`/models/instances/list` and `/sync`). */
   instances: instanceCountsSchema.default(() => instanceCountsSchema.parse({})),
   /**
-   * Instances changed per second while the simulator runs (updates, inserts and soft deletes drawn
-   * from the seed), to rehearse incremental exports; 0, the default, changes none.
+   * Changes per second while the simulator runs, drawn from the seed, to rehearse incremental exports:
+   * this many to the collections (updates and inserts) and as many to the instances (updates, inserts
+   * and soft deletes); 0, the default, changes nothing.
    */
   churn: z.number().min(0).max(10_000).default(0),
   /** Data sets the items belong to (`dataSetId`: 4000000000000 + i, externalId `DS-i`). */

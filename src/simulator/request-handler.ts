@@ -13,6 +13,7 @@ import { FaultPlanner, RateGate } from './faults.js';
 import { handleList, type ListContext } from './list-handler.js';
 import type { SimulatorConfig } from './options.js';
 import { type Exchange, sendError } from './respond.js';
+import type { CollectionChurn } from './collection-churn.js';
 import type { Churn } from './models/churn.js';
 import type { InstanceStore } from './models/instance-store.js';
 import { handleInstancesList } from './models/instances-list-handler.js';
@@ -42,6 +43,8 @@ export interface Served {
   /** The data-modeling service's instances, and the changes `--churn` makes to them. */
   instances: InstanceStore;
   churn: Churn;
+  /** The changes `--churn` makes to the collections. */
+  collectionChurn: CollectionChurn;
 }
 
 type Route = (ex: Exchange, notes: RequestNotes) => Promise<void>;
@@ -125,6 +128,7 @@ function createRouter(served: Served): Route {
     }
     if (modelsRoute !== undefined) return routeModels(models, ex, modelsRoute, notes);
     if (match === undefined) return sendError(ex, 404, `Not found: ${method} ${path}`);
+    served.collectionChurn.catchUp(served.clock.now());
     if (match.action === 'aggregate') return handleAggregate(dataset, ex, match.resource, notes);
     if (match.action === 'datapoints') return handleDatapoints(list, ex, notes);
     return handleList(list, ex, match, notes);

@@ -7,6 +7,7 @@ import { type Clock, systemClock } from '../util/clock.js';
 import { Credentials } from './credentials.js';
 import { createDataset, type Dataset, type ResourceName } from './dataset/dataset.js';
 import { parseSimulatorOptions, type SimulatorConfig, type SimulatorConfigInput } from './options.js';
+import { CollectionChurn } from './collection-churn.js';
 import { Churn } from './models/churn.js';
 import { type InstanceRef, InstanceStore } from './models/instance-store.js';
 import type { InstanceKind } from './models/node-links.js';
@@ -39,6 +40,11 @@ export interface Simulator {
    * `lastUpdatedTime` is `at` (default: the clock's now), so `lastUpdatedTime` filters see it move.
    */
   update(resource: ResourceName, indexes: Iterable<number>, at?: number): void;
+  /**
+   * Creates `count` items of the collection at `at` (default: the clock's now), after its last, with new
+   * ids; returns their indexes. Partition m/n lists every n-th insert from the m-th after its other items.
+   */
+  insert(resource: ResourceName, count: number, at?: number): number[];
   /** The data-modeling instances served (`/models/instances/...`), for tests to compute what an export must contain. */
   readonly instances: InstanceStore;
   /**
@@ -62,15 +68,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const { logger = silentLogger, clock = systemClock, tls, ...rest } = options;
   const config = parseSimulatorOptions(rest);
   const instances = new InstanceStore(config.seed, config.instances);
+  const dataset = createDataset({ ...config, treeSize: config.treeSize });
   const served: Served = {
     config,
-    dataset: createDataset({ ...config, treeSize: config.treeSize }),
+    dataset,
     credentials: new Credentials(config.project, config, clock),
     projectId: 1_000_000_000 + (hashString(config.project) % 1_000_000_000),
     clock,
     counters: { stats: emptyStats(), recorded: [] },
     instances,
     churn: new Churn(instances, config.seed, config.churn, clock.now()),
+    collectionChurn: new CollectionChurn(dataset, config.seed, config.churn, clock.now()),
   };
   const onRequest = requestHandler(served, logger);
   const server =
@@ -109,7 +117,7 @@ async function listen(server: Server, config: SimulatorConfig, scheme: 'http' | 
 
 /** The handle a caller of startSimulator gets: its addresses, its data, its counters, close. */
 function simulatorAt(origin: string, served: Served, server: Server): Simulator {
-  const { config, dataset, counters, clock, instances, churn } = served;
+  const { config, dataset, counters, clock, instances, churn, collectionChurn } = served;
   /** Applies the churn due by `at` first, so that changes keep their order in the feed. */
   const changing = (at: number) => {
     churn.catchUp(clock.now());
@@ -124,7 +132,12 @@ function simulatorAt(origin: string, served: Served, server: Server): Simulator 
     config,
     dataset,
     update: (resource, indexes, at = clock.now()) => {
+      collectionChurn.catchUp(clock.now());
       for (const index of indexes) dataset[resource].update(index, at);
+    },
+    insert: (resource, count, at = clock.now()) => {
+      collectionChurn.catchUp(clock.now());
+      return Array.from({ length: count }, () => dataset[resource].insert(at));
     },
     instances,
     updateInstances: (refs, at = clock.now()) => instances.update(refs, changing(at)),

@@ -1,5 +1,5 @@
 import { hash3, Rng } from '../random.js';
-import { Revisions } from './revisions.js';
+import { revisedDescription, Revisions } from './revisions.js';
 import { resourceSpec } from '../../resources/index.js';
 import { DATA_SET_ID_BASE, Links } from './links.js';
 import { type ListFilter, matchesItem, needsItem } from './match.js';
@@ -48,17 +48,33 @@ export type AssetFilter = {
 export class AssetSet {
   readonly resource = 'assets';
   private readonly rng = new Rng();
-  private readonly revisions = new Revisions('assets');
+  private readonly revisions: Revisions;
   /** This set and the data sets: what filters on assets follow (subtrees, roots, parents). */
   readonly links: Links;
 
   constructor(
     private readonly seed: number,
-    readonly count: number,
+    generated: number,
     private readonly treeSize: number,
     private readonly dataSets = 5,
   ) {
+    this.revisions = new Revisions('assets', generated);
     this.links = new Links(this, dataSets);
+  }
+
+  /** Assets now: those generated from the seed, then those inserted since (in trees of their own). */
+  get count(): number {
+    return this.revisions.count;
+  }
+
+  /** Assets generated from the seed (indexes below it); other collections link only to these. */
+  get generated(): number {
+    return this.revisions.generated;
+  }
+
+  /** A new asset created at `at`, after the last; returns its index. */
+  insert(at: number): number {
+    return this.revisions.insert(at);
   }
 
   idOf(index: number): number {
@@ -105,7 +121,7 @@ export class AssetSet {
   update(index: number, at: number): void {
     const inRange = index >= 0 && index < this.count;
     const generated = inRange ? this.times(this.rng.reset(hash3(this.seed, index, SALT)))[1] : 0;
-    this.revisions.update(index, this.count, generated, at);
+    this.revisions.update(index, generated, at);
   }
 
   matches(index: number, filter: ListFilter): boolean {
@@ -133,7 +149,8 @@ export class AssetSet {
 
   item(index: number, includeMetadata = true): GeneratedAsset {
     const rng = this.rng.reset(hash3(this.seed, index, SALT));
-    const [createdTime, generated] = this.times(rng);
+    const [generatedCreated, generated] = this.times(rng);
+    const createdTime = this.revisions.createdTime(index, generatedCreated);
     const lastUpdatedTime = this.revisions.lastUpdatedTime(index, generated);
     const rootIndex = index - (index % this.treeSize);
     const kind = rng.pick(ASSET_KINDS);
@@ -159,6 +176,8 @@ export class AssetSet {
     const parentIndex = asset.parentId === undefined ? undefined : this.indexOfId(asset.parentId);
     if (parentIndex !== undefined && rng.chance(0.5)) asset.parentExternalId = this.externalIdOf(parentIndex);
     if (rng.chance(0.1)) asset.geoLocation = generateGeoLocation(rng);
+    const revision = this.revisions.revision(index);
+    if (revision > 0) asset.description = revisedDescription(asset.description, revision);
     return asset;
   }
 

@@ -34,12 +34,12 @@ export class DatapointSet {
     /** Points in all the series together. */
     readonly total: number,
   ) {
-    this.order = new SeriesOrder(timeseries.count, seed);
+    this.order = new SeriesOrder(timeseries.generated, seed);
   }
 
-  /** Points of the series at `index` (0 outside the collection). */
+  /** Points of the series at `index` (0 outside the collection, and in a series inserted since it was generated). */
   countOf(index: number): number {
-    const series = this.timeseries.count;
+    const series = this.timeseries.generated;
     if (!Number.isInteger(index) || index < 0 || index >= series) return 0;
     return pointsOfRank(this.order.rank(index), series, this.total);
   }

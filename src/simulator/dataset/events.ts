@@ -1,5 +1,5 @@
 import { hash3, Rng } from '../random.js';
-import { Revisions } from './revisions.js';
+import { revisedDescription, Revisions } from './revisions.js';
 import { resourceSpec } from '../../resources/index.js';
 import type { AssetSet } from './assets.js';
 import { DATA_SET_ID_BASE, type Links } from './links.js';
@@ -76,14 +76,15 @@ const PADDING_TEXT = 'pressure reading within limits; ';
 export class EventSet {
   readonly resource = 'events';
   private readonly rng = new Rng();
-  private readonly revisions = new Revisions('events');
+  private readonly revisions: Revisions;
 
   constructor(
     private readonly seed: number,
-    readonly count: number,
+    generated: number,
     private readonly links: Links,
     paddingBytes = 0,
   ) {
+    this.revisions = new Revisions('events', generated);
     this.assets = links.assets;
     this.dataSetDraw = Math.max(links.dataSets, 1);
     const repeats = Math.ceil(paddingBytes / PADDING_TEXT.length);
@@ -96,6 +97,21 @@ export class EventSet {
   /** The `padding` metadata value of every event, when the simulator is asked for large items. */
   private readonly padding: string | undefined;
 
+  /** Events now: those generated from the seed, then those inserted since. */
+  get count(): number {
+    return this.revisions.count;
+  }
+
+  /** Events generated from the seed (indexes below it); relationships link only to these. */
+  get generated(): number {
+    return this.revisions.generated;
+  }
+
+  /** A new event created at `at`, after the last; returns its index. */
+  insert(at: number): number {
+    return this.revisions.insert(at);
+  }
+
   idOf(index: number): number {
     return EVENT_ID_BASE + index * EVENT_ID_STRIDE;
   }
@@ -107,7 +123,7 @@ export class EventSet {
   /** A new version of the item: its `lastUpdatedTime` becomes `at`, as the platform does on an update. */
   update(index: number, at: number): void {
     const generated = index >= 0 && index < this.count ? this.header(index).lastUpdatedTime : 0;
-    this.revisions.update(index, this.count, generated, at);
+    this.revisions.update(index, generated, at);
   }
 
   matches(index: number, filter: ListFilter): boolean {
@@ -155,6 +171,8 @@ export class EventSet {
     const metadata = generateMetadata(rng);
     if (this.padding !== undefined) metadata.padding = this.padding;
     if (includeMetadata) event.metadata = metadata;
+    const revision = this.revisions.revision(index);
+    if (revision > 0) event.description = revisedDescription(event.description, revision);
     return event;
   }
 
@@ -163,9 +181,10 @@ export class EventSet {
     const type = rng.pick(EVENT_TYPES);
     const subtype = rng.chance(0.1) ? undefined : rng.pick(EVENT_SUBTYPES[type]);
     const source = rng.pick(SOURCES);
-    const createdTime = TIME_BASE_MS + rng.int(TIME_SPAN_MS);
+    const generatedCreated = TIME_BASE_MS + rng.int(TIME_SPAN_MS);
     const updated = rng.next();
-    const generated = createdTime + (updated < 0.4 ? 0 : Math.floor(updated * updated * 180 * DAY_MS));
+    const generated = generatedCreated + (updated < 0.4 ? 0 : Math.floor(updated * updated * 180 * DAY_MS));
+    const createdTime = this.revisions.createdTime(index, generatedCreated);
     const lastUpdatedTime = this.revisions.lastUpdatedTime(index, generated);
     const startTime = createdTime - rng.int(30 * DAY_MS);
     return { type, subtype, source, createdTime, lastUpdatedTime, startTime };
@@ -173,11 +192,11 @@ export class EventSet {
 
   private assetIds(rng: Rng): number[] {
     const assets = this.assets;
-    if (assets.count === 0) return [];
+    if (assets.generated === 0) return [];
     const wanted = rng.pick([0, 1, 1, 1, 2, 2, 3]);
     const ids: number[] = [];
     for (let attempt = 0; ids.length < wanted && attempt < 8; attempt++) {
-      const id = assets.idOf(rng.int(assets.count));
+      const id = assets.idOf(rng.int(assets.generated));
       if (!ids.includes(id)) ids.push(id);
     }
     return ids;

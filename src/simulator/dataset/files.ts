@@ -45,7 +45,7 @@ export class FileSet extends ItemSet<GeneratedFile> {
     return externalIdAt('FI', index);
   }
 
-  item(index: number, includeMetadata = true): GeneratedFile {
+  protected generate(index: number, includeMetadata: boolean): GeneratedFile {
     const rng = this.start(index);
     const times = this.times(index, rng);
     const [extension, mimeType] = rng.pick(FILE_KINDS);

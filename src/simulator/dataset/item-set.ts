@@ -2,15 +2,15 @@ import { type Resource, resourceSpec } from '../../resources/index.js';
 import { hash3, Rng } from '../random.js';
 import type { Links } from './links.js';
 import { type ListFilter, matchesItem } from './match.js';
-import { Revisions } from './revisions.js';
+import { revisedDescription, Revisions } from './revisions.js';
 import { TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
 
 const DAY_MS = 86_400_000;
 
 /**
  * `count` items of a collection, each a pure function of (seed, index): nothing is stored but the
- * updates made since, so ten million items cost no more memory than ten. Filters are checked on
- * the generated item, with the platform's meaning (match.ts).
+ * updates and inserts made since, so ten million items cost no more memory than ten. Filters are
+ * checked on the item served, with the platform's meaning (match.ts).
  */
 export abstract class ItemSet<T extends { lastUpdatedTime: number }> {
   protected readonly rng = new Rng();
@@ -19,17 +19,46 @@ export abstract class ItemSet<T extends { lastUpdatedTime: number }> {
   constructor(
     readonly resource: Resource,
     protected readonly seed: number,
-    readonly count: number,
+    generated: number,
     protected readonly links: Links,
     private readonly salt: number,
   ) {
-    this.revisions = new Revisions(resource);
+    this.revisions = new Revisions(resource, generated);
+  }
+
+  /** Items now: those generated from the seed, then those inserted since. */
+  get count(): number {
+    return this.revisions.count;
+  }
+
+  /** Items generated from the seed (indexes below it); other collections link only to these. */
+  get generated(): number {
+    return this.revisions.generated;
   }
 
   abstract externalIdOf(index: number): string;
 
-  /** The item at `index`; `includeMetadata: false` leaves its metadata out (GET's includeMetadata). */
-  abstract item(index: number, includeMetadata?: boolean): T;
+  /** The item at `index` as generated from the seed; `includeMetadata: false` leaves its metadata out. */
+  protected abstract generate(index: number, includeMetadata: boolean): T;
+
+  /** The item at `index`, as it is now; `includeMetadata: false` leaves its metadata out (GET's includeMetadata). */
+  item(index: number, includeMetadata = true): T {
+    const item = this.generate(index, includeMetadata);
+    const revision = this.revisions.revision(index);
+    if (revision > 0) this.revise(item, revision);
+    return item;
+  }
+
+  /** What an update changes besides `lastUpdatedTime`: the description. */
+  protected revise(item: T, revision: number): void {
+    const described = item as T & { description?: string };
+    described.description = revisedDescription(described.description, revision);
+  }
+
+  /** A new item created at `at`, after the last; returns its index. */
+  insert(at: number): number {
+    return this.revisions.insert(at);
+  }
 
   matches(index: number, filter: ListFilter): boolean {
     return matchesItem(resourceSpec(this.resource), this.item(index), filter, this.links);
@@ -38,7 +67,7 @@ export abstract class ItemSet<T extends { lastUpdatedTime: number }> {
   /** A new version of the item: its `lastUpdatedTime` becomes `at`, as the platform does on an update. */
   update(index: number, at: number): void {
     const current = index >= 0 && index < this.count ? this.item(index, false).lastUpdatedTime : 0;
-    this.revisions.update(index, this.count, current, at);
+    this.revisions.update(index, current, at);
   }
 
   /** The item's random stream, from its start. */
@@ -51,13 +80,16 @@ export abstract class ItemSet<T extends { lastUpdatedTime: number }> {
     const createdTime = TIME_BASE_MS + rng.int(TIME_SPAN_MS);
     const updated = rng.next();
     const generated = createdTime + (updated < 0.3 ? 0 : Math.floor(updated * 365 * DAY_MS));
-    return { createdTime, lastUpdatedTime: this.revisions.lastUpdatedTime(index, generated) };
+    return {
+      createdTime: this.revisions.createdTime(index, createdTime),
+      lastUpdatedTime: this.revisions.lastUpdatedTime(index, generated),
+    };
   }
 
   /** An existing asset's id, or undefined when there are no assets. */
   protected assetId(rng: Rng): number | undefined {
     const { assets } = this.links;
-    return assets.count === 0 ? undefined : assets.idOf(rng.int(assets.count));
+    return assets.generated === 0 ? undefined : assets.idOf(rng.int(assets.generated));
   }
 
   /** Up to `most` distinct existing asset ids. */

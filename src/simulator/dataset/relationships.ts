@@ -46,7 +46,12 @@ export class RelationshipSet extends ItemSet<GeneratedRelationship> {
     return externalIdAt('REL', index);
   }
 
-  item(index: number): GeneratedRelationship {
+  /** Relationships have no description: an update changes the confidence. */
+  protected override revise(item: GeneratedRelationship, revision: number): void {
+    item.confidence = Math.round(1000 / (1 + revision)) / 1000;
+  }
+
+  protected generate(index: number): GeneratedRelationship {
     const rng = this.start(index);
     const times = this.times(index, rng);
     const [sourceType, sourceExternalId] = this.endpoint(rng);

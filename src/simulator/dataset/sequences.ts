@@ -49,7 +49,7 @@ export class SequenceSet extends ItemSet<GeneratedSequence> {
     return externalIdAt('SQ', index);
   }
 
-  item(index: number, includeMetadata = true): GeneratedSequence {
+  protected generate(index: number, includeMetadata: boolean): GeneratedSequence {
     const rng = this.start(index);
     const times = this.times(index, rng);
     const columns = this.columns(rng, index, times.createdTime);

@@ -40,7 +40,7 @@ export class TimeseriesSet extends ItemSet<GeneratedTimeseries> {
     return externalIdAt('TS', index);
   }
 
-  item(index: number, includeMetadata = true): GeneratedTimeseries {
+  protected generate(index: number, includeMetadata: boolean): GeneratedTimeseries {
     const rng = this.start(index);
     const times = this.times(index, rng);
     const isString = rng.chance(0.1);
