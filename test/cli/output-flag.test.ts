@@ -17,7 +17,7 @@ describe('an s3:// output named without a job file', () => {
     expect(done.stdout).not.toContain('No checkpoint');
     expect(`${done.stdout}${done.stderr}`).not.toContain('s3:/lake');
     expect(readdirSync(cwd)).toEqual([]);
-  }, 60_000);
+  });
 
   it('verify s3://... says it needs --config (exit 2); a URL with credentials is not repeated', async () => {
     const done = await runCliWith(['verify', 's3://key:secret@lake/exports'], { cwd });
@@ -26,5 +26,5 @@ describe('an s3:// output named without a job file', () => {
     expect(done.stderr).toContain('bulk-extract verify --config FILE');
     expect(done.stderr).not.toContain('secret');
     expect(done.stderr).not.toContain('has no _manifest.json');
-  }, 60_000);
+  });
 });

@@ -41,5 +41,5 @@ describe('source.baseUrl with and without a trailing slash', () => {
     expect(readCheckpoint(out).baseUrl).toBe(`${sim.baseUrl}/`);
     const bare = await run(file, sim.baseUrl, out, [EVENTS, ASSETS, { ...ASSETS, name: 'more-assets' }]);
     expect(bare).toMatchObject({ state: 'complete', resumed: true, rows: 40 });
-  }, 60_000);
+  });
 });

@@ -74,7 +74,6 @@ describe('series the platform does not know', () => {
   });
 
   it('an unknown externalId through the CLI: exit 0, logged, named in the summary, the manifest and the run record',
-    { timeout: 60_000 },
     async () => {
       const externalIds = [...known.map((index) => sim.dataset.timeseries.item(index).externalId), 'TS-NOT-THERE'];
       expect(externalIds.every((externalId) => externalId !== undefined)).toBe(true);

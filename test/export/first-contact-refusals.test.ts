@@ -80,13 +80,13 @@ describe.concurrent('a permanent answer on first contact refuses the run before 
     writeJob(exit.file, { baseUrl: sim.baseUrl, outDir: exit.out, streams: STREAMS });
     const fixed = await runCliWith(['run', '--config', exit.file], { cwd: join(exit.out, '..'), env: { SIM_KEY: KEY } });
     expect(fixed.code, describeExit(fixed)).toBe(0);
-  }, 60_000);
+  });
 
   it('a capability the credential lacks: exit 2 naming it', async () => {
     const exit = await refusedRun({}, EVENTS_DENIED);
     expect(exit.code, describeExit(exit)).toBe(2);
     expect(exit.stderr).toContain("The credential lacks the capability eventsAcl:READ in project 'demo'");
-  }, 60_000);
+  });
 
   it('nothing at the base path (404): exit 2 naming source.baseUrl', async () => {
     const exit = await refusedRun({ baseUrl: await answering(404, 'Not Found') });
@@ -94,13 +94,13 @@ describe.concurrent('a permanent answer on first contact refuses the run before 
     // The count's 404, then the list's: a gateway that passed the lists alone would give no total, no refusal.
     expect(exit.stderr).toMatch(/The platform has nothing at GET \/api\/v1\/projects\/scripted\/\w+ /);
     expect(exit.stderr).toContain('(HTTP 404: Not Found). Check source.baseUrl');
-  }, 60_000);
+  });
 
   it('a 403 that names neither the project nor a capability: the credential, exit 3', async () => {
     const exit = await refusedRun({ baseUrl: await answering(403, 'Forbidden') });
     expect(exit.code, describeExit(exit)).toBe(3);
     expect(exit.stderr).toContain("The platform refused the credential for project 'scripted' (HTTP 403: Forbidden). Check source.auth");
-  }, 60_000);
+  });
 
   it('run --dry-run: the same refusals, the same exit codes', async () => {
     const project = await refusedRun({ baseUrl: otherProject() }, KEY, ['--dry-run']);
@@ -111,5 +111,5 @@ describe.concurrent('a permanent answer on first contact refuses the run before 
     const capability = await refusedRun({}, EVENTS_DENIED, ['--dry-run']);
     expect(capability.code, describeExit(capability)).toBe(2);
     expect(capability.stdout).toContain(`${refusal}The credential lacks the capability eventsAcl:READ`);
-  }, 60_000);
+  });
 });

@@ -97,5 +97,5 @@ describe('status: the watermark of an incremental stream is the end of its last 
     expect(line('points')).toMatch(new RegExp(`; watermark ${iso(Date.parse(T1) - LAG)}$`));
     expect(line('nodes')).toMatch(new RegExp(`; watermark ${iso(Date.parse(T1))}$`));
     expect(line('assets')).not.toContain('watermark');
-  }, 60_000);
+  });
 });

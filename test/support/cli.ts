@@ -39,6 +39,8 @@ export function startCli(args: string[]): {
   const firstLine = new Promise<string>((resolve, reject) => {
     lines.once('line', resolve);
     child.once('exit', (code) => reject(new Error(`CLI exited with ${code} before printing a line`)));
+    // Not started (EAGAIN on a loaded machine): the test fails with it, not the worker with an unhandled 'error'.
+    child.on('error', (error) => reject(new Error(`could not start the CLI: ${error.message}`, { cause: error })));
   });
   return { child, firstLine };
 }

@@ -109,12 +109,20 @@ export function spawnCli(args: string[], options: SpawnOptions = {}): CliProcess
     stderrLines.push(line);
     for (const listener of listeners) listener(line, stderrLines.length);
   });
-  const done = new Promise<Exit>((resolve) => {
+  const done = new Promise<Exit>((resolve, reject) => {
     child.once('close', (code, signal) => {
       children.delete(child);
       resolve({ code, signal, stdout, stderr });
     });
+    // A process that could not be started (EAGAIN on a loaded machine, a cwd gone): the test fails
+    // with it, rather than the worker with an unhandled 'error' event.
+    child.once('error', (error) => {
+      children.delete(child);
+      reject(new Error(`could not start the CLI (${args.join(' ')}): ${error.message}`, { cause: error }));
+    });
   });
+  // Rejections are the awaiting test's to report; this keeps one no test awaited from going unhandled.
+  done.catch(() => {});
   return {
     child,
     done,
