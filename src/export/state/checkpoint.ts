@@ -133,10 +133,7 @@ export function newCheckpoint(baseUrl: string, streams: readonly StreamPlan[], n
   };
 }
 
-/**
- * Whether two base URLs name the same project root: a trailing slash does not count (a checkpoint
- * written by a version that kept it is the same source).
- */
+/** Whether two base URLs name the same project root: a trailing slash does not count (older checkpoints kept it). */
 export function sameBaseUrl(a: string, b: string): boolean {
   return a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 }

@@ -1,4 +1,5 @@
-import { hash3, Rng } from '../random.js';
+import { ChangeSchedule } from '../change-schedule.js';
+import type { Rng } from '../random.js';
 import type { InstanceStore } from './instance-store.js';
 import { type InstanceKind, KINDS } from './node-links.js';
 
@@ -7,40 +8,23 @@ const SALT = 0xc4a2;
 const PROBES = 8;
 
 /**
- * Changes instances while the simulator runs (`--churn RATE`): change k (1, 2, ...) is due at
- * `startMs + k / rate` seconds and is drawn from (seed, k): an update (60%), an insert (20%) or a
- * soft delete (20%) of an instance of a kind drawn at random. Nothing runs in the background: every
- * request to the instances routes first applies the changes due by the clock's now, so the same
- * seed, rate and times give the same changes, and a fake clock drives them in tests.
+ * Changes instances while the simulator runs (`--churn RATE`), on a ChangeSchedule: each change is
+ * an update (60%), an insert (20%) or a soft delete (20%) of an instance of a kind drawn at random.
+ * Every request to the instances routes first applies the changes due by the clock's now.
  */
 export class Churn {
-  private applied = 0;
-  private readonly rng = new Rng();
+  private readonly schedule: ChangeSchedule;
 
-  constructor(
-    private readonly store: InstanceStore,
-    private readonly seed: number,
-    private readonly ratePerSecond: number,
-    private readonly startMs: number,
-  ) {}
+  constructor(private readonly store: InstanceStore, seed: number, ratePerSecond: number, startMs: number) {
+    this.schedule = new ChangeSchedule(seed, SALT, ratePerSecond, startMs, (due, rng) => this.apply(due, rng));
+  }
 
   /** Applies the changes due at or before `nowMs`; returns how many it applied. */
   catchUp(nowMs: number): number {
-    if (this.ratePerSecond <= 0) return 0;
-    let count = 0;
-    for (let due = this.dueAt(this.applied + 1); due <= nowMs; due = this.dueAt(this.applied + 1)) {
-      this.apply(++this.applied, due);
-      count++;
-    }
-    return count;
+    return this.schedule.catchUp(nowMs);
   }
 
-  private dueAt(k: number): number {
-    return this.startMs + Math.ceil((k * 1000) / this.ratePerSecond);
-  }
-
-  private apply(k: number, due: number): void {
-    const rng = this.rng.reset(hash3(this.seed, k, SALT));
+  private apply(due: number, rng: Rng): void {
     const op = rng.next();
     const kinds = KINDS.filter((kind) => this.store.count(kind) > 0);
     if (kinds.length === 0) return;
