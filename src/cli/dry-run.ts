@@ -57,7 +57,7 @@ export async function dryRun(
       const { plan, request, action } = stream;
       const listed =
         request.method === 'POST'
-          ? `POST ${request.path} ${JSON.stringify(request.body)}`
+          ? `POST ${request.path} ${shownBody(request.body)}`
           : `GET ${request.path}?${new URLSearchParams(request.params.map(([key, value]): [string, string] => [key, value])).toString()}`;
       if (plan.points !== undefined) {
         lines.push(...(await describePoints(client, stream, listed)), `  ${describe(action)}`);
@@ -187,4 +187,11 @@ async function describePoints(
     `stream ${plan.name}: ${what} of ${which}${window}, in ${plan.partitions} partition(s) -> ${plan.formats.join(' + ')}, ${plan.mode}`,
     `  ${count}${requests}`,
   ];
+}
+
+/** A request body as JSON, each list of more than 10 entries cut to its first 5 and a count (5000 asset ids). */
+function shownBody(body: unknown): string {
+  return JSON.stringify(body, (_key, value: unknown) =>
+    Array.isArray(value) && value.length > 10 ? [...(value as unknown[]).slice(0, 5), `... ${value.length - 5} more`] : value,
+  );
 }

@@ -1,6 +1,12 @@
 /** The job file's `filter` of a stream: one zod schema per filter kind of resources/, with the platform's bounds. */
 import { z } from 'zod';
-import { type FilterSpec, type MetadataLimits, metadataLimitProblems } from '../resources/index.js';
+import {
+  type FilterSpec,
+  LABEL_MATCHES,
+  type LabelFilterValue,
+  type MetadataLimits,
+  metadataLimitProblems,
+} from '../resources/index.js';
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 const TIME_EXPECTED = 'expected epoch milliseconds (an integer >= 0) or an ISO 8601 date-time with a zone, e.g. 2024-01-01T00:00:00Z';
@@ -31,7 +37,27 @@ function isCalendarDate(value: string): boolean {
  */
 export function filterSchema<F extends readonly FilterSpec[]>(filters: F) {
   const shape = Object.fromEntries(filters.map((filter) => [filter.key, filterValue(filter).optional()]));
-  return z.strictObject(shape as FilterShape<F>);
+  return z.strictObject(shape as FilterShape<F>).superRefine((given, ctx) => {
+    for (const message of rangeWithIsNull(filters, given)) ctx.addIssue({ code: 'custom', message });
+  });
+}
+
+/**
+ * The platform's range fields take `{min, max}` or `{isNull}`, not both: `endTime: {isNull: true}`
+ * with `minEndTime` or `maxEndTime` is refused, naming both.
+ */
+function rangeWithIsNull(filters: readonly FilterSpec[], given: Readonly<Record<string, unknown>>): string[] {
+  const problems: string[] = [];
+  for (const isNull of filters.filter((filter) => filter.kind === 'isNull')) {
+    if (given[isNull.key] === undefined) continue;
+    const ends = filters.filter((f) => f.kind === 'time' && f.field === isNull.field && given[f.key] !== undefined);
+    if (ends.length === 0) continue;
+    problems.push(
+      `${isNull.key}: {isNull} cannot be combined with ${ends.map((f) => f.key).join(' and ')}: ` +
+      `the platform filters ${isNull.field} by a range or by whether it is set, not both`,
+    );
+  }
+  return problems;
 }
 
 function filterValue(filter: FilterSpec) {
@@ -52,6 +78,10 @@ function filterValue(filter: FilterSpec) {
       return refList(filter.maxItems);
     case 'map':
       return metadataMap(filter.limits);
+    case 'isNull':
+      return isNullValue(filter.field);
+    case 'labels':
+      return labelFilter(filter.maxItems);
   }
 }
 
@@ -116,6 +146,46 @@ const metadataMap = (limits: MetadataLimits) =>
       for (const message of metadataLimitProblems(pairs, limits)) ctx.addIssue({ code: 'custom', message });
     });
 
+/**
+ * `{isNull: true}` (items without the field) or `{isNull: false}` (items with it), held as that
+ * boolean; a range is the `min`/`max` keys, which the message points to.
+ */
+const isNullValue = (field: string) => {
+  const suffix = `${field[0]!.toUpperCase()}${field.slice(1)}`;
+  const expected = `expected {isNull: true} (no ${field}) or {isNull: false}; a range is min${suffix} and max${suffix}`;
+  return z.unknown().transform((value, ctx) => {
+    const isNull = typeof value === 'object' && value !== null ? (value as Record<string, unknown>).isNull : undefined;
+    if (typeof isNull === 'boolean' && Object.keys(value as object).length === 1) return isNull;
+    ctx.addIssue({ code: 'custom', message: expected });
+    return z.NEVER;
+  });
+};
+
+/** A label: its externalId, or `{externalId: "..."}`. */
+const label = z
+  .union([
+    z.string().min(1).max(255, 'at most 255 characters, as the platform accepts'),
+    z.strictObject({ externalId: z.string().min(1).max(255) }).transform(({ externalId }) => externalId),
+  ], { error: 'expected a label\'s externalId (a string) or {externalId: "..."}' })
+  .transform((externalId) => ({ externalId }));
+
+/**
+ * `{containsAny: [...]}` or `{containsAll: [...]}` of labels, held in the platform's form
+ * (`{containsAny: [{externalId}]}`); one of the two, not both.
+ */
+const labelFilter = (maxItems: number) =>
+  z
+    .strictObject(Object.fromEntries(LABEL_MATCHES.map((match) => [match, listOf(label, maxItems).optional()])), {
+      error: 'expected {containsAny: [label, ...]} or {containsAll: [label, ...]}',
+    })
+    .superRefine((value, ctx) => {
+      const given = LABEL_MATCHES.filter((match) => value[match] !== undefined);
+      if (given.length !== 1) {
+        ctx.addIssue({ code: 'custom', message: 'give one of containsAny (any of the labels) or containsAll (every one)' });
+      }
+    })
+    .transform((value) => value as LabelFilterValue);
+
 interface FilterValues {
   time: typeof time;
   number: ReturnType<typeof numberValue>;
@@ -125,6 +195,8 @@ interface FilterValues {
   strings: ReturnType<typeof stringList>;
   refs: ReturnType<typeof refList>;
   map: ReturnType<typeof metadataMap>;
+  isNull: ReturnType<typeof isNullValue>;
+  labels: ReturnType<typeof labelFilter>;
 }
 
 type FilterShape<F extends readonly FilterSpec[]> = {

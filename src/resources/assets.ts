@@ -1,4 +1,13 @@
-import { column, EXTERNAL_ID_PREFIX, metadataFilter, refsFilter, type ResourceSpec, TIMES_AND_EXTRA, timeRange } from './resource.js';
+import {
+  column,
+  EXTERNAL_ID_PREFIX,
+  LABEL_FILTER,
+  metadataFilter,
+  refsFilter,
+  type ResourceSpec,
+  TIMES_AND_EXTRA,
+  timeRange,
+} from './resource.js';
 
 /** Assets: trees of equipment and places (`rootId`, `parentId`). */
 export const assets = {
@@ -20,6 +29,7 @@ export const assets = {
     ...timeRange('createdTime'),
     refsFilter('assetSubtreeIds', 100),
     refsFilter('dataSetIds', 1000),
+    LABEL_FILTER,
   ],
   columns: [
     column('id', 'int64', true),

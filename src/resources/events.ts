@@ -8,7 +8,10 @@ import {
   timeRange,
 } from './resource.js';
 
-/** Events: things that happened over a time span, linked to assets (`assetIds`). */
+/**
+ * Events: things that happened over a time span, linked to assets (`assetIds`). `endTime` alone is
+ * the `{isNull}` filter (events with no end, or with one); its range is `minEndTime`/`maxEndTime`.
+ */
 export const events = {
   name: 'events',
   key: 'id',
@@ -24,10 +27,12 @@ export const events = {
     EXTERNAL_ID_PREFIX,
     metadataFilter({ maxValueBytes: 128_000, maxTotalBytes: 200_000 }),
     ...timeRange('endTime'),
+    { key: 'endTime', kind: 'isNull', field: 'endTime', via: 'body' },
     ...timeRange('activeAtTime'),
     ...timeRange('createdTime'),
-    { key: 'assetIds', kind: 'ids', field: 'assetIds', maxItems: 100 },
-    { key: 'assetExternalIds', kind: 'strings', field: 'assetExternalIds', maxItems: 100, maxLength: 255 },
+    // GET takes 100; the body of POST /events/list takes 5000.
+    { key: 'assetIds', kind: 'ids', field: 'assetIds', maxItems: 5000, maxItemsOnGet: 100 },
+    { key: 'assetExternalIds', kind: 'strings', field: 'assetExternalIds', maxItems: 5000, maxItemsOnGet: 100, maxLength: 255 },
     refsFilter('assetSubtreeIds', 100),
     refsFilter('dataSetIds', 100),
   ],

@@ -1,6 +1,7 @@
 import {
   column,
   EXTERNAL_ID_PREFIX,
+  LABEL_FILTER,
   metadataFilter,
   refsFilter,
   type ResourceSpec,
@@ -38,6 +39,7 @@ export const files = {
     metadataFilter({ maxValueBytes: 10_240, maxTotalBytes: 10_240 }),
     refsFilter('assetSubtreeIds', 100),
     refsFilter('dataSetIds', 100),
+    LABEL_FILTER,
   ],
   columns: [
     column('id', 'int64', true),

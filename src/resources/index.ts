@@ -13,6 +13,8 @@ export {
   EXTRA_COLUMN,
   type FilterKind,
   type FilterSpec,
+  LABEL_MATCHES,
+  type LabelFilterValue,
   metadataColumnName,
   type ResourceSpec,
   SEQUENCE_COLUMN_FIELDS,

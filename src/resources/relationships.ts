@@ -1,4 +1,4 @@
-import { column, type ResourceSpec, refsFilter, TIMES_AND_EXTRA, timeRange } from './resource.js';
+import { column, LABEL_FILTER, type ResourceSpec, refsFilter, TIMES_AND_EXTRA, timeRange } from './resource.js';
 
 /** The types of resource a relationship links. */
 export const RELATIONSHIP_TYPES = ['asset', 'timeSeries', 'file', 'event', 'sequence'] as const;
@@ -32,6 +32,7 @@ export const relationships = {
     { key: 'minConfidence', kind: 'number', field: 'confidence', bound: 'min', minimum: 0, maximum: 1, via: 'body' },
     { key: 'maxConfidence', kind: 'number', field: 'confidence', bound: 'max', minimum: 0, maximum: 1, via: 'body' },
     refsFilter('dataSetIds', 1000),
+    LABEL_FILTER,
   ],
   columns: [
     column('externalId', 'string', true),

@@ -40,7 +40,9 @@ export type FilterSpec =
   IdListFilterSpec |
   StringListFilterSpec |
   RefListFilterSpec |
-  MapFilterSpec;
+  MapFilterSpec |
+  IsNullFilterSpec |
+  LabelFilterSpec;
 
 export type FilterKind = FilterSpec['kind'];
 
@@ -86,6 +88,8 @@ export interface BooleanFilterSpec extends FilterCommon {
 export interface IdListFilterSpec extends FilterCommon {
   readonly kind: 'ids';
   readonly maxItems: number;
+  /** GET takes at most this many (fewer than `maxItems`): a stream with a longer list is listed by POST. */
+  readonly maxItemsOnGet?: number;
   readonly refsInBody?: true;
 }
 
@@ -93,6 +97,8 @@ export interface IdListFilterSpec extends FilterCommon {
 export interface StringListFilterSpec extends FilterCommon {
   readonly kind: 'strings';
   readonly maxItems: number;
+  /** GET takes at most this many (fewer than `maxItems`): a stream with a longer list is listed by POST. */
+  readonly maxItemsOnGet?: number;
   readonly maxLength: number;
   /** The only values the platform knows, when it has a fixed set (relationships' types). */
   readonly values?: readonly string[];
@@ -115,6 +121,44 @@ export interface MapFilterSpec extends FilterCommon {
   /** The collection's bounds on values and total size (keys and pairs are bounded alike for all). */
   readonly limits: MetadataLimits;
 }
+
+/**
+ * Whether the field is absent (`true`: events with no end) or present (`false`): the `{isNull}` form
+ * of a range field's object in the body, which takes a range or it, not both. Its key is the field.
+ */
+export interface IsNullFilterSpec extends FilterCommon {
+  readonly kind: 'isNull';
+  readonly via: 'body';
+}
+
+/**
+ * The platform's label filter: `{containsAny: [{externalId}]}` (an item with at least one of the
+ * labels) or `{containsAll: [...]}` (an item with every one); body only.
+ */
+export interface LabelFilterSpec extends FilterCommon {
+  readonly kind: 'labels';
+  readonly via: 'body';
+  readonly maxItems: number;
+}
+
+/** The label filter's two forms. */
+export const LABEL_MATCHES = ['containsAny', 'containsAll'] as const;
+
+/** A label filter's value, as the body takes it. */
+export type LabelFilterValue = Readonly<Partial<Record<LabelMatch, readonly { externalId: string }[]>>>;
+export type LabelMatch = (typeof LABEL_MATCHES)[number];
+
+/**
+ * `labels` (assets, files, relationships). The bounds are the platform's API reference's (1 to 100
+ * labels, externalIds of at most 255 characters); PLATFORM.md gives the form, not the bounds.
+ */
+export const LABEL_FILTER = {
+  key: 'labels',
+  kind: 'labels',
+  field: 'labels',
+  via: 'body',
+  maxItems: 100,
+} as const satisfies LabelFilterSpec;
 
 /** Items whose `externalId` starts with the given text (at most 255 characters). */
 export const EXTERNAL_ID_PREFIX = {

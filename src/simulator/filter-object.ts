@@ -31,13 +31,21 @@ export function parseFilterObject(resource: ResourceName, given: unknown, route:
         message: `Unrecognized property 'filter.${field}' for ${route}. The simulator filters on: ${[...fields.keys()].join(', ')}.`,
       };
     }
-    const problem = specs[0]?.kind === 'time' || specs[0]?.kind === 'number' ? setRange(filter, field, specs, value) : setValue(filter, field, specs[0]!, value);
+    const problem = setField(filter, field, specs, value);
     if (problem !== undefined) return { ok: false, message: problem };
   }
   return { ok: true, filter };
 }
 
 type Target = Record<string, FilterValue>;
+
+/** A range's `{min, max}`, or the `{isNull}` the same field takes instead; any other field's value. */
+function setField(filter: Target, field: string, specs: readonly FilterSpec[], value: unknown): string | undefined {
+  const isNull = specs.find((spec) => spec.kind === 'isNull');
+  if (isNull !== undefined && isRecord(value) && 'isNull' in value) return setValue(filter, field, isNull, value);
+  if (specs[0]?.kind === 'time' || specs[0]?.kind === 'number') return setRange(filter, field, specs, value);
+  return setValue(filter, field, specs[0]!, value);
+}
 
 function setValue(filter: Target, field: string, spec: FilterSpec, value: unknown): string | undefined {
   const parsed = bodyValue(spec, value);
@@ -54,7 +62,10 @@ function setRange(filter: Target, field: string, specs: readonly FilterSpec[], v
   if (!isRecord(value)) return `Invalid property 'filter.${field}': expected an object {min, max}, got ${shown(value)}.`;
   for (const [bound, given] of Object.entries(value)) {
     const spec = specs.find((candidate) => 'bound' in candidate && candidate.bound === bound);
-    if (spec === undefined) return `Unrecognized property 'filter.${field}.${bound}'. Allowed: min, max.`;
+    if (spec === undefined) {
+      const allowed = specs.some((candidate) => candidate.kind === 'isNull') ? 'min, max; or isNull alone' : 'min, max';
+      return `Unrecognized property 'filter.${field}.${bound}'. Allowed: ${allowed}.`;
+    }
     if (given === undefined) continue;
     const parsed = rangeEnd(spec, given);
     if (!parsed.ok) return `Invalid property 'filter.${field}.${bound}': expected ${parsed.expected}, got ${shown(given)}.`;

@@ -1,4 +1,10 @@
-import { type FilterSpec, type MetadataLimits, metadataLimitProblems } from '../resources/index.js';
+import {
+  type FilterSpec,
+  LABEL_MATCHES,
+  type LabelFilterValue,
+  type MetadataLimits,
+  metadataLimitProblems,
+} from '../resources/index.js';
 import type { FilterValue, Ref } from './dataset/dataset.js';
 
 /**
@@ -33,7 +39,9 @@ export function queryValue(spec: FilterSpec, text: string): ValueParse {
       } catch {
         return fail(`a JSON array of ${spec.kind === 'ids' ? 'int64' : 'strings'}, e.g. ${spec.kind === 'ids' ? '[1,2]' : '["a","b"]'}`);
       }
-      const list = spec.kind === 'ids' ? idList(spec.maxItems, parsed) : stringList(spec.maxItems, spec.maxLength, spec.values, parsed);
+      // GET takes fewer of some lists than the body does (events' assetIds: 100 and 5000).
+      const maxItems = spec.maxItemsOnGet ?? spec.maxItems;
+      const list = spec.kind === 'ids' ? idList(maxItems, parsed) : stringList(maxItems, spec.maxLength, spec.values, parsed);
       // The body takes these ids as references: held as references either way.
       if (list.ok && spec.kind === 'ids' && spec.refsInBody === true) {
         return { ok: true, value: (list.value as number[]).map((id): Ref => ({ id })) };
@@ -42,6 +50,8 @@ export function queryValue(spec: FilterSpec, text: string): ValueParse {
     }
     case 'refs':
     case 'map':
+    case 'isNull':
+    case 'labels':
       return fail('nothing: only the body of POST /list takes it');
   }
 }
@@ -66,7 +76,35 @@ export function bodyValue(spec: FilterSpec, value: unknown): ValueParse {
       return refList(spec.maxItems, value);
     case 'map':
       return stringMap(spec.limits, value);
+    case 'isNull':
+      return isNullObject(value);
+    case 'labels':
+      return labelFilter(spec.maxItems, value);
   }
+}
+
+/** `{isNull: true|false}`, held as the boolean. */
+function isNullObject(value: unknown): ValueParse {
+  const expected = 'an object {isNull: boolean} alone (a range {min, max} or isNull, not both)';
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail(expected);
+  const { isNull } = value as Record<string, unknown>;
+  return Object.keys(value).length === 1 && typeof isNull === 'boolean' ? { ok: true, value: isNull } : fail(expected);
+}
+
+/** `{containsAny: [{externalId}]}` or `{containsAll: [...]}`: exactly one, 1 to `maxItems` labels. */
+function labelFilter(maxItems: number, value: unknown): ValueParse {
+  const expected = `{"containsAny": [...]} or {"containsAll": [...]} of 1 to ${maxItems} objects {"externalId": "..."}`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail(expected);
+  const entries = Object.entries(value);
+  const [match, labels] = entries[0] ?? [];
+  const known = (LABEL_MATCHES as readonly unknown[]).includes(match);
+  if (entries.length !== 1 || !known || !sized(maxItems, labels)) return fail(expected);
+  const valid = (entry: unknown) => {
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry) || Object.keys(entry).length !== 1) return false;
+    const { externalId } = entry as Record<string, unknown>;
+    return typeof externalId === 'string' && externalId.length >= 1 && externalId.length <= 255;
+  };
+  return labels.every(valid) ? { ok: true, value: value as LabelFilterValue } : fail(expected);
 }
 
 /** One end (`min` or `max`) of a `{min, max}` range. */

@@ -5,7 +5,11 @@ import type { BodyFault } from './faults.js';
 import type { RequestNotes } from './stats.js';
 
 const gzipAsync = promisify(gzip);
-const MAX_REQUEST_BODY = 64 * 1024;
+/**
+ * The largest request body read: room for the largest filter the platform takes (events' metadata,
+ * 200,000 bytes in all; 5000 asset ids), and a bound on what a client can make the simulator hold.
+ */
+const MAX_REQUEST_BODY = 1024 * 1024;
 
 /** One request and its response, with what the response helpers need. */
 export interface Exchange {
@@ -81,7 +85,7 @@ export type JsonBody = { ok: true; value: unknown } | { ok: false; message: stri
 /** A JSON request body, or why it cannot be read (for a 400). */
 export async function readJsonBody(req: IncomingMessage): Promise<JsonBody> {
   const text = await readText(req);
-  if (text === undefined) return { ok: false, message: `The request body is larger than ${MAX_REQUEST_BODY / 1024} KiB.` };
+  if (text === undefined) return { ok: false, message: `The request body is larger than ${MAX_REQUEST_BODY / 1024 / 1024} MiB.` };
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (error) {

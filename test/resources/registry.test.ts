@@ -25,13 +25,31 @@ function sample(filter: FilterSpec): unknown {
       return [{ id: 3 }, { externalId: 'x' }];
     case 'map':
       return { site: 'x' };
+    case 'isNull':
+      return { isNull: true };
+    case 'labels':
+      return { containsAny: ['x'] };
   }
 }
 
-/** The value as a chain's parameter carries it. */
+/** The value as a chain's parameter carries it (`{isNull}` as its boolean, labels as the body's form). */
 function sent(filter: FilterSpec): string {
+  if (filter.kind === 'isNull') return 'true';
+  if (filter.kind === 'labels') return JSON.stringify({ containsAny: [{ externalId: 'x' }] });
   const value = sample(filter);
   return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/**
+ * Filter sets that set every filter at least once, each valid together: a range field's `{isNull}`
+ * goes in a set without that field's `min`/`max` (the platform takes one or the other).
+ */
+function validSets(filters: readonly FilterSpec[]): FilterSpec[][] {
+  const isNull = filters.filter((f) => f.kind === 'isNull');
+  const withoutIsNull = filters.filter((f) => f.kind !== 'isNull');
+  if (isNull.length === 0) return [withoutIsNull];
+  const nulled = new Set(isNull.map((f) => f.field));
+  return [withoutIsNull, [...filters.filter((f) => f.kind !== 'time' || !nulled.has(f.field))]];
 }
 
 /**
@@ -43,12 +61,24 @@ function sent(filter: FilterSpec): string {
 describe.each(RESOURCE_SPECS.map((spec) => [spec.name, spec] as const))('the %s spec', (name, spec) => {
   it('lists its filters once each; times name the range field and the end they set', () => {
     const keys = spec.filters.map((filter) => filter.key);
+    // A key of the job file is never also a range field's name, but for that field's {isNull}.
+    const rangeFields = new Set<string>(
+      spec.filters.filter((f) => f.kind === 'time' || f.kind === 'number').map((f) => f.field),
+    );
+    for (const filter of spec.filters as readonly FilterSpec[]) {
+      if (rangeFields.has(filter.key)) expect(filter.kind, filter.key).toBe('isNull');
+    }
     expect(new Set(keys).size).toBe(keys.length);
     for (const filter of spec.filters as readonly FilterSpec[]) {
       if (filter.kind === 'time' || filter.kind === 'number') expect(filter.bound, filter.key).toMatch(/^(min|max)$/);
       else expect('bound' in filter, filter.key).toBe(false);
-      // A map (metadata) and references have no GET parameter: only the body of POST /list takes them.
-      if (filter.kind === 'map' || filter.kind === 'refs') expect(filter.via, filter.key).toBe('body');
+      // Maps (metadata), references, {isNull} and labels have no GET parameter: only POST /list's body takes them.
+      if (['map', 'refs', 'isNull', 'labels'].includes(filter.kind)) expect(filter.via, filter.key).toBe('body');
+      // {isNull} is the other form of a range field's object: its key is that field.
+      if (filter.kind === 'isNull') {
+        expect(filter.key, filter.key).toBe(filter.field);
+        expect(spec.filters.some((f) => f.kind === 'time' && f.field === filter.field), filter.key).toBe(true);
+      }
     }
     expect(keys).toEqual(expect.arrayContaining(['minLastUpdatedTime', 'maxLastUpdatedTime']));
   });
@@ -62,8 +92,10 @@ describe.each(RESOURCE_SPECS.map((spec) => [spec.name, spec] as const))('the %s 
   });
 
   it('is what the job file accepts as its filters, and nothing else', () => {
-    const filter = Object.fromEntries(spec.filters.map((f) => [f.key, sample(f)]));
-    expect(streamSchema.safeParse({ resource: name, filter }).success).toBe(true);
+    for (const set of validSets(spec.filters)) {
+      const filter = Object.fromEntries(set.map((f) => [f.key, sample(f)]));
+      expect(streamSchema.safeParse({ resource: name, filter }).success).toBe(true);
+    }
     expect(streamSchema.safeParse({ resource: name, filter: { notAFilter: 1 } }).success).toBe(false);
   });
 
@@ -75,10 +107,12 @@ describe.each(RESOURCE_SPECS.map((spec) => [spec.name, spec] as const))('the %s 
     for (const f of filters.filter((spec) => spec.via === 'body')) {
       expect(parseListQuery(name, new URLSearchParams([[f.key, 'x']])).ok, `${f.key} on GET`).toBe(false);
     }
-    const params = filters.map((f): [string, string] => [f.key, sent(f)]);
-    const body = { filter: aggregateFilter(name, params) };
-    if (spec.countable) expect(parseAggregateBody(name, body)).toMatchObject({ ok: true });
-    expect(parseListBody(name, body)).toMatchObject({ ok: true });
+    for (const set of validSets(filters)) {
+      const params = set.map((f): [string, string] => [f.key, sent(f)]);
+      const body = { filter: aggregateFilter(name, params) };
+      if (spec.countable) expect(parseAggregateBody(name, body)).toMatchObject({ ok: true });
+      expect(parseListBody(name, body)).toMatchObject({ ok: true });
+    }
   });
 });
 

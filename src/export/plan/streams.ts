@@ -143,13 +143,14 @@ function canonicalValue(value: unknown): string {
 
 /**
  * A filter's value as a chain's parameter: numbers and booleans as text, lists as JSON arrays (the
- * form GET takes), a map as JSON with its keys sorted (the same pairs give the same parameter).
+ * form GET takes), a map or a label filter as JSON with its keys sorted (the same pairs give the
+ * same parameter).
  */
 function paramText(value: FilterValue): string {
   if (Array.isArray(value)) return JSON.stringify(value);
   return typeof value === 'object' ? canonicalJson(value) : String(value);
 }
 
-function canonicalJson(map: Readonly<Record<string, string>>): string {
+function canonicalJson(map: object): string {
   return JSON.stringify(Object.fromEntries(Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
 }

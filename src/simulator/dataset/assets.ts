@@ -3,7 +3,7 @@ import { revisedDescription, Revisions } from './revisions.js';
 import { resourceSpec } from '../../resources/index.js';
 import { DATA_SET_ID_BASE, Links } from './links.js';
 import { type ListFilter, matchesItem, needsItem } from './match.js';
-import { generateGeoLocation, type GeoLocation, generateMetadata, holdsMetadata, type MetadataFilter, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
+import { addSecondLabel, generateGeoLocation, type GeoLocation, generateMetadata, holdsMetadata, type MetadataFilter, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
 import { ASSET_KINDS, DESCRIPTIONS, LABELS, SOURCES } from './vocabulary.js';
 
 /** Asset ids are `ASSET_ID_BASE + index * ASSET_ID_STRIDE`: above 2^32, below 2^53, unique. */
@@ -176,6 +176,7 @@ export class AssetSet {
     const parentIndex = asset.parentId === undefined ? undefined : this.indexOfId(asset.parentId);
     if (parentIndex !== undefined && rng.chance(0.5)) asset.parentExternalId = this.externalIdOf(parentIndex);
     if (rng.chance(0.1)) asset.geoLocation = generateGeoLocation(rng);
+    addSecondLabel(rng, asset.labels);
     const revision = this.revisions.revision(index);
     if (revision > 0) asset.description = revisedDescription(asset.description, revision);
     return asset;

@@ -1,6 +1,6 @@
 import type { Links } from './links.js';
 import { externalIdAt, ItemSet } from './item-set.js';
-import { generateGeoLocation, type GeoLocation, generateMetadata } from './shared.js';
+import { addSecondLabel, generateGeoLocation, type GeoLocation, generateMetadata } from './shared.js';
 import { DIRECTORIES, FILE_KINDS, LABELS, METADATA_WORDS, SOURCES } from './vocabulary.js';
 
 /** File ids are `FILE_ID_BASE + index * FILE_ID_STRIDE`: above 2^32, below 2^53, unique. */
@@ -78,6 +78,7 @@ export class FileSet extends ItemSet<GeneratedFile> {
     if (includeMetadata) file.metadata = metadata;
     if (rng.chance(0.1)) file.geoLocation = generateGeoLocation(rng);
     if (rng.chance(0.1)) file.instanceId = { space: 'sp_files', externalId: this.externalIdOf(index) };
+    addSecondLabel(rng, file.labels);
     return file;
   }
 }

@@ -1,4 +1,4 @@
-import type { FilterSpec, ResourceSpec } from '../../resources/index.js';
+import { type FilterSpec, LABEL_MATCHES, type LabelFilterValue, type ResourceSpec } from '../../resources/index.js';
 import type { Links, Ref } from './links.js';
 import { holdsMetadata } from './shared.js';
 
@@ -10,7 +10,8 @@ export type FilterValue =
   readonly number[] |
   readonly string[] |
   readonly Ref[] |
-  Readonly<Record<string, string>>;
+  Readonly<Record<string, string>> |
+  LabelFilterValue;
 
 /** A list or count filter: the collection's filter keys (resources/) and their values. */
 export type ListFilter = Readonly<Record<string, FilterValue>>;
@@ -53,7 +54,21 @@ function passes(resource: string, spec: FilterSpec, value: FilterValue, item: It
       return matchesList(resource, spec.key, value as readonly (number | string | Ref)[], item, links);
     case 'map':
       return holdsMetadata(item.metadata as Record<string, string> | undefined, value as Record<string, string>);
+    case 'isNull':
+      return (item[spec.field] === undefined) === value;
+    case 'labels':
+      return holdsLabels(item.labels as readonly { externalId: string }[] | undefined, value as LabelFilterValue);
   }
+}
+
+/** `containsAny`: the item has at least one of the labels; `containsAll`: every one of them. */
+function holdsLabels(labels: readonly { externalId: string }[] | undefined, filter: LabelFilterValue): boolean {
+  const held = new Set((labels ?? []).map((entry) => entry.externalId));
+  const [match] = LABEL_MATCHES.filter((name) => filter[name] !== undefined);
+  const wanted = (match === undefined ? undefined : filter[match]) ?? [];
+  return match === 'containsAll'
+    ? wanted.every((entry) => held.has(entry.externalId))
+    : wanted.some((entry) => held.has(entry.externalId));
 }
 
 function inRange(field: string, bound: 'min' | 'max', limit: number, item: Item): boolean {
@@ -81,20 +96,32 @@ function asRefs(entries: readonly (number | string | Ref)[]): Ref[] {
 
 type Entries = readonly (number | string | Ref)[];
 
+/** A filter's list as a set, made once per filter (events take 5000 asset ids, checked per item). */
+const sets = new WeakMap<Entries, ReadonlySet<number | string | Ref>>();
+function setOf(entries: Entries): ReadonlySet<number | string | Ref> {
+  let set = sets.get(entries);
+  if (set === undefined) sets.set(entries, (set = new Set(entries)));
+  return set;
+}
+
 function matchesList(resource: string, key: string, entries: Entries, item: Item, links: Links): boolean {
   const { assets } = links;
   switch (key) {
     case 'dataSetIds':
       return item.dataSetId !== undefined && links.dataSetIds(asRefs(entries)).has(item.dataSetId as number);
-    case 'assetIds':
-      return assetIdsOf(resource, item).some((id) => (entries as readonly number[]).includes(id));
+    case 'assetIds': {
+      const ids = setOf(entries);
+      return assetIdsOf(resource, item).some((id) => ids.has(id));
+    }
     case 'parentIds':
       return item.parentId !== undefined && (entries as readonly number[]).includes(item.parentId as number);
-    case 'assetExternalIds':
+    case 'assetExternalIds': {
+      const externalIds = setOf(entries);
       return assetIdsOf(resource, item).some((id) => {
         const index = assets.indexOfId(id);
-        return index !== undefined && (entries as readonly string[]).includes(assets.externalIdOf(index));
+        return index !== undefined && externalIds.has(assets.externalIdOf(index));
       });
+    }
     case 'parentExternalIds': {
       const parent = item.parentId === undefined ? undefined : assets.indexOfId(item.parentId as number);
       return parent !== undefined && (entries as readonly string[]).includes(assets.externalIdOf(parent));

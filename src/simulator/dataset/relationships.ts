@@ -2,6 +2,7 @@ import type { RELATIONSHIP_TYPES } from '../../resources/index.js';
 import type { Rng } from '../random.js';
 import type { Links } from './links.js';
 import { externalIdAt, ItemSet } from './item-set.js';
+import { addSecondLabel } from './shared.js';
 import { LABELS } from './vocabulary.js';
 
 const DAY_MS = 86_400_000;
@@ -72,6 +73,7 @@ export class RelationshipSet extends ItemSet<GeneratedRelationship> {
     const dataSetId = this.dataSetId(rng, 0.6);
     if (dataSetId !== undefined) relationship.dataSetId = dataSetId;
     if (rng.chance(0.1)) relationship.labels = [{ externalId: rng.pick(LABELS) }];
+    addSecondLabel(rng, relationship.labels);
     return relationship;
   }
 

@@ -1,5 +1,5 @@
 import type { Rng } from '../random.js';
-import { METADATA_KEYS, METADATA_WORDS } from './vocabulary.js';
+import { LABELS, METADATA_KEYS, METADATA_WORDS } from './vocabulary.js';
 
 /** Generated times fall in [2019-01-01T00:00:00Z, +6 years), epoch milliseconds. */
 export const TIME_BASE_MS = Date.UTC(2019, 0, 1);
@@ -30,6 +30,17 @@ export interface GeoLocation {
 }
 
 /** A point (most) or a box of about a kilometre, longitude and latitude rounded to 6 decimals. */
+/**
+ * A second label on about 30% of the items that have one (so that `containsAll` of two labels
+ * selects fewer items than `containsAny`). It is an item's last draw: its other fields keep their
+ * values for a seed.
+ */
+export function addSecondLabel(rng: Rng, labels: { externalId: string }[] | undefined): void {
+  if (labels === undefined || !rng.chance(0.3)) return;
+  const others = LABELS.filter((label) => labels.every((held) => held.externalId !== label));
+  labels.push({ externalId: rng.pick(others) });
+}
+
 export function generateGeoLocation(rng: Rng): GeoLocation {
   const round = (value: number) => Math.round(value * 1e6) / 1e6;
   const lon = round(rng.next() * 40 - 10);
