@@ -178,11 +178,10 @@ const labelFilter = (maxItems: number) =>
     .strictObject(Object.fromEntries(LABEL_MATCHES.map((match) => [match, listOf(label, maxItems).optional()])), {
       error: 'expected {containsAny: [label, ...]} or {containsAll: [label, ...]}',
     })
-    .superRefine((value, ctx) => {
-      const given = LABEL_MATCHES.filter((match) => value[match] !== undefined);
-      if (given.length !== 1) {
-        ctx.addIssue({ code: 'custom', message: 'give one of containsAny (any of the labels) or containsAll (every one)' });
-      }
+    .refine((value) => LABEL_MATCHES.filter((match) => value[match] !== undefined).length === 1, {
+      message: 'give one of containsAny (any of the labels) or containsAll (every one)',
+      // A misspelt containsAny is named once, by its did-you-mean.
+      when: (payload) => payload.issues.length === 0,
     })
     .transform((value) => value as LabelFilterValue);
 

@@ -81,6 +81,12 @@ describe('labels (assets, files, relationships)', () => {
     expect(message).toMatch(pattern);
   });
 
+  it('a misspelt containsAny is named once, with its did-you-mean', () => {
+    const message = refusal({ resource: 'files', filter: { labels: { containsany: ['pump'] } } });
+    expect(message).toContain('streams.0.filter.labels: Unrecognized key: "containsany" (did you mean "containsAny"?)');
+    expect(message).not.toMatch(/problems|give one of/);
+  });
+
   it('events and time series have no labels filter', () => {
     expect(refusal({ resource: 'events', filter: { labels: { containsAny: ['a'] } } })).toMatch(/labels/);
     expect(refusal({ resource: 'timeseries', filter: { labels: { containsAny: ['a'] } } })).toMatch(/labels/);
