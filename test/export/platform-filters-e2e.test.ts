@@ -117,4 +117,13 @@ describe('endTime {isNull}, labels and 150 assetIds, through the CLI', () => {
       expect.arrayContaining([['endTime', 'lastUpdatedTime'], ['assetIds', 'lastUpdatedTime']]),
     );
   });
+
+  it('the dry run shows the POST of 150 assetIds cut to its first 5 and a count', async () => {
+    const assetIds = Array.from({ length: 150 }, (_, i) => sim.dataset.assets.idOf(i));
+    const job = newJob(sim, [{ resource: 'events', partitions: 1, filter: { assetIds } }], {}, 'platform-filters-dry');
+    const dry = await runCliWith(['run', '--config', job.file, '--dry-run'], { cwd: job.dir, env: { SIM_KEY: KEY } });
+    expect(dry.code, describeExit(dry)).toBe(0);
+    expect(dry.stdout).toContain(`"assetIds":${JSON.stringify([...assetIds.slice(0, 5), '... 145 more'])}`);
+    expect(dry.stdout).toMatch(/stream events: POST \/events\/list /);
+  });
 });
