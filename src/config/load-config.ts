@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { ConfigError } from '../errors.js';
 import { Redactor } from '../util/redact.js';
 import { describeZodIssues } from '../util/zod-issues.js';
@@ -63,7 +63,7 @@ export function loadConfig(
   try {
     parsed = parseYaml(text);
   } catch (error) {
-    throw new ConfigError(`${file}: not valid YAML or JSON: ${(error as Error).message}`, { cause: error });
+    throw new ConfigError(`${file}: not valid YAML or JSON: ${yamlProblem(error, text)}`);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ConfigError(`${file}: expected a mapping with a 'source' key at the top.`);
@@ -109,4 +109,20 @@ function applyOverrides(job: Record<string, unknown>, overrides: ConfigOverrides
   for (const [key, value] of Object.entries(overrides.metrics ?? {})) {
     if (value !== undefined) section('metrics')[key] = value;
   }
+}
+
+/**
+ * What is wrong with the file's YAML and where (line and column), without the excerpt of the line
+ * the parser adds: that line may hold a credential written in the file. A `${VAR}` inside `{...}`
+ * or `[...]` (where `{` and `}` are YAML's own) gets the fix.
+ */
+function yamlProblem(error: unknown, text: string): string {
+  if (!(error instanceof YAMLParseError)) return 'the parser failed';
+  const [what = error.code] = error.message.split('\n');
+  const summary = what.replace(/:$/, '');
+  const line = error.linePos === undefined ? undefined : text.split(/\r?\n/)[error.linePos[0].line - 1];
+  const quote = line !== undefined && /\$\{/.test(line) && /[{[]/.test(line)
+    ? '; a ${VAR} inside {...} or [...] must be quoted: apiKey: "${API_KEY}"'
+    : '';
+  return `${summary}${quote}`;
 }

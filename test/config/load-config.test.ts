@@ -317,6 +317,20 @@ describe('loadConfig: validation errors name the key, the expectation and the va
     expect(error.message).toMatch(/not valid YAML/);
   });
 
+  it('invalid YAML: line and column, never the line itself (it may hold a credential)', () => {
+    const file = configFile(`source:\n  baseUrl: ${BASE}\n  auth: {type: api-key, apiKey: sEcReT-9f3{x]}\n`);
+    const error = configError(() => loadConfig(file, ENV));
+    expect(error.message).toMatch(/not valid YAML or JSON: .*at line 3, column \d+$/);
+    expect(error.message).not.toContain('sEcReT');
+    expect(error.cause).toBeUndefined();
+  });
+
+  it('a ${VAR} unquoted inside a flow mapping gets the fix', () => {
+    const file = configFile(`source:\n  baseUrl: ${BASE}\n  auth: { type: api-key, apiKey: \${API_KEY} }\n`);
+    const error = configError(() => loadConfig(file, ENV));
+    expect(error.message).toMatch(/at line 3, column \d+; a \$\{VAR\} inside \{\.\.\.\} or \[\.\.\.\] must be quoted/);
+  });
+
   it('a top-level list', () => {
     const file = configFile(`- source:\n    baseUrl: ${BASE}\n`);
     const error = configError(() => loadConfig(file, ENV));
