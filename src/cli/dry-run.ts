@@ -84,7 +84,7 @@ export async function dryRun(
     const held = formatByteSize(config.source.maxBufferedBytes);
     const inFlight = `at most ${config.source.concurrency} requests in flight and ${held} of responses held`;
     if (worker === undefined) {
-      lines.push(`${inspection.chains} cursor chains; ${inFlight}.`);
+      lines.push(`${inspection.chains} cursor ${inspection.chains === 1 ? 'chain' : 'chains'}; ${inFlight}.`);
     } else {
       const chains = worker.chains.map((c) => `${c.stream} ${c.partitions.join(',')}`).join('; ') || 'none: more workers than chains';
       lines.push(`worker ${worker.index}/${worker.count}: ${worker.mine} of ${worker.total} cursor chains (${chains}); ${inFlight} in this worker.`);

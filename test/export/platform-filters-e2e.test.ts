@@ -125,5 +125,6 @@ describe('endTime {isNull}, labels and 150 assetIds, through the CLI', () => {
     expect(dry.code, describeExit(dry)).toBe(0);
     expect(dry.stdout).toContain(`"assetIds":${JSON.stringify([...assetIds.slice(0, 5), '... 145 more'])}`);
     expect(dry.stdout).toMatch(/stream events: POST \/events\/list /);
+    expect(dry.stdout).toContain('\n1 cursor chain; at most');
   });
 });
