@@ -63,6 +63,22 @@ describe('LiveProgressFile', () => {
     await output.store.close();
   });
 
+  it('writes the first rows read at once, not at the next tick', async () => {
+    const { dir, output, checkpoint, plans } = setUp();
+    const live = new LiveProgressFile(output.store, '.lock', plans, checkpoint, silentLogger, { everyMs: 3_600_000 });
+    const file = join(dir, '.progress.json');
+    const parts = () => (JSON.parse(readFileSync(file, 'utf8')) as { parts: unknown }).parts;
+    await live.start();
+    live.onRows(plans[2]!, 40);
+    await expect.poll(parts).toEqual({ 'events/2': { rows: 300 }, 'events/3': { rows: 40 } });
+    // Later rows wait for the tick (or a flush).
+    live.onRows(plans[2]!, 5);
+    await live.flush();
+    expect(parts()).toEqual({ 'events/2': { rows: 300 }, 'events/3': { rows: 45 } });
+    await live.stop();
+    await output.store.close();
+  });
+
   it('at stop, leaves a progress file that is not its own (another run\'s token)', async () => {
     const { dir, output, checkpoint, plans } = setUp();
     const live = new LiveProgressFile(output.store, '.lock', plans, checkpoint, silentLogger, { everyMs: 3_600_000 });

@@ -18,9 +18,9 @@ export interface LiveProgressOptions {
 /**
  * The progress file a run keeps beside its lock while it drains (state/live-progress.ts): each
  * partition it drains and the rows read of it so far. Rows are counted in memory as they are
- * read; the file is replaced only when they changed, at most every `everyMs`. A failed write is
- * a warning (once), never a failure of the run. `stop` removes the file, after reading it back to
- * prove it is still this run's.
+ * read; the file is replaced when the first rows are read, then only when they changed, at most
+ * every `everyMs`. A failed write is a warning (once), never a failure of the run. `stop` removes
+ * the file, after reading it back to prove it is still this run's.
  */
 export class LiveProgressFile {
   readonly key: string;
@@ -29,6 +29,7 @@ export class LiveProgressFile {
   private readonly startedAt: string;
   private readonly now: () => number;
   private dirty = true;
+  private readAny = false;
   private stopped = false;
   private warned = false;
   private writing: Promise<void> | undefined;
@@ -54,7 +55,7 @@ export class LiveProgressFile {
   /** Writes the file (every partition fetching, with the rows committed so far), then keeps it fresh. */
   async start(): Promise<void> {
     await this.flush();
-    this.timer = setInterval(() => void this.flush(), this.options.everyMs ?? PROGRESS_EVERY_MS);
+    this.timer = setInterval(() => void this.write(), this.options.everyMs ?? PROGRESS_EVERY_MS);
     this.timer.unref();
   }
 
@@ -64,6 +65,11 @@ export class LiveProgressFile {
     if (rows === undefined) return;
     this.rows.set(key, rows + count);
     this.dirty = true;
+    // The first rows read are written at once, so that status shows rows from the first page on.
+    if (!this.readAny) {
+      this.readAny = true;
+      void this.write();
+    }
   }
 
   /** The partition is no longer drained by this run: done, failed or interrupted. */
@@ -71,8 +77,13 @@ export class LiveProgressFile {
     if (this.rows.delete(pairKey(plan.stream.name, plan.m))) this.dirty = true;
   }
 
-  /** Replaces the file if anything changed since the last write; one write at a time. */
+  /** Replaces the file if anything changed since the last write (after the write under way, if any). */
   flush(): Promise<void> {
+    return this.writing === undefined ? this.write() : this.writing.then(() => this.flush());
+  }
+
+  /** One write at a time: none while one is under way (the timer's next tick catches up). */
+  private write(): Promise<void> {
     if (this.writing !== undefined || !this.dirty || this.stopped) return this.writing ?? Promise.resolve();
     this.dirty = false;
     const text = `${JSON.stringify(this.content())}\n`;
