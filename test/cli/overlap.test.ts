@@ -111,6 +111,13 @@ describe('an overlap: exit 75', () => {
     const dry = await run(job, ['--dry-run']);
     expect(dry.code, describeExit(dry)).toBe(75);
     expect(dry.stdout).toContain('worker 1/2 of a split job is running; a run without --shard now would be refused.');
+    // A worker's dry run is refused by itself running, not by the others (they run side by side).
+    const sibling = await run(job, ['--dry-run', '--shard', '0/2']);
+    expect(sibling.code, describeExit(sibling)).toBe(0);
+    expect(sibling.stdout).not.toContain('would be refused');
+    const itself = await run(job, ['--dry-run', '--shard', '1/2']);
+    expect(itself.code, describeExit(itself)).toBe(75);
+    expect(itself.stdout).toContain('worker 1/2 of a split job is running; a second run of it now would be refused.');
 
     const pushed = gateway.requests.length;
     const whole = await run(job, ['--json']);

@@ -100,7 +100,7 @@ export async function inspectRun(
       refusals.push(new LockedError(`${store.location} is in use by another bulk-extract run${owner}; a run now would be refused.`));
     }
     const split = await readWorkersProgress(store, logger, now).catch(collect(refusals));
-    if (split !== undefined) refusals.push(...(await runningWorkers(store, split.agreement)));
+    if (split !== undefined) refusals.push(...(await runningWorkers(store, split.agreement, worker)));
     const prepared = await prepareOutput({
       store,
       checkpointKey,
@@ -154,18 +154,22 @@ function collect(refusals: BulkExtractError[]) {
   };
 }
 
+/**
+ * The split job's running workers that would refuse this run: any of them a run without --shard;
+ * only itself a worker (the others run beside it).
+ */
 async function runningWorkers(
   store: OutputStore,
   { place, count }: Pick<WorkersAgreement, 'place' | 'count'>,
+  worker: WorkerSpec | undefined,
 ): Promise<BulkExtractError[]> {
   const refusals: BulkExtractError[] = [];
   for (let index = 0; index < count; index++) {
+    if (worker !== undefined && worker.index !== index) continue;
     const state = await store.lockState(workerLockKey(place, { index, count }));
-    if (state.state === 'held' && state.alive) {
-      refusals.push(
-        new LockedError(`${store.location}: worker ${index}/${count} of a split job is running; a run without --shard now would be refused.`),
-      );
-    }
+    if (state.state !== 'held' || !state.alive) continue;
+    const refused = worker === undefined ? 'a run without --shard now' : 'a second run of it now';
+    refusals.push(new LockedError(`${store.location}: worker ${index}/${count} of a split job is running; ${refused} would be refused.`));
   }
   return refusals;
 }
