@@ -29,7 +29,8 @@ partition rows, shards, and whether it is done, fetching (with the rows a runnin
 far), stopped, not started, or how long ago its cursor was saved; whether a run is running.
 Then the last runs, from the records runs leave in the folder's _runs/: when each ended, its state,
 exit code, duration, rows written, requests (throttled ones), and why it did not complete.
-With --out, no job file is needed (an s3:// output needs --config).
+With --out, no job file is needed (an s3:// output needs --config). With --config, the job's
+credentials need not be set: nothing is asked of the platform.
 
 Options:
   --runs N    How many of the last runs to show (default 5; 0: none).
@@ -53,7 +54,8 @@ async function target(
     if (isBucketUrl(values.out)) throw new UsageError(needsConfig('status', values.out));
     return { output: outputAt(values.out, silentLogger), jobStreams: [], redactor: Redactor.none };
   }
-  const config = loadConfig(values.config, process.env, { out: values.out });
+  // status reads the output, never the platform: the job's credentials need not be set.
+  const config = loadConfig(values.config, process.env, { out: values.out }, 'unused');
   const { redactor } = config;
   const output = await redactor.guard(() => openOutput(config, silentLogger));
   return { output, jobStreams: config.streams.map(streamName), redactor };

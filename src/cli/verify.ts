@@ -18,8 +18,9 @@ unique in its stream (in its run, for incremental and snapshot streams). Checks 
 each other too: the manifest's row counts against its shards', the formats of each shard against
 each other, the checkpoint against the manifest. Shard files the manifest does not list are
 reported. With --config, the job's output.dir is checked, a folder or an s3:// bucket (read object
-by object: each shard is downloaded into a temporary file while it is checked). Exit code 0
-when everything matches, 1 on any difference, 2 when DIR is not an output.
+by object: each shard is downloaded into a temporary file while it is checked; the job's
+credentials need not be set). Exit code 0 when everything matches, 1 on any difference, 2 when
+DIR is not an output.
 `;
 
 const FLAGS = {
@@ -41,7 +42,8 @@ export async function runVerify(argv: string[]): Promise<number> {
     throw new UsageError(`expected one output folder, or --config FILE.\n\n${VERIFY_USAGE}`);
   }
   if (dir !== undefined && isBucketUrl(dir)) throw new UsageError(needsConfig('verify', dir));
-  const config = values.config === undefined ? undefined : loadConfig(values.config);
+  // verify reads the output, never the platform: the job's credentials need not be set.
+  const config = values.config === undefined ? undefined : loadConfig(values.config, process.env, {}, 'unused');
   const redactor = config?.redactor ?? Redactor.none;
   const report = await redactor.guard(() =>
     config === undefined ? verifyOutput(resolve(dir!)) : verifyJob(config, silentLogger),

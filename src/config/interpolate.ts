@@ -22,6 +22,12 @@ export interface InterpolationContext {
   env: Readonly<Record<string, string | undefined>>;
   /** Directory that relative `*File` paths are resolved against (the config file's). */
   baseDir: string;
+  /**
+   * 'unused': the caller never talks to the platform (`status`, `verify`), so a credential whose
+   * variable is unset or whose file cannot be read is not a problem; it is an empty Secret.
+   * A credential written literally in the file is refused all the same. Default 'required'.
+   */
+  credentials?: 'required' | 'unused';
 }
 
 export interface Interpolated {
@@ -145,6 +151,7 @@ function secretFromEnv(raw: unknown, path: Path, walk: Walk): Secret | undefined
     return undefined;
   }
   const value = walk.env[name];
+  if ((value === undefined || value === '') && walk.credentials === 'unused') return new Secret('');
   if (value === undefined || value === '') {
     walk.problems.push({ path, message: `environment variable ${name} is not set or empty` });
     return undefined;
@@ -163,6 +170,7 @@ function secretFromFile(raw: unknown, path: Path, covers: Path, walk: Walk): Sec
   const name = substitute(raw, path, walk, covers);
   if (walk.problems.length > before) return undefined;
   const file = resolve(walk.baseDir, name);
+  if (walk.credentials === 'unused') return new Secret('');
   let value: string;
   try {
     value = readFileSync(file, 'utf8').trim();

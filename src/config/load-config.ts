@@ -44,11 +44,13 @@ export type JobConfig = z.output<typeof jobSchema> & {
  * credential, credential's variable used in another key and schema issue of the file at once
  * (schema issues under a key whose value could not be resolved are left out: they would only repeat
  * it). The job's sensitive values are [redacted] in the error, as they are in what `redactor` hides.
+ * `credentials: 'unused'` is for commands that never talk to the platform (see interpolate).
  */
 export function loadConfig(
   path: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
   overrides: ConfigOverrides = {},
+  credentials: 'required' | 'unused' = 'required',
 ): JobConfig {
   const file = resolve(path);
   let text: string;
@@ -68,7 +70,7 @@ export function loadConfig(
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ConfigError(`${file}: expected a mapping with a 'source' key at the top.`);
   }
-  const { value: resolved, problems, sensitive } = interpolate(parsed, { env, baseDir: dirname(file) });
+  const { value: resolved, problems, sensitive } = interpolate(parsed, { env, baseDir: dirname(file), credentials });
   const redactor = new Redactor(sensitive);
   applyOverrides(resolved as Record<string, unknown>, overrides);
   regionFromEnvironment(resolved as Record<string, unknown>, env);

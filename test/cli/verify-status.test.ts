@@ -221,6 +221,18 @@ describe('bulk-extract status', () => {
     expect(status.parts.reduce((sum, p) => sum + p.rows, 0)).toBe(3300);
   });
 
+  it('status --config and verify --config read the output without the job\'s credential set; run still needs it', async () => {
+    const unset = { ...process.env, SIM_KEY: '' };
+    const status = await runCli(['status', '--config', configFile], unset);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain('run complete');
+    const verify = await runCli(['verify', '--config', configFile], unset);
+    expect(verify.code, verify.stderr).toBe(0);
+    const run = await runCli(['run', '--config', configFile, '--dry-run'], unset);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('environment variable SIM_KEY is not set or empty');
+  });
+
   it('says when the job has not run yet', async () => {
     const fresh = join(dir, 'fresh.yaml');
     writeFileSync(fresh, readFileSync(configFile, 'utf8').replace(`dir: ${out}`, `dir: ${join(dir, 'never')}`));

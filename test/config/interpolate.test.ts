@@ -139,3 +139,24 @@ describe('interpolate: the sensitive values, and credentials\' variables kept in
     expect([...sensitive]).toContain('token-0001');
   });
 });
+
+describe("interpolate with credentials: 'unused' (status, verify)", () => {
+  it('an unset credential variable or an unreadable credential file is an empty Secret, not a problem', () => {
+    const ctx = { env: {}, baseDir: tempDir(), credentials: 'unused' as const };
+    const { value, problems } = interpolate({ auth: { apiKey: '${UNSET}' }, other: { clientSecretFile: 'absent' } }, ctx);
+    expect(problems).toEqual([]);
+    const { auth, other } = value as { auth: { apiKey: Secret }; other: { clientSecret: Secret } };
+    expect(auth.apiKey).toBeInstanceOf(Secret);
+    expect(auth.apiKey.reveal()).toBe('');
+    expect(other.clientSecret.reveal()).toBe('');
+  });
+
+  it('a credential written in the file is refused all the same, and so is an unset variable outside credentials', () => {
+    const ctx = { env: {}, baseDir: tempDir(), credentials: 'unused' as const };
+    const { problems } = interpolate({ auth: { apiKey: 'literal-key-0001' }, output: { dir: '${OUT}' } }, ctx);
+    expect(problems.map((p) => p.message)).toEqual([
+      expect.stringMatching(/credentials are not written in the config file/),
+      'environment variable OUT is not set',
+    ]);
+  });
+});
