@@ -5,9 +5,9 @@ import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load-config.js';
 import { MIN_POINT_TIME, resolvePointTime } from '../../src/resources/index.js';
 import type { DatapointsStreamConfig } from '../../src/config/job-schema.js';
-import { ConfigError } from '../../src/errors.js';
 import { planStreams } from '../../src/export/plan/index.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
+import { configErrorOf } from '../support/config-error.js';
 
 const ENV = { API_KEY: 'env-api-key-value-0001' };
 const SOURCE = {
@@ -29,15 +29,7 @@ function points(stream: Record<string, unknown>): DatapointsStreamConfig {
   return loaded;
 }
 
-function problem(stream: Record<string, unknown>): string {
-  try {
-    load(stream);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).message;
-  }
-  throw new Error(`expected a ConfigError for ${JSON.stringify(stream)}`);
-}
+const problem = (stream: Record<string, unknown>) => configErrorOf(() => load(stream)).message;
 
 describe('a datapoints stream in the job file', () => {
   it('defaults: every series, from 1900 (the platform\'s first time) to the run\'s start, raw points, 10 partitions', () => {

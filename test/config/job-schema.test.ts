@@ -5,8 +5,8 @@ import { stringify } from 'yaml';
 import { jobSchema } from '../../src/config/job-schema.js';
 import { type ConfigOverrides, loadConfig } from '../../src/config/load-config.js';
 import { Secret } from '../../src/util/secret.js';
-import { ConfigError } from '../../src/errors.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
+import { configErrorOf } from '../support/config-error.js';
 import { filterOf } from '../support/streams.js';
 
 const ENV = { API_KEY: 'env-api-key-value-0001' };
@@ -24,16 +24,8 @@ function load(job: Record<string, unknown>, overrides: ConfigOverrides = {}) {
   return loadConfig(file, ENV, overrides);
 }
 
-function configError(job: Record<string, unknown>, overrides: ConfigOverrides = {}): string {
-  try {
-    load(job, overrides);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    expect(error).toMatchObject({ code: 'E_CONFIG' });
-    return (error as ConfigError).message;
-  }
-  throw new Error(`expected a ConfigError for ${JSON.stringify(job)}`);
-}
+const configError = (job: Record<string, unknown>, overrides: ConfigOverrides = {}) =>
+  configErrorOf(() => load(job, overrides)).message;
 
 const withStream = (stream: Record<string, unknown>) => ({ streams: [{ resource: 'events', ...stream }] });
 

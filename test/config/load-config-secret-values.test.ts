@@ -4,8 +4,8 @@ import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load-config.js';
-import { ConfigError } from '../../src/errors.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
+import { configErrorOf } from '../support/config-error.js';
 
 afterEach(removeTempDirs);
 
@@ -54,15 +54,7 @@ function write(job: Job): string {
   return file;
 }
 
-function configError(file: string, env: Record<string, string>): ConfigError {
-  try {
-    loadConfig(file, env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error('expected a ConfigError');
-}
+const configError = (file: string, env: Record<string, string>) => configErrorOf(() => loadConfig(file, env));
 
 /** The value as it may show: itself, percent-encoded, inside a JSON string. */
 function forms(value: string): string[] {

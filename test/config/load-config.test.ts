@@ -5,9 +5,9 @@ import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { Secret } from '../../src/util/secret.js';
-import { ConfigError } from '../../src/errors.js';
 import { DEFAULT_RETRY } from '../../src/http/retry-policy.js';
 import { DEFAULT_TRANSPORT } from '../../src/http/transport.js';
+import { configErrorOf } from '../support/config-error.js';
 
 const dirs: string[] = [];
 
@@ -28,16 +28,7 @@ function configFile(text: string, name = 'job.yaml', dir = tempDir()): string {
   return file;
 }
 
-function configError(load: () => unknown): ConfigError {
-  try {
-    load();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    expect(error).toMatchObject({ code: 'E_CONFIG' });
-    return error as ConfigError;
-  }
-  throw new Error('expected a ConfigError');
-}
+const configError = configErrorOf;
 
 const BASE = 'https://acme.platform.example/api/v1/projects/acme';
 

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load-config.js';
-import { ConfigError } from '../../src/errors.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
+import { configErrorOf } from '../support/config-error.js';
 import { filterOf } from '../support/streams.js';
 
 /**
@@ -21,15 +21,7 @@ function load(stream: Record<string, unknown>) {
   return loadConfig(file, { K: 'key-value-0001' });
 }
 
-function refusal(stream: Record<string, unknown>): string {
-  try {
-    load(stream);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).message;
-  }
-  throw new Error(`expected a ConfigError for ${JSON.stringify(stream)}`);
-}
+const refusal = (stream: Record<string, unknown>) => configErrorOf(() => load(stream)).message;
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 

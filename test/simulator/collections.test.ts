@@ -9,7 +9,7 @@ import {
   startSimulator,
 } from '../../src/simulator/index.js';
 import { createFakeClock } from '../support/fake-clock.js';
-import { drain, listUrl, send } from '../support/http.js';
+import { drain, drainPost as drainPages, listUrl, send } from '../support/http.js';
 
 /**
  * The four collections beyond assets and events, as the simulator serves them: generated on
@@ -47,22 +47,9 @@ async function drainGet(resource: New, params: Record<string, string | number>):
   return (await drain(sim.baseUrl, `/${resource}`, params, AUTH)).flatMap((page) => page.items);
 }
 
-/** Every page of `POST /{resource}/list` with this body, following the cursor. */
+/** Every item of `POST /{resource}/list` with this body, following the cursor. */
 async function drainPost(resource: New, body: Record<string, unknown>): Promise<Item[]> {
-  const items: Item[] = [];
-  let cursor: string | undefined;
-  do {
-    const reply = await send(`${sim.baseUrl}/${resource}/list`, {
-      method: 'POST',
-      headers: JSON_AUTH,
-      body: JSON.stringify({ ...body, ...(cursor === undefined ? {} : { cursor }) }),
-    });
-    expect(reply.status, reply.text).toBe(200);
-    const page = reply.json<{ items: Item[]; nextCursor?: string }>();
-    items.push(...page.items);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return items;
+  return (await drainPages(sim.baseUrl, `/${resource}/list`, body, AUTH)).flatMap((page) => page.items);
 }
 
 async function count(resource: New, filter: Record<string, unknown>): Promise<number> {

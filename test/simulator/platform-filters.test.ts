@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseListBody } from '../../src/simulator/list-body.js';
 import { parseListQuery } from '../../src/simulator/query.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { send } from '../support/http.js';
+import { drainPost, send } from '../support/http.js';
 
 /**
  * The simulator serves events' `endTime: {isNull}`, `labels` (assets, files, relationships) and
@@ -23,20 +23,8 @@ type Keyed = { id?: number; externalId?: string };
 
 /** Every item of a POST /list with this filter, following cursors. */
 async function listAll(resource: string, filter: object): Promise<Keyed[]> {
-  const items: Keyed[] = [];
-  let cursor: string | undefined;
-  do {
-    const reply = await send(`${sim.baseUrl}/${resource}/list`, {
-      method: 'POST',
-      headers: HEADERS,
-      body: JSON.stringify({ limit: 1000, filter, ...(cursor === undefined ? {} : { cursor }) }),
-    });
-    expect(reply.status, reply.text).toBe(200);
-    const page = reply.json<{ items: Keyed[]; nextCursor?: string }>();
-    items.push(...page.items);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return items;
+  const pages = await drainPost<Keyed>(sim.baseUrl, `/${resource}/list`, { limit: 1000, filter }, HEADERS);
+  return pages.flatMap((page) => page.items);
 }
 
 async function counted(resource: string, filter: object): Promise<number> {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { createFakeClock } from '../support/fake-clock.js';
-import { drain, type Page, type Reply, send } from '../support/http.js';
+import { drain, drainPost as drainPages, type Page, type Reply, send } from '../support/http.js';
 
 /**
  * `POST /{resource}/list` on the simulator over loopback: the pages a GET chain gives, with the
@@ -32,18 +32,7 @@ function post(resource: string, body: unknown, headers: Record<string, string> =
 }
 
 /** Follows a POST chain to its end, the body repeated with only `cursor` changing. */
-async function drainPost(resource: string, body: Record<string, unknown>): Promise<Page[]> {
-  const pages: Page[] = [];
-  let cursor: string | undefined;
-  do {
-    const reply = await post(resource, cursor === undefined ? body : { ...body, cursor });
-    expect(reply.status, reply.text).toBe(200);
-    const page = reply.json<Page>();
-    pages.push(page);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return pages;
-}
+const drainPost = (resource: string, body: Record<string, unknown>) => drainPages(sim.baseUrl, `/${resource}/list`, body, AUTH);
 
 const itemsOf = (pages: readonly Page[]) => pages.flatMap((page) => page.items);
 

@@ -76,3 +76,29 @@ export async function drain<T = Record<string, unknown>>(
   } while (cursor !== undefined);
   return pages;
 }
+
+/**
+ * Follows a `POST {path}` chain (`/{resource}/list`) to its end, `body` repeated with only `cursor`
+ * added, and returns every page. Fails on any non-200 answer.
+ */
+export async function drainPost<T = Record<string, unknown>>(
+  baseUrl: string,
+  path: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string>,
+): Promise<Page<T>[]> {
+  const pages: Page<T>[] = [];
+  let cursor: string | undefined;
+  do {
+    const reply = await send(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify(cursor === undefined ? body : { ...body, cursor }),
+    });
+    if (reply.status !== 200) throw new Error(`POST ${path} answered ${reply.status}: ${reply.text}`);
+    const page = reply.json<Page<T>>();
+    pages.push(page);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return pages;
+}
