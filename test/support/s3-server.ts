@@ -1,11 +1,20 @@
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { afterAll } from 'vitest';
 import { tempDir } from './resume-harness.js';
+import {
+  abortShim,
+  conditionalPutShim,
+  describe,
+  type FsStore,
+  listTokenShim,
+  type Middleware,
+  serialDeleteShim,
+} from './s3rver-shims.js';
 
 /**
  * A loopback S3 server for tests: s3rver 4.0.4 (files on disk, one bucket), with an observer of requests
@@ -88,29 +97,6 @@ export const S3RVER_ACCESS = {
   credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
 } as const;
 
-// The untyped parts of s3rver (a Koa application) that this file uses.
-interface Ctx {
-  method: string;
-  path: string;
-  query: Record<string, string | string[] | undefined>;
-  status: number;
-  body: unknown;
-  type: string;
-  respond: boolean;
-  req: IncomingMessage;
-  res: ServerResponse;
-  store: FsStore;
-}
-type Middleware = (ctx: Ctx, next: () => Promise<void>) => Promise<void>;
-interface ListResult {
-  objects: { key: string }[];
-  isTruncated?: boolean;
-}
-interface FsStore {
-  listObjects(bucket: string, options: { startAfter?: string }): Promise<ListResult>;
-  deleteObject(bucket: string, key: string): Promise<void>;
-  existsObject(bucket: string, key: string): Promise<boolean>;
-}
 interface S3rver {
   middleware: Middleware[];
   store: FsStore;
@@ -261,131 +247,4 @@ class Observer {
 function takeFirst<T extends { match: (request: S3Request) => boolean }>(list: T[], request: S3Request): T | undefined {
   const index = list.findIndex((entry) => entry.match(request));
   return index < 0 ? undefined : list.splice(index, 1)[0];
-}
-
-function describe(ctx: Ctx): S3Request {
-  const query = Object.fromEntries(
-    Object.entries(ctx.query).map(([name, value]) => [name, Array.isArray(value) ? value[0] ?? '' : value ?? '']),
-  );
-  const [, bucket = '', ...rest] = ctx.path.split('/');
-  const key = rest.map((segment) => decodeURIComponent(segment)).join('/');
-  return { operation: operationOf(ctx.method, bucket, key, query), method: ctx.method, key, query, status: 0 };
-}
-
-function operationOf(method: string, bucket: string, key: string, query: Record<string, string>): string {
-  if (bucket === '') return method === 'GET' ? 'ListBuckets' : method;
-  if (key === '') {
-    if (method === 'GET') return query['list-type'] === '2' ? 'ListObjectsV2' : 'ListObjects';
-    if (method === 'POST' && 'delete' in query) return 'DeleteObjects';
-    return { PUT: 'CreateBucket', HEAD: 'HeadBucket', DELETE: 'DeleteBucket' }[method] ?? method;
-  }
-  if (method === 'PUT') return 'partNumber' in query ? 'UploadPart' : 'PutObject';
-  if (method === 'POST') return 'uploads' in query ? 'CreateMultipartUpload' : 'CompleteMultipartUpload';
-  if (method === 'DELETE') return 'uploadId' in query ? 'AbortMultipartUpload' : 'DeleteObject';
-  return method === 'HEAD' ? 'HeadObject' : 'GetObject';
-}
-
-function s3Error(ctx: Ctx, status: number, code: string, message: string): void {
-  ctx.status = status;
-  ctx.body = { Error: { Code: code, Message: message } };
-}
-
-/** AbortMultipartUpload: drops the upload's folder (its parts) if the upload exists for that key. */
-function abortShim(uploadsDir: string): Middleware {
-  return async (ctx, next) => {
-    const request = describe(ctx);
-    if (request.operation !== 'AbortMultipartUpload') return next();
-    const uploadId = request.query.uploadId ?? '';
-    const dir = join(uploadsDir, uploadId);
-    const known = /^[0-9a-f]+$/.test(uploadId) && existsSync(join(dir, 'key'));
-    if (!known || readFileSync(join(dir, 'key'), 'utf8') !== request.key) {
-      s3Error(ctx, 404, 'NoSuchUpload', 'The specified upload does not exist.');
-      return Promise.resolve();
-    }
-    rmSync(dir, { recursive: true, force: true });
-    ctx.status = 204;
-    return Promise.resolve();
-  };
-}
-
-const TOKEN_PREFIX = 'shim:';
-
-/** ListObjectsV2 pagination with tokens of its own (base64url of the last key) instead of s3rver's DES ones. */
-const listTokenShim: Middleware = async (ctx, next) => {
-  const request = describe(ctx);
-  if (request.operation !== 'ListObjectsV2') return next();
-  const token = request.query['continuation-token'];
-  let startAfter: string | undefined;
-  if (token !== undefined) {
-    // The signature covers the query, which changes here; s3rver checks signatures only when asked to.
-    startAfter = Buffer.from(token.slice(TOKEN_PREFIX.length), 'base64url').toString('utf8');
-    const { 'continuation-token': _token, ...rest } = ctx.query;
-    ctx.query = { ...rest, 'start-after': startAfter };
-  }
-  const real = ctx.store;
-  let lastKey: string | undefined;
-  ctx.store = Object.create(real, {
-    listObjects: {
-      value: async (bucket: string, options: { startAfter?: string }) => {
-        const result = await real.listObjects(bucket, options);
-        if (result.isTruncated !== true) return result;
-        lastKey = result.objects.at(-1)?.key;
-        return { ...result, isTruncated: false };
-      },
-    },
-  }) as FsStore;
-  await next();
-  const body = (ctx.body as { ListBucketResult?: Record<string, unknown> } | undefined)?.ListBucketResult;
-  if (body === undefined) return;
-  if (token !== undefined) {
-    body.ContinuationToken = token;
-    body.StartAfter = undefined;
-  }
-  if (lastKey !== undefined) {
-    body.IsTruncated = true;
-    body.NextContinuationToken = TOKEN_PREFIX + Buffer.from(lastKey).toString('base64url');
-  }
-};
-
-/** DeleteObjects: s3rver's deletions, one at a time. */
-const serialDeleteShim: Middleware = async (ctx, next) => {
-  if (describe(ctx).operation !== 'DeleteObjects') return next();
-  const real = ctx.store;
-  let queue = Promise.resolve();
-  ctx.store = Object.create(real, {
-    deleteObject: {
-      value: (bucket: string, key: string) => (queue = queue.then(() => real.deleteObject(bucket, key))),
-    },
-  }) as FsStore;
-  return next();
-};
-
-/**
- * PutObject with `If-None-Match: *` (S3's conditional write, which s3rver ignores): 412
- * PreconditionFailed when the object exists, as S3 answers. Conditional puts of one key are served
- * one after another, so that two at once cannot both create it.
- */
-function conditionalPutShim(): Middleware {
-  const queues = new Map<string, Promise<void>>();
-  return async (ctx, next) => {
-    const request = describe(ctx);
-    if (request.operation !== 'PutObject' || ctx.req.headers['if-none-match'] !== '*') return next();
-    const bucket = ctx.path.split('/')[1] ?? '';
-    const before = queues.get(request.key) ?? Promise.resolve();
-    let done = () => {};
-    const mine = new Promise<void>((resolve) => (done = resolve));
-    queues.set(request.key, before.then(() => mine));
-    await before;
-    try {
-      if (await ctx.store.existsObject(bucket, request.key)) {
-        ctx.req.resume();
-        await finished(ctx.req);
-        s3Error(ctx, 412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold');
-        return;
-      }
-      await next();
-    } finally {
-      done();
-    }
-  };
 }
