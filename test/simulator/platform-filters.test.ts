@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LABELS } from '../../src/simulator/dataset/vocabulary.js';
 import { parseListBody } from '../../src/simulator/list-body.js';
 import { parseListQuery } from '../../src/simulator/query.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
@@ -73,6 +75,16 @@ describe('labels', () => {
       const twice = generated<Labelled>(resource, (item) => (item.labels?.length ?? 0) === 2);
       expect(twice.length, resource).toBeGreaterThan(0);
     }
+  });
+
+  it('docs/simulator.md names the labels it serves, to write a rehearsal\'s filter with', () => {
+    const page = readFileSync(new URL('../../docs/simulator.md', import.meta.url), 'utf8');
+    const served = new Set<string>();
+    for (const resource of ['assets', 'files', 'relationships'] as const) {
+      generated<Labelled>(resource, (item) => (item.labels ?? []).every((label) => served.add(label.externalId)));
+    }
+    expect([...served].sort()).toEqual([...LABELS].sort());
+    for (const label of LABELS) expect(page).toContain(`\`${label}\``);
   });
 
   it.each(['assets', 'files', 'relationships'] as const)('%s: containsAny and containsAll list and count what they mean', async (resource) => {
