@@ -92,9 +92,9 @@ const stringValue = (maxLength: number) =>
   z.string().min(1).max(maxLength, `at most ${maxLength} characters, as the platform accepts`);
 
 /** A list the platform bounds: 1 to `maxItems` entries. */
-const listOf = <T extends z.ZodType>(entry: T, maxItems: number) =>
+const listOf = <T extends z.ZodType>(entry: T, maxItems: number, expected?: string) =>
   z
-    .array(entry)
+    .array(entry, expected === undefined ? undefined : { error: expected })
     .min(1, 'give at least one, or leave the filter out')
     .max(maxItems, `at most ${maxItems} entries, as the platform accepts`);
 
@@ -175,7 +175,7 @@ const label = z
  */
 const labelFilter = (maxItems: number) =>
   z
-    .strictObject(Object.fromEntries(LABEL_MATCHES.map((match) => [match, listOf(label, maxItems).optional()])), {
+    .strictObject(Object.fromEntries(LABEL_MATCHES.map((match) => [match, listOf(label, maxItems, `expected a list of labels, e.g. ${match}: [pump, critical]`).optional()])), {
       error: 'expected {containsAny: [label, ...]} or {containsAll: [label, ...]}',
     })
     .refine((value) => LABEL_MATCHES.filter((match) => value[match] !== undefined).length === 1, {

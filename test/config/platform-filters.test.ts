@@ -65,6 +65,7 @@ describe('labels (assets, files, relationships)', () => {
     ['101 labels', { containsAny: Array.from({ length: 101 }, (_, i) => `l${i}`) }, /at most 100 entries/],
     ['an externalId of 256 characters', { containsAll: ['x'.repeat(256)] }, /containsAll\.0: .*255/],
     ['a number', { containsAny: [5] }, /containsAny\.0: expected a label's externalId/],
+    ['a string for the list', { containsAll: 'pump' }, /containsAll: expected a list of labels, e\.g\. containsAll: \[pump, critical\]/],
     ['another key', { containsNone: ['a'] }, /containsNone|containsAny/],
     ['a bare list', ['a'], /expected \{containsAny: \[label, \.\.\.\]\} or \{containsAll/],
   ])('refuses %s, naming the key', (_, labels, pattern) => {
