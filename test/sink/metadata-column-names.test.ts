@@ -1,28 +1,17 @@
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { metadataColumnName } from '../../src/resources/index.js';
 import { ParquetShardWriter } from '../../src/sink/parquet/parquet-writer.js';
-import { type Duck, openDuck, parquetAt } from '../support/export-duckdb.js';
-import { removeTempDirs, tempDir } from '../support/export-harness.js';
-import { newParquetDeps } from '../support/parquet-deps.js';
+import { parquetAt } from '../support/export-duckdb.js';
+import { tempDir } from '../support/export-harness.js';
+import { parquetSuite } from '../support/parquet-deps.js';
 
 /**
  * The Parquet columns `metadataColumns` keys become keep their Unicode letters and digits, and
  * DuckDB reads them back by those names.
  */
-let duck: Duck;
-const parquet = newParquetDeps();
-
-beforeAll(async () => {
-  duck = await openDuck();
-});
-
-afterAll(async () => {
-  duck.close();
-  await parquet.encoders.close();
-});
-
-afterEach(removeTempDirs);
+const suite = parquetSuite();
+const { parquet } = suite;
 
 describe('metadataColumnName', () => {
   it.each([
@@ -67,12 +56,12 @@ describe('Parquet columns named by Unicode metadata keys', () => {
     await writer.append(items);
     await writer.commit();
 
-    const names = (await duck.rows(`DESCRIBE SELECT * FROM ${parquetAt(path)}`)).map((row) => String(row.column_name));
+    const names = (await suite.duck.rows(`DESCRIBE SELECT * FROM ${parquetAt(path)}`)).map((row) => String(row.column_name));
     const added = ['metadata_ключ', 'metadata_温度', 'metadata_तापमान', 'metadata_Température', 'metadata_a_b_c', 'metadata_it_s__x_'];
     expect(names.slice(-keys.length - 1)).toEqual([...added, 'extra']);
     for (const [k, key] of keys.entries()) {
       const literal = `'${key.replaceAll("'", "''")}'`;
-      const row = await duck.one(
+      const row = await suite.duck.one(
         `SELECT count(*) FILTER (WHERE "${added[k]}" IS NOT DISTINCT FROM metadata[${literal}]) AS same, count("${added[k]}") AS set FROM ${parquetAt(path)}`,
       );
       expect(Number(row.same), added[k]).toBe(items.length);

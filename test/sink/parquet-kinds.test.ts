@@ -1,11 +1,11 @@
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { OutputConfig, Resource } from '../../src/config/job-schema.js';
 import { BadItemError } from '../../src/errors.js';
 import { ParquetShardWriter } from '../../src/sink/parquet/parquet-writer.js';
-import { type Duck, expectedDuckColumns, openDuck, parquetAt, parquetItems } from '../support/export-duckdb.js';
-import { removeTempDirs, sql, tempDir } from '../support/export-harness.js';
-import { newParquetDeps } from '../support/parquet-deps.js';
+import { expectedDuckColumns, parquetAt, parquetItems } from '../support/export-duckdb.js';
+import { sql, tempDir } from '../support/export-harness.js';
+import { parquetSuite } from '../support/parquet-deps.js';
 
 /**
  * The column kinds the other collections brought: BOOLEAN, DOUBLE and sequences' LIST<STRUCT>,
@@ -16,30 +16,19 @@ type Item = Record<string, unknown>;
 const OPTIONS: OutputConfig['parquet'] = { compression: 'zstd', rowGroupRows: 1000 };
 const T = Date.UTC(2024, 4, 1);
 
-let duck: Duck;
-const parquet = newParquetDeps();
-
-beforeAll(async () => {
-  duck = await openDuck();
-});
-
-afterAll(async () => {
-  duck.close();
-  await parquet.encoders.close();
-});
-
-afterEach(removeTempDirs);
+const suite = parquetSuite();
+const { parquet } = suite;
 
 async function roundTrip(resource: Resource, items: readonly Item[], pageSize = 7) {
   const path = join(tempDir('bulk-extract-kinds-'), '000000.parquet');
   const writer = await ParquetShardWriter.create(path, resource, OPTIONS, parquet);
   for (let i = 0; i < items.length; i += pageSize) await writer.append(items.slice(i, i + pageSize));
   await writer.commit();
-  return { path, back: await parquetItems(duck, resource, path) };
+  return { path, back: await parquetItems(suite.duck, resource, path) };
 }
 
 async function describeFile(path: string) {
-  const rows = await duck.rows(`DESCRIBE SELECT * FROM ${parquetAt(path)}`);
+  const rows = await suite.duck.rows(`DESCRIBE SELECT * FROM ${parquetAt(path)}`);
   return rows.map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
 }
 
@@ -114,19 +103,19 @@ describe('Parquet column kinds of the other collections, read back by DuckDB', (
       { id: 2 },
       { id: 3, columns: [{ valueType: 'LONG' }] },
     ]);
-    const rows = await duck.rows(`SELECT id, len(columns) AS n FROM ${parquetAt(path)} ORDER BY id`);
+    const rows = await suite.duck.rows(`SELECT id, len(columns) AS n FROM ${parquetAt(path)} ORDER BY id`);
     expect(rows.map((row) => [Number(row.id), row.n === null ? null : Number(row.n)])).toEqual([
       [1, 0],
       [2, null],
       [3, 1],
     ]);
-    const unnested = await duck.rows(`SELECT unnest(columns).valueType AS t FROM ${parquetAt(path)}`);
+    const unnested = await suite.duck.rows(`SELECT unnest(columns).valueType AS t FROM ${parquetAt(path)}`);
     expect(unnested.map((row) => row.t)).toEqual(['LONG']);
   });
 
   it('labels: LIST<VARCHAR> of their externalIds, which SQL filters on; empty stays empty, absent NULL', async () => {
     const { path } = await roundTrip('assets', Array.from({ length: 6 }, (_, i) => asset(i)));
-    const rows = await duck.rows(`SELECT id, labels, list_contains(labels, 'critical') AS critical FROM ${parquetAt(path)} ORDER BY id`);
+    const rows = await suite.duck.rows(`SELECT id, labels, list_contains(labels, 'critical') AS critical FROM ${parquetAt(path)} ORDER BY id`);
     const labels = (row: (typeof rows)[number]) =>
       (row.labels === null ? null : (row.labels as { items: unknown[] }).items);
     expect(rows.map((row) => [row.critical, labels(row)])).toEqual([
@@ -137,19 +126,19 @@ describe('Parquet column kinds of the other collections, read back by DuckDB', (
       [true, ['pump', 'critical']],
       [false, []],
     ]);
-    const extra = await duck.rows(`SELECT extra FROM ${parquetAt(path)} WHERE extra IS NOT NULL`);
+    const extra = await suite.duck.rows(`SELECT extra FROM ${parquetAt(path)} WHERE extra IS NOT NULL`);
     expect(extra.map((row) => Object.keys(JSON.parse(String(row.extra)) as object))).toEqual([['geoLocation'], ['geoLocation']]);
   });
 
   it('sequences: a column\'s id is a field of the struct', async () => {
     const { path } = await roundTrip('sequences', [sequence(2)]);
-    const ids = await duck.rows(`SELECT unnest(columns).id AS id FROM ${parquetAt(path)}`);
+    const ids = await suite.duck.rows(`SELECT unnest(columns).id AS id FROM ${parquetAt(path)}`);
     expect(ids.map((row) => Number(row.id))).toEqual([90_016, 90_017]);
   });
 
   it('relationships: the key externalId is the first column and required', async () => {
     const { path } = await roundTrip('relationships', [relationship(1)]);
-    const schema = await duck.rows(`SELECT name, repetition_type FROM parquet_schema(${sql(path)}) WHERE name = 'externalId'`);
+    const schema = await suite.duck.rows(`SELECT name, repetition_type FROM parquet_schema(${sql(path)}) WHERE name = 'externalId'`);
     expect(schema).toEqual([{ name: 'externalId', repetition_type: 'REQUIRED' }]);
   });
 

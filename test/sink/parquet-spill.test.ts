@@ -1,7 +1,7 @@
 import { readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Table, tableFromIPC, tableToIPC } from 'apache-arrow';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { OutputConfig, Resource } from '../../src/config/job-schema.js';
 import { collectionEncodings, type EncodeJob } from '../../src/sink/parquet/encode.js';
 import { EncoderPool } from '../../src/sink/parquet/encoder-pool.js';
@@ -15,9 +15,9 @@ import {
 import { PageItems, scanPage } from '../../src/page/index.js';
 import { RowGroupBuilder } from '../../src/sink/parquet/row-group.js';
 import { readSpill, SpillFile } from '../../src/sink/parquet/spill.js';
-import { asNumber, type Duck, openDuck, parquetItems } from '../support/export-duckdb.js';
-import { removeTempDirs, sha256File, sql, tempDir } from '../support/export-harness.js';
-import { newParquetDeps } from '../support/parquet-deps.js';
+import { asNumber, parquetItems } from '../support/export-duckdb.js';
+import { sha256File, sql, tempDir } from '../support/export-harness.js';
+import { newParquetDeps, parquetSuite } from '../support/parquet-deps.js';
 
 /**
  * The Parquet path through a spill file: rows go to `<shard>.spill.inprogress` as Arrow IPC
@@ -30,20 +30,9 @@ type Item = Record<string, unknown>;
 const SPILL_SUFFIX = '.spill.inprogress';
 const ZSTD_1K: OutputConfig['parquet'] = { compression: 'zstd', rowGroupRows: 1000 };
 
-let duck: Duck;
-/** The encoder threads and learned sizes the file's writers share, as those of one sink. */
-const parquet = newParquetDeps();
-
-beforeAll(async () => {
-  duck = await openDuck();
-});
-
-afterAll(async () => {
-  duck.close();
-  await parquet.encoders.close();
-});
-
-afterEach(removeTempDirs);
+/** The encoder threads and learned sizes the file's writers share, as those of one sink; DuckDB. */
+const suite = parquetSuite();
+const { parquet } = suite;
 
 /** An event of writer `w`, row `i`: ids and texts differ per writer, so files cannot be swapped. */
 function event(i: number, w = 0): Item {
@@ -77,7 +66,7 @@ function pagesOf(items: readonly Item[], size: number): Item[][] {
 }
 
 async function rowGroups(path: string): Promise<number[]> {
-  const groups = await duck.rows(
+  const groups = await suite.duck.rows(
     `SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(${sql(path)}) ORDER BY row_group_id`,
   );
   return groups.map((g) => asNumber(g.row_group_num_rows));
@@ -149,7 +138,7 @@ describe('ParquetShardWriter through the spill file', () => {
     expect(committed.sha256).toBe(sha256File(path));
 
     expect(await rowGroups(path)).toEqual([10_000, 10_000, 5000]);
-    const read = await parquetItems(duck, 'events', path);
+    const read = await parquetItems(suite.duck, 'events', path);
     expect(read.map((item) => item.id)).toEqual(items.map((item) => item.id));
     expect(read.map((item) => [item.externalId, item.startTime, item.description])).toEqual(
       items.map((item) => [item.externalId, item.startTime, item.description]),
@@ -178,7 +167,7 @@ describe('ParquetShardWriter through the spill file', () => {
       const groups = await rowGroups(path);
       expect(groups.length, `writer ${w}`).toBe(Math.ceil(items.length / 1000));
       expect(groups.reduce((a, b) => a + b, 0)).toBe(items.length);
-      expect(await parquetItems(duck, 'events', path), `writer ${w}`).toEqual(items);
+      expect(await parquetItems(suite.duck, 'events', path), `writer ${w}`).toEqual(items);
     }
   });
 
@@ -300,7 +289,7 @@ describe('EncoderPool', () => {
     for (const { w, items } of inputs) {
       const out = join(dir, `${w}.parquet`);
       writeFileSync(out, Buffer.concat(files[w]!));
-      expect(await parquetItems(duck, 'events', out), `job ${w}`).toEqual(items);
+      expect(await parquetItems(suite.duck, 'events', out), `job ${w}`).toEqual(items);
     }
   });
 
@@ -337,7 +326,7 @@ describe('EncoderPool', () => {
       // The same thread encodes the next job; once it is done, no late chunk of the failed job came.
       const good = await writeSpill(join(dir, 'good.spill'), pagesOf(events(2000, 1), 1000));
       await encodeTo(pool, jobOf(good), join(dir, 'good.parquet'));
-      expect(await parquetItems(duck, 'events', join(dir, 'good.parquet'))).toEqual(events(2000, 1));
+      expect(await parquetItems(suite.duck, 'events', join(dir, 'good.parquet'))).toEqual(events(2000, 1));
       expect(chunks, 'a chunk of the failed job after its rejection').toBe(chunksAtRejection);
     },
   );
@@ -372,7 +361,7 @@ describe('EncoderPool', () => {
 
     const good = await writeSpill(join(dir, 'b.spill'), pagesOf(events(2500, 2), 1000));
     await encodeTo(pool, jobOf(good), join(dir, 'b.parquet'));
-    expect(await parquetItems(duck, 'events', join(dir, 'b.parquet'))).toEqual(events(2500, 2));
+    expect(await parquetItems(suite.duck, 'events', join(dir, 'b.parquet'))).toEqual(events(2500, 2));
   });
 
   it('a spill file that does not exist rejects naming it and ENOENT, and the pool goes on', async () => {
@@ -384,7 +373,7 @@ describe('EncoderPool', () => {
     expect(error.message).toMatch(/ENOENT/);
     const good = await writeSpill(join(dir, 'c.spill'), [events(10)]);
     await encodeTo(pool, jobOf(good), join(dir, 'c.parquet'));
-    expect(await parquetItems(duck, 'events', join(dir, 'c.parquet'))).toEqual(events(10));
+    expect(await parquetItems(suite.duck, 'events', join(dir, 'c.parquet'))).toEqual(events(10));
   });
 
   // Not covered: a worker thread that dies mid-job (EncoderPool.onExit). Nothing outside the pool

@@ -1,33 +1,22 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBValue } from '@duckdb/node-api';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { OutputConfig, Resource } from '../../src/config/job-schema.js';
 import { BadItemError } from '../../src/errors.js';
 import { ParquetShardWriter } from '../../src/sink/parquet/parquet-writer.js';
-import { asNumber, type Duck, openDuck, parquetAt, parquetItems } from '../support/export-duckdb.js';
-import { removeTempDirs, sha256File, sql, tempDir } from '../support/export-harness.js';
-import { newParquetDeps } from '../support/parquet-deps.js';
+import { asNumber, openDuck, parquetAt, parquetItems } from '../support/export-duckdb.js';
+import { sha256File, sql, tempDir } from '../support/export-harness.js';
+import { parquetSuite } from '../support/parquet-deps.js';
 
 type Item = Record<string, unknown>;
 
 const ZSTD: OutputConfig['parquet'] = { compression: 'zstd', rowGroupRows: 1000 };
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
-let duck: Duck;
-/** The encoder threads and learned sizes the file's writers share, as those of one sink. */
-const parquet = newParquetDeps();
-
-beforeAll(async () => {
-  duck = await openDuck();
-});
-
-afterAll(async () => {
-  duck.close();
-  await parquet.encoders.close();
-});
-
-afterEach(removeTempDirs);
+/** The encoder threads and learned sizes the file's writers share, as those of one sink; DuckDB. */
+const suite = parquetSuite();
+const { parquet } = suite;
 
 function event(i: number, fields: Item = {}): Item {
   return {
@@ -65,7 +54,7 @@ function pagesOf(items: readonly Item[], size: number): Item[][] {
 }
 
 async function compressions(path: string): Promise<string[]> {
-  const rows = await duck.rows(`SELECT DISTINCT compression FROM parquet_metadata(${sql(path)})`);
+  const rows = await suite.duck.rows(`SELECT DISTINCT compression FROM parquet_metadata(${sql(path)})`);
   return rows.map((row) => String(row.compression));
 }
 
@@ -74,11 +63,11 @@ describe('ParquetShardWriter: row groups', () => {
     const items = Array.from({ length: 3500 }, (_, i) => event(i));
     const { path, committed } = await writeFile(pagesOf(items, 100));
     expect(committed).toMatchObject({ path, format: 'parquet', rows: 3500 });
-    const groups = await duck.rows(
+    const groups = await suite.duck.rows(
       `SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(${sql(path)}) ORDER BY row_group_id`,
     );
     expect(groups.map((g) => asNumber(g.row_group_num_rows))).toEqual([1000, 1000, 1000, 500]);
-    const row = await duck.one(`SELECT count(*) AS c, sum(id) AS s FROM ${parquetAt(path)}`);
+    const row = await suite.duck.one(`SELECT count(*) AS c, sum(id) AS s FROM ${parquetAt(path)}`);
     expect(asNumber(row.c)).toBe(3500);
     expect(row.s).toBe(BigInt(3500) * 1_000_000_000_000n + (3499n * 3500n) / 2n);
   });
@@ -86,7 +75,7 @@ describe('ParquetShardWriter: row groups', () => {
   it('keeps the rows in order across row groups', async () => {
     const items = Array.from({ length: 2500 }, (_, i) => event(i));
     const { path } = await writeFile(pagesOf(items, 333));
-    const read = await parquetItems(duck, 'events', path);
+    const read = await parquetItems(suite.duck, 'events', path);
     expect(read.map((item) => item.id)).toEqual(items.map((item) => item.id));
     expect(read).toEqual(items);
   });
@@ -113,7 +102,7 @@ describe('ParquetShardWriter: row groups', () => {
       expect(readdirSync(dir)).toEqual([]);
     } else {
       expect(outcome).toMatchObject({ rows: 0 });
-      const row = await duck.one(`SELECT count(*) AS c FROM ${parquetAt(path)}`);
+      const row = await suite.duck.one(`SELECT count(*) AS c FROM ${parquetAt(path)}`);
       expect(asNumber(row.c)).toBe(0);
     }
   });
@@ -129,7 +118,7 @@ describe('ParquetShardWriter: values round-trip', () => {
     delete items[1]!.assetIds;
     delete items[1]!.metadata;
     const { path } = await writeFile([items]);
-    const rows = await duck.rows(
+    const rows = await suite.duck.rows(
       `SELECT id, assetIds IS NULL AS listNull, len(assetIds) AS listLen, metadata IS NULL AS mapNull, cardinality(metadata) AS mapLen FROM ${parquetAt(path)} ORDER BY id`,
     );
     const orNull = (value: DuckDBValue | undefined) => (value === null ? null : asNumber(value));
@@ -138,13 +127,13 @@ describe('ParquetShardWriter: values round-trip', () => {
       [true, null, true, null],
       [false, 1, false, 1],
     ]);
-    expect(await parquetItems(duck, 'events', path)).toEqual(items);
+    expect(await parquetItems(suite.duck, 'events', path)).toEqual(items);
   });
 
   it('absent optional fields are NULL, not empty strings or zeros', async () => {
     const item: Item = { id: 42 };
     const { path } = await writeFile([[item]]);
-    const row = await duck.one(`SELECT * FROM ${parquetAt(path)}`);
+    const row = await suite.duck.one(`SELECT * FROM ${parquetAt(path)}`);
     for (const [key, value] of Object.entries(row)) {
       if (key !== 'id') expect(value, key).toBeNull();
     }
@@ -168,14 +157,14 @@ describe('ParquetShardWriter: values round-trip', () => {
       event(i, { externalId: text, description: text, metadata: { [text || 'empty']: text, [`k${i} "q"`]: `v\n${text}` } }),
     );
     const { path } = await writeFile([items.slice(0, 4), items.slice(4)]);
-    const rows = await duck.rows(`SELECT id, externalId, description, to_json(metadata)::VARCHAR AS m FROM ${parquetAt(path)} ORDER BY id`);
+    const rows = await suite.duck.rows(`SELECT id, externalId, description, to_json(metadata)::VARCHAR AS m FROM ${parquetAt(path)} ORDER BY id`);
     rows.forEach((row, i) => {
       expect(row.externalId).toBe(texts[i]);
       expect(row.description).toBe(texts[i]);
       expect(JSON.parse(String(row.m))).toEqual(items[i]?.metadata);
     });
     const text = texts[0]!;
-    const lookup = await duck.one(`SELECT metadata[${sql(text)}] AS v FROM ${parquetAt(path)} WHERE id = ${String(items[0]?.id)}`);
+    const lookup = await suite.duck.one(`SELECT metadata[${sql(text)}] AS v FROM ${parquetAt(path)} WHERE id = ${String(items[0]?.id)}`);
     expect(lookup.v).toBe(text);
   });
 
@@ -185,7 +174,7 @@ describe('ParquetShardWriter: values round-trip', () => {
       event(i, { id: value, dataSetId: value, assetIds: [value, MAX_SAFE - i, 0], startTime: value }),
     );
     const { path } = await writeFile([items]);
-    const rows = await duck.rows(
+    const rows = await suite.duck.rows(
       `SELECT id::VARCHAR AS id, dataSetId::VARCHAR AS ds, array_to_string(assetIds, ',') AS a, epoch_ms(startTime)::VARCHAR AS st FROM ${parquetAt(path)}`,
     );
     expect(rows.map((r) => [r.id, r.ds, r.a, r.st])).toEqual(
@@ -195,7 +184,7 @@ describe('ParquetShardWriter: values round-trip', () => {
 
   it('negative times (before 1970) round-trip', async () => {
     const { path } = await writeFile([[event(1, { startTime: -1, endTime: -86_400_000 * 365 - 123 })]]);
-    const row = await duck.one(`SELECT epoch_ms(startTime) AS s, epoch_ms(endTime) AS e FROM ${parquetAt(path)}`);
+    const row = await suite.duck.one(`SELECT epoch_ms(startTime) AS s, epoch_ms(endTime) AS e FROM ${parquetAt(path)}`);
     expect([row.s, row.e]).toEqual([-1n, BigInt(-86_400_000 * 365 - 123)]);
   });
 
@@ -214,7 +203,7 @@ describe('ParquetShardWriter: values round-trip', () => {
     } finally {
       local.close();
     }
-    const schema = await duck.rows(`SELECT name, type, converted_type, logical_type, duckdb_type FROM parquet_schema(${sql(path)})`);
+    const schema = await suite.duck.rows(`SELECT name, type, converted_type, logical_type, duckdb_type FROM parquet_schema(${sql(path)})`);
     for (const name of ['startTime', 'endTime', 'createdTime', 'lastUpdatedTime']) {
       const column = schema.find((c) => c.name === name);
       expect(column?.type, name).toBe('INT64');
@@ -244,7 +233,7 @@ describe('ParquetShardWriter: values round-trip', () => {
     };
     const plain: Item = { id: 8, name: 'Pump 2', rootId: 7, parentId: 7, createdTime: 1, lastUpdatedTime: 2 };
     const { path } = await writeFile([[asset, plain]], ZSTD, 'assets');
-    const rows = await duck.rows(`SELECT id, extra FROM ${parquetAt(path)} ORDER BY id`);
+    const rows = await suite.duck.rows(`SELECT id, extra FROM ${parquetAt(path)} ORDER BY id`);
     expect(JSON.parse(String(rows[0]?.extra))).toEqual({
       geoLocation: { type: 'Point', coordinates: [10.5, 59.9] },
       aliases: ['a', 'ü'],
@@ -252,7 +241,7 @@ describe('ParquetShardWriter: values round-trip', () => {
       nothing: null,
     });
     expect(rows[1]?.extra).toBeNull();
-    expect(await parquetItems(duck, 'assets', path)).toEqual([asset, plain]);
+    expect(await parquetItems(suite.duck, 'assets', path)).toEqual([asset, plain]);
   });
 });
 
@@ -372,12 +361,12 @@ describe('ParquetShardWriter: compression', () => {
     const [ca, cb] = await Promise.all([a.commit(), b.commit()]);
     expect(await compressions(ca.path)).toEqual(['ZSTD']);
     expect(await compressions(cb.path)).toEqual(['SNAPPY']);
-    expect(await parquetItems(duck, 'events', cb.path)).toEqual(items);
+    expect(await parquetItems(suite.duck, 'events', cb.path)).toEqual(items);
   });
 
   it('ids and times are delta encoded, and externalId (unique) has no dictionary; other strings do', async () => {
     const { path } = await writeFile(pagesOf(items, 400));
-    const rows = await duck.rows(
+    const rows = await suite.duck.rows(
       `SELECT path_in_schema AS col, string_agg(DISTINCT encodings, ',') AS encodings FROM parquet_metadata(${sql(path)}) ` +
       'WHERE path_in_schema IN (\'id\', \'startTime\', \'externalId\', \'type\') GROUP BY col ORDER BY col',
     );

@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { OutputConfig } from '../../src/config/job-schema.js';
 import { OutputError } from '../../src/errors.js';
 import { pointColumns, type PointsShape } from '../../src/resources/index.js';
@@ -8,9 +8,8 @@ import { PointsParquetWriter } from '../../src/sink/datapoints/points-parquet-wr
 import { runRowsFor } from '../../src/sink/datapoints/point-table.js';
 import { type PointBatch, PointList } from '../../src/sink/index.js';
 import { parquetRows, unsortedRows } from '../support/datapoints-export.js';
-import { type Duck, openDuck } from '../support/export-duckdb.js';
-import { removeTempDirs, sha256File, sql, tempDir } from '../support/export-harness.js';
-import { newParquetDeps } from '../support/parquet-deps.js';
+import { sha256File, sql, tempDir } from '../support/export-harness.js';
+import { parquetSuite } from '../support/parquet-deps.js';
 import {
   AGGREGATES,
   comparable,
@@ -31,19 +30,8 @@ import {
 const ZSTD: OutputConfig['parquet'] = { compression: 'zstd', rowGroupRows: 1000 };
 const RUNS = '000000.parquet.runs.inprogress';
 
-let duck: Duck;
-const parquet = newParquetDeps();
-
-beforeAll(async () => {
-  duck = await openDuck();
-});
-
-afterAll(async () => {
-  duck.close();
-  await parquet.encoders.close();
-});
-
-afterEach(removeTempDirs);
+const suite = parquetSuite();
+const { parquet } = suite;
 
 /** Writes `batches` into a shard of a new folder with runs of `runRows` (undefined: the default) and commits it. */
 async function writeShard(batches: readonly PointBatch[], shape: PointsShape, runRows?: number) {
@@ -85,15 +73,15 @@ describe('a shard through sorted runs', () => {
     const { granularity } = shape;
     const withGranularity = (row: PointRow) => (granularity === undefined ? row : { ...row, granularity });
     const expected = sortedRows(batches, shape).map(withGranularity);
-    const rows = await parquetRows(duck, inMemory.dir);
+    const rows = await parquetRows(suite.duck, inMemory.dir);
     expect(rows.length).toBe(expected.length);
     expect(comparable(rows)).toEqual(comparable(expected));
-    expect(await unsortedRows(duck, inMemory.dir)).toBe(0);
+    expect(await unsortedRows(suite.duck, inMemory.dir)).toBe(0);
   });
 
   it('keeps the Parquet schema: types, required columns, delta-encoded ids, times and counts, plain doubles', async () => {
     const { path } = await writeShard(randomBatches({ seed: 13, series: 20, points: 300, kind: 'aggregates' }), AGGREGATES, 7);
-    const schema = await duck.rows(`SELECT name, type, repetition_type, converted_type FROM parquet_schema(${sql(path)}) WHERE type IS NOT NULL`);
+    const schema = await suite.duck.rows(`SELECT name, type, repetition_type, converted_type FROM parquet_schema(${sql(path)}) WHERE type IS NOT NULL`);
     expect(schema.map((column) => Object.values(column))).toEqual([
       ['timeseriesId', 'INT64', 'REQUIRED', null],
       ['externalId', 'BYTE_ARRAY', 'OPTIONAL', 'UTF8'],
@@ -103,7 +91,7 @@ describe('a shard through sorted runs', () => {
       ['average', 'DOUBLE', 'OPTIONAL', null],
       ['extra', 'BYTE_ARRAY', 'OPTIONAL', 'UTF8'],
     ]);
-    const encodings = await duck.rows(`SELECT DISTINCT path_in_schema AS name, encodings FROM parquet_metadata(${sql(path)})`);
+    const encodings = await suite.duck.rows(`SELECT DISTINCT path_in_schema AS name, encodings FROM parquet_metadata(${sql(path)})`);
     const of = (name: string) => encodings.filter((column) => column.name === name).map((column) => column.encodings);
     for (const name of ['timeseriesId', 'timestamp', 'count']) expect(of(name), name).toEqual(['RLE, DELTA_BINARY_PACKED']);
     expect(of('average')).toEqual(['PLAIN, RLE']);
