@@ -16,28 +16,15 @@ import {
 } from '../../src/export/state/checkpoint.js';
 import { type Manifest, type ManifestFile, newManifest, reconcile } from '../../src/export/state/manifest.js';
 import type { StreamPlan } from '../../src/export/state/stream-plan.js';
+import { streamPlan } from '../support/streams.js';
 
 const BASE = 'https://acme.example.com/api/v1/projects/acme';
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:01:00.000Z';
 const T2 = '2026-01-01T00:02:00.000Z';
 
-function plan(overrides: Partial<StreamPlan> = {}): StreamPlan {
-  return {
-    name: 'events',
-    resource: 'events',
-    params: [
-      ['limit', '1000'],
-      ['type', 'alarm'],
-    ],
-    partitions: 3,
-    formats: ['parquet'],
-    mode: 'full',
-    safetyLagMs: 300_000,
-    updatedBetween: { min: undefined, max: undefined },
-    ...overrides,
-  };
-}
+const plan = (overrides: Partial<StreamPlan> = {}): StreamPlan =>
+  streamPlan({ params: [['limit', '1000'], ['type', 'alarm']], partitions: 3, ...overrides });
 
 describe('newCheckpoint', () => {
   it('starts every partition of every stream at its first page', () => {

@@ -6,6 +6,7 @@ import { type Checkpoint, newCheckpoint, newStreamState, nextWindow } from '../.
 import type { StreamState } from '../../src/export/state/checkpoint.js';
 import { outputAt } from '../../src/export/state/output-target.js';
 import type { StreamPlan } from '../../src/export/state/stream-plan.js';
+import { streamPlan } from '../support/streams.js';
 import { silentLogger } from '../../src/log.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
 
@@ -16,19 +17,8 @@ const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T01:00:00.000Z';
 const LAG = 300_000;
 
-function plan(overrides: Partial<StreamPlan> = {}): StreamPlan {
-  return {
-    name: 'events',
-    resource: 'events',
-    params: [['limit', '1000']],
-    partitions: 2,
-    formats: ['parquet'],
-    mode: 'incremental',
-    safetyLagMs: LAG,
-    updatedBetween: { min: undefined, max: undefined },
-    ...overrides,
-  };
-}
+const plan = (overrides: Partial<StreamPlan> = {}): StreamPlan =>
+  streamPlan({ partitions: 2, mode: 'incremental', safetyLagMs: LAG, ...overrides });
 
 /** `state` with every partition read to its end. */
 function completed(state: StreamState): StreamState {

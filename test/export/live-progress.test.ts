@@ -9,21 +9,13 @@ import { newCheckpoint, streamOf } from '../../src/export/state/checkpoint.js';
 import { progressKeyOf } from '../../src/export/state/live-progress.js';
 import { outputAt } from '../../src/export/state/output-target.js';
 import type { StreamPlan } from '../../src/export/state/stream-plan.js';
+import { streamPlan } from '../support/streams.js';
 import { silentLogger } from '../../src/log.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
 
 afterEach(removeTempDirs);
 
-const STREAM: StreamPlan = {
-  name: 'events',
-  resource: 'events',
-  params: [['limit', '1000']],
-  partitions: 3,
-  formats: ['parquet'],
-  mode: 'full',
-  safetyLagMs: 0,
-  updatedBetween: { min: undefined, max: undefined },
-};
+const STREAM: StreamPlan = streamPlan({ partitions: 3, safetyLagMs: 0 });
 
 /** An output folder with a checkpoint whose partition 1 is done with 700 rows and 2 has 300 committed. */
 function setUp() {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { findDrift, newCheckpoint, parseCheckpoint } from '../../src/export/state/checkpoint.js';
 import type { StreamPlan } from '../../src/export/state/stream-plan.js';
+import { streamPlan } from '../support/streams.js';
 import { RESOURCE_SPECS, resourceSpec } from '../../src/resources/index.js';
 
 /**
@@ -10,19 +11,7 @@ import { RESOURCE_SPECS, resourceSpec } from '../../src/resources/index.js';
 const BASE = 'https://acme.example.com/api/v1/projects/acme';
 const T0 = '2026-01-01T00:00:00.000Z';
 
-function plan(overrides: Partial<StreamPlan> = {}): StreamPlan {
-  return {
-    name: 'assets',
-    resource: 'assets',
-    params: [['limit', '1000']],
-    partitions: 1,
-    formats: ['parquet'],
-    mode: 'full',
-    safetyLagMs: 300_000,
-    updatedBetween: { min: undefined, max: undefined },
-    ...overrides,
-  };
-}
+const plan = (overrides: Partial<StreamPlan> = {}): StreamPlan => streamPlan({ name: 'assets', resource: 'assets', ...overrides });
 
 /** A checkpoint as a version that did not record schemaVersion wrote it. */
 function legacy(stream: StreamPlan) {

@@ -1,6 +1,25 @@
 import type { StreamConfig } from '../../src/config/job-schema.js';
+import type { StreamPlan } from '../../src/export/state/stream-plan.js';
 
 /** A collection stream's `filter` (a datapoints stream has none: undefined). */
 export function filterOf(stream: StreamConfig | undefined): unknown {
   return stream !== undefined && 'filter' in stream ? stream.filter : undefined;
+}
+
+/**
+ * A stream's plan for tests of the checkpoint and status: `events` in one partition, Parquet, a
+ * full export with the default lag, and no filter but `limit`; `overrides` set the rest.
+ */
+export function streamPlan(overrides: Partial<StreamPlan> = {}): StreamPlan {
+  return {
+    name: 'events',
+    resource: 'events',
+    params: [['limit', '1000']],
+    partitions: 1,
+    formats: ['parquet'],
+    mode: 'full',
+    safetyLagMs: 300_000,
+    updatedBetween: { min: undefined, max: undefined },
+    ...overrides,
+  };
 }
