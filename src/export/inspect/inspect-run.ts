@@ -155,8 +155,8 @@ function collect(refusals: BulkExtractError[]) {
 }
 
 /**
- * The split job's running workers that would refuse this run: any of them a run without --shard;
- * only itself a worker (the others run beside it).
+ * The split job's running workers that would refuse this run. A run without --shard is refused
+ * by each one running; a worker only by itself running (the others run beside it).
  */
 async function runningWorkers(
   store: OutputStore,

@@ -2,8 +2,8 @@ import { hash3 } from '../random.js';
 import { POINT_STRINGS } from './vocabulary.js';
 
 /**
- * The value and the status of point k of a series, each a pure function of (series key, k): any
- * point is produced in O(1) without the ones before it.
+ * The value and the status of point k of a series, each a pure function of (series key, k), so
+ * that every point is produced in O(1) without the ones before it.
  */
 
 /** A status as the platform sends it: a 32-bit OPC UA code and its symbol. Good (code 0) is never sent. */

@@ -229,7 +229,7 @@ export class BoolColumn implements Column {
   }
 }
 
-/** DOUBLE: any finite JSON number (an integer such as 1 included). */
+/** DOUBLE: a finite JSON number, an integer such as 1 included. */
 export class Float64Column implements Column {
   private values: Float64Array;
   private readonly validity: Validity;
