@@ -173,17 +173,20 @@ const label = z
  * `{containsAny: [...]}` or `{containsAll: [...]}` of labels, held in the platform's form
  * (`{containsAny: [{externalId}]}`); one of the two, not both.
  */
-const labelFilter = (maxItems: number) =>
-  z
-    .strictObject(Object.fromEntries(LABEL_MATCHES.map((match) => [match, listOf(label, maxItems, `expected a list of labels, e.g. ${match}: [pump, critical]`).optional()])), {
-      error: 'expected {containsAny: [label, ...]} or {containsAll: [label, ...]}',
-    })
+const labelFilter = (maxItems: number) => {
+  const lists = LABEL_MATCHES.map((match) => {
+    const list = listOf(label, maxItems, `expected a list of labels, e.g. ${match}: [pump, critical]`);
+    return [match, list.optional()] as const;
+  });
+  return z
+    .strictObject(Object.fromEntries(lists), { error: 'expected {containsAny: [label, ...]} or {containsAll: [label, ...]}' })
     .refine((value) => LABEL_MATCHES.filter((match) => value[match] !== undefined).length === 1, {
       message: 'give one of containsAny (any of the labels) or containsAll (every one)',
       // A misspelt containsAny is named once, by its did-you-mean.
       when: (payload) => payload.issues.length === 0,
     })
     .transform((value) => value as LabelFilterValue);
+};
 
 interface FilterValues {
   time: typeof time;

@@ -123,8 +123,8 @@ function yamlProblem(error: unknown, text: string): string {
   const [what = error.code] = error.message.split('\n');
   const summary = what.replace(/:$/, '');
   const line = error.linePos === undefined ? undefined : text.split(/\r?\n/)[error.linePos[0].line - 1];
-  const quote = line !== undefined && /\$\{/.test(line) && /[{[]/.test(line)
-    ? '; a ${VAR} inside {...} or [...] must be quoted: apiKey: "${API_KEY}"'
-    : '';
+  // A flow mapping or sequence on the line, besides the references' own braces.
+  const flow = line !== undefined && /\$\{/.test(line) && /[{[]/.test(line.replace(/\$\{[^}]*\}/g, ''));
+  const quote = flow ? '; a ${VAR} inside {...} or [...] must be quoted: apiKey: "${API_KEY}"' : '';
   return `${summary}${quote}`;
 }

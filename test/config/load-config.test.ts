@@ -320,6 +320,9 @@ describe('loadConfig: validation errors name the key, the expectation and the va
     const file = configFile(`source:\n  baseUrl: ${BASE}\n  auth: { type: api-key, apiKey: \${API_KEY} }\n`);
     const error = configError(() => loadConfig(file, ENV));
     expect(error.message).toMatch(/at line 3, column \d+; a \$\{VAR\} inside \{\.\.\.\} or \[\.\.\.\] must be quoted/);
+    // Outside {...} and [...], a ${VAR} is fine in YAML: another mistake on its line gets no such fix.
+    const other = configFile(`source:\n  baseUrl: \${BASE_URL} x: y\n`);
+    expect(configError(() => loadConfig(other, ENV)).message).not.toContain('must be quoted');
   });
 
   it('a top-level list', () => {
