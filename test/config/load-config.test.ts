@@ -321,7 +321,7 @@ describe('loadConfig: validation errors name the key, the expectation and the va
     const error = configError(() => loadConfig(file, ENV));
     expect(error.message).toMatch(/at line 3, column \d+; a \$\{VAR\} inside \{\.\.\.\} or \[\.\.\.\] must be quoted/);
     // Outside {...} and [...], a ${VAR} is fine in YAML: another mistake on its line gets no such fix.
-    const other = configFile(`source:\n  baseUrl: \${BASE_URL} x: y\n`);
+    const other = configFile('source:\n  baseUrl: ${BASE_URL} x: y\n');
     expect(configError(() => loadConfig(other, ENV)).message).not.toContain('must be quoted');
   });
 
