@@ -1,5 +1,5 @@
 import { hash3, Rng } from '../random.js';
-import { revisedDescription, Revisions } from './revisions.js';
+import { RevisedSet, revisedDescription } from './revisions.js';
 import { resourceSpec } from '../../resources/index.js';
 import { DATA_SET_ID_BASE, Links } from './links.js';
 import { type ListFilter, matchesItem, needsItem } from './match.js';
@@ -45,10 +45,9 @@ export type AssetFilter = {
  * `count` assets forming trees of `treeSize` consecutive indexes: the first of each block is the
  * root, every other asset's parent is an earlier asset of its block, so depth and fan-out vary.
  */
-export class AssetSet {
+export class AssetSet extends RevisedSet {
   readonly resource = 'assets';
   private readonly rng = new Rng();
-  private readonly revisions: Revisions;
   /** This set and the data sets: what filters on assets follow (subtrees, roots, parents). */
   readonly links: Links;
 
@@ -58,23 +57,8 @@ export class AssetSet {
     private readonly treeSize: number,
     private readonly dataSets = 5,
   ) {
-    this.revisions = new Revisions('assets', generated);
+    super('assets', generated);
     this.links = new Links(this, dataSets);
-  }
-
-  /** Assets now: those generated from the seed, then those inserted since (in trees of their own). */
-  get count(): number {
-    return this.revisions.count;
-  }
-
-  /** Assets generated from the seed (indexes below it); other collections link only to these. */
-  get generated(): number {
-    return this.revisions.generated;
-  }
-
-  /** A new asset created at `at`, after the last; returns its index. */
-  insert(at: number): number {
-    return this.revisions.insert(at);
   }
 
   idOf(index: number): number {

@@ -1,5 +1,5 @@
 import { hash3, Rng } from '../random.js';
-import { revisedDescription, Revisions } from './revisions.js';
+import { RevisedSet, revisedDescription } from './revisions.js';
 import { resourceSpec } from '../../resources/index.js';
 import type { AssetSet } from './assets.js';
 import { DATA_SET_ID_BASE, type Links } from './links.js';
@@ -73,10 +73,9 @@ const PADDING_TEXT = 'pressure reading within limits; ';
  * `count` events, each a pure function of (seed, index). Nothing is stored, so ten million events
  * cost no more memory than ten.
  */
-export class EventSet {
+export class EventSet extends RevisedSet {
   readonly resource = 'events';
   private readonly rng = new Rng();
-  private readonly revisions: Revisions;
 
   constructor(
     private readonly seed: number,
@@ -84,7 +83,7 @@ export class EventSet {
     private readonly links: Links,
     paddingBytes = 0,
   ) {
-    this.revisions = new Revisions('events', generated);
+    super('events', generated);
     this.assets = links.assets;
     this.dataSetDraw = Math.max(links.dataSets, 1);
     const repeats = Math.ceil(paddingBytes / PADDING_TEXT.length);
@@ -96,21 +95,6 @@ export class EventSet {
   private readonly dataSetDraw: number;
   /** The `padding` metadata value of every event, when the simulator is asked for large items. */
   private readonly padding: string | undefined;
-
-  /** Events now: those generated from the seed, then those inserted since. */
-  get count(): number {
-    return this.revisions.count;
-  }
-
-  /** Events generated from the seed (indexes below it); relationships link only to these. */
-  get generated(): number {
-    return this.revisions.generated;
-  }
-
-  /** A new event created at `at`, after the last; returns its index. */
-  insert(at: number): number {
-    return this.revisions.insert(at);
-  }
 
   idOf(index: number): number {
     return EVENT_ID_BASE + index * EVENT_ID_STRIDE;

@@ -2,7 +2,7 @@ import { type Resource, resourceSpec } from '../../resources/index.js';
 import { hash3, Rng } from '../random.js';
 import type { Links } from './links.js';
 import { type ListFilter, matchesItem } from './match.js';
-import { revisedDescription, Revisions } from './revisions.js';
+import { RevisedSet, revisedDescription } from './revisions.js';
 import { TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
 
 const DAY_MS = 86_400_000;
@@ -12,9 +12,8 @@ const DAY_MS = 86_400_000;
  * updates and inserts made since, so ten million items cost no more memory than ten. Filters are
  * checked on the item served, with the platform's meaning (match.ts).
  */
-export abstract class ItemSet<T extends { lastUpdatedTime: number }> {
+export abstract class ItemSet<T extends { lastUpdatedTime: number }> extends RevisedSet {
   protected readonly rng = new Rng();
-  protected readonly revisions: Revisions;
 
   constructor(
     readonly resource: Resource,
@@ -23,17 +22,7 @@ export abstract class ItemSet<T extends { lastUpdatedTime: number }> {
     protected readonly links: Links,
     private readonly salt: number,
   ) {
-    this.revisions = new Revisions(resource, generated);
-  }
-
-  /** Items now: those generated from the seed, then those inserted since. */
-  get count(): number {
-    return this.revisions.count;
-  }
-
-  /** Items generated from the seed (indexes below it); other collections link only to these. */
-  get generated(): number {
-    return this.revisions.generated;
+    super(resource, generated);
   }
 
   abstract externalIdOf(index: number): string;
@@ -53,11 +42,6 @@ export abstract class ItemSet<T extends { lastUpdatedTime: number }> {
   protected revise(item: T, revision: number): void {
     const described = item as T & { description?: string };
     described.description = revisedDescription(described.description, revision);
-  }
-
-  /** A new item created at `at`, after the last; returns its index. */
-  insert(at: number): number {
-    return this.revisions.insert(at);
   }
 
   matches(index: number, filter: ListFilter): boolean {

@@ -62,3 +62,30 @@ export class Revisions {
 export function revisedDescription(description: string | undefined, revision: number): string {
   return `${description ?? 'updated'} (revision ${revision})`;
 }
+
+/**
+ * What every collection of the simulator shares: its Revisions, and from them how many items it
+ * has now, how many were generated from the seed, and the insert of a new one.
+ */
+export abstract class RevisedSet {
+  protected readonly revisions: Revisions;
+
+  constructor(resource: string, generated: number) {
+    this.revisions = new Revisions(resource, generated);
+  }
+
+  /** Items now: those generated from the seed, then those inserted since. */
+  get count(): number {
+    return this.revisions.count;
+  }
+
+  /** Items generated from the seed (indexes below it); other collections link only to these. */
+  get generated(): number {
+    return this.revisions.generated;
+  }
+
+  /** A new item created at `at`, after the last; returns its index. */
+  insert(at: number): number {
+    return this.revisions.insert(at);
+  }
+}
