@@ -2,12 +2,11 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { send } from '../support/http.js';
+import { passOn, proxiedPath } from '../support/proxied-job.js';
 import { describeExit, newSimulator, runCliWith, tempDir } from '../support/resume-harness.js';
 import { startScriptedServer } from '../support/scripted-server.js';
 
 const CLIENT = { id: 'echo-client', secret: 'echo-client-secret-0001' };
-const PROJECT_PATH = '/api/v1/projects/scripted';
 
 /** Every file under `dir`, recursively. */
 function allFiles(dir: string): string[] {
@@ -50,7 +49,9 @@ const ROUTES = {
  * A platform that quotes the request's Authorization header in its 400s (as some gateways do) never
  * puts an access token on the screen or into the output: the token the run obtained from the
  * identity provider, and the one it renewed mid-run, are hidden from the log (info level), `run
- * --json`, the run records, the checkpoint and manifest, and `status` (text and JSON).
+ * --json`, the run records, the checkpoint and manifest, and `status` (text and JSON); so is the
+ * token `auth status` and `run --dry-run` each obtain. The server quotes them in the header's
+ * form (`Bearer <token>`) and alone, so the generic Bearer rule cannot hide them by itself.
  */
 describe.concurrent('an access token the server echoes is redacted everywhere', () => {
   it.each(Object.keys(ROUTES) as (keyof typeof ROUTES)[])('echoed by %s', async (route) => {
@@ -62,27 +63,26 @@ describe.concurrent('an access token the server echoes is redacted everywhere', 
       instances: { assets: 40, activities: 0, timeseries: 0, edges: 0 },
     });
     const seen: string[] = [];
+    // While the run runs, every header seen is quoted (the run sent them all); afterwards each
+    // command sees only its own: a process cannot know the tokens another one obtained.
+    let running = true;
     // In front of the simulator: the first request is refused with a 401 (so the token is renewed
-    // and a second one is used), `route` (and `GET /assets`) answers 400 quoting every
-    // Authorization header the proxy was sent, and the tokens alone.
+    // and a second one is used), `route` (and `GET /assets`) answers 400 quoting the Authorization
+    // headers, and the tokens alone.
     const proxy = await startScriptedServer(async (request, index) => {
-      const path = request.url.replace(PROJECT_PATH, '');
+      const path = proxiedPath(request);
       const authorization = String(request.headers.authorization ?? '');
       if (!seen.includes(authorization)) seen.push(authorization);
       if (index === 0) return { status: 401, body: { error: { code: 401, message: 'Unauthorized' } } };
       const answered = `${request.method} ${path.split('?')[0]}`;
       // `auth status` asks for one asset (GET /assets): it meets the same echo.
       if (answered === route || answered === 'GET /assets') {
-        const quoted = seen.map((header) => `Authorization: ${header}`).join(', ');
-        const bare = seen.map((header) => header.replace(/^Bearer /, '')).join(', ');
+        const echoed = running ? seen : [authorization];
+        const quoted = echoed.map((header) => `Authorization: ${header}`).join(', ');
+        const bare = echoed.map((header) => header.replace(/^Bearer /, '')).join(', ');
         return { status: 400, body: { error: { code: 400, message: `Request headers not accepted (${quoted}; unknown tokens ${bare})` } } };
       }
-      const reply = await send(`${sim.baseUrl}${path}`, {
-        method: request.method === 'POST' ? 'POST' : 'GET',
-        headers: { 'authorization': authorization, 'content-type': 'application/json' },
-        ...(request.method === 'POST' ? { body: request.body } : {}),
-      });
-      return { status: reply.status, body: reply.text };
+      return passOn(sim, request, { authorization });
     });
     try {
       const dir = tempDir('echoed-token');
@@ -103,6 +103,7 @@ describe.concurrent('an access token the server echoes is redacted everywhere', 
       const env = { SECRET: CLIENT.secret };
       const run = await runCliWith(['run', '--config', file, '--json'], { cwd: dir, env });
       expect(run.code, describeExit(run)).not.toBe(0);
+      running = false;
       const tokens = () => seen.filter((header) => header.startsWith('Bearer ')).map((header) => header.slice('Bearer '.length));
       // Two tokens were used (the first refused with a 401, then renewed), and the 400 quoted both.
       expect(tokens()).toHaveLength(2);
