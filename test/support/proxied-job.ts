@@ -47,6 +47,8 @@ export async function proxiedJob(options: {
   sim: Simulator;
   key: string;
   answer: (request: ScriptedRequest, path: string) => ScriptedResponse | undefined;
+  /** Changes the body of an answer passed on from the simulator (its text), e.g. to add properties to a view. */
+  alter?: (path: string, body: string) => string;
   streams: Record<string, unknown>[];
   output: Record<string, unknown>;
 }): Promise<ProxiedJob> {
@@ -54,7 +56,8 @@ export async function proxiedJob(options: {
   const proxy = await startScriptedServer(async (request) => {
     const replaced = options.answer(request, proxiedPath(request));
     if (replaced !== undefined) return replaced;
-    return passOn(sim, request, { 'api-key': key });
+    const passed = await passOn(sim, request, { 'api-key': key });
+    return options.alter === undefined ? passed : { ...passed, body: options.alter(proxiedPath(request), passed.body) };
   });
   const dir = mkdtempSync(join(tmpdir(), 'bulk-extract-proxied-'));
   const out = join(dir, 'out');
