@@ -22,8 +22,9 @@ export const REDACTED_PATHS = [
 ];
 
 /**
- * What hides credentials in log records: the fields of REDACTED_PATHS, and the job's sensitive
- * values (`redactor`, JobConfig.redactor) anywhere in a record's line, message and fields alike.
+ * What hides credentials in log records: the fields of REDACTED_PATHS, and what `redactor`
+ * (JobConfig.redactor) hides, the job's sensitive values and the access tokens the run obtains
+ * (added as they arrive), anywhere in a record's line, message and fields alike.
  */
 export function redactionOptions(redactor: Redactor = Redactor.none): Pick<LoggerOptions, 'redact' | 'hooks'> {
   return {

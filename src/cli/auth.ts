@@ -46,7 +46,7 @@ export async function runAuth(argv: string[]): Promise<number> {
   // The job's sensitive values (a project name from a secret-looking variable) never show.
   const print = (text: string) => console.log(redactor.redact(text));
   return redactor.guard(async () => {
-    const client = createPlatformClient(config.source, { logger, configFile: config.file });
+    const client = createPlatformClient(config.source, { logger, configFile: config.file, redactor });
     try {
       return await authAction(action, client, config.source.auth, values.json, print);
     } finally {

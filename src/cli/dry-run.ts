@@ -33,7 +33,7 @@ export async function dryRun(
   logger: Logger,
 ): Promise<number> {
   const inspection = await inspectRun(config, options, logger, new Date().toISOString());
-  const client = createPlatformClient(config.source, { configFile: config.file, logger });
+  const client = createPlatformClient(config.source, { configFile: config.file, logger, redactor: config.redactor });
   try {
     const status = await authStatus(client, config.source.auth);
     const lines = [

@@ -4,6 +4,7 @@ import type { SourceConfig } from '../config/source-schema.js';
 import { ConfigError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { type Clock, systemClock } from '../util/clock.js';
+import { Redactor } from '../util/redact.js';
 import type { RequestLimiter } from '../http/adaptive-limiter.js';
 import { type Authenticator, warnDeprecated } from '../http/auth/authenticator.js';
 import { ClientCredentialsAuth } from '../http/auth/client-credentials.js';
@@ -18,6 +19,12 @@ export interface ClientDeps {
   limiter?: Limiter | RequestLimiter;
   /** The config file's path, to resolve a relative `source.caFile`. */
   configFile?: string;
+  /**
+   * What hides the job's secrets in what is printed (JobConfig.redactor): every access token the
+   * client obtains is added to it as it arrives. Default: one of the client's own, which hides
+   * nothing that is printed elsewhere; give the job's.
+   */
+  redactor?: Redactor;
 }
 
 /** What of a job's `source` section a client is made from (the run's budget and limiter are the run's own). */
@@ -31,6 +38,7 @@ export function createPlatformClient(source: ClientSource, deps: ClientDeps = {}
   const logger = deps.logger ?? silentLogger;
   const clock = deps.clock ?? systemClock;
   const random = deps.random ?? Math.random;
+  const redactor = deps.redactor ?? new Redactor([]);
   const transport: TransportOptions = {
     connections: source.maxConnections,
     connectTimeoutMs: source.timeouts.connectMs,
@@ -40,7 +48,7 @@ export function createPlatformClient(source: ClientSource, deps: ClientDeps = {}
     maxResponseBytes: source.maxResponseBytes,
     ca: readCa(source.caFile, deps.configFile),
   };
-  const auth = createAuthenticator(source, transport, { logger, clock });
+  const auth = createAuthenticator(source, transport, { logger, clock, redactor });
   return new PlatformClient({
     baseUrl: source.baseUrl,
     setting: 'source.baseUrl',
@@ -59,7 +67,7 @@ export function createPlatformClient(source: ClientSource, deps: ClientDeps = {}
 function createAuthenticator(
   source: ClientSource,
   transport: TransportOptions,
-  deps: { logger: Logger; clock: Clock },
+  deps: { logger: Logger; clock: Clock; redactor: Redactor },
 ): Authenticator {
   const { auth } = source;
   switch (auth.type) {
@@ -90,6 +98,7 @@ function createAuthenticator(
           ),
           clock: deps.clock,
           logger: deps.logger,
+          redactor: deps.redactor,
         },
       );
     }

@@ -13,11 +13,13 @@
  * values stay in `extra`, as does every value the view does not know or a column cannot hold.
  *
  * A property whose name is that of a fixed column, compared without case (CogniteAsset and
- * CogniteTimeSeries have a `type`; DuckDB and Spark do not tell `Type` from `type`), is the
- * column `property_<name>`, or `property_<name>_2`, `_3`, ... while that too is taken; the later
- * of two properties whose names differ only in case is renamed the same way. `renamed` lists them.
+ * CogniteTimeSeries have a `type`; DuckDB and Spark do not tell `Type` from `type`), or that of a
+ * key of the output's folders (`part`, `run`: FOLDER_KEYS, which a reader that partitions by
+ * folder puts over the file's column), is the column `property_<name>`, or `property_<name>_2`,
+ * `_3`, ... while that too is taken; the later of two properties whose names differ only in case
+ * is renamed the same way. `renamed` lists them.
  */
-import { EXTRA_COLUMN } from './resource.js';
+import { EXTRA_COLUMN, FOLDER_KEYS } from './resource.js';
 
 /** What a view definition (`POST /models/views/byids`, the SDK's ViewDefinition) holds that the columns need. */
 export interface ViewDefinition {
@@ -142,7 +144,7 @@ export function fieldColumns(instanceType: InstanceType): InstanceColumn[] {
 export function instanceColumns(view: ViewDefinition, instanceType: InstanceType): InstanceColumns {
   const fields = fieldColumns(instanceType);
   const entries = Object.entries(view.properties);
-  const taken = new Set([...fields.map((column) => column.name), EXTRA_COLUMN].map(folded));
+  const taken = new Set([...fields.map((column) => column.name), EXTRA_COLUMN, ...FOLDER_KEYS].map(folded));
   const names = new Set(entries.map(([property]) => folded(property)));
   const renamed: { property: string; column: string }[] = [];
   const connections: string[] = [];

@@ -214,6 +214,19 @@ export interface ColumnSpec {
 
 export const EXTRA_COLUMN = 'extra';
 
+/** The folder of a stream's window or snapshot: `run=<id>` (export/state/layout.ts). */
+export const RUN_FOLDER_KEY = 'run';
+/** The folder of a stream's partition: `part=<m>-of-<n>` (export/state/layout.ts). */
+export const PART_FOLDER_KEY = 'part';
+
+/**
+ * The keys of the output's `key=value` folders. Readers that partition by folder (DuckDB's
+ * default read of a glob, Spark, Athena, Hive) add each as a column holding the folder's value,
+ * which replaces a column of the same name in the files (compared without case): so no column of
+ * a shard is named like one of them (an instance property so named is renamed: instances.ts).
+ */
+export const FOLDER_KEYS: readonly string[] = [RUN_FOLDER_KEY, PART_FOLDER_KEY];
+
 /** A column of a spec. */
 export const column = (name: string, kind: ColumnKind, required = false): ColumnSpec => ({ name, kind, required });
 

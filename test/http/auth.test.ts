@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { Redactor } from '../../src/util/redact.js';
 import { Secret } from '../../src/util/secret.js';
 import { sourceSchema, type SourceConfig } from '../../src/config/source-schema.js';
 import { TOKEN_LEEWAY_MS } from '../../src/http/auth/client-credentials.js';
@@ -390,6 +391,33 @@ describe('token endpoint failures', () => {
     expect(error.message).toContain('access_token');
     expect(tokenRequests(server)).toHaveLength(1);
     expect(apiRequests(server)).toHaveLength(0);
+  });
+});
+
+describe('every token obtained is added to the redactor as it arrives', () => {
+  it('the first token and a renewed one: an error quoting either shows Bearer [redacted]', async () => {
+    const clock = createFakeClock();
+    const tokens: string[] = [];
+    const server = await scripted((request) => {
+      if (!request.url.startsWith('/oauth2/token')) {
+        return { status: 400, body: { error: { code: 400, message: `not accepted: ${String(request.headers.authorization)}` } } };
+      }
+      tokens.push(`issued-token-${tokens.length + 1}-of-the-identity-provider`);
+      return { body: { access_token: tokens.at(-1), expires_in: 120 } };
+    });
+    const redactor = new Redactor([]);
+    const logs = captureLogger('debug', redactor);
+    const c = client(source(server.baseUrl, oauth(`${server.origin}/oauth2/token`)), { clock, redactor, logger: logs.logger });
+    for (const n of [1, 2]) {
+      const error = await rejection(c.get('/events'));
+      expect(error.message).toContain(`not accepted: Bearer ${tokens[n - 1]}`);
+      expect(redactor.redact(error.message)).toContain('not accepted: Bearer [redacted]');
+      expect(redactor.redact(`the token alone: ${tokens[n - 1]}`)).toBe('the token alone: [redacted]');
+      logs.logger.info({ err: error }, error.message);
+      clock.advance(120_000);
+    }
+    expect(tokens).toHaveLength(2);
+    for (const token of tokens) expect(logs.lines().join('\n')).not.toContain(token);
   });
 });
 

@@ -13,6 +13,7 @@ import {
   instanceColumns,
   type ViewDefinition,
 } from '../../src/resources/instances.js';
+import { FOLDER_KEYS } from '../../src/resources/resource.js';
 
 /** A view as `POST /models/views/byids` returns it, typed as the official SDK types it. */
 function fixture(name: string): SdkViewDefinition {
@@ -222,20 +223,35 @@ describe('instanceColumns: names that collide', () => {
     ]);
   });
 
+  it('renames a property named like a folder of the output (part, run), without regard to case', () => {
+    const { columns, renamed } = instanceColumns(viewOf({ part: { type: 'text' }, run: { type: 'int64' }, Part: { type: 'text' } }), 'node');
+    expect(brief(columns.slice(8))).toEqual([
+      'property_part string <- part',
+      'property_run int64 <- run',
+      'property_Part_2 string <- Part',
+      'extra extra-json',
+    ]);
+    expect(renamed).toEqual([
+      { property: 'part', column: 'property_part' },
+      { property: 'run', column: 'property_run' },
+      { property: 'Part', column: 'property_Part_2' },
+    ]);
+  });
+
   it('a node keeps a property named startNode: only edges have that column', () => {
     const { renamed } = instanceColumns(viewOf({ startNode: { type: 'direct' }, endNode: { type: 'direct' } }), 'node');
     expect(renamed).toEqual([]);
   });
 
   it('gives every column a name of its own, without regard to case, and keeps every name that collides with none', () => {
-    const names = ['type', 'Type', 'TYPE', 'property_type', 'Property_Type', 'property_type_2', 'version', 'extra', 'a', 'A', 'endNode'];
+    const names = ['type', 'Type', 'TYPE', 'property_type', 'Property_Type', 'property_type_2', 'version', 'extra', 'a', 'A', 'endNode', 'part', 'RUN', 'property_part'];
     fc.assert(
       fc.property(fc.uniqueArray(fc.constantFrom(...names)), fc.constantFrom('node' as const, 'edge' as const), (chosen, type) => {
         const view = viewOf(Object.fromEntries(chosen.map((name) => [name, { type: 'text' }])));
         const { columns, renamed } = instanceColumns(view, type);
         const folded = columns.map((column) => column.name.toLowerCase());
         expect(new Set(folded).size).toBe(folded.length);
-        const fixed = new Set([...fieldColumns(type).map((column) => column.name.toLowerCase()), 'extra']);
+        const fixed = new Set([...fieldColumns(type).map((column) => column.name), 'extra', ...FOLDER_KEYS].map((name) => name.toLowerCase()));
         const firstOfItsCase = (name: string, i: number) =>
           !chosen.slice(0, i).some((earlier) => earlier.toLowerCase() === name.toLowerCase());
         const kept = chosen.filter((name, i) => !fixed.has(name.toLowerCase()) && firstOfItsCase(name, i));

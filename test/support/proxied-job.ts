@@ -15,25 +15,49 @@ export interface ProxiedJob {
   close(): Promise<void>;
 }
 
+/** The path (and query) of a request to a scripted proxy, relative to its base URL: `/events?limit=10`. */
+export function proxiedPath(request: ScriptedRequest): string {
+  return request.url.replace('/api/v1/projects/scripted', '');
+}
+
+/**
+ * A request a scripted proxy received, sent on to `sim` as it came (method, path and query, JSON
+ * body) with `headers` (the credential); the simulator's answer, for the proxy to send back or alter.
+ */
+export async function passOn(
+  sim: Simulator,
+  request: ScriptedRequest,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
+  const post = request.method === 'POST';
+  const reply = await send(`${sim.baseUrl}${proxiedPath(request)}`, {
+    method: post ? 'POST' : 'GET',
+    headers: { ...headers, ...(post ? { 'content-type': 'application/json' } : {}) },
+    ...(post ? { body: request.body } : {}),
+  });
+  return { status: reply.status, body: reply.text };
+}
+
 /**
  * A job whose platform is a scripted proxy in front of `sim`: `answer` may replace the answer to
- * any request (`path` is relative to the base URL); undefined passes a GET on to the simulator
- * with the API key, so a test breaks exactly the answers it is about.
+ * any request (`path` is relative to the base URL); undefined passes it on to the simulator with
+ * the API key, so a test breaks exactly the answers it is about.
  */
 export async function proxiedJob(options: {
   sim: Simulator;
   key: string;
   answer: (request: ScriptedRequest, path: string) => ScriptedResponse | undefined;
+  /** Changes the body of an answer passed on from the simulator (its text), e.g. to add properties to a view. */
+  alter?: (path: string, body: string) => string;
   streams: Record<string, unknown>[];
   output: Record<string, unknown>;
 }): Promise<ProxiedJob> {
   const { sim, key } = options;
   const proxy = await startScriptedServer(async (request) => {
-    const path = request.url.replace('/api/v1/projects/scripted', '');
-    const replaced = options.answer(request, path);
+    const replaced = options.answer(request, proxiedPath(request));
     if (replaced !== undefined) return replaced;
-    const reply = await send(`${sim.baseUrl}${path}`, { headers: { 'api-key': key } });
-    return { status: reply.status, body: reply.text };
+    const passed = await passOn(sim, request, { 'api-key': key });
+    return options.alter === undefined ? passed : { ...passed, body: options.alter(proxiedPath(request), passed.body) };
   });
   const dir = mkdtempSync(join(tmpdir(), 'bulk-extract-proxied-'));
   const out = join(dir, 'out');

@@ -246,6 +246,7 @@ function openClient(config: JobConfig, logger: Logger, clock: Clock): PlatformCl
     logger,
     clock,
     configFile: config.file,
+    redactor: config.redactor,
     limiter: new AdaptiveLimiter({
       maxConcurrency: config.source.concurrency,
       maxRequestsPerSecond: config.source.maxRequestsPerSecond,

@@ -5,6 +5,7 @@ import { resolvePointTime } from '../../resources/index.js';
 import { syncPhase } from './sync-phase.js';
 import { metadataColumnsDrift, metadataColumnsState } from './metadata-columns.js';
 import { schemaVersionDrift, schemaVersionState } from './schema-version.js';
+import { instanceColumnsDrift } from './instance-columns.js';
 
 import {
   type Checkpoint,
@@ -169,6 +170,7 @@ export function findDrift(checkpoint: Checkpoint, baseUrl: string, streams: read
     }
     drift.push(...metadataColumnsDrift(at, saved, stream));
     drift.push(...schemaVersionDrift(at, saved, stream));
+    drift.push(...instanceColumnsDrift(at, saved, stream));
     if ([...saved.formats].sort().join() !== [...stream.formats].sort().join()) {
       drift.push(`${at}: formats ${saved.formats.join('+')} in the checkpoint, ${stream.formats.join('+')} in the config`);
     }

@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { PART_FOLDER_KEY, RUN_FOLDER_KEY } from '../../resources/index.js';
 
 /**
  * Where everything goes in the output folder. Names depend only on checkpointed values (stream,
@@ -21,8 +22,12 @@ export const SUCCESS_FILE = '_SUCCESS';
 export const LOCK_FILE = '.lock';
 /** snapshot: names the newest sealed snapshot (`run=<id>`), for readers that want one copy. */
 export const LATEST_FILE = '_LATEST';
-/** The folder of a window or snapshot is `run=<id>`: the name readers partition by, kept on disk. */
-export const RUN_PREFIX = 'run=';
+/**
+ * The folder of a window or snapshot is `run=<id>`: the name readers partition by, kept on disk.
+ * Every `key=value` folder's key is one of FOLDER_KEYS (resources/), which no column is named.
+ */
+export const RUN_PREFIX = `${RUN_FOLDER_KEY}=`;
+const PART_PREFIX = `${PART_FOLDER_KEY}=`;
 /** One record of each run, what `run --json` prints, named by when the run ended. */
 export const RUNS_DIR = '_runs';
 
@@ -35,12 +40,12 @@ export function windowDir(stream: string, run: string | null): string {
 }
 
 export function partDir(stream: string, m: number, n: number, run: string | null = null): string {
-  return posix.join(windowDir(stream, run), `part=${m}-of-${n}`);
+  return posix.join(windowDir(stream, run), `${PART_PREFIX}${m}-of-${n}`);
 }
 
 const STREAM = '[a-z0-9][a-z0-9_-]{0,63}';
-const RUN = String.raw`run=\d{8}T\d{6}\.\d{3}Z`;
-const PART = String.raw`part=\d+-of-\d+`;
+const RUN = String.raw`${RUN_PREFIX}\d{8}T\d{6}\.\d{3}Z`;
+const PART = String.raw`${PART_PREFIX}\d+-of-\d+`;
 const SHARD = String.raw`\d{6,}\.(?:parquet(?:\.spill|\.runs)?|ndjson|ndjson\.gz)`;
 const TEMP = String.raw`(?:\.inprogress)?`;
 /** The keys bulk-extract writes below a stream's folder, and below `_workers/` (`_shards/` before: workers/). */

@@ -1,6 +1,7 @@
 import type { Secret } from '../../util/secret.js';
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../util/clock.js';
+import type { Redactor } from '../../util/redact.js';
 import { AuthError, HttpStatusError, InvalidJsonError, type RequestContext, RETRYABLE_STATUSES } from '../errors.js';
 import { firstHeader, SMALL_ANSWER_LIMIT, type Transport } from '../transport.js';
 import type { Authenticator } from './authenticator.js';
@@ -33,6 +34,10 @@ interface Token {
  * error or timeout, a body that is not JSON) is thrown as it is, and the request that needed the
  * token counts it as one of its attempts and retries it (PlatformClient), so that a request has one
  * retry budget. A refusal (400, 401, 403) is an AuthError.
+ *
+ * Each token is added to the run's redactor the moment its answer is read, before anything can
+ * print it: a server that quotes the request's Authorization header in an error (some gateways
+ * do) then shows `Bearer [redacted]` in the log, the errors, the run records and `status`.
  */
 export class ClientCredentialsAuth implements Authenticator {
   readonly mechanism = 'oauth-client-credentials';
@@ -41,7 +46,7 @@ export class ClientCredentialsAuth implements Authenticator {
 
   constructor(
     private readonly options: ClientCredentialsOptions,
-    private readonly deps: { transport: Transport; clock: Clock; logger: Logger },
+    private readonly deps: { transport: Transport; clock: Clock; logger: Logger; redactor: Redactor },
   ) {}
 
   async headers(): Promise<Record<string, string>> {
@@ -103,6 +108,7 @@ export class ClientCredentialsAuth implements Authenticator {
 
   private parseToken(body: unknown, ctx: RequestContext): Token {
     const fields = (body ?? {}) as { access_token?: unknown; expires_in?: unknown };
+    if (typeof fields.access_token === 'string') this.deps.redactor.add(fields.access_token);
     if (body === undefined) throw new InvalidJsonError('The token endpoint answered 200 with a body that is not JSON', ctx);
     if (typeof fields.access_token !== 'string' || fields.access_token === '') {
       throw new AuthError('The token endpoint answered 200 without an access_token', ctx);
