@@ -93,7 +93,6 @@ export class Redactor {
   }
 
   /** A copy of a JSON-like value (a run's report) with every string in it redacted. */
-  /** A copy of a JSON-like value (a run's report) with every string in it redacted. */
   redactStrings<T>(value: T): T {
     if (!this.#hides) return value;
     return this.#copy(value) as T;
