@@ -4,11 +4,14 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { type JobConfig, loadConfig } from '../../src/config/load-config.js';
 import type { Simulator } from '../../src/simulator/index.js';
-import { send } from './http.js';
+import { type Reply, send } from './http.js';
 import { type ScriptedRequest, type ScriptedResponse, type ScriptedServer, startScriptedServer } from './scripted-server.js';
 
 export interface ProxiedJob {
   config: JobConfig;
+  /** The job file (its API key is `${K}`), and the folder that holds it and the output. */
+  file: string;
+  dir: string;
   out: string;
   proxy: ScriptedServer;
   /** Closes the proxy and deletes the job's folder (not the simulator). */
@@ -17,36 +20,52 @@ export interface ProxiedJob {
 
 /**
  * A job whose platform is a scripted proxy in front of `sim`: `answer` may replace the answer to
- * any request (`path` is relative to the base URL); undefined passes a GET on to the simulator
- * with the API key, so a test breaks exactly the answers it is about.
+ * any request (`path` is relative to the base URL); undefined passes the request (its method and
+ * body) on to the simulator with the API key, so a test breaks exactly the answers it is about.
+ * `forward` passes a request on and gives the simulator's reply, for an answer that changes it.
  */
 export async function proxiedJob(options: {
   sim: Simulator;
   key: string;
-  answer: (request: ScriptedRequest, path: string) => ScriptedResponse | undefined;
+  answer: (
+    request: ScriptedRequest,
+    path: string,
+    forward: (path?: string, body?: string) => Promise<Reply>,
+  ) => ScriptedResponse | undefined | Promise<ScriptedResponse | undefined>;
   streams: Record<string, unknown>[];
   output: Record<string, unknown>;
+  /** More keys of the job's `source` (retry, timeouts, concurrency). */
+  source?: Record<string, unknown>;
 }): Promise<ProxiedJob> {
   const { sim, key } = options;
   const proxy = await startScriptedServer(async (request) => {
     const path = request.url.replace('/api/v1/projects/scripted', '');
-    const replaced = options.answer(request, path);
+    const forward = (to = path, body = request.body) =>
+      send(`${sim.baseUrl}${to}`, {
+        method: request.method === 'POST' ? 'POST' : 'GET',
+        headers: { 'api-key': key, ...(request.method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+        ...(request.method === 'POST' ? { body } : {}),
+      });
+    const replaced = await options.answer(request, path, forward);
     if (replaced !== undefined) return replaced;
-    const reply = await send(`${sim.baseUrl}${path}`, { headers: { 'api-key': key } });
+    const reply = await forward();
     return { status: reply.status, body: reply.text };
   });
   const dir = mkdtempSync(join(tmpdir(), 'bulk-extract-proxied-'));
   const out = join(dir, 'out');
+  const file = join(dir, 'job.yaml');
   writeFileSync(
-    join(dir, 'job.yaml'),
+    file,
     stringify({
-      source: { baseUrl: proxy.baseUrl, auth: { type: 'api-key', apiKey: '${K}' } },
+      source: { baseUrl: proxy.baseUrl, auth: { type: 'api-key', apiKey: '${K}' }, ...options.source },
       streams: options.streams,
       output: { dir: out, ...options.output },
     }),
   );
   return {
-    config: loadConfig(join(dir, 'job.yaml'), { K: key }),
+    config: loadConfig(file, { K: key }),
+    file,
+    dir,
     out,
     proxy,
     close: async () => {

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { AbortedError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import type { OpenPointShard } from '../../sink/index.js';
@@ -46,10 +47,16 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   const byId = points.ids?.map((id): SeriesRef => ({ id }));
   const explicit = byId ?? points.externalIds?.map((externalId): SeriesRef => ({ externalId }));
   const listing = { cursor: saved.listing, listed: saved.listed || window.end <= window.start };
+  // Stops the partition's own requests, queued or in flight, the moment it fails: a request that
+  // never completes would otherwise hold the run for its attempts, and then each of its other lanes.
+  const stop = new AbortController();
+  const signal = AbortSignal.any([ctx.signal, stop.signal]);
+  // Each request in flight, each wait for a slot, the budget or a retry listens to it: not a leak.
+  setMaxListeners(16 * LANES, signal);
   // The listing takes no share of the byte budget: its pages are asked for while this partition's
   // answers hold theirs, and a page of a path not seen yet waits for the whole budget (a deadlock).
   const source = explicit === undefined
-    ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal: ctx.signal }, listing)
+    ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal }, listing)
     : SeriesSource.explicit(explicit, plan.m, plan.n, listing);
   const unknown = [...saved.unknown];
   let seq = part.nextSeq;
@@ -90,7 +97,7 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   /** Sends requests while tasks are left that none in flight holds, up to LANES at once. */
   const launch = () => {
     while (lanes.length < LANES && tasks.askable && !ctx.signal.aborted) {
-      const sent = requestPoints(ctx.client, tasks, points, { ...ctx, spread: LANES - lanes.length });
+      const sent = requestPoints(ctx.client, tasks, points, { ...ctx, signal, spread: LANES - lanes.length });
       // Settled in turn; a failure while an earlier answer is written must not go unhandled meanwhile.
       sent.catch(() => undefined);
       lanes.push(sent);
@@ -126,10 +133,11 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
     await commit();
     return 'done';
   } catch (error) {
-    if (error instanceof AbortedError) {
+    if (error instanceof AbortedError && ctx.signal.aborted) {
       await commit();
       return 'interrupted';
     }
+    stop.abort();
     throw error;
   } finally {
     await Promise.allSettled(lanes);
