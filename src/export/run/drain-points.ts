@@ -59,6 +59,7 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
     ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal }, listing)
     : SeriesSource.explicit(explicit, plan.m, plan.n, listing);
   const unknown = [...saved.unknown];
+  const unknownKeys = new Set(unknown.map(refKey));
   let seq = part.nextSeq;
   let writers: OpenPointShard[] | undefined;
   /** The tasks' positions as of the last answer appended: what a commit records. */
@@ -146,13 +147,16 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   }
 
   async function write(answer: PointsAnswer): Promise<void> {
-    if (answer.unknown.length > 0) {
-      unknown.push(...answer.unknown);
+    // Each series once: the windows of a long series are asked for, and found unknown, one by one.
+    const fresh = answer.unknown.filter((ref) => !unknownKeys.has(refKey(ref)));
+    if (fresh.length > 0) {
+      for (const ref of fresh) unknownKeys.add(refKey(ref));
+      unknown.push(...fresh);
       log.warn(
-        { series: answer.unknown.slice(0, 10), count: answer.unknown.length },
-        `the platform does not know ${answer.unknown.length} series asked for (deleted, or never there); skipped`,
+        { series: fresh.slice(0, 10), count: fresh.length },
+        `the platform does not know ${fresh.length} series asked for (deleted, or never there); skipped`,
       );
-      ctx.onUnknown?.(answer.unknown, plan);
+      ctx.onUnknown?.(fresh, plan);
     }
     if (answer.finished > 0) ctx.onSeriesDone?.(answer.finished, plan);
     const rows = answer.batch.reduce((sum, series) => sum + series.points.length, 0);
@@ -164,6 +168,10 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
     crashPoint('after-append');
     if (writers.some((w) => w.rows >= ctx.limits.maxRows || w.bytes >= ctx.limits.maxBytes)) await commit();
   }
+}
+
+function refKey(ref: SeriesRef): string {
+  return 'id' in ref ? `id ${ref.id}` : `externalId ${ref.externalId}`;
 }
 
 function refOf(series: { id?: number | undefined; externalId?: string | undefined }): SeriesRef {

@@ -3,6 +3,7 @@ import type { ReadResponse } from '../../http/platform-client.js';
 import type { ByteBudget } from '../../page/index.js';
 import type { PointBatch } from '../../sink/index.js';
 import { bucketReachMs } from '../../resources/index.js';
+import { confirmUnknown } from './confirm-unknown.js';
 import { type AggregatesAsked, readAnswer, type SeriesAnswer, type SeriesRef } from './points-answer.js';
 import { readScannedAnswer } from './points-scan.js';
 import type { PointsPlan } from '../state/index.js';
@@ -39,6 +40,7 @@ export interface PointsAnswer {
 export interface SentRequest {
   queries: { task: SeriesTask }[];
   series: SeriesAnswer[];
+  /** The queries the answer left out, whose series the platform confirmed it does not know. */
   unknown: number[];
   ctx: RequestContext;
   release(): void;
@@ -46,9 +48,10 @@ export interface SentRequest {
 
 /**
  * Sends the next request of a partition's series (undefined when every series is finished) and
- * checks its answer. It holds its share of the run's byte budget from before it is sent until its
- * points are written. The tasks learn of the answer only from takeAnswer, when the drain takes it:
- * until then a commit must not see it.
+ * checks its answer; series it leaves out are confirmed unknown (confirmUnknown) or fail it. It
+ * holds its share of the run's byte budget from before it is sent until its points are written.
+ * The tasks learn of the answer only from takeAnswer, when the drain takes it: until then a
+ * commit must not see it.
  */
 export async function requestPoints(
   client: PointsClient,
@@ -88,6 +91,9 @@ export async function requestPoints(
       ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
     };
     const { series, unknown } = response.read ?? readAnswer(response.body, asked, aggregates, answered);
+    if (unknown.length > 0) {
+      await confirmUnknown(client, POINTS_PATH, unknown.map((index) => asked[index]!), answered, options.signal);
+    }
     return { queries, series, unknown, ctx: answered, release: () => hold?.release() };
   } catch (error) {
     hold?.release();

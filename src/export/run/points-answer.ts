@@ -43,11 +43,12 @@ export const SPECIAL_VALUES: Readonly<Record<string, number>> = { 'NaN': NaN, 'I
 /**
  * Reads the answer of `POST /timeseries/data/list` to `queries`: the items answer the queries in
  * their order, each matched by id or externalId (with `ignoreUnknownIds` a deleted series leaves
- * no item, so a query the next item does not match is unknown; two windows of one series are two
- * queries), and every point must be well formed, inside its query's window (an aggregate bucket
- * may start before `start`, less than `reachMs` before it), after the query's last point, and no
- * more than its limit. Anything else is a broken server: it fails the request, as
- * writing it could lose or repeat a point. Returns the items, and the queries nothing answered.
+ * no item, so a query the next item does not match is left out, for confirmUnknown to confirm; two
+ * windows of one series are two queries), and every point must be well formed, inside its query's
+ * window (an aggregate bucket may start before `start`, less than `reachMs` before it), after the
+ * query's last point, and no more than its limit. Anything else is a broken server: it fails the
+ * request, as writing it could lose or repeat a point. Returns the items, and the queries nothing
+ * answered.
  */
 export function readAnswer(
   body: unknown,
