@@ -8,6 +8,7 @@ import type { PointsPartState } from '../state/index.js';
 import type { PartitionContext, PartitionOutcome } from './drain-partition.js';
 import type { SeriesRef } from './points-answer.js';
 import { commitShard } from './commit-shard.js';
+import { ResumeCursorRefused } from './cursor-refused.js';
 import { type PointsAnswer, requestPoints, type SentRequest, takeAnswer } from './point-requests.js';
 import { MAX_QUERIES, SeriesTasks } from './series-tasks.js';
 
@@ -38,7 +39,7 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   const aggregates = points.aggregates !== undefined;
   const window = { start: state.window.from ?? 0, end: state.window.until, aggregates };
   const part = ctx.committer.part(plan.stream.name, plan.m);
-  const saved = part.points ?? { listing: null, listed: false, series: [], unknown: [] };
+  const saved = part.points ?? { listing: null, listed: false, series: [], listedSeries: 0, unknown: [] };
   const tasks = new SeriesTasks(window);
   for (const series of saved.series) {
     const { start, end } = series;
@@ -46,6 +47,9 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   }
   const byId = points.ids?.map((id): SeriesRef => ({ id }));
   const explicit = byId ?? points.externalIds?.map((externalId): SeriesRef => ({ externalId }));
+  // Listed series are taken once in this process, and counted: a listing that names one twice is refused.
+  const ledger = explicit === undefined ? ctx.listedSeries?.get(plan.stream.name) : undefined;
+  ledger?.resume(plan.m, saved.series.flatMap((series) => (series.id === undefined ? [] : [series.id])));
   const listing = { cursor: saved.listing, listed: saved.listed || window.end <= window.start };
   // Stops the partition's own requests, queued or in flight, the moment it fails: a request that
   // never completes would otherwise hold the run for its attempts, and then each of its other lanes.
@@ -64,6 +68,7 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   let writers: OpenPointShard[] | undefined;
   /** The tasks' positions as of the last answer appended: what a commit records. */
   const commit = async () => {
+    ledger?.check(plan.m);
     const rows = writers?.[0]?.rows ?? 0;
     const files = writers === undefined ? [] : await commitShard(ctx.store, plan, seq, writers);
     writers = undefined;
@@ -78,6 +83,7 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
         after: task.written,
         ...(tasks.isPiece(task) ? { start: task.start, end: task.end } : {}),
       })),
+      listedSeries: ledger?.count(plan.m) ?? saved.listedSeries,
       unknown,
     };
     await ctx.committer.commit(plan.stream.name, plan.m, files, { cursor: undefined, rows, points: next });
@@ -89,8 +95,11 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   /** Lists more series while few wait for a chain, so that a request stays full. */
   const fill = async () => {
     while (tasks.waiting < MAX_QUERIES && !source.done) {
-      const refs = await source.take();
-      for (const ref of refs ?? []) tasks.add(ref, null);
+      const page = await source.take();
+      if (page === undefined) continue;
+      const ids = page.refs.flatMap((ref) => ('id' in ref ? [ref.id] : []));
+      ledger?.take({ m: plan.m, number: page.number, request: page.request }, ids);
+      for (const ref of page.refs) tasks.add(ref, null);
     }
   };
   /** Requests in flight, answered in the order they were sent. */
@@ -139,6 +148,8 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
       return 'interrupted';
     }
     stop.abort();
+    // Read again from its first page (drain-partition.ts): what it listed is listed again.
+    if (error instanceof ResumeCursorRefused) ledger?.restart(plan.m);
     throw error;
   } finally {
     await Promise.allSettled(lanes);
