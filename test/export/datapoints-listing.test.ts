@@ -8,7 +8,7 @@ import { MIN_POINT_TIME } from '../../src/resources/index.js';
 import { expectedRaw, keyOf, ndjsonRows, parquetRows, type Row, seriesIndexes } from '../support/datapoints-export.js';
 import { openDuck } from '../support/export-duckdb.js';
 import { createFakeClock } from '../support/fake-clock.js';
-import { proxiedJob, type ProxiedJob } from '../support/proxied-job.js';
+import { type ProxiedAnswer, proxiedJob, type ProxiedJob } from '../support/proxied-job.js';
 import { describeExit, newSimulator, readCheckpoint, runCliWith } from '../support/resume-harness.js';
 import type { ScriptedRequest } from '../support/scripted-server.js';
 
@@ -48,6 +48,14 @@ function withoutPartition(request: ScriptedRequest, path: string): { path: strin
   url.searchParams.delete('partition');
   return { path: `${url.pathname}${url.search}`, body: request.body };
 }
+
+/** A platform whose listing ignores `partition`: every partition lists every series. */
+const ignoringPartition: ProxiedAnswer = async (request, path, forward) => {
+  if (!isListing(request, path)) return undefined;
+  const sent = withoutPartition(request, path);
+  const reply = await forward(sent.path, sent.body);
+  return { status: reply.status, body: reply.text };
+};
 
 async function job(options: Parameters<typeof proxiedJob>[0]): Promise<ProxiedJob> {
   const made = await proxiedJob(options);
@@ -94,12 +102,7 @@ describe.concurrent('a series listing that names a series twice', () => {
     const { file, dir, out } = await job({
       sim,
       key: KEY,
-      answer: async (request, path, forward) => {
-        if (!isListing(request, path)) return undefined;
-        const sent = withoutPartition(request, path);
-        const reply = await forward(sent.path, sent.body);
-        return { status: reply.status, body: reply.text };
-      },
+      answer: ignoringPartition,
       streams: [stream({ partitions: 10 })],
       output: { formats: ['ndjson'] },
       source: FAST,
@@ -159,12 +162,7 @@ describe.concurrent('a series listing that names a series twice', () => {
     const { config } = await job({
       sim: many,
       key: KEY,
-      answer: async (request, path, forward) => {
-        if (!isListing(request, path)) return undefined;
-        const sent = withoutPartition(request, path);
-        const reply = await forward(sent.path, sent.body);
-        return { status: reply.status, body: reply.text };
-      },
+      answer: ignoringPartition,
       streams: [stream({ partitions: 10, limit: 500 })],
       output: { formats: ['ndjson'] },
       source: FAST,

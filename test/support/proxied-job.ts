@@ -18,6 +18,13 @@ export interface ProxiedJob {
   close(): Promise<void>;
 }
 
+/** What a proxied job's platform answers (proxiedJob): undefined passes the request on. */
+export type ProxiedAnswer = (
+  request: ScriptedRequest,
+  path: string,
+  forward: (path?: string, body?: string) => Promise<Reply>,
+) => ScriptedResponse | undefined | Promise<ScriptedResponse | undefined>;
+
 /**
  * A job whose platform is a scripted proxy in front of `sim`: `answer` may replace the answer to
  * any request (`path` is relative to the base URL); undefined passes the request (its method and
@@ -27,11 +34,7 @@ export interface ProxiedJob {
 export async function proxiedJob(options: {
   sim: Simulator;
   key: string;
-  answer: (
-    request: ScriptedRequest,
-    path: string,
-    forward: (path?: string, body?: string) => Promise<Reply>,
-  ) => ScriptedResponse | undefined | Promise<ScriptedResponse | undefined>;
+  answer: ProxiedAnswer;
   streams: Record<string, unknown>[];
   output: Record<string, unknown>;
   /** More keys of the job's `source` (retry, timeouts, concurrency). */

@@ -27,10 +27,7 @@ export function checkReadLimit(
   partition: { m: number; n: number },
   { rows, total }: StreamRows,
 ): void {
-  if (factor === 0 || total === undefined) return;
-  const limit = Math.ceil(factor * total) + READ_LIMIT_SLACK;
-  if (rows <= limit) return;
-  const n = (value: number) => value.toLocaleString('en-US');
+  if (total === undefined || !past(rows, factor, total, READ_LIMIT_SLACK)) return;
   throw new ReadLimitError(
     `${stream} partition ${partition.m}/${partition.n}: the stream has read ${n(rows)} rows, more than ${factor} times the ${n(total)} items the platform counts in it (plus ${n(READ_LIMIT_SLACK)}): the platform is sending items again, so the partition stops; what it committed stays. If the count is known to be far off, raise source.maxReadFactor (0: no limit), and run bulk-extract verify to check the keys.`,
   );
@@ -53,11 +50,18 @@ export function checkSeriesReadLimit(
   partition: { m: number; n: number },
   { listed, total }: { listed: number; total: number | undefined },
 ): void {
-  if (factor === 0 || total === undefined) return;
-  const limit = Math.ceil(factor * total) + SERIES_READ_SLACK;
-  if (listed <= limit) return;
-  const n = (value: number) => value.toLocaleString('en-US');
+  if (total === undefined || !past(listed, factor, total, SERIES_READ_SLACK)) return;
   throw new ReadLimitError(
     `${stream} partition ${partition.m}/${partition.n}: the stream's series listing has listed ${n(listed)} series, more than ${factor} times the ${n(total)} series the platform counts in it (plus ${n(SERIES_READ_SLACK)}): the platform lists series again (a listing that ignores 'partition' lists every series in every partition), and their points would be written again, so the partition stops; what it committed stays. If the count is known to be far off, raise source.maxReadFactor (0: no limit), and run bulk-extract verify to check the keys.`,
   );
+}
+
+/** Whether `read` is past `factor` times `total` plus `slack`; a factor of 0 is no limit. */
+function past(read: number, factor: number, total: number, slack: number): boolean {
+  return factor !== 0 && read > Math.ceil(factor * total) + slack;
+}
+
+/** A count as the messages write it: 130,001. */
+function n(value: number): string {
+  return value.toLocaleString('en-US');
 }
