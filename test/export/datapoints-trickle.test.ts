@@ -18,7 +18,7 @@ const KEY = 'datapoints-trickle-key-1';
 const T0 = Date.UTC(2026, 0, 1);
 const PARTITIONS = 3;
 const SETTINGS = {
-  timeouts: { requestMs: 1000, bodyMs: 500 },
+  timeouts: { requestMs: 1500, bodyMs: 500 },
   retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2, maxRetryAfterMs: 2 },
 };
 let sim: Simulator;
