@@ -76,6 +76,11 @@ export class HttpStatusError extends RequestError {
   /** `error.message` of the platform's error body, when it had one. */
   readonly platformMessage: string | undefined;
   readonly retryAfter: string | undefined;
+  /**
+   * `error.missing` of the platform's error body, as sent: the identifiers a request named that
+   * the platform does not know (`{id}`, `{externalId}`), when it listed them.
+   */
+  readonly missing: readonly unknown[] | undefined;
 
   /** `answeredBy` names a server other than the platform: `The identity provider at https://login.example.com`. */
   constructor(
@@ -84,12 +89,14 @@ export class HttpStatusError extends RequestError {
     retryAfter: string | undefined,
     ctx: RequestContext,
     answeredBy?: string,
+    missing?: readonly unknown[],
   ) {
     const what = `HTTP ${status}${platformMessage === undefined ? '' : `: ${platformMessage}`}`;
     super(answeredBy === undefined ? what : `${answeredBy} answered ${what}`, ctx);
     this.status = status;
     this.platformMessage = platformMessage;
     this.retryAfter = retryAfter;
+    this.missing = missing;
   }
 
   get retryable(): boolean {

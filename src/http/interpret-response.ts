@@ -98,7 +98,17 @@ function checkStatus(raw: RawResponse, ctx: RequestContext, mechanism: string): 
       ctx,
     );
   }
-  throw new HttpStatusError(status, message, firstHeader(raw.headers, 'retry-after'), ctx);
+  throw new HttpStatusError(status, message, firstHeader(raw.headers, 'retry-after'), ctx, undefined, errorMissing(raw));
+}
+
+/** The platform's `error.missing`, when its error body lists what it does not know. */
+function errorMissing(raw: RawResponse): readonly unknown[] | undefined {
+  try {
+    const missing = (JSON.parse(raw.body.toString('utf8')) as { error?: { missing?: unknown } } | null)?.error?.missing;
+    return Array.isArray(missing) ? missing : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The request a response answered, for an error about its body. */

@@ -46,6 +46,35 @@ export function isCountAggregate(name: Aggregate): boolean {
   return COUNTS.has(name);
 }
 
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+/** The longest one unit of a granularity lasts, in UTC or at a fixed offset: a month of 31 days. */
+const LONGEST_UNIT_MS: Readonly<Record<string, number>> = {
+  s: 1000,
+  m: 60_000,
+  h: HOUR_MS,
+  d: DAY_MS,
+  mo: 31 * DAY_MS,
+};
+/** The widest change of a UTC offset: offsets lie between -12:00 and +14:00. */
+const WIDEST_OFFSET_CHANGE_MS = 26 * HOUR_MS;
+
+/**
+ * How far before its query's `start` an aggregate bucket may start, in ms: less than this. The
+ * platform aligns `start` down to a whole unit of the granularity (a unit, not N units), so the
+ * first bucket is the one that holds `start`. Bounded by the longest unit rather than computed:
+ * a month lasts up to 31 days, and with a time zone name (`Europe/Oslo`) a local hour, day or
+ * month may also hold a change of the zone's UTC offset (daylight saving time, or the zone moving
+ * to another offset), at most 26 hours. A fixed offset (`UTC+05:30`) changes nothing.
+ */
+export function bucketReachMs(granularity: string, timeZone?: string): number {
+  const unit = /^\d+(s|m|h|d|mo)$/.exec(granularity)?.[1];
+  const longest = unit === undefined ? undefined : LONGEST_UNIT_MS[unit];
+  if (longest === undefined) throw new RangeError(`not a granularity: ${JSON.stringify(granularity)}`);
+  const named = timeZone !== undefined && !/^UTC([+-]\d{2}:\d{2})?$/.test(timeZone);
+  return named && unit !== 's' && unit !== 'm' ? longest + WIDEST_OFFSET_CHANGE_MS : longest;
+}
+
 /** The platform keeps timestamps from 1900-01-01 up to, not including, 2100-01-01. */
 export const MIN_POINT_TIME = Date.UTC(1900, 0, 1);
 export const MAX_POINT_TIME = Date.UTC(2100, 0, 1);

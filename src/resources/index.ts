@@ -77,6 +77,7 @@ export function filterKeys(name: Resource): string[] {
 export {
   type Aggregate,
   AGGREGATES,
+  bucketReachMs,
   isCountAggregate,
   MAX_POINT_TIME,
   MIN_POINT_TIME,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AskedQuery } from '../../src/export/run/points-answer.js';
 import type { PointsShape } from '../../src/resources/index.js';
-import { expectSameReads, scannedSeries } from '../support/points-paths.js';
+import { expectSameReads, scannedSeries, type TestShape } from '../support/points-paths.js';
 
 /**
  * Answers of `POST /timeseries/data/list` that are broken, or odd but valid, read from their bytes
@@ -27,12 +27,12 @@ const GOOD_STRING = '{"timestamp":15,"value":"on"}';
 const withStrings = (points: string) => answer(numericItem(GOOD_NUMERIC), stringItem(points));
 const withNumbers = (points: string) => answer(numericItem(points), stringItem(GOOD_STRING));
 
-async function expectRefused(body: Buffer, queries = QUERIES, shape = RAW): Promise<void> {
+async function expectRefused(body: Buffer, queries = QUERIES, shape: TestShape = RAW): Promise<void> {
   const read = await expectSameReads(body, queries, shape);
   expect(read, body.toString()).toMatchObject({ code: 'E_BAD_RESPONSE' });
 }
 
-async function expectTaken(body: Buffer, queries = QUERIES, shape = RAW): Promise<number> {
+async function expectTaken(body: Buffer, queries = QUERIES, shape: TestShape = RAW): Promise<number> {
   const read = await expectSameReads(body, queries, shape);
   expect(read, body.toString()).toHaveProperty('series');
   return scannedSeries(read);
@@ -111,6 +111,28 @@ describe('a broken datapoints answer, read from its bytes', () => {
     ['a bucket after the window', '{"timestamp":100,"count":1}'],
   ])('of aggregates, with %s, fails as when parsed', async (_, points) => {
     await expectRefused(answer(numericItem(points)), QUERIES, AGGREGATES);
+  });
+
+  const HOUR = 3_600_000;
+  const DAY = 24 * HOUR;
+  const START = Date.UTC(2024, 2, 31, 10, 30);
+  const FROM_START: AskedQuery[] = [{ ref: { id: 1 }, start: START, end: START + 100 * DAY, limit: 4, last: null }];
+  const bucket = (timestamp: number) => answer(numericItem(`{"timestamp":${timestamp},"count":1}`));
+  const shape = (granularity: string, timeZone?: string): TestShape =>
+    ({ ...AGGREGATES, granularity, ...(timeZone === undefined ? {} : { timeZone }) });
+
+  it.each([
+    ['1h', undefined, START - 30 * 60_000, START - HOUR],
+    ['15m', undefined, START, START - 60_000],
+    ['1d', undefined, Date.UTC(2024, 2, 31), START - DAY],
+    ['1mo', undefined, Date.UTC(2024, 2, 1), START - 31 * DAY],
+    // A local unit may last longer by a change of the zone's offset inside it: 26 hours at most.
+    ['1d', 'Europe/Oslo', Date.UTC(2024, 2, 30, 23), START - DAY - 26 * HOUR],
+    ['1h', 'UTC+05:30', START - HOUR + 1, START - HOUR],
+  ])('of aggregates by %s (time zone %s): the bucket that holds the start taken, one a longest unit before it refused, as when parsed', async (granularity, timeZone, holding, early) => {
+    expect(await expectTaken(bucket(holding), FROM_START, shape(granularity, timeZone))).toBe(1);
+    await expectRefused(bucket(early), FROM_START, shape(granularity, timeZone));
+    await expectRefused(bucket(START - 10 * 365 * DAY), FROM_START, shape(granularity, timeZone));
   });
 });
 

@@ -2,10 +2,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { type AskedQuery, readAnswer, type SeriesAnswer } from '../../src/export/run/points-answer.js';
+import { type AggregatesAsked, type AskedQuery, readAnswer, type SeriesAnswer } from '../../src/export/run/points-answer.js';
 import { readScannedAnswer } from '../../src/export/run/points-scan.js';
 import { BulkExtractError } from '../../src/errors.js';
-import { type Aggregate, pointColumns, type PointsShape } from '../../src/resources/index.js';
+import { bucketReachMs, pointColumns, type PointsShape } from '../../src/resources/index.js';
 import { PointTable } from '../../src/sink/datapoints/point-table.js';
 import { PointsNdjsonWriter } from '../../src/sink/datapoints/points-ndjson-writer.js';
 
@@ -30,12 +30,12 @@ function attempt(read: () => { series: SeriesAnswer[]; unknown: number[] }): Rea
 }
 
 /** Read as the export reads it: from the bytes when the scan takes them, else parsed. */
-export function readScanned(body: Buffer, queries: readonly AskedQuery[], aggregates?: readonly Aggregate[]): Read {
+export function readScanned(body: Buffer, queries: readonly AskedQuery[], aggregates?: AggregatesAsked): Read {
   // The scan names no problem: it reads the answer, or leaves it to JSON.parse and readAnswer.
   return readScannedAnswer(body, queries, aggregates, CTX) ?? readParsed(body, queries, aggregates);
 }
 
-export function readParsed(body: Buffer, queries: readonly AskedQuery[], aggregates?: readonly Aggregate[]): Read {
+export function readParsed(body: Buffer, queries: readonly AskedQuery[], aggregates?: AggregatesAsked): Read {
   return attempt(() => readAnswer(JSON.parse(body.toString('utf8')), queries, aggregates, CTX));
 }
 
@@ -91,6 +91,15 @@ function expectedLines(series: readonly SeriesAnswer[]): unknown[] {
   );
 }
 
+/** A stream's shape, and the time zone of its aggregates. */
+export type TestShape = PointsShape & { timeZone?: string };
+
+/** The aggregates a stream of `shape` asks for, as its answers are checked (point-requests.ts). */
+function aggregatesOf(shape: TestShape): AggregatesAsked | undefined {
+  const { aggregates, granularity, timeZone } = shape;
+  return aggregates === undefined ? undefined : { names: aggregates, reachMs: bucketReachMs(granularity ?? '', timeZone) };
+}
+
 /**
  * Reads `body` both ways and expects the same: the same series (fields, timestamps, points as
  * values), the same Parquet column values, the same error; and NDJSON lines that are the points
@@ -100,10 +109,10 @@ function expectedLines(series: readonly SeriesAnswer[]): unknown[] {
 export async function expectSameReads(
   body: Buffer,
   queries: readonly AskedQuery[],
-  shape: PointsShape,
+  shape: TestShape,
 ): Promise<Read> {
-  const scanned = readScanned(body, queries, shape.aggregates);
-  const parsed = readParsed(body, queries, shape.aggregates);
+  const scanned = readScanned(body, queries, aggregatesOf(shape));
+  const parsed = readParsed(body, queries, aggregatesOf(shape));
   const { lines: scannedLines, ...fromBytes } = await writtenOf(scanned, shape);
   const { lines: parsedLines, ...fromValues } = await writtenOf(parsed, shape);
   expect(fromBytes).toEqual(fromValues);

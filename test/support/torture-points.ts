@@ -91,6 +91,7 @@ function expectStreamState(out: string, stream: PointsStreamSpec, points: number
       listing: null,
       listed: true,
       series: [],
+      listedSeries: expect.any(Number),
       unknown: [],
     });
   }

@@ -8,9 +8,18 @@ import { aggregateFilter } from './chain-request.js';
 import { readViewColumns } from './instances-request.js';
 import { chainParams } from './partitions.js';
 
+/** The platform's counts of what the streams' current runs read, by stream name. */
+export interface StreamCounts {
+  /** Items (rows) of a collection stream. */
+  items: Map<string, number>;
+  /** The series a datapoints stream lists (not its points, which are not counted). */
+  series: Map<string, number>;
+}
+
 /**
  * How many items each stream's current run will read, from the platform's count aggregate: for
- * progress and ETA only (it is approximate, and an export never relies on it). Being the run's
+ * progress and ETA, and for the read limits (it is approximate, and an export never relies on it
+ * for completeness). A datapoints stream's series are counted, not its points. Being the run's
  * first contact with the platform, it also proves the credential and the address before the
  * output folder is touched: a refused credential, an unreachable platform, and a 403 or 404 (a
  * project that does not exist, a capability the credential lacks: refusedAccess) are thrown; any
@@ -25,8 +34,8 @@ export async function countStreams(
   checkpoint: Checkpoint,
   logger: Logger,
   signal?: AbortSignal,
-): Promise<Map<string, number>> {
-  const totals = new Map<string, number>();
+): Promise<StreamCounts> {
+  const counts: StreamCounts = { items: new Map(), series: new Map() };
   await Promise.all(
     streams.map(async (stream) => {
       const state = checkpoint.streams[stream.name];
@@ -40,8 +49,14 @@ export async function countStreams(
           stream.instances!.columns = columns;
           return;
         }
+        if (stream.resource === 'datapoints') {
+          // The points are not counted; the series are, for the log and the read limit.
+          const series = await countSeries(client, stream, state, logger, signal);
+          if (series !== undefined) counts.series.set(stream.name, series);
+          return;
+        }
         const total = await countStream(client, stream, state, logger, signal);
-        if (total !== undefined) totals.set(stream.name, total);
+        if (total !== undefined) counts.items.set(stream.name, total);
       } catch (error) {
         // A 403 or 404 is not retried and does not pass: the project, the path or the access is wrong.
         const refusal = refusedAccess(error);
@@ -52,7 +67,7 @@ export async function countStreams(
       }
     }),
   );
-  return totals;
+  return counts;
 }
 
 /** A stream's item count; undefined for a collection the platform does not count (a page proves the credential). */
@@ -64,12 +79,7 @@ async function countStream(
   signal: AbortSignal | undefined,
 ): Promise<number | undefined> {
   const { resource } = stream;
-  if (resource === 'instances') return undefined;
-  if (resource === 'datapoints') {
-    // The points are not counted; the series are, for the log, which proves the credential too.
-    await countSeries(client, stream, state, logger, signal);
-    return undefined;
-  }
+  if (resource === 'instances' || resource === 'datapoints') return undefined;
   if (!resourceSpec(resource).countable) {
     // No count aggregate (relationships): a one-item page proves the credential; no total.
     await client.get(`/${resource}`, [['limit', '1']], signal);
@@ -87,21 +97,25 @@ async function countStream(
   }
 }
 
-/** A datapoints stream's series: counted when listed; else one page of the collection proves the credential. */
+/**
+ * A datapoints stream's series: counted when listed; else (explicit series) one page of the
+ * collection proves the credential, and there is no count.
+ */
 async function countSeries(
   client: Pick<PlatformClient, 'aggregateCount' | 'get'>,
   stream: StreamPlan,
   state: Checkpoint['streams'][string],
   logger: Logger,
   signal: AbortSignal | undefined,
-): Promise<void> {
+): Promise<number | undefined> {
   const params = chainParams(stream, state);
   if (params.length === 0) {
     await client.get('/timeseries', [['limit', '1']], signal);
-    return;
+    return undefined;
   }
   const series = await client.aggregateCount('timeseries', aggregateFilter('timeseries', params), signal);
   logger.info({ stream: stream.name, series }, `${stream.name}: ${series} time series selected`);
+  return series;
 }
 
 /** An answer that arrived but was not a count: the platform is there, the count is just unknown. */

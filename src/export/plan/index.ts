@@ -3,7 +3,7 @@
  * sends, and the count of what a run will read.
  */
 export { aggregateFilter, chainRequest, type ListRequest } from './chain-request.js';
-export { countStreams } from './count-streams.js';
+export { countStreams, type StreamCounts } from './count-streams.js';
 export { instancesRequest, instancesSyncRequest, readViewColumns, SYNC_SET } from './instances-request.js';
 export { chainParams, type PartitionPlan, planPartitions } from './partitions.js';
 export { planStreams, streamName } from './streams.js';

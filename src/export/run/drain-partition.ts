@@ -14,6 +14,7 @@ import type { Committer } from './committer.js';
 import { commitShard } from './commit-shard.js';
 import { ResumeCursorRefused, syncCursorRefused } from './cursor-refused.js';
 import { drainPoints } from './drain-points.js';
+import type { ListedSeries } from './listed-series.js';
 import type { PointsClient } from './point-requests.js';
 import type { OpenPointShard } from '../../sink/index.js';
 
@@ -29,6 +30,8 @@ export interface PartitionContext {
   openShard(plan: PartitionPlan, seq: number): Promise<OpenShard[]>;
   /** Opens the shard `seq` of a datapoints partition, one writer per format. */
   openPoints(plan: PartitionPlan, seq: number): Promise<OpenPointShard[]>;
+  /** Per datapoints stream whose series are listed: the series its partitions took (listed-series.ts). */
+  listedSeries?: ReadonlyMap<string, ListedSeries>;
   /** Series a datapoints partition asked for that the platform did not know. */
   onUnknown?(refs: readonly unknown[], plan: PartitionPlan): void;
   /** Series of a datapoints partition read to their end (or unknown to the platform). */

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { AbortedError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import type { OpenPointShard } from '../../sink/index.js';
@@ -7,6 +8,7 @@ import type { PointsPartState } from '../state/index.js';
 import type { PartitionContext, PartitionOutcome } from './drain-partition.js';
 import type { SeriesRef } from './points-answer.js';
 import { commitShard } from './commit-shard.js';
+import { ResumeCursorRefused } from './cursor-refused.js';
 import { type PointsAnswer, requestPoints, type SentRequest, takeAnswer } from './point-requests.js';
 import { MAX_QUERIES, SeriesTasks } from './series-tasks.js';
 
@@ -37,7 +39,7 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   const aggregates = points.aggregates !== undefined;
   const window = { start: state.window.from ?? 0, end: state.window.until, aggregates };
   const part = ctx.committer.part(plan.stream.name, plan.m);
-  const saved = part.points ?? { listing: null, listed: false, series: [], unknown: [] };
+  const saved = part.points ?? { listing: null, listed: false, series: [], listedSeries: 0, unknown: [] };
   const tasks = new SeriesTasks(window);
   for (const series of saved.series) {
     const { start, end } = series;
@@ -45,17 +47,28 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   }
   const byId = points.ids?.map((id): SeriesRef => ({ id }));
   const explicit = byId ?? points.externalIds?.map((externalId): SeriesRef => ({ externalId }));
+  // Listed series are taken once in this process, and counted: a listing that names one twice is refused.
+  const ledger = explicit === undefined ? ctx.listedSeries?.get(plan.stream.name) : undefined;
+  ledger?.resume(plan.m, saved.series.flatMap((series) => (series.id === undefined ? [] : [series.id])));
   const listing = { cursor: saved.listing, listed: saved.listed || window.end <= window.start };
+  // Stops the partition's own requests, queued or in flight, the moment it fails: a request that
+  // never completes would otherwise hold the run for its attempts, and then each of its other lanes.
+  const stop = new AbortController();
+  const signal = AbortSignal.any([ctx.signal, stop.signal]);
+  // Each request in flight, each wait for a slot, the budget or a retry listens to it: not a leak.
+  setMaxListeners(16 * LANES, signal);
   // The listing takes no share of the byte budget: its pages are asked for while this partition's
   // answers hold theirs, and a page of a path not seen yet waits for the whole budget (a deadlock).
   const source = explicit === undefined
-    ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal: ctx.signal }, listing)
+    ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal }, listing)
     : SeriesSource.explicit(explicit, plan.m, plan.n, listing);
   const unknown = [...saved.unknown];
+  const unknownKeys = new Set(unknown.map(refKey));
   let seq = part.nextSeq;
   let writers: OpenPointShard[] | undefined;
   /** The tasks' positions as of the last answer appended: what a commit records. */
   const commit = async () => {
+    ledger?.check(plan.m);
     const rows = writers?.[0]?.rows ?? 0;
     const files = writers === undefined ? [] : await commitShard(ctx.store, plan, seq, writers);
     writers = undefined;
@@ -70,6 +83,7 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
         after: task.written,
         ...(tasks.isPiece(task) ? { start: task.start, end: task.end } : {}),
       })),
+      listedSeries: ledger?.count(plan.m) ?? saved.listedSeries,
       unknown,
     };
     await ctx.committer.commit(plan.stream.name, plan.m, files, { cursor: undefined, rows, points: next });
@@ -81,8 +95,11 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   /** Lists more series while few wait for a chain, so that a request stays full. */
   const fill = async () => {
     while (tasks.waiting < MAX_QUERIES && !source.done) {
-      const refs = await source.take();
-      for (const ref of refs ?? []) tasks.add(ref, null);
+      const page = await source.take();
+      if (page === undefined) continue;
+      const ids = page.refs.flatMap((ref) => ('id' in ref ? [ref.id] : []));
+      ledger?.take({ m: plan.m, number: page.number, request: page.request }, ids);
+      for (const ref of page.refs) tasks.add(ref, null);
     }
   };
   /** Requests in flight, answered in the order they were sent. */
@@ -90,7 +107,7 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   /** Sends requests while tasks are left that none in flight holds, up to LANES at once. */
   const launch = () => {
     while (lanes.length < LANES && tasks.askable && !ctx.signal.aborted) {
-      const sent = requestPoints(ctx.client, tasks, points, { ...ctx, spread: LANES - lanes.length });
+      const sent = requestPoints(ctx.client, tasks, points, { ...ctx, signal, spread: LANES - lanes.length });
       // Settled in turn; a failure while an earlier answer is written must not go unhandled meanwhile.
       sent.catch(() => undefined);
       lanes.push(sent);
@@ -126,10 +143,13 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
     await commit();
     return 'done';
   } catch (error) {
-    if (error instanceof AbortedError) {
+    if (error instanceof AbortedError && ctx.signal.aborted) {
       await commit();
       return 'interrupted';
     }
+    stop.abort();
+    // Read again from its first page (drain-partition.ts): what it listed is listed again.
+    if (error instanceof ResumeCursorRefused) ledger?.restart(plan.m);
     throw error;
   } finally {
     await Promise.allSettled(lanes);
@@ -138,13 +158,16 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   }
 
   async function write(answer: PointsAnswer): Promise<void> {
-    if (answer.unknown.length > 0) {
-      unknown.push(...answer.unknown);
+    // Each series once: the windows of a long series are asked for, and found unknown, one by one.
+    const fresh = answer.unknown.filter((ref) => !unknownKeys.has(refKey(ref)));
+    if (fresh.length > 0) {
+      for (const ref of fresh) unknownKeys.add(refKey(ref));
+      unknown.push(...fresh);
       log.warn(
-        { series: answer.unknown.slice(0, 10), count: answer.unknown.length },
-        `the platform does not know ${answer.unknown.length} series asked for (deleted, or never there); skipped`,
+        { series: fresh.slice(0, 10), count: fresh.length },
+        `the platform does not know ${fresh.length} series asked for (deleted, or never there); skipped`,
       );
-      ctx.onUnknown?.(answer.unknown, plan);
+      ctx.onUnknown?.(fresh, plan);
     }
     if (answer.finished > 0) ctx.onSeriesDone?.(answer.finished, plan);
     const rows = answer.batch.reduce((sum, series) => sum + series.points.length, 0);
@@ -156,6 +179,10 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
     crashPoint('after-append');
     if (writers.some((w) => w.rows >= ctx.limits.maxRows || w.bytes >= ctx.limits.maxBytes)) await commit();
   }
+}
+
+function refKey(ref: SeriesRef): string {
+  return 'id' in ref ? `id ${ref.id}` : `externalId ${ref.externalId}`;
 }
 
 function refOf(series: { id?: number | undefined; externalId?: string | undefined }): SeriesRef {

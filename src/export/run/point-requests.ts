@@ -2,7 +2,9 @@ import { AbortedError, BadResponseError, type RequestContext } from '../../http/
 import type { ReadResponse } from '../../http/platform-client.js';
 import type { ByteBudget } from '../../page/index.js';
 import type { PointBatch } from '../../sink/index.js';
-import { readAnswer, type SeriesAnswer, type SeriesRef } from './points-answer.js';
+import { bucketReachMs } from '../../resources/index.js';
+import { confirmUnknown } from './confirm-unknown.js';
+import { type AggregatesAsked, readAnswer, type SeriesAnswer, type SeriesRef } from './points-answer.js';
 import { readScannedAnswer } from './points-scan.js';
 import type { PointsPlan } from '../state/index.js';
 import { MAX_EMPTY_ANSWERS, type SeriesTask, type SeriesTasks } from './series-tasks.js';
@@ -38,6 +40,7 @@ export interface PointsAnswer {
 export interface SentRequest {
   queries: { task: SeriesTask }[];
   series: SeriesAnswer[];
+  /** The queries the answer left out, whose series the platform confirmed it does not know. */
   unknown: number[];
   ctx: RequestContext;
   release(): void;
@@ -45,9 +48,10 @@ export interface SentRequest {
 
 /**
  * Sends the next request of a partition's series (undefined when every series is finished) and
- * checks its answer. It holds its share of the run's byte budget from before it is sent until its
- * points are written. The tasks learn of the answer only from takeAnswer, when the drain takes it:
- * until then a commit must not see it.
+ * checks its answer; series it leaves out are confirmed unknown (confirmUnknown) or fail it. It
+ * holds its share of the run's byte budget from before it is sent until its points are written.
+ * The tasks learn of the answer only from takeAnswer, when the drain takes it: until then a
+ * commit must not see it.
  */
 export async function requestPoints(
   client: PointsClient,
@@ -74,9 +78,10 @@ export async function requestPoints(
   const hold = await options.budget?.hold(POINTS_PATH, options.signal, () => new AbortedError('Stopped while waiting for room in the memory budget', ctx));
   try {
     const asked = queries.map(({ query }) => query);
+    const aggregates = aggregatesAsked(plan);
     // Read from its bytes, each point where it lies, within the request's attempts (the scan names
     // no problem, so `ctx` is enough for it); parsed when the scan leaves it to JSON.parse.
-    const read = (bytes: Buffer) => readScannedAnswer(bytes, asked, plan.aggregates, ctx);
+    const read = (bytes: Buffer) => readScannedAnswer(bytes, asked, aggregates, ctx);
     const response = await client.postRead(POINTS_PATH, body, read, options.signal);
     hold?.resize(response.bytes.length);
     const answered: RequestContext = {
@@ -85,12 +90,21 @@ export async function requestPoints(
       attempts: response.attempts,
       ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
     };
-    const { series, unknown } = response.read ?? readAnswer(response.body, asked, plan.aggregates, answered);
+    const { series, unknown } = response.read ?? readAnswer(response.body, asked, aggregates, answered);
+    if (unknown.length > 0) {
+      await confirmUnknown(client, POINTS_PATH, unknown.map((index) => asked[index]!), answered, options.signal);
+    }
     return { queries, series, unknown, ctx: answered, release: () => hold?.release() };
   } catch (error) {
     hold?.release();
     throw error;
   }
+}
+
+/** A stream's aggregates, as its answers are checked; undefined for raw points. */
+function aggregatesAsked(plan: PointsPlan): AggregatesAsked | undefined {
+  if (plan.aggregates === undefined || plan.granularity === undefined) return undefined;
+  return { names: plan.aggregates, reachMs: bucketReachMs(plan.granularity, plan.timeZone) };
 }
 
 /** Takes a checked answer into the tasks: where each chain stands, which series are finished. */

@@ -5,6 +5,15 @@ import { PointList, type PointValue } from '../../sink/index.js';
 /** A datapoints query names its series by id or by externalId. */
 export type SeriesRef = { id: number } | { externalId: string };
 
+/**
+ * The aggregates a request asked for, and how far before a query's `start` a bucket may start
+ * (less than `reachMs`: bucketReachMs of the stream's granularity and time zone).
+ */
+export interface AggregatesAsked {
+  names: readonly Aggregate[];
+  reachMs: number;
+}
+
 /** A query of a request, as the answer is checked against it. */
 export interface AskedQuery {
   ref: SeriesRef;
@@ -34,15 +43,17 @@ export const SPECIAL_VALUES: Readonly<Record<string, number>> = { 'NaN': NaN, 'I
 /**
  * Reads the answer of `POST /timeseries/data/list` to `queries`: the items answer the queries in
  * their order, each matched by id or externalId (with `ignoreUnknownIds` a deleted series leaves
- * no item, so a query the next item does not match is unknown; two windows of one series are two
- * queries), and every point must be well formed, inside its query's window, after the query's last
- * point, and no more than its limit. Anything else is a broken server: it fails the request, as
- * writing it could lose or repeat a point. Returns the items, and the queries nothing answered.
+ * no item, so a query the next item does not match is left out, for confirmUnknown to confirm; two
+ * windows of one series are two queries), and every point must be well formed, inside its query's
+ * window (an aggregate bucket may start before `start`, less than `reachMs` before it), after the
+ * query's last point, and no more than its limit. Anything else is a broken server: it fails the
+ * request, as writing it could lose or repeat a point. Returns the items, and the queries nothing
+ * answered.
  */
 export function readAnswer(
   body: unknown,
   queries: readonly AskedQuery[],
-  aggregates: readonly Aggregate[] | undefined,
+  aggregates: AggregatesAsked | undefined,
   ctx: RequestContext,
 ): { series: SeriesAnswer[]; unknown: number[] } {
   const match = new AnswerMatch(queries, aggregates, ctx);
@@ -63,9 +74,14 @@ export class AnswerMatch {
 
   constructor(
     readonly queries: readonly AskedQuery[],
-    readonly aggregates: readonly Aggregate[] | undefined,
+    readonly aggregates: AggregatesAsked | undefined,
     private readonly ctx: RequestContext,
   ) {}
+
+  /** The earliest timestamp an answer to `query` may hold: its start; for aggregates, of a bucket that holds it. */
+  earliest(query: AskedQuery): number {
+    return this.aggregates === undefined ? query.start : query.start - this.aggregates.reachMs + 1;
+  }
 
   fail(what: string): never {
     throw new BadResponseError(`The datapoints answer ${what}: refusing it rather than writing points that may be wrong`, this.ctx);
@@ -123,7 +139,7 @@ export function readItem(item: unknown, position: number, match: AnswerMatch): S
   const { aggregates } = match;
   const repeated = aggregates === undefined ? 0 : leadingRepeats(datapoints, asked.last);
   const points = repeated === 0 ? datapoints : datapoints.slice(repeated);
-  const problem = pointsProblem(points, asked, isString, aggregates);
+  const problem = pointsProblem(points, asked, match.earliest(asked), isString, aggregates?.names);
   if (problem !== undefined) return fail(`${at} (id ${id}): ${problem}`);
   return { query, id, externalId, isString, nextCursor, points: PointList.of(points as PointValue[]) };
 }
@@ -140,6 +156,7 @@ function leadingRepeats(points: readonly unknown[], last: number | null): number
 function pointsProblem(
   points: readonly unknown[],
   query: AskedQuery,
+  earliest: number,
   isString: boolean,
   aggregates: readonly Aggregate[] | undefined,
 ): string | undefined {
@@ -150,9 +167,10 @@ function pointsProblem(
     const { timestamp } = point as Record<string, unknown>;
     if (typeof timestamp !== 'number' || !Number.isSafeInteger(timestamp)) return `point ${k + 1} has no integer 'timestamp'`;
     if (timestamp <= last) return `point ${k + 1} at ${timestamp} does not come after the point before it (${last})`;
-    // An aggregate's bucket may start before `start`: it is aligned down to a whole unit.
-    if ((aggregates === undefined && timestamp < query.start) || timestamp >= query.end) {
-      return `point ${k + 1} at ${timestamp} lies outside the query's window [${query.start}, ${query.end})`;
+    // An aggregate's bucket may start before `start`, which is aligned down to a whole unit: the bucket that holds it.
+    if (timestamp < earliest || timestamp >= query.end) {
+      const before = earliest < query.start ? `, or a bucket holding its start (from ${earliest})` : '';
+      return `point ${k + 1} at ${timestamp} lies outside the query's window [${query.start}, ${query.end})${before}`;
     }
     last = timestamp;
     const fields = point as Record<string, unknown>;

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { RequestContext } from '../../http/errors.js';
 import { BAD, CLOSED, JsonGrammar } from '../../page/index.js';
-import { type Aggregate, isCountAggregate } from '../../resources/index.js';
+import { isCountAggregate } from '../../resources/index.js';
 import type { PointList } from '../../sink/index.js';
 import { ABSENT, PointFields } from '../../sink/datapoints/point-fields.js';
 import {
@@ -18,7 +18,7 @@ import {
   ZERO,
 } from '../../sink/parquet/json-bytes.js';
 import { PointSpans } from './point-spans.js';
-import { AnswerMatch, type AskedQuery, type SeriesAnswer } from './points-answer.js';
+import { type AggregatesAsked, AnswerMatch, type AskedQuery, type SeriesAnswer } from './points-answer.js';
 
 /** The members of an item the scan reads, by their index; any other is skipped. */
 const HEAD = ['id', 'externalId', 'isString', 'nextCursor', 'datapoints'].map((name) => Buffer.from(name));
@@ -55,7 +55,7 @@ const ITEMS = Buffer.from('items');
 export function readScannedAnswer(
   body: Buffer,
   queries: readonly AskedQuery[],
-  aggregates: readonly Aggregate[] | undefined,
+  aggregates: AggregatesAsked | undefined,
   ctx: RequestContext,
 ): { series: SeriesAnswer[]; unknown: number[] } | undefined {
   if (body.length > MAX_SCANNED_BYTES || !isUtf8(body)) return undefined;
@@ -79,7 +79,7 @@ class AnswerScan extends JsonGrammar {
   ) {
     super(body);
     this.spans = new PointSpans(body);
-    const { aggregates } = match;
+    const aggregates = match.aggregates?.names;
     this.point = new PointFields(['timestamp', ...(aggregates ?? ['value', 'status'])]);
     this.aggregateNames = (aggregates ?? []).map((_, i) => i + 1);
     this.counts = (aggregates ?? []).map(isCountAggregate);
@@ -195,6 +195,7 @@ class AnswerScan extends JsonGrammar {
     const raw = this.match.aggregates === undefined;
     let repeats = !raw && query.last !== null;
     let last = query.last ?? -Infinity;
+    const earliest = this.match.earliest(query);
     let count = 0;
     this.pos++;
     this.ws();
@@ -222,7 +223,7 @@ class AnswerScan extends JsonGrammar {
       closed = next === CLOSED;
       if (repeats && timestamp === query.last) continue;
       repeats = false;
-      if (timestamp <= last || (raw && timestamp < query.start) || timestamp >= query.end) return undefined;
+      if (timestamp <= last || timestamp < earliest || timestamp >= query.end) return undefined;
       last = timestamp;
       // A plain point is `{"timestamp":..,"value":<number>}`: what a numeric series' point may be.
       if (plain ? isString : !(raw ? this.rawTaken(isString) : this.aggregatesTaken())) return undefined;

@@ -9,10 +9,11 @@ import { createShardSink, type ShardSink } from '../../sink/index.js';
 import { ByteBudget } from '../../page/index.js';
 import { type Clock, systemClock } from '../../util/clock.js';
 import { type Checkpoint, type Manifest, openOutput, type RunState, sentBounds, streamOf, type StreamPlan, syncField } from '../state/index.js';
-import { countStreams, type PartitionPlan, planStreams } from '../plan/index.js';
+import { countStreams, type PartitionPlan, planStreams, type StreamCounts } from '../plan/index.js';
 import { finishRun } from './finish-run.js';
 import { drainPartition, type PartitionContext, type PartitionOutcome } from './drain-partition.js';
 import { checkReadLimit } from './read-limit.js';
+import { ListedSeries } from './listed-series.js';
 import type { IdleStream } from './prepare-output.js';
 import { LiveProgressFile } from './live-progress.js';
 import { RunProgress, type RunHandle } from './run-progress.js';
@@ -104,7 +105,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
   const signal = options.signal === undefined ? stopAll.signal : AbortSignal.any([options.signal, stopAll.signal]);
   // Every partition's request, backoff and limiter wait listen to it at once: that is not a leak.
   setMaxListeners(16 + 8 * streams.reduce((sum, s) => sum + s.partitions, 0), signal);
-  let totals = new Map<string, number>();
+  let counts: StreamCounts = { items: new Map(), series: new Map() };
   let held = false;
   const hold = async () => {
     if (held) return;
@@ -127,7 +128,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       now,
       beforeWrite: async (checkpoint: Checkpoint) => {
         await hold();
-        totals = await countStreams(client, streams, checkpoint, logger, signal);
+        counts = await countStreams(client, streams, checkpoint, logger, signal);
       },
     };
     const start = await scope.start(setup);
@@ -141,7 +142,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     logStarted(logger, { outDir: store.location, ...scope.logFields }, streams, committer.state, start);
     // Shards are written where the store stages them before it publishes them.
     sink = createShardSink((key) => store.stage(key), config.output, { logger });
-    const progress = new RunProgress(streams, plans, committer.state, () => totals);
+    const progress = new RunProgress(streams, plans, committer.state, () => counts.items);
     // Beside the lock, for status; gone before the lock is let go, by every way the run ends.
     const live = new LiveProgressFile(store, start.lockKey, plans, committer.state, logger);
     await live.start();
@@ -150,7 +151,10 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       await start.release();
     };
     const context = { store, client, committer, sink, signal, logger };
-    const outcomes = await drainAll(context, { config, plans, progress, live, stopAll, onStart: options.onStart });
+    const { maxReadFactor } = config.source;
+    const listedSeries = seriesLedgers(streams, plans, committer.state, () => counts.series, maxReadFactor, logger);
+    const run = { config, plans, progress, live, stopAll, onStart: options.onStart };
+    const outcomes = await drainAll({ ...context, listedSeries }, run);
     const finished = await finishRun({ setup, scope, committer, client, plans, outcomes, release });
     release = finished.release;
     const { resumed, idle, damaged } = start;
@@ -211,6 +215,35 @@ function drainAll(
       }
     }),
   );
+}
+
+/**
+ * The ledger of the series each datapoints stream lists (not an explicit list): shared by the
+ * stream's partitions, with what its checkpoint counts, against the platform's count of its
+ * series (this run's share of it: a worker drains some of the partitions).
+ */
+function seriesLedgers(
+  streams: readonly StreamPlan[],
+  plans: readonly PartitionPlan[],
+  checkpoint: Checkpoint,
+  series: () => ReadonlyMap<string, number>,
+  factor: number,
+  logger: Logger,
+): Map<string, ListedSeries> {
+  const ledgers = new Map<string, ListedSeries>();
+  for (const stream of streams) {
+    const points = stream.points;
+    if (points === undefined || points.ids !== undefined || points.externalIds !== undefined) continue;
+    const mine = plans.filter((plan) => plan.stream.name === stream.name).length;
+    const parts = Object.entries(streamOf(checkpoint, stream.name).parts);
+    const counts = new Map(parts.map(([m, part]) => [Number(m), part.points?.listedSeries ?? 0]));
+    const total = () => {
+      const count = series().get(stream.name);
+      return count === undefined ? undefined : Math.round((count * mine) / stream.partitions);
+    };
+    ledgers.set(stream.name, new ListedSeries(stream.name, stream.partitions, counts, { factor, total }, logger));
+  }
+  return ledgers;
 }
 
 /** The run's first line: where, which worker, each stream's window, how many partitions, resumed or not. */

@@ -12,6 +12,14 @@ export interface ListingState {
   listed: boolean;
 }
 
+/** A page of series: their refs, its number among the pages this source took, and its request (for errors). */
+export interface SeriesPage {
+  refs: SeriesRef[];
+  number: number;
+  /** Method, path and request id: `GET /timeseries, request id abc`. */
+  request: string;
+}
+
 /**
  * The series of one datapoints partition, a page at a time: listed through the timeseries
  * collection (`partition=m/n` and the stream's filters) from where the checkpoint left off, or,
@@ -22,6 +30,8 @@ export class SeriesSource {
   private state: ListingState;
   /** The next page is the first one read from the checkpoint's cursor. */
   private fromCheckpoint = false;
+  /** Pages taken so far. */
+  private pages = 0;
 
   private constructor(
     private readonly listing: ListingRequest | undefined,
@@ -51,17 +61,18 @@ export class SeriesSource {
   }
 
   /** The next page's series, or undefined once the listing is done. */
-  async take(): Promise<SeriesRef[] | undefined> {
+  async take(): Promise<SeriesPage | undefined> {
     if (this.state.listed) return undefined;
     if (this.listing === undefined) {
       const refs = this.explicit ?? [];
       this.explicit = undefined;
       this.state = { cursor: null, listed: true };
-      return refs;
+      return { refs, number: ++this.pages, request: 'the job file\'s list' };
     }
     if (this.chain === undefined) this.fromCheckpoint = this.state.cursor !== null;
+    const request = chainRequest('timeseries', this.listing.params);
     this.chain ??= drainCursorChain(this.listing.client, {
-      ...chainRequest('timeseries', this.listing.params),
+      ...request,
       startCursor: this.state.cursor ?? undefined,
       signal: this.listing.signal,
       budget: this.listing.budget,
@@ -82,7 +93,8 @@ export class SeriesSource {
       const refs = seriesOf(page);
       const { nextCursor } = page;
       this.state = nextCursor === undefined ? { cursor: null, listed: true } : { cursor: nextCursor, listed: false };
-      return refs;
+      const id = page.requestId === undefined ? '' : `, request id ${page.requestId}`;
+      return { refs, number: ++this.pages, request: `${request.method} ${request.path}${id}` };
     } finally {
       page.release();
     }
