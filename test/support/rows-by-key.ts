@@ -14,6 +14,30 @@ export function expectRowsByKey(
   expected: ReadonlyMap<string, Row>,
   keyOf: (row: Row) => string,
 ): void {
+  const seen = expectRowsWithin(what, rows, expected, keyOf);
+  const lost = [...expected.keys()].filter((key) => !seen.has(key));
+  expect(lost.slice(0, 10), `${what}: ${lost.length} of ${expected.size} rows lost`).toEqual([]);
+  expect(rows.length, `${what}: rows`).toBe(expected.size);
+}
+
+/** A check of a stream's rows by key against the rows expected: expectRowsByKey or expectRowsWithin. */
+export type RowsCheck = (
+  what: string,
+  rows: readonly Row[],
+  expected: ReadonlyMap<string, Row>,
+  keyOf: (row: Row) => string,
+) => unknown;
+
+/**
+ * The rows of an export not complete yet: every row's key once and each equal to the expected row,
+ * as expectRowsByKey checks them; rows still to come may be missing. Returns the keys seen.
+ */
+export function expectRowsWithin(
+  what: string,
+  rows: readonly Row[],
+  expected: ReadonlyMap<string, Row>,
+  keyOf: (row: Row) => string,
+): Set<string> {
   const seen = new Set<string>();
   for (const row of rows) {
     const key = keyOf(row);
@@ -25,9 +49,7 @@ export function expectRowsByKey(
       expect.fail(`${what}: ${key}\n  got      ${canonical(row)}\n  expected ${canonical(want)}`);
     }
   }
-  const lost = [...expected.keys()].filter((key) => !seen.has(key));
-  expect(lost.slice(0, 10), `${what}: ${lost.length} of ${expected.size} rows lost`).toEqual([]);
-  expect(rows.length, `${what}: rows`).toBe(expected.size);
+  return seen;
 }
 
 /** A row as text: its columns sorted by name, each value tagged by kind (number, text, null, other). */

@@ -17,8 +17,9 @@ import {
   spawnCli,
   type StreamSpec,
 } from './resume-harness.js';
-import { expectEveryInstance, expectedInstanceIds, type InstancesStreamSpec, queriesOf } from './torture-instances.js';
-import { expectEveryPoint, type PointsStreamSpec } from './torture-points.js';
+import { type MisbehaviourRates, startMisbehavingProxy } from './misbehaving-proxy.js';
+import { expectEveryInstance, expectedInstanceIds, expectNoWrongInstance, type InstancesStreamSpec, queriesOf } from './torture-instances.js';
+import { expectEveryPoint, expectNoWrongPoint, type PointsStreamSpec } from './torture-points.js';
 
 const KEY = 'torture-test-key-0001';
 const FAILPOINTS = [
@@ -47,6 +48,12 @@ export interface TortureOptions {
   /** output.shard.maxRows (default 2000, newJob's). */
   maxRows?: number;
   faults: FaultOptionsInput;
+  /**
+   * A platform that misbehaves besides the faults: the CLI reads through a proxy that breaks
+   * answers at these rates (support/misbehaving-proxy.ts). A run it fails must exit 1 with one of
+   * `refusals` and leave no wrong row committed; the next run resumes.
+   */
+  misbehave?: { rates: MisbehaviourRates; refusals: readonly string[] };
 }
 
 export type TortureStream = StreamSpec | PointsStreamSpec | InstancesStreamSpec;
@@ -63,8 +70,15 @@ export interface TortureReport {
    * `... E_NETWORK` for a reset, `... E_INVALID_JSON` for a truncated body): which faults it met where.
    */
   retries: Record<string, number>;
+  /** Runs that failed on a misbehaving answer, by the error code they stopped with. */
+  refused: Record<string, number>;
+  /** The misbehaving answers the proxy sent, by kind. */
+  misbehaved: Record<string, number>;
   seconds: number;
 }
+
+/** Refused runs in a row after which a scenario is said never to finish: its rates are too high. */
+const MAX_REFUSED_IN_A_ROW = 40;
 
 /**
  * Crash torture: runs the real CLI against the simulator (faults on) and kills it with SIGKILL at
@@ -82,19 +96,53 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
     apiKeys: [KEY],
     faults: options.faults,
   });
+  const proxy =
+    options.misbehave === undefined
+      ? undefined
+      : await startMisbehavingProxy({
+          target: sim.baseUrl,
+          rates: options.misbehave.rates,
+          random: seededRandom(options.seed + 1),
+        });
+  try {
+    return await tortureThrough(sim, proxy?.baseUrl ?? sim.baseUrl, random, options, started, proxy?.sent ?? {});
+  } finally {
+    await proxy?.close();
+  }
+}
+
+async function tortureThrough(
+  sim: Simulator,
+  baseUrl: string,
+  random: () => number,
+  options: TortureOptions,
+  started: number,
+  misbehaved: Record<string, number>,
+): Promise<TortureReport> {
   // The job file holds each stream as given (jobYaml writes them as they are), datapoints and instances ones too.
   const job = newJob(
     sim,
     options.streams as StreamSpec[],
     {
+      baseUrl,
       formats: options.formats,
       ndjsonCompression: options.ndjsonGzip === true ? 'gzip' : 'none',
       ...(options.maxRows === undefined ? {} : { maxRows: options.maxRows }),
     },
     'torture',
   );
-  const report: TortureReport = { kills: 0, byPoint: {}, rounds: 0, runs: 0, retries: {}, seconds: 0 };
+  const report: TortureReport = {
+    kills: 0,
+    byPoint: {},
+    rounds: 0,
+    runs: 0,
+    retries: {},
+    refused: {},
+    misbehaved,
+    seconds: 0,
+  };
   let fresh = false;
+  let refusedInARow = 0;
   while (report.kills < options.kills) {
     const args = ['run', '--config', job.file, ...(fresh ? ['--fresh'] : [])];
     fresh = false;
@@ -123,18 +171,35 @@ export async function torture(options: TortureOptions): Promise<TortureReport> {
       report.byPoint[point] = (report.byPoint[point] ?? 0) + 1;
       continue;
     }
+    const refusal = refusalOf(exit, options);
+    if (refusal !== undefined) {
+      report.refused[refusal] = (report.refused[refusal] ?? 0) + 1;
+      expect(++refusedInARow, `${refusedInARow} runs in a row refused: the export never finishes`).toBeLessThan(MAX_REFUSED_IN_A_ROW);
+      await expectNoWrongRow(sim, job.out, options);
+      continue;
+    }
+    refusedInARow = 0;
     expect(exit.code, `a run that was not killed must complete; ${describeExit(exit)}`).toBe(0);
     await expectEveryRow(sim, job.out, options);
     report.rounds++;
     fresh = true;
   }
-  const last = await runCliWith(['run', '--config', job.file, '--log-level', 'warn'], {
-    cwd: job.dir,
-    env: { SIM_KEY: KEY },
-  });
-  report.runs++;
-  countRetries(last.stderr, report.retries);
-  expect(last.code, describeExit(last)).toBe(0);
+  for (;;) {
+    const last = await runCliWith(['run', '--config', job.file, '--log-level', 'warn'], {
+      cwd: job.dir,
+      env: { SIM_KEY: KEY },
+    });
+    report.runs++;
+    countRetries(last.stderr, report.retries);
+    const refusal = refusalOf(last, options);
+    if (refusal === undefined) {
+      expect(last.code, describeExit(last)).toBe(0);
+      break;
+    }
+    report.refused[refusal] = (report.refused[refusal] ?? 0) + 1;
+    expect(++refusedInARow, `${refusedInARow} runs in a row refused: the export never finishes`).toBeLessThan(MAX_REFUSED_IN_A_ROW);
+    await expectNoWrongRow(sim, job.out, options);
+  }
   await expectEveryRow(sim, job.out, options);
   report.rounds++;
   report.seconds = Math.round((performance.now() - started) / 1000);
@@ -186,6 +251,25 @@ async function expectEveryRow(sim: Simulator, out: string, options: TortureOptio
     }
   } finally {
     duck.close();
+  }
+}
+
+/**
+ * The error code a run stopped with on a misbehaving answer: exit 1 (the run is resumable) and one
+ * of the scenario's refusals in what it printed; undefined for any other end (the caller's checks
+ * then fail on it).
+ */
+function refusalOf(exit: Exit, options: TortureOptions): string | undefined {
+  if (options.misbehave === undefined || exit.code !== 1) return undefined;
+  const codes = new Set(exit.stderr.match(/\bE_[A-Z_]+\b/gu) ?? []);
+  return options.misbehave.refusals.find((code) => codes.has(code));
+}
+
+/** After a refused run: what the output holds of each datapoints and instances stream is right, row for row. */
+async function expectNoWrongRow(sim: Simulator, out: string, options: TortureOptions): Promise<void> {
+  for (const stream of options.streams) {
+    if (stream.resource === 'datapoints') await expectNoWrongPoint(sim, out, stream, options.formats);
+    if (stream.resource === 'instances') await expectNoWrongInstance(sim, out, stream, options.formats);
   }
 }
 

@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { torture } from '../support/torture.js';
 
 /**
- * Crash torture, bounded: about 20 SIGKILLs per `npm test`, shared among five scenarios. The long run is
+ * Crash torture, bounded: about 20 SIGKILLs per `npm test`, shared among seven scenarios. The long run is
  * `npm run torture -- --kills 200 [--seed S]` (TORTURE_KILLS / TORTURE_SEED); its figures are in bench/RESULTS.md.
  */
 const KILLS = Number(process.env.TORTURE_KILLS ?? 20);
 const SEED = Number(process.env.TORTURE_SEED ?? 20261121);
 const FAULTS = { rate429: 0.1, rate5xx: 0.05, resetRate: 0.02, truncateRate: 0.02, shortPageRate: 0.2 };
+/** What a run may stop with when the platform misbehaves (exit 1): the ways it tells a broken answer. */
+const REFUSALS = ['E_BAD_RESPONSE', 'E_CURSOR_LOOP', 'E_REPEATED_PAGE', 'E_READ_LIMIT'];
 /**
  * Each scenario spawns the CLI once per kill and once per round: a few seconds a kill on 2 busy
  * cores. The allowance grows with the kills, so that it holds for the long run too.
@@ -15,11 +17,10 @@ const FAULTS = { rate429: 0.1, rate5xx: 0.05, resetRate: 0.02, truncateRate: 0.0
 const TIMEOUT_MS = 60_000 + 15_000 * KILLS;
 
 describe('crash torture: SIGKILL at seeded moments, resume, repeat; the output equals the source row for row', { timeout: TIMEOUT_MS }, () => {
-  const killsA = Math.ceil(KILLS / 5);
-  const killsB = Math.ceil((KILLS - killsA) / 4);
-  const killsSix = Math.ceil((KILLS - killsA - killsB) / 3);
-  const killsPoints = Math.ceil((KILLS - killsA - killsB - killsSix) / 2);
-  const killsInstances = KILLS - killsA - killsB - killsSix - killsPoints;
+  const [killsA, killsB, killsSix, killsPoints, killsInstances, killsPointsBroken, killsInstancesBroken] = Array.from(
+    { length: 7 },
+    (_, i) => share(KILLS, i, 7),
+  ) as [number, number, number, number, number, number, number];
 
   it(`events in 3 partitions and assets in 1, Parquet + NDJSON, faults on (${killsA} kills)`, async () => {
     const report = await torture({
@@ -143,4 +144,71 @@ describe('crash torture: SIGKILL at seeded moments, resume, repeat; the output e
     expect(report.kills).toBe(killsInstances);
     expect(report.rounds).toBeGreaterThanOrEqual(1);
   });
+
+  it(`datapoints through a misbehaving platform (series sent twice or left out, cursor loops), Parquet + NDJSON (${killsPointsBroken} kills)`, async () => {
+    const report = await torture({
+      kills: killsPointsBroken,
+      seed: SEED + 5,
+      sizes: { timeseries: 1200, datapoints: 100_000 },
+      streams: [{ resource: 'datapoints', name: 'points', partitions: 3, limit: 100, includeStatus: true, ignoreBadDataPoints: false }],
+      formats: ['parquet', 'ndjson'],
+      maxRows: 2500,
+      faults: { rate429: 0.05, rate5xx: 0.02 },
+      misbehave: {
+        rates: { 'series-again': 0.05, 'series-dropped': 0.03, 'items-empty': 0.01, 'cursor-loop': 0.02 },
+        refusals: REFUSALS,
+      },
+    });
+    console.info(`torture F (datapoints, misbehaving): ${JSON.stringify(report)}`);
+    expect(report.kills).toBe(killsPointsBroken);
+    expect(report.rounds).toBeGreaterThanOrEqual(1);
+    expect(sent(report.misbehaved), JSON.stringify(report.misbehaved)).toBeGreaterThan(0);
+  });
+
+  it(`instances through a misbehaving platform (pages sent again, instances of another query, cursor loops), Parquet + NDJSON (${killsInstancesBroken} kills)`, async () => {
+    const report = await torture({
+      kills: killsInstancesBroken,
+      seed: SEED + 6,
+      sizes: {},
+      instances: { assets: 3000, activities: 0, timeseries: 0, edges: 1500 },
+      streams: [
+        {
+          resource: 'instances',
+          name: 'assets',
+          view: { space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' },
+          spaces: ['sim_site_a', 'sim_site_b', 'sim_site_c'],
+          split: 'space',
+          limit: 200,
+        },
+        {
+          resource: 'instances',
+          name: 'links',
+          view: { space: 'sim_model', externalId: 'ActivityLink', version: 'v1' },
+          instanceType: 'edge',
+          limit: 300,
+        },
+      ],
+      formats: ['parquet', 'ndjson'],
+      maxRows: 300,
+      faults: { rate429: 0.05, rate5xx: 0.02 },
+      misbehave: {
+        rates: { 'page-again': 0.03, 'foreign-instance': 0.04, 'cursor-loop': 0.03 },
+        refusals: REFUSALS,
+      },
+    });
+    console.info(`torture G (instances, misbehaving): ${JSON.stringify(report)}`);
+    expect(report.kills).toBe(killsInstancesBroken);
+    expect(report.rounds).toBeGreaterThanOrEqual(1);
+    expect(sent(report.misbehaved), JSON.stringify(report.misbehaved)).toBeGreaterThan(0);
+  });
 });
+
+/** Misbehaving answers sent, of every kind. */
+function sent(misbehaved: Record<string, number>): number {
+  return Object.values(misbehaved).reduce((sum, n) => sum + n, 0);
+}
+
+/** Share `i` of `total` cut in `n` shares as even as can be, the larger ones first. */
+function share(total: number, i: number, n: number): number {
+  return Math.floor(total / n) + (i < total % n ? 1 : 0);
+}
