@@ -9,7 +9,7 @@ const KILLS = Number(process.env.TORTURE_KILLS ?? 20);
 const SEED = Number(process.env.TORTURE_SEED ?? 20261121);
 const FAULTS = { rate429: 0.1, rate5xx: 0.05, resetRate: 0.02, truncateRate: 0.02, shortPageRate: 0.2 };
 /** What a run may stop with when the platform misbehaves (exit 1): the ways it tells a broken answer. */
-const REFUSALS = ['E_BAD_RESPONSE', 'E_CURSOR_LOOP', 'E_REPEATED_PAGE', 'E_READ_LIMIT'];
+const REFUSALS = ['E_BAD_RESPONSE', 'E_CURSOR_LOOP', 'E_REPEATED_PAGE', 'E_READ_LIMIT', 'E_SERIES_REPEATED', 'E_SERIES_MISSING'];
 /**
  * Each scenario spawns the CLI once per kill and once per round: a few seconds a kill on 2 busy
  * cores. The allowance grows with the kills, so that it holds for the long run too.
