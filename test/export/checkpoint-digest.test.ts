@@ -9,7 +9,7 @@ import {
   parseCheckpoint,
 } from '../../src/export/state/checkpoint.js';
 import { canonicalJson, digestOf, withDigest, withoutDigest } from '../../src/export/state/state-digest.js';
-import { streamPlan } from '../support/streams.js';
+import { pointsStreamPlan } from '../support/streams.js';
 
 /**
  * The checkpoint's digest (state-digest.ts): its one writer adds it, its one reader checks it, and
@@ -20,13 +20,7 @@ const BASE = 'https://acme.example.com/api/v1/projects/acme';
 const T0 = '2026-01-01T00:00:00.000Z';
 const FILE = '/data/out/_checkpoint.json';
 
-const POINTS = streamPlan({
-  name: 'points',
-  resource: 'datapoints',
-  params: [['limit', '1000']],
-  partitions: 2,
-  points: { start: { at: 0 }, options: {} },
-});
+const POINTS = pointsStreamPlan();
 
 /** A datapoints checkpoint with series in flight, as a commit leaves it. */
 function written(): Checkpoint {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CheckpointError } from '../../src/errors.js';
 import { type Checkpoint, commitPart, newCheckpoint, parseCheckpoint, type PointsPartState } from '../../src/export/state/checkpoint.js';
 import { fieldColumns, type InstanceColumn } from '../../src/resources/index.js';
-import { streamPlan } from '../support/streams.js';
+import { pointsStreamPlan, streamPlan } from '../support/streams.js';
 
 /**
  * What bulk-extract never writes in a checkpoint, which its reader refuses whatever the digest
@@ -13,13 +13,7 @@ const BASE = 'https://acme.example.com/api/v1/projects/acme';
 const T0 = '2026-01-01T00:00:00.000Z';
 const FILE = '/data/out/_checkpoint.json';
 
-const POINTS = streamPlan({
-  name: 'points',
-  resource: 'datapoints',
-  params: [['limit', '1000']],
-  partitions: 2,
-  points: { start: { at: 0 }, options: {} },
-});
+const POINTS = pointsStreamPlan();
 
 /** The text of a version 5 checkpoint (no digest). */
 function version5(checkpoint: Checkpoint): string {
