@@ -14,9 +14,11 @@ export const VERIFY_USAGE = `Usage: bulk-extract verify DIR [--json]
 
 Reads back every shard listed in DIR/_manifest.json and checks that it is there, with the same size,
 sha256 and row count (Parquet footer, NDJSON lines), and that every row's key (id, or externalId) is
-unique in its stream (in its run, for incremental and snapshot streams). Checks the records against
-each other too: the manifest's row counts against its shards', the formats of each shard against
-each other, the checkpoint against the manifest. Shard files the manifest does not list are
+unique in its stream (in its run, for incremental and snapshot streams). A datapoints stream's rows
+must lie in its run's window (pointWindow), and each series the checkpoint has in flight must end in
+its partition's shards where the checkpoint says. Checks the records against each other too: the
+manifest's row counts against its shards', the formats of each shard against each other, the
+checkpoint against its digest and the manifest. Shard files the manifest does not list are
 reported. With --config, the job's output.dir is checked, a folder or an s3:// bucket (read object
 by object: each shard is downloaded into a temporary file while it is checked; the job's
 credentials need not be set). Exit code 0 when everything matches, 1 on any difference, 2 when

@@ -37,7 +37,8 @@ describe('source.baseUrl with and without a trailing slash', () => {
     // A checkpoint that recorded the slash (as one written before it was dropped) resumes without it.
     const path = join(out, '_checkpoint.json');
     const recorded = JSON.parse(readFileSync(path, 'utf8')) as { baseUrl: string };
-    writeFileSync(path, `${JSON.stringify({ ...recorded, baseUrl: `${sim.baseUrl}/` }, null, 2)}\n`);
+    // Such a version (5 or earlier) wrote no digest.
+    writeFileSync(path, `${JSON.stringify({ ...recorded, baseUrl: `${sim.baseUrl}/`, version: 5, digest: undefined }, null, 2)}\n`);
     expect(readCheckpoint(out).baseUrl).toBe(`${sim.baseUrl}/`);
     const bare = await run(file, sim.baseUrl, out, [EVENTS, ASSETS, { ...ASSETS, name: 'more-assets' }]);
     expect(bare).toMatchObject({ state: 'complete', resumed: true, rows: 40 });

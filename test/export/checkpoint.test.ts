@@ -4,6 +4,7 @@ import { CheckpointError } from '../../src/errors.js';
 import {
   type Checkpoint,
   CHECKPOINT_VERSION,
+  checkpointText,
   commitPart,
   findDrift,
   isComplete,
@@ -15,6 +16,7 @@ import {
   restartPart,
 } from '../../src/export/state/checkpoint.js';
 import { type Manifest, type ManifestFile, newManifest, reconcile } from '../../src/export/state/manifest.js';
+import { withDigest, withoutDigest } from '../../src/export/state/state-digest.js';
 import type { StreamPlan } from '../../src/export/state/stream-plan.js';
 import { streamPlan } from '../support/streams.js';
 
@@ -70,7 +72,7 @@ describe('newCheckpoint', () => {
 
   it('round-trips through JSON and parseCheckpoint', () => {
     const checkpoint = commitPart(newCheckpoint(BASE, [plan()], T0), 'events', 2, { cursor: 'c1', rows: 5, shards: 1 }, T1);
-    expect(parseCheckpoint(JSON.stringify(checkpoint), '/x/_checkpoint.json')).toEqual(checkpoint);
+    expect(parseCheckpoint(checkpointText(checkpoint), '/x/_checkpoint.json')).toEqual(checkpoint);
   });
 });
 
@@ -138,7 +140,7 @@ describe('commitPart / restartPart', () => {
           expect(part.done).toBe(last !== undefined && last.cursor === undefined);
           expect(part.cursor).toBe(last?.cursor ?? null);
         }
-        expect(parseCheckpoint(JSON.stringify(checkpoint), 'cp.json')).toEqual(checkpoint);
+        expect(parseCheckpoint(checkpointText(checkpoint), 'cp.json')).toEqual(checkpoint);
       }),
     );
   });
@@ -210,7 +212,10 @@ describe('findDrift', () => {
 
 describe('parseCheckpoint', () => {
   const FILE = '/data/out/_checkpoint.json';
-  const valid = JSON.stringify(newCheckpoint(BASE, [plan()], T0), null, 2);
+  const valid = checkpointText(newCheckpoint(BASE, [plan()], T0));
+  /** The valid file changed by `change`, with its digest made again: what the schema alone must refuse. */
+  const redigested = (change: (value: Record<string, unknown>) => Record<string, unknown>) =>
+    JSON.stringify(withDigest(change(withoutDigest(JSON.parse(valid) as Record<string, unknown>))));
 
   function failure(text: string): CheckpointError {
     try {
@@ -227,7 +232,7 @@ describe('parseCheckpoint', () => {
     ['truncated JSON', valid.slice(0, valid.length / 2), /not valid JSON \(damaged or truncated\)/],
     ['an empty file', '', /not valid JSON \(empty\)/],
     ['not an object', '[1, 2, 3]', /is not a bulk-extract checkpoint \(\(root\)/],
-    ['the wrong shape', JSON.stringify({ ...JSON.parse(valid), streams: { events: { resource: 'events' } } }), /is not a bulk-extract checkpoint \(streams\.events\./],
+    ['the wrong shape', redigested((value) => ({ ...value, streams: { events: { resource: 'events' } } })), /is not a bulk-extract checkpoint \(streams\.events\./],
     ['a newer version', JSON.stringify({ ...JSON.parse(valid), version: CHECKPOINT_VERSION + 1 }), new RegExp(`newer bulk-extract \\(checkpoint version ${CHECKPOINT_VERSION + 1}, this one reads ${CHECKPOINT_VERSION}\\)`)],
   ];
 
@@ -250,12 +255,12 @@ describe('parseCheckpoint', () => {
   });
 
   it('an unknown key is refused (strict shape)', () => {
-    const text = JSON.stringify({ ...JSON.parse(valid), extra: 1 });
+    const text = redigested((value) => ({ ...value, extra: 1 }));
     expect(failure(text).message).toMatch(/not a bulk-extract checkpoint/);
   });
 
   it('a valid file parses to the same checkpoint', () => {
-    expect(parseCheckpoint(valid, FILE)).toEqual(JSON.parse(valid));
+    expect(parseCheckpoint(valid, FILE)).toEqual(withoutDigest(JSON.parse(valid) as Record<string, unknown>));
   });
 });
 

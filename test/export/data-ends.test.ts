@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dataEndOf, readDataEnds } from '../../src/export/inspect/data-ends.js';
-import { type Checkpoint, newCheckpoint, newStreamState, nextWindow } from '../../src/export/state/checkpoint.js';
+import { type Checkpoint, checkpointText, newCheckpoint, newStreamState, nextWindow } from '../../src/export/state/checkpoint.js';
 import type { StreamState } from '../../src/export/state/checkpoint.js';
 import { outputAt } from '../../src/export/state/output-target.js';
 import type { StreamPlan } from '../../src/export/state/stream-plan.js';
@@ -55,7 +55,7 @@ describe('readDataEnds: from an output folder', () => {
     const checkpoint: Checkpoint = newCheckpoint(BASE, streams, T1);
     checkpoint.streams.events = completed(checkpoint.streams.events!);
     checkpoint.streams.assets = completed(checkpoint.streams.assets!);
-    writeFileSync(join(dir, '_checkpoint.json'), JSON.stringify(checkpoint));
+    writeFileSync(join(dir, '_checkpoint.json'), checkpointText(checkpoint));
     mkdirSync(join(dir, 'files'));
     writeFileSync(join(dir, 'files', '_LATEST'), 'run=20260101T000000.000Z\n');
     expect(await readDataEnds(output)).toEqual(new Map([['events', Date.parse(T1) - LAG], ['files', Date.parse(T0)]]));

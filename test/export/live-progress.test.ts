@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readStatus } from '../../src/export/inspect/read-status.js';
 import { planPartitions } from '../../src/export/plan/partitions.js';
 import { LiveProgressFile } from '../../src/export/run/live-progress.js';
-import { newCheckpoint, streamOf } from '../../src/export/state/checkpoint.js';
+import { checkpointText, newCheckpoint, streamOf } from '../../src/export/state/checkpoint.js';
 import { progressKeyOf } from '../../src/export/state/live-progress.js';
 import { outputAt } from '../../src/export/state/output-target.js';
 import type { StreamPlan } from '../../src/export/state/stream-plan.js';
@@ -24,7 +24,7 @@ function setUp() {
   const parts = streamOf(checkpoint, 'events').parts;
   Object.assign(parts['1']!, { rows: 700, nextSeq: 1, done: true });
   Object.assign(parts['2']!, { rows: 300, nextSeq: 1, cursor: 'c2' });
-  writeFileSync(join(dir, '_checkpoint.json'), JSON.stringify(checkpoint));
+  writeFileSync(join(dir, '_checkpoint.json'), checkpointText(checkpoint));
   const output = outputAt(dir, silentLogger);
   const plans = planPartitions([STREAM], (name) => streamOf(checkpoint, name));
   return { dir, output, checkpoint, plans };

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readStatus } from '../../src/export/inspect/read-status.js';
-import { type Checkpoint, newCheckpoint, nextWindow, type StreamState } from '../../src/export/state/checkpoint.js';
+import { type Checkpoint, checkpointText, newCheckpoint, nextWindow, type StreamState } from '../../src/export/state/checkpoint.js';
 import { outputAt } from '../../src/export/state/output-target.js';
 import type { StreamPlan } from '../../src/export/state/stream-plan.js';
 import { streamPlan } from '../support/streams.js';
@@ -40,7 +40,7 @@ function each(checkpoint: Checkpoint, step: (state: StreamState, stream: StreamP
 
 function outputOf(checkpoint: Checkpoint): string {
   const dir = tempDir();
-  writeFileSync(join(dir, '_checkpoint.json'), JSON.stringify(checkpoint));
+  writeFileSync(join(dir, '_checkpoint.json'), checkpointText(checkpoint));
   return dir;
 }
 

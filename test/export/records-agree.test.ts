@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
+import { withDigest, withoutDigest } from '../../src/export/state/state-digest.js';
 import {
   describeExit,
   expectedIds,
@@ -84,6 +85,18 @@ function edit<T>(path: string, change: (value: T) => void): void {
   writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
 }
 
+/**
+ * Changes the checkpoint as if bulk-extract had written it so at another time (a backup restored):
+ * with its digest made again, so that what is checked is its agreement with the manifest, not the
+ * digest (checkpoint-edits.test.ts has the checkpoint edited by hand).
+ */
+function editCheckpoint(c: Case, change: (value: CheckpointJson) => void): void {
+  const path = checkpointOf(c);
+  const content = withoutDigest(JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>);
+  change(content as unknown as CheckpointJson);
+  writeFileSync(path, `${JSON.stringify(withDigest(content), null, 2)}\n`);
+}
+
 function partOf(value: CheckpointJson, m: string): PartJson {
   const part = value.streams.events?.parts[m];
   if (part === undefined) throw new Error(`no partition ${m}`);
@@ -128,7 +141,7 @@ describe.concurrent('checkpoint, manifest and files agree, or verify says so and
     const c = copy();
     const manifest = JSON.parse(readFileSync(manifestOf(c), 'utf8')) as ManifestJson;
     const last = manifest.files.filter((f) => f.m === 1 && f.format === 'parquet').at(-1);
-    edit<CheckpointJson>(checkpointOf(c), (value) => {
+    editCheckpoint(c, (value) => {
       const part = partOf(value, '1');
       part.nextSeq -= 1;
       part.rows -= last?.rows ?? 0;
@@ -148,7 +161,7 @@ describe.concurrent('checkpoint, manifest and files agree, or verify says so and
 
   it('a partition\'s rows inflated in the checkpoint: verify names both counts; run refuses', async () => {
     const c = copy();
-    edit<CheckpointJson>(checkpointOf(c), (value) => {
+    editCheckpoint(c, (value) => {
       partOf(value, '2').rows += 1_000_000;
     });
     const { problems } = await verify(c);
@@ -195,7 +208,7 @@ describe.concurrent('checkpoint, manifest and files agree, or verify says so and
     ],
   ])('%s in the checkpoint: refused when it is read (exit 2, E_CHECKPOINT), verify says so', async (_, change, said) => {
     const c = copy();
-    edit<CheckpointJson>(checkpointOf(c), (value) => change(value.streams.events?.parts ?? {}));
+    editCheckpoint(c, (value) => change(value.streams.events?.parts ?? {}));
     const exit = await refused(c);
     expect(exit.stderr).toContain(`${checkpointOf(c)} is not a bulk-extract checkpoint (streams.events.parts: partitions: 2 wants entries 1 to 2, but there is ${said})`);
     const status = await runCliWith(['status', '--out', c.out], { cwd: c.dir });

@@ -23,3 +23,14 @@ export function streamPlan(overrides: Partial<StreamPlan> = {}): StreamPlan {
     ...overrides,
   };
 }
+
+/** A datapoints stream's plan for tests of the checkpoint: `points` in 2 partitions, series listed, from 1970. */
+export function pointsStreamPlan(overrides: Partial<StreamPlan> = {}): StreamPlan {
+  return streamPlan({
+    name: 'points',
+    resource: 'datapoints',
+    partitions: 2,
+    points: { start: { at: 0 }, options: {} },
+    ...overrides,
+  });
+}

@@ -6,4 +6,5 @@ export { findDamage } from './find-damage.js';
 export { KeyCheck, type KeyReport } from './key-check.js';
 export { recordProblems } from './record-problems.js';
 export { assertShardsPresent, disagreeError, disagreements, readManifest, restarted } from './recorded.js';
-export { checkShard, type KeyReader } from './verify-shard.js';
+export { checkShard, joinedKey, type RowReader } from './verify-shard.js';
+export { type PointWindow, PointRowCheck } from './point-rows.js';

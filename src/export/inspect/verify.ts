@@ -2,9 +2,9 @@ import type { JobConfig } from '../../config/load-config.js';
 import { BulkExtractError, CheckpointError } from '../../errors.js';
 import { type Logger, silentLogger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
-import { resourceSpec } from '../../resources/index.js';
+import { resourceSpec, shapeFromParams } from '../../resources/index.js';
 import { type Checkpoint, CHECKPOINT_FILE, isOwnedKey, LATEST_FILE, type Manifest, MANIFEST_FILE, type ManifestFile, openOutput, outputAt, parseCheckpoint, parseStateFile, readManifestFile, RUN_PREFIX, type WindowManifest, windowManifestSchema, shardSeq, SUCCESS_FILE } from '../state/index.js';
-import { checkShard, KeyCheck, type KeyReader, type KeyReport, recordProblems } from '../check/index.js';
+import { checkShard, joinedKey, KeyCheck, type KeyReport, PointRowCheck, recordProblems, type RowReader } from '../check/index.js';
 
 /** The folder is not a bulk-extract output (no readable manifest). */
 export class NotAnOutputError extends BulkExtractError {
@@ -79,11 +79,13 @@ export async function verifyStore(store: OutputStore, options: VerifyOptions = {
   for (const group of groups) {
     const keyFormat = group.files.some((file) => file.format === 'parquet') ? 'parquet' : 'ndjson';
     const keys = options.keys === false ? undefined : new KeyCheck(group.rows);
+    const points = group.points ? pointCheck(group, manifest, runs, checkpoint) : undefined;
     try {
       for (const file of group.files) {
-        const reader = keys !== undefined && file.format === keyFormat ? keyReader(group, keyFormat, keys) : undefined;
+        const reader = rowReader(group, file, file.format === keyFormat ? keys : undefined, points);
         problems.push(...(await checkShard(store, file, reader)));
       }
+      problems.push(...(points?.problems() ?? []));
       if (keys !== undefined) {
         const report = keys.finish();
         if (group.feed) changeRows += report.keys;
@@ -173,9 +175,49 @@ const POINT_KEY = { parquet: ['timeseriesId', 'timestamp'], ndjson: ['id', 'time
 /** An instance's key, the same in both formats. */
 const INSTANCE_KEY = ['space', 'externalId'] as const;
 
-function keyReader(group: ShardGroup, format: 'parquet' | 'ndjson', keys: KeyCheck): KeyReader {
-  const fields = group.points ? POINT_KEY[format] : group.instances ? INSTANCE_KEY : [group.key];
-  return { fields, add: (value) => keys.add(value) };
+/**
+ * What reading `file` back hands its rows to: the key check (`keys`, in the format whose keys are
+ * checked) and, for a datapoints stream, the check of its points (in every format).
+ */
+function rowReader(
+  group: ShardGroup,
+  file: ManifestFile,
+  keys: KeyCheck | undefined,
+  points: PointRowCheck | undefined,
+): RowReader | undefined {
+  if (points !== undefined) {
+    const check = points.reader(file);
+    const [series, timestamp] = POINT_KEY[file.format];
+    return {
+      fields: [series, 'externalId', timestamp],
+      row: ([id, externalId, time]) => {
+        keys?.add(joinedKey([id, time]));
+        check(id, externalId, time);
+      },
+    };
+  }
+  if (keys === undefined) return undefined;
+  return { fields: group.instances ? INSTANCE_KEY : [group.key], row: (values) => keys.add(joinedKey(values)) };
+}
+
+/**
+ * The check of a datapoints stream's run: its window from the manifest that lists the run (the
+ * output's, or the sealed run's own), and the series the checkpoint has in flight when the
+ * checkpoint is at this run.
+ */
+function pointCheck(
+  group: ShardGroup,
+  manifest: Manifest,
+  runs: readonly WindowManifest[],
+  checkpoint: Checkpoint | undefined,
+): PointRowCheck {
+  const current = manifest.streams[group.stream];
+  const atCurrent = current !== undefined && (current.run ?? undefined) === group.run;
+  const sealed = runs.find((run) => run.stream === group.stream && run.run === group.run);
+  const window = atCurrent ? current.pointWindow : sealed?.pointWindow;
+  const state = checkpoint?.streams[group.stream];
+  const inFlight = atCurrent && state !== undefined && (state.run ?? undefined) === group.run ? state : undefined;
+  return new PointRowCheck(group.stream, window, shapeFromParams(current?.params ?? []).granularity, inFlight);
 }
 
 function keyProblems(group: ShardGroup, report: KeyReport): string[] {

@@ -1,7 +1,7 @@
 import type { OutputStore } from '../../output/index.js';
 import type { Clock } from '../../util/clock.js';
 import { crashPoint } from '../../util/crash-point.js';
-import { type Checkpoint, commitPart, type Manifest, MANIFEST_FILE, type ManifestFile, partOf, type PartState, type PartUpdate, restartPart, type RunState, summarize } from '../state/index.js';
+import { type Checkpoint, checkpointText, commitPart, type Manifest, MANIFEST_FILE, type ManifestFile, partOf, type PartState, type PartUpdate, restartPart, type RunState, summarize } from '../state/index.js';
 
 export interface CommitterOptions {
   store: OutputStore;
@@ -111,7 +111,7 @@ export class Committer {
       crashPoint('after-manifest-write');
     };
     const checkpoint = async () => {
-      await this.store.putText(this.checkpointKey, `${JSON.stringify(this.checkpoint, null, 2)}\n`);
+      await this.store.putText(this.checkpointKey, checkpointText(this.checkpoint));
       crashPoint('after-checkpoint-write');
     };
     if (order === 'manifest-first') {

@@ -8,9 +8,12 @@ import { INSTANCE_COLUMN_KINDS } from '../../resources/index.js';
 /**
  * 2 added mode, window, run and watermark (a version 1 checkpoint reads as a full export without a
  * window); 3 added mode snapshot, which older versions cannot resume; 4 added datapoints streams;
- * 5 added instances streams.
+ * 5 added instances streams; 6 added the digest of the file's content (DIGEST_VERSION).
  */
-export const CHECKPOINT_VERSION = 5;
+export const CHECKPOINT_VERSION = 6;
+
+/** The first version that carries a digest: from it on, a checkpoint without one was changed by hand. */
+export const DIGEST_VERSION = 6;
 
 /** A column of an instances stream, as instanceColumns made it from the view when the stream began. */
 const instanceColumnSchema = z.strictObject({
@@ -110,7 +113,7 @@ const streamSchema = z.strictObject({
 
 export const checkpointSchema = z.strictObject({
   version: z
-    .union([z.literal(1), z.literal(2), z.literal(3), z.literal(4), z.literal(CHECKPOINT_VERSION)])
+    .union([z.literal(1), z.literal(2), z.literal(3), z.literal(4), z.literal(5), z.literal(CHECKPOINT_VERSION)])
     .transform(() => CHECKPOINT_VERSION),
   baseUrl: z.string(),
   createdAt: z.string(),

@@ -6,11 +6,14 @@ import { syncPhase } from './sync-phase.js';
 import { metadataColumnsDrift, metadataColumnsState } from './metadata-columns.js';
 import { schemaVersionDrift, schemaVersionState } from './schema-version.js';
 import { instanceColumnsDrift } from './instance-columns.js';
+import { digestProblem, withDigest, withoutDigest } from './state-digest.js';
+import { impossibleState } from './impossible-state.js';
 
 import {
   type Checkpoint,
   CHECKPOINT_VERSION,
   checkpointSchema,
+  DIGEST_VERSION,
   type PartState,
   type PointsPartState,
   type StreamState,
@@ -256,12 +259,32 @@ function withPart(checkpoint: Checkpoint, stream: string, m: number, part: PartS
  */
 export type PartitionSet = 'all' | 'some';
 
+/**
+ * The text of a checkpoint file, as its one writer writes it (a run's commits, the merge of a
+ * split job's workers): the checkpoint with the digest of its content (state-digest.ts).
+ */
+export function checkpointText(checkpoint: Checkpoint): string {
+  return `${JSON.stringify(checkpointValue(checkpoint), null, 2)}\n`;
+}
+
+/** A checkpoint as it is stored, with its digest: in its file, or inside a split job's agreement. */
+export function checkpointValue(checkpoint: Checkpoint): Checkpoint & { digest: string } {
+  return withDigest(checkpoint);
+}
+
 /** Reads a checkpoint file's text; every way it can be unusable gets its own message. */
 export function parseCheckpoint(text: string, file: string, parts: PartitionSet = 'all'): Checkpoint {
   return checkpointFromValue(parseJson(text, file), file, parts);
 }
 
-/** A checkpoint already parsed from JSON (e.g. embedded in a split job's plan), checked the same way. */
+/**
+ * A checkpoint already parsed from JSON (e.g. embedded in a split job's plan), checked the same
+ * way: its version, its digest (version 6 on), its shape, and what bulk-extract never writes
+ * (impossibleState). A checkpoint of an earlier version has no digest and is taken without one, so
+ * that an export begun by an earlier version goes on after an upgrade; the next commit writes it
+ * with its digest. Removing the digest of a later one does not pass for that: its version says it
+ * had one.
+ */
 export function checkpointFromValue(value: unknown, file: string, parts: PartitionSet = 'all'): Checkpoint {
   const version = (value as { version?: unknown } | null)?.version;
   if (typeof version === 'number' && version > CHECKPOINT_VERSION) {
@@ -269,7 +292,8 @@ export function checkpointFromValue(value: unknown, file: string, parts: Partiti
       `${file} was written by a newer bulk-extract (checkpoint version ${version}, this one reads ${CHECKPOINT_VERSION}). Upgrade bulk-extract, or run with --fresh to start over.`,
     );
   }
-  const checkpoint = checkStateValue(value, file, checkpointSchema, 'a bulk-extract checkpoint');
+  const content = value !== null && typeof value === 'object' && !Array.isArray(value) ? checkedDigest(value as Record<string, unknown>, file) : value;
+  const checkpoint = checkStateValue(content, file, checkpointSchema, 'a bulk-extract checkpoint');
   for (const [name, stream] of Object.entries(checkpoint.streams)) {
     const problem = partitionSetProblem(stream, parts);
     if (problem !== undefined) {
@@ -277,8 +301,31 @@ export function checkpointFromValue(value: unknown, file: string, parts: Partiti
         `${file} is not a bulk-extract checkpoint (streams.${name}.parts: ${problem}). Move it away, or run with --fresh.`,
       );
     }
+    const impossible = impossibleState(stream);
+    if (impossible !== undefined) {
+      throw new CheckpointError(
+        `${file} holds what bulk-extract never writes (streams.${name}.${impossible.path}: ${impossible.problem}), so it was changed after bulk-extract wrote it and resuming from it would lose or repeat rows. Restore it as it was, or run with --fresh to start over.`,
+      );
+    }
   }
   return checkpoint;
+}
+
+/** A checkpoint's parsed value without its digest, once the digest matches (or it is of a version before digests). */
+function checkedDigest(value: Record<string, unknown>, file: string): Record<string, unknown> {
+  const { version } = value;
+  const problem = digestProblem(value, typeof version === 'number' && version >= DIGEST_VERSION);
+  if (problem === 'missing') {
+    throw new CheckpointError(
+      `${file} has no digest, which every checkpoint of version ${DIGEST_VERSION} on carries, so it was changed after bulk-extract wrote it and resuming from it could lose or repeat rows. Restore it as it was, or run with --fresh to start over.`,
+    );
+  }
+  if (problem === 'mismatch') {
+    throw new CheckpointError(
+      `${file} does not match its digest: it was changed after bulk-extract wrote it (edited, or damaged), and resuming from it could lose or repeat rows. Restore it as it was, or run with --fresh to start over.`,
+    );
+  }
+  return withoutDigest(value);
 }
 
 /** What is wrong with a stream's partition entries: each m from 1 to `partitions`, once (all of them, or some). */

@@ -6,6 +6,8 @@ export { pointsParams, type PointsPlan, pointsShape, type QueryOptions, type Str
 export {
   type Checkpoint,
   checkpointFromValue,
+  checkpointText,
+  checkpointValue,
   commitPart,
   findDrift,
   sameBaseUrl,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { OutputStore } from '../../output/index.js';
-import { type Checkpoint, checkpointFromValue, pairKey, parseStateFile } from '../state/index.js';
+import { type Checkpoint, checkpointFromValue, checkpointValue, pairKey, parseStateFile } from '../state/index.js';
 import { MAX_WORKERS, type WorkerSpec } from './worker-spec.js';
 
 /**
@@ -96,8 +96,9 @@ export async function readAgreement(store: OutputStore, place: WorkersPlace): Pr
 }
 
 export async function writeAgreement(store: OutputStore, agreement: WorkersAgreement): Promise<void> {
-  const { place, ...written } = agreement;
-  await store.putText(place.agreementKey, `${JSON.stringify(written, null, 2)}\n`);
+  const { place, checkpoint, ...written } = agreement;
+  // The checkpoint inside carries its digest, as in its own file: the workers start from it.
+  await store.putText(place.agreementKey, `${JSON.stringify({ ...written, checkpoint: checkpointValue(checkpoint) }, null, 2)}\n`);
 }
 
 /** The (stream, partition) pairs of a split job in order: pair j belongs to worker j mod K. */

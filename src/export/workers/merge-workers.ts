@@ -1,6 +1,6 @@
 import type { Logger } from '../../log.js';
 import { LockedError, type OutputStore } from '../../output/index.js';
-import { type Checkpoint, isComplete, type Manifest, MANIFEST_FILE, pairKey, reconcile, removeOwnedTree, sealWindow, SUCCESS_FILE } from '../state/index.js';
+import { type Checkpoint, checkpointText, isComplete, type Manifest, MANIFEST_FILE, pairKey, reconcile, removeOwnedTree, sealWindow, SUCCESS_FILE } from '../state/index.js';
 import { assertShardsPresent, readManifest } from '../check/index.js';
 import { pairsOf, readAgreement, type WorkersAgreement, workerLockKey, workersPlace } from './agreement.js';
 import { readWorker, workerComplete, type WorkerRecords } from './worker-files.js';
@@ -100,7 +100,7 @@ export async function absorb(
   const { store, checkpointKey, logger, keepOf } = options;
   // Adding the workers' files to the folder's records: manifest first, checkpoint second.
   await store.putText(MANIFEST_FILE, `${JSON.stringify(manifest, null, 2)}\n`);
-  await store.putText(checkpointKey, `${JSON.stringify(checkpoint, null, 2)}\n`);
+  await store.putText(checkpointKey, checkpointText(checkpoint));
   if (complete) {
     for (const name of agreement.streams) {
       const state = checkpoint.streams[name];

@@ -1,0 +1,168 @@
+import type { Format } from '../../config/job-schema.js';
+import type { ManifestFile, StreamState } from '../state/index.js';
+
+/** The point times a datapoints stream's run reads, start inclusive, end exclusive (the manifest's `pointWindow`). */
+export interface PointWindow {
+  start: number;
+  end: number;
+}
+
+/**
+ * How long before the window's start an aggregate bucket may begin, by the granularity's unit:
+ * the platform starts the first bucket at `start` rounded down to a whole unit (in the query's
+ * time zone), so the bucket holding `start` begins less than one unit before it. A day counts 25
+ * hours and a month 31 days and an hour, for a time zone's change of daylight saving time.
+ */
+const UNIT_MS: Readonly<Record<string, number>> = {
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 25 * 3_600_000,
+  mo: 31 * 86_400_000 + 3_600_000,
+};
+
+/** The earliest time a row may have: `start` for raw points, later than one unit before it for aggregates. */
+function earliestOf(window: PointWindow, granularity: string | undefined): { at: number; what: string } {
+  if (granularity === undefined) return { at: window.start, what: 'the window\'s start' };
+  const unit = /^\d+(mo|s|m|h|d)$/.exec(granularity)?.[1] ?? 'mo';
+  return { at: window.start - (UNIT_MS[unit] ?? 0) + 1, what: `the ${granularity} bucket that holds the window's start` };
+}
+
+/** A series in flight in a partition (or a piece of one), and its latest time read back, per format. */
+interface Tracked {
+  /** How messages name it: `id 12` or `externalId "x"`. */
+  ref: string;
+  start: number;
+  end: number;
+  after: number | null;
+  latest: Map<Format, number>;
+}
+
+/** The first row of a shard outside the window, and how many are. */
+interface Outside {
+  rows: number;
+  row: number;
+  series: unknown;
+  timestamp: unknown;
+}
+
+/**
+ * The rows of one run of a datapoints stream, checked as `verify` reads its shards back, in every
+ * format: each row's time lies in the run's window (a raw point in [start, end); an aggregate
+ * bucket from the one that holds `start`), and a shard with a row outside is named with its first
+ * such row. For the run the checkpoint is at, each series it has in flight must have, in its
+ * partition's shards the checkpoint counts, its latest time equal to its `after` (within its own
+ * window, for a piece of a long series; none at all when `after` is null): a resume reads the
+ * series from just after `after`, so any other latest time loses or repeats points.
+ *
+ * Memory: one entry per shard with a row outside, and per series the checkpoint holds in flight.
+ */
+export class PointRowCheck {
+  private readonly earliest: { at: number; what: string } | undefined;
+  private readonly outside = new Map<ManifestFile, Outside>();
+  /** By partition m: the series in flight, by `id:<id>` or `externalId:<externalId>`. */
+  private readonly tracked = new Map<number, Map<string, Tracked[]>>();
+  private readonly formats = new Set<Format>();
+
+  /**
+   * `state`: the stream's state in the checkpoint when its current run is the one checked (its
+   * series in flight are compared with the shards), else undefined.
+   */
+  constructor(
+    private readonly stream: string,
+    private readonly window: PointWindow | undefined,
+    granularity: string | undefined,
+    private readonly state: StreamState | undefined,
+  ) {
+    this.earliest = window === undefined ? undefined : earliestOf(window, granularity);
+    for (const [m, part] of Object.entries(state?.parts ?? {})) {
+      const bySeries = new Map<string, Tracked[]>();
+      for (const series of part.points?.series ?? []) {
+        const key = series.id === undefined ? `externalId:${series.externalId}` : `id:${series.id}`;
+        const ref = series.id === undefined ? `externalId ${JSON.stringify(series.externalId)}` : `id ${series.id}`;
+        const tracked: Tracked = {
+          ref,
+          start: series.start ?? Number.NEGATIVE_INFINITY,
+          end: series.end ?? Number.POSITIVE_INFINITY,
+          after: series.after,
+          latest: new Map(),
+        };
+        bySeries.set(key, [...(bySeries.get(key) ?? []), tracked]);
+      }
+      if (bySeries.size > 0) this.tracked.set(Number(m), bySeries);
+    }
+  }
+
+  /** What checks each row of `file`: its series (id, externalId) and timestamp, in the order of the shard. */
+  reader(file: ManifestFile): (id: unknown, externalId: unknown, timestamp: unknown) => void {
+    this.formats.add(file.format);
+    // Only the shards the checkpoint counts: a crash may leave the manifest one shard ahead of it.
+    const counted = file.seq < (this.state?.parts[String(file.m)]?.nextSeq ?? 0);
+    const bySeries = counted ? this.tracked.get(file.m) : undefined;
+    let row = 0;
+    return (id, externalId, timestamp) => {
+      row++;
+      const time = typeof timestamp === 'number' ? timestamp : typeof timestamp === 'bigint' ? Number(timestamp) : Number.NaN;
+      if (!this.inWindow(time)) {
+        const found = this.outside.get(file);
+        if (found === undefined) this.outside.set(file, { rows: 1, row, series: id ?? externalId, timestamp });
+        else found.rows++;
+      }
+      if (bySeries === undefined) return;
+      const byId = bySeries.get(`id:${String(id)}`);
+      const tasks = byId ?? (typeof externalId === 'string' ? bySeries.get(`externalId:${externalId}`) : undefined);
+      for (const task of tasks ?? []) {
+        if (time < task.start || time >= task.end) continue;
+        const latest = task.latest.get(file.format);
+        if (latest === undefined || time > latest) task.latest.set(file.format, time);
+      }
+    };
+  }
+
+  /** One line per shard with a row outside the window, and per series in flight whose latest time is not `after`. */
+  problems(): string[] {
+    const problems: string[] = [];
+    for (const [file, found] of this.outside) problems.push(this.outsideProblem(file, found));
+    for (const [m, bySeries] of this.tracked) {
+      for (const tasks of bySeries.values()) {
+        for (const task of tasks) {
+          for (const format of this.formats) {
+            const latest = task.latest.get(format) ?? null;
+            if (latest === task.after) continue;
+            problems.push(this.seriesProblem(m, format, task, latest));
+          }
+        }
+      }
+    }
+    return problems;
+  }
+
+  private inWindow(time: number): boolean {
+    if (this.window === undefined || this.earliest === undefined) return true;
+    return time >= this.earliest.at && time < this.window.end;
+  }
+
+  private outsideProblem(file: ManifestFile, found: Outside): string {
+    const window = this.window!;
+    const { at, what } = this.earliest!;
+    const time = Number(found.timestamp);
+    const where = Number.isNaN(time) ? `has no timestamp (${JSON.stringify(String(found.timestamp))})` : time < at ? `lies before ${what}` : 'lies at or after the window\'s end';
+    const shown = Number.isNaN(time) ? '' : `, ${timeText(time)}`;
+    const more = found.rows > 1 ? `; ${found.rows.toLocaleString('en-US')} rows of the shard lie outside it` : '';
+    return `${file.path}: row ${found.row} (series ${String(found.series)}${shown}) ${where}: ${this.stream} reads [${timeText(window.start)}, ${timeText(window.end)}) (the manifest's pointWindow)${more}`;
+  }
+
+  private seriesProblem(m: number, format: Format, task: Tracked, latest: number | null): string {
+    const partitions = this.state?.partitions ?? 0;
+    const piece = Number.isFinite(task.start) ? ` (its window [${timeText(task.start)}, ${timeText(task.end)}))` : '';
+    const recorded = task.after === null ? 'none of its points committed' : `its points committed up to ${timeText(task.after)}`;
+    const found = latest === null ? 'none of its points' : `points up to ${timeText(latest)}`;
+    return `${this.stream} partition ${m}/${partitions} (${format}): the checkpoint has series ${task.ref}${piece} in flight with ${recorded}, but the partition's shards hold ${found}: a resume would lose or repeat points`;
+  }
+}
+
+/** A point time as ISO 8601 and epoch ms; the ms alone outside the dates JavaScript can show. */
+function timeText(time: number): string {
+  const date = new Date(time);
+  return Number.isNaN(date.getTime()) ? String(time) : `${date.toISOString()} (${time})`;
+}
