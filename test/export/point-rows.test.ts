@@ -13,9 +13,10 @@ function shard(m: number, seq: number, format: 'parquet' | 'ndjson' = 'parquet')
   return { path: `points/part=${m}-of-2/${String(seq).padStart(6, '0')}.${ext}`, stream: 'points', m, n: 2, seq, format, rows: 0, bytes: 0, sha256: '0'.repeat(64) };
 }
 
-/** The problems of a check that read `times` (series 7) from one shard. */
+/** The problems of a check that read `times` (series 7) from one shard; a time zone after the granularity's space. */
 function outside(granularity: string | undefined, times: readonly unknown[]): string[] {
-  const check = new PointRowCheck('points', WINDOW, granularity, undefined);
+  const [unit, timeZone] = granularity?.split(' ') ?? [];
+  const check = new PointRowCheck('points', WINDOW, unit === undefined ? undefined : { granularity: unit, timeZone }, undefined);
   const row = check.reader(shard(1, 0));
   for (const time of times) row(7n, 'x7', time);
   return check.problems();
@@ -28,8 +29,10 @@ describe('PointRowCheck: a row\'s time against the run\'s window', () => {
     ['1m buckets', '1m', [START - 59_999], [START - 60_000]],
     ['15m buckets: the first bucket is aligned to a whole minute, not to 15', '15m', [START - 59_999], [START - 60_000]],
     ['2h buckets: to a whole hour', '2h', [START - 3_599_999], [START - 3_600_000]],
-    ['1d buckets: a day, as long as 25 hours in a time zone', '1d', [START - 25 * 3_600_000 + 1], [START - 25 * 3_600_000]],
-    ['1mo buckets: 31 days and an hour', '1mo', [START - 31 * 86_400_000 - 3_600_000 + 1], [START - 31 * 86_400_000 - 3_600_000]],
+    ['2h buckets at a fixed offset: the offset changes nothing', '2h UTC+05:30', [START - 3_599_999], [START - 3_600_000]],
+    ['1d buckets: a day', '1d', [START - 86_400_000 + 1], [START - 86_400_000]],
+    ['1d buckets in a named time zone: a day and the widest change of its offset, 26 h', '1d Europe/Oslo', [START - 50 * 3_600_000 + 1], [START - 50 * 3_600_000]],
+    ['1mo buckets: 31 days', '1mo', [START - 31 * 86_400_000 + 1], [START - 31 * 86_400_000]],
   ] as const)('%s', (_, granularity, inside, out) => {
     expect(outside(granularity, inside)).toEqual([]);
     for (const time of out) {

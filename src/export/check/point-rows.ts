@@ -1,4 +1,5 @@
 import type { Format } from '../../config/job-schema.js';
+import { bucketReachMs } from '../../resources/index.js';
 import type { ManifestFile, StreamState } from '../state/index.js';
 
 /** The point times a datapoints stream's run reads, start inclusive, end exclusive (the manifest's `pointWindow`). */
@@ -7,25 +8,24 @@ export interface PointWindow {
   end: number;
 }
 
-/**
- * How long before the window's start an aggregate bucket may begin, by the granularity's unit:
- * the platform starts the first bucket at `start` rounded down to a whole unit (in the query's
- * time zone), so the bucket holding `start` begins less than one unit before it. A day counts 25
- * hours and a month 31 days and an hour, for a time zone's change of daylight saving time.
- */
-const UNIT_MS: Readonly<Record<string, number>> = {
-  s: 1_000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 25 * 3_600_000,
-  mo: 31 * 86_400_000 + 3_600_000,
-};
+/** How a stream's rows are bucketed: none for raw points; else its granularity and time zone. */
+export interface RowBuckets {
+  granularity: string;
+  timeZone: string | undefined;
+}
 
-/** The earliest time a row may have: `start` for raw points, later than one unit before it for aggregates. */
-function earliestOf(window: PointWindow, granularity: string | undefined): { at: number; what: string } {
-  if (granularity === undefined) return { at: window.start, what: 'the window\'s start' };
-  const unit = /^\d+(mo|s|m|h|d)$/.exec(granularity)?.[1] ?? 'mo';
-  return { at: window.start - (UNIT_MS[unit] ?? 0) + 1, what: `the ${granularity} bucket that holds the window's start` };
+/**
+ * The earliest time a row may have: `start` for raw points; for aggregates later than the reach
+ * of a bucket before it (bucketReachMs, the bound the drain holds answers to), as the platform
+ * starts the first bucket at `start` rounded down to a whole unit.
+ */
+function earliestOf(window: PointWindow, buckets: RowBuckets | undefined): { at: number; what: string } {
+  if (buckets === undefined) return { at: window.start, what: 'the window\'s start' };
+  const { granularity, timeZone } = buckets;
+  // A granularity the manifest should not hold is given the widest reach: a month's.
+  const known = /^\d+(s|m|h|d|mo)$/.test(granularity);
+  const reach = bucketReachMs(known ? granularity : '1mo', timeZone);
+  return { at: window.start - reach + 1, what: `the ${granularity} bucket that holds the window's start` };
 }
 
 /** A series in flight in a partition (or a piece of one), and its latest time read back, per format. */
@@ -71,10 +71,10 @@ export class PointRowCheck {
   constructor(
     private readonly stream: string,
     private readonly window: PointWindow | undefined,
-    granularity: string | undefined,
+    buckets: RowBuckets | undefined,
     private readonly state: StreamState | undefined,
   ) {
-    this.earliest = window === undefined ? undefined : earliestOf(window, granularity);
+    this.earliest = window === undefined ? undefined : earliestOf(window, buckets);
     for (const [m, part] of Object.entries(state?.parts ?? {})) {
       const bySeries = new Map<string, Tracked[]>();
       for (const series of part.points?.series ?? []) {

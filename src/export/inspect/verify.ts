@@ -217,7 +217,11 @@ function pointCheck(
   const window = atCurrent ? current.pointWindow : sealed?.pointWindow;
   const state = checkpoint?.streams[group.stream];
   const inFlight = atCurrent && state !== undefined && (state.run ?? undefined) === group.run ? state : undefined;
-  return new PointRowCheck(group.stream, window, shapeFromParams(current?.params ?? []).granularity, inFlight);
+  const params = current?.params ?? [];
+  const { granularity } = shapeFromParams(params);
+  const timeZone = params.find(([name]) => name === 'timeZone')?.[1];
+  const buckets = granularity === undefined ? undefined : { granularity, timeZone };
+  return new PointRowCheck(group.stream, window, buckets, inFlight);
 }
 
 function keyProblems(group: ShardGroup, report: KeyReport): string[] {
