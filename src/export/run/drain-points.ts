@@ -102,6 +102,14 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
       for (const ref of page.refs) tasks.add(ref, null);
     }
   };
+  /** fill(), which a run stopped while a listing page is on its way ends early, not with an error. */
+  const fillUnlessStopped = async () => {
+    try {
+      await fill();
+    } catch (error) {
+      if (!(error instanceof AbortedError && ctx.signal.aborted)) throw error;
+    }
+  };
   /** Requests in flight, answered in the order they were sent. */
   const lanes: Promise<SentRequest | undefined>[] = [];
   /** Sends requests while tasks are left that none in flight holds, up to LANES at once. */
@@ -128,9 +136,11 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
       }
       try {
         if (!ctx.signal.aborted) {
-          await fill();
+          await fillUnlessStopped();
           launch();
         }
+        // Written even when the run stopped meanwhile: the answer's finished series leave the
+        // tasks with the commit below, and a commit without their last points would lose them.
         await write(answer);
       } finally {
         answer.release();
