@@ -60,7 +60,10 @@ export type TortureStream = StreamSpec | PointsStreamSpec | InstancesStreamSpec;
 
 export interface TortureReport {
   kills: number;
-  /** Kills by where they landed: a failpoint, or `external` (a SIGKILL sent at the k-th log line). */
+  /**
+   * Kills by where they landed: a failpoint, `external` (a SIGKILL sent at the k-th log line) or
+   * `sigterm` (a SIGTERM sent so, which the run answers by committing what is complete and exit 130).
+   */
   byPoint: Record<string, number>;
   /** Exports driven to completion (each after its share of kills), all verified exact. */
   rounds: number;
@@ -156,17 +159,20 @@ async function tortureThrough(
         env: { SIM_KEY: KEY, BULK_EXTRACT_CRASH_AT: at },
       });
     } else {
-      point = 'external';
+      // From outside, at a log line: SIGKILL, or SIGTERM (Ctrl-C, a scheduler: the run commits what is complete).
+      const signal = random() < 0.5 ? 'SIGKILL' : 'SIGTERM';
+      point = signal === 'SIGKILL' ? 'external' : 'sigterm';
       const line = 1 + Math.floor(random() * 40);
       const cli = spawnCli([...args, '--log-level', 'debug'], { cwd: job.dir, env: { SIM_KEY: KEY } });
       cli.onStderrLine((_, index) => {
-        if (index === line) cli.child.kill('SIGKILL');
+        if (index === line) cli.child.kill(signal);
       });
       exit = await cli.done;
     }
     report.runs++;
     countRetries(exit.stderr, report.retries);
-    if (exit.signal === 'SIGKILL') {
+    // A run stopped by SIGTERM exits 130 once it has committed what was complete.
+    if (exit.signal === 'SIGKILL' || (point === 'sigterm' && exit.code === 130)) {
       report.kills++;
       report.byPoint[point] = (report.byPoint[point] ?? 0) + 1;
       continue;
