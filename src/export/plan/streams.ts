@@ -109,7 +109,7 @@ function planDatapoints(stream: DatapointsStreamConfig, defaultFormats: readonly
  */
 function planInstances(stream: InstancesStreamConfig, defaultFormats: readonly Format[]): StreamPlan {
   const { view, instanceType, spaces, filter, split } = stream;
-  const queries = splitFilters(stream, view);
+  const queries = splitFilters(stream);
   const params: [string, string][] = [
     ['limit', String(stream.limit)],
     ['instanceType', instanceType],
