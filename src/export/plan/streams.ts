@@ -5,7 +5,7 @@ import type {
   InstancesStreamConfig,
   StreamConfig,
 } from '../../config/job-schema.js';
-import { splitFilters } from '../../config/instances-schema.js';
+import { splitFilters, splitScopes } from '../../config/instances-schema.js';
 import { pointsParams, type PointsPlan, pointsShape, type StreamPlan } from '../state/index.js';
 import { ConfigError } from '../../errors.js';
 import { filterKeys } from '../../resources/index.js';
@@ -128,7 +128,13 @@ function planInstances(stream: InstancesStreamConfig, defaultFormats: readonly F
     safetyLagMs: 0,
     keep: stream.keep,
     updatedBetween: { min: undefined, max: undefined },
-    instances: { view, instanceType, queries, allowExpiredCursors: stream.allowExpiredCursorsAndAcceptMissedDeletes },
+    instances: {
+      view,
+      instanceType,
+      queries,
+      scopes: splitScopes(stream),
+      allowExpiredCursors: stream.allowExpiredCursorsAndAcceptMissedDeletes,
+    },
   };
 }
 
