@@ -1,5 +1,6 @@
 import type { QueryScope } from '../../config/instances-schema.js';
 import { ConfigError } from '../../errors.js';
+import { parseInstancesCount } from '../../http/aggregate-count.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import type { PageItems } from '../../page/index.js';
 import { compareCodePoints } from '../../util/code-point-order.js';
@@ -112,6 +113,27 @@ export function instancesSyncRequest(stream: StreamPlan, m: number): InstancesSy
     set: SYNC_SET,
     limit,
   };
+}
+
+/** Where the platform counts instances. */
+export const INSTANCES_AGGREGATE_PATH = '/models/instances/aggregate';
+
+/**
+ * How many instances an instances stream holds, all its queries together: the platform's count
+ * aggregate (`POST /models/instances/aggregate`) of the instances of its type with data in its
+ * view that match its filter and spaces, by `externalId`, which every instance has. Approximate,
+ * as the collections' counts: for progress and the read limit, never for completeness.
+ */
+export async function countInstances(client: Pick<PlatformClient, 'post'>, stream: StreamPlan, signal?: AbortSignal): Promise<number> {
+  const { instances } = stream;
+  if (instances === undefined) throw new Error(`${stream.name} is not an instances stream`);
+  const body = {
+    view: { type: 'view', ...instances.view },
+    instanceType: instances.instanceType,
+    ...(instances.filter === undefined ? {} : { filter: instances.filter }),
+    aggregates: [{ count: { property: 'externalId' } }],
+  };
+  return parseInstancesCount(await client.post(INSTANCES_AGGREGATE_PATH, body, signal));
 }
 
 /**

@@ -133,6 +133,7 @@ function planInstances(stream: InstancesStreamConfig, defaultFormats: readonly F
       instanceType,
       queries,
       scopes: splitScopes(stream),
+      filter: splitFilters({ ...stream, split: undefined })[0],
       allowExpiredCursors: stream.allowExpiredCursorsAndAcceptMissedDeletes,
     },
   };

@@ -33,6 +33,8 @@ export interface InstancesPlan {
   queries: (DmFilter | undefined)[];
   /** What each query holds (splitScopes), in the same order: every instance read is checked against its query's. */
   scopes: QueryScope[];
+  /** The stream's filter and spaces without its split: what its queries read together (counted for the read limit). */
+  filter?: DmFilter | undefined;
   /**
    * The view's columns (instanceColumns): read from the platform when the stream's run starts and
    * kept in the checkpoint, so that a resumed run writes the same schema. Undefined until then.
