@@ -7,15 +7,8 @@ import { z } from 'zod';
 import { type DmFilter, dmFilterSchema } from './dm-filter.js';
 import { instanceFieldReferences } from './dm-filter-fields.js';
 import { propertyProblem, spaceId, viewRefSchema } from './dm-identifiers.js';
-import {
-  dmsDateDays,
-  dmsTimestampMs,
-  INSTANCE_TYPES,
-  type InstanceType,
-  type ViewDefinition,
-  type ViewRef,
-  viewSourceKey,
-} from '../resources/index.js';
+import { INSTANCE_TYPES, type InstanceType } from '../resources/index.js';
+import { compareCodePoints } from '../util/code-point-order.js';
 
 /**
  * The keys of job-schema.ts's `common` an instances stream takes: `name`, `limit` (1..1000,
@@ -27,9 +20,9 @@ export const INSTANCES_COMMON_KEYS = ['name', 'limit', 'formats', 'mode', 'keep'
 
 /** `spaces:` lists at most this many (each is one query with `split: space`). */
 export const MAX_SPACES = 100;
-/** `split.at` holds 1 to this many boundaries: at most 20 ranges, and the query of no value. */
+/** `split.at` holds 1 to this many boundaries: at most 20 ranges. */
 export const MAX_SPLIT_BOUNDARIES = 19;
-/** The instance's own field a split may name besides the view's properties. */
+/** What a split by a property ranges over: the instance's externalId, which never changes. */
 export const SPLIT_EXTERNAL_ID = 'externalId';
 
 const spaces = z
@@ -44,43 +37,59 @@ const spaces = z
     });
   });
 
-/** Fields of an instance that no view property can be named; a split by one of them is refused by name. */
-const INSTANCE_FIELDS = new Set(['space', 'createdTime', 'lastUpdatedTime', 'deletedTime']);
-
-const splitProperty = z.string().superRefine((name, ctx) => {
-  const add = (message: string) => ctx.addIssue({ code: 'custom', message });
+/**
+ * What a split by `property` would be, for each name it may not take: the reason, and what to write
+ * instead. Only what never changes may split a stream: an instance whose value moved from one
+ * query's range to another's while they read would be read twice or not at all.
+ */
+function splitPropertyRefusal(name: string): string {
+  const instead = `split by what never changes: split: {property: ${SPLIT_EXTERNAL_ID}, at: [...]}, or split: space with spaces`;
+  if (name === 'space') return 'a split by space is written split: space (one query per entry of spaces)';
+  if (name === 'createdTime') return `createdTime is not a field a split ranges over; ${instead}`;
+  if (INSTANCE_FIELDS.has(name)) return `${name} is a field of the instance that changes whenever the instance does; ${instead}`;
   const problem = propertyProblem(name);
-  if (INSTANCE_FIELDS.has(name)) add(`${name} is a field of the instance; a split names a property of the view or externalId`);
-  else if (name !== SPLIT_EXTERNAL_ID && problem !== undefined) add(`expected a property of the view or externalId; ${problem}`);
-});
+  if (problem !== undefined) return `expected ${SPLIT_EXTERNAL_ID}; ${problem}`;
+  return (
+    `${name} is a property of the view, which may change while a run reads: an instance whose value moves ` +
+    `from one query's range to another's would be read twice or not at all; ${instead}`
+  );
+}
+
+/** Fields of an instance that change with it. */
+const INSTANCE_FIELDS = new Set(['lastUpdatedTime', 'deletedTime', 'version']);
 
 /**
- * Checked in one refinement, not by zod's types and bounds: inside the union of `split`, an issue
- * those raise would turn into the union's own message and hide which boundary is wrong.
+ * `{property: externalId, at: [b1, ...]}`, checked in one refinement, not by zod's types and bounds:
+ * inside the union of `split`, an issue those raise would turn into the union's own message and
+ * hide which boundary is wrong (so the issues go on: `continue`). A property refused is the one
+ * problem told: its boundaries could only be wrong for it.
  */
-const splitAt = z
-  .array(z.unknown())
-  .superRefine((at, ctx) => {
-    const add = (message: string, i?: number) => ctx.addIssue({ code: 'custom', path: i === undefined ? [] : [i], message });
-    if (at.length === 0) add('give at least one boundary');
-    if (at.length > MAX_SPLIT_BOUNDARIES) add(`at most ${MAX_SPLIT_BOUNDARIES} boundaries (${MAX_SPLIT_BOUNDARIES + 1} ranges)`);
-    const kind = typeof at[0];
-    at.forEach((b, i) => {
-      if (typeof b !== 'number' && typeof b !== 'string') add('a boundary is a number or a string', i);
-      else if (typeof b !== kind) add('the boundaries are all numbers or all strings', i);
-      else if (typeof b === 'number' && !Number.isFinite(b)) add('not a finite number', i);
-      else if (typeof b === 'number' && Number.isInteger(b) && !Number.isSafeInteger(b)) {
-        add('beyond ±2^53 an integer is not exact in JSON', i);
-      } else if (i > 0 && typeof at[i - 1] === kind && compareBoundaries(at[i - 1] as typeof b, b) >= 0) {
-        add(`the boundaries increase strictly: ${JSON.stringify(b)} does not come after ${JSON.stringify(at[i - 1])}`, i);
+const splitByProperty = z
+  .strictObject({
+    property: z.string(),
+    // Typed as the refinement below makes it: a transform after it would hide its issues in the union's.
+    at: z.array(z.unknown()).transform((at) => at as string[]),
+  })
+  .superRefine(({ property, at }, ctx) => {
+    const add = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message, continue: true });
+    if (property !== SPLIT_EXTERNAL_ID) return add(['property'], splitPropertyRefusal(property));
+    if (at.length === 0) add(['at'], 'give at least one boundary');
+    if (at.length > MAX_SPLIT_BOUNDARIES) add(['at'], `at most ${MAX_SPLIT_BOUNDARIES} boundaries (${MAX_SPLIT_BOUNDARIES + 1} ranges)`);
+    (at as readonly unknown[]).forEach((b, i) => {
+      const before: unknown = at[i - 1];
+      if (typeof b !== 'string') add(['at', i], `${SPLIT_EXTERNAL_ID} takes strings: write the boundary in quotes`);
+      else if (typeof before === 'string' && compareCodePoints(before, b) >= 0) {
+        add(['at', i], `the boundaries increase strictly (by code point): ${JSON.stringify(b)} does not come after ${JSON.stringify(before)}`);
       }
     });
-  })
-  .transform((at) => at as number[] | string[]);
+  });
 
-/** `space`: a query per entry of `spaces`. `{property, at}`: a query per range of the property, one for no value. */
-const splitSchema = z.union([z.literal('space'), z.strictObject({ property: splitProperty, at: splitAt })], {
-  error: 'expected space or {property: NAME, at: [b1, b2, ...]}',
+/**
+ * `space`: a query per entry of `spaces`. `{property: externalId, at}`: a query per range of
+ * externalIds. Both never change, so an instance stays in its query however it changes.
+ */
+const splitSchema = z.union([z.literal('space'), splitByProperty], {
+  error: `expected space or {property: ${SPLIT_EXTERNAL_ID}, at: [b1, b2, ...]}`,
 });
 export type InstancesSplit = z.output<typeof splitSchema>;
 
@@ -125,14 +134,6 @@ export function instancesProblems(
       message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
     });
   }
-  if (stream.mode === 'incremental' && stream.split !== undefined && stream.split !== 'space') {
-    problems.push({
-      path: ['split'],
-      message:
-        'an incremental stream follows the platform\'s change feed, where an instance whose property changes would ' +
-        'move between the queries of a split by that property; split incremental streams by space, or not at all',
-    });
-  }
   if (stream.mode !== 'incremental' && stream.allowExpiredCursorsAndAcceptMissedDeletes === true) {
     problems.push({
       path: ['allowExpiredCursorsAndAcceptMissedDeletes'],
@@ -159,119 +160,57 @@ export function instancesProblems(
  *
  * - no split: one query;
  * - `split: space`: one query per space, `equals [node|edge, space]`;
- * - `split: {property: NAME, at: [b1, ..., bk]}`: `NAME < b1`, `b1 <= NAME < b2`, ..., `NAME >= bk`,
- *   then `not exists NAME` (not for `externalId`, which every instance has). The ranges are
- *   disjoint and leave no value out, given the platform orders NAME's values as the boundaries
- *   increase (numbers; texts in code-point order, as collation ucs_basic does).
- *
- * NAME is a property of `view` (`[space, "externalId/version", NAME]`) or the instance's own externalId.
+ * - `split: {property: externalId, at: [b1, ..., bk]}`: `externalId < b1`, `b1 <= externalId < b2`,
+ *   ..., `externalId >= bk`. Every instance has an externalId, and the ranges are disjoint and leave
+ *   none out, as the platform orders externalIds in code-point order (compareCodePoints).
  */
-export function splitFilters(
-  stream: InstancesQuery,
-  view: ViewRef,
-): (DmFilter | undefined)[] {
+export function splitFilters(stream: InstancesQuery): (DmFilter | undefined)[] {
   const scope = stream.instanceType;
-  const { split, spaces } = stream;
-  const restriction =
-    spaces === undefined || split === 'space'
+  return splitScopes(stream).map((query) => {
+    const { externalId } = query;
+    const property = [scope, SPLIT_EXTERNAL_ID];
+    const range = externalId === undefined ? undefined : { range: { property, ...externalId } };
+    const spaces = query.spaces === undefined
       ? undefined
-      : spaces.length === 1
-        ? { equals: { property: [scope, 'space'], value: spaces[0] } }
-        : { in: { property: [scope, 'space'], values: [...spaces] } };
-  let conditions: (DmFilter | undefined)[] = [undefined];
+      : query.spaces.length === 1
+        ? { equals: { property: [scope, 'space'], value: query.spaces[0] } }
+        : { in: { property: [scope, 'space'], values: [...query.spaces] } };
+    return all([stream.filter, spaces, range]);
+  });
+}
+
+/**
+ * What each query of a stream holds, in order, in terms an instance read can be checked against
+ * (QueryScope): its spaces (the stream's `spaces`, or its own with `split: space`) and its range
+ * of externalIds.
+ */
+export function splitScopes(stream: Pick<InstancesQuery, 'spaces' | 'split'>): QueryScope[] {
+  const { split, spaces } = stream;
+  const given = spaces === undefined ? {} : { spaces: [...spaces] };
+  if (split === undefined) return [given];
   if (split === 'space') {
     // instancesProblems refuses this; without spaces there would be no query at all.
     if (spaces === undefined) throw new Error('split: space without spaces');
-    conditions = spaces.map((space) => ({ equals: { property: [scope, 'space'], value: space } }));
-  } else if (split !== undefined) {
-    const own = split.property === SPLIT_EXTERNAL_ID;
-    const property = own ? [scope, SPLIT_EXTERNAL_ID] : [view.space, viewSourceKey(view), split.property];
-    const { at } = split;
-    conditions = [
-      { range: { property, lt: at[0] } },
-      ...at.slice(1).map((upper, i) => ({ range: { property, gte: at[i], lt: upper } })),
-      { range: { property, gte: at[at.length - 1] } },
-      ...(own ? [] : [{ not: { exists: { property } } }]),
-    ];
+    return spaces.map((space) => ({ spaces: [space] }));
   }
-  return conditions.map((condition) => all([stream.filter, restriction, condition]));
+  const { at } = split;
+  return [
+    { ...given, externalId: { lt: at[0]! } },
+    ...at.slice(1).map((upper, i) => ({ ...given, externalId: { gte: at[i]!, lt: upper } })),
+    { ...given, externalId: { gte: at[at.length - 1]! } },
+  ];
+}
+
+/**
+ * The instances one query of a stream reads, besides the stream's filter: of these spaces (all when
+ * absent), in this range of externalIds (from `gte`, below `lt`; no range when absent).
+ */
+export interface QueryScope {
+  spaces?: string[];
+  externalId?: { gte?: string; lt?: string };
 }
 
 function all(filters: readonly (DmFilter | undefined)[]): DmFilter | undefined {
   const given = filters.filter((filter) => filter !== undefined);
   return given.length <= 1 ? given[0] : { and: given };
-}
-
-/** The property types a split ranges over, and the boundaries each takes. */
-const SPLIT_TYPES: Readonly<Record<string, 'integer' | 'number' | 'text' | 'timestamp' | 'date'>> = {
-  int32: 'integer', int64: 'integer', float32: 'number', float64: 'number', text: 'text', timestamp: 'timestamp', date: 'date',
-};
-const BOUNDARIES_EXPECTED = {
-  integer: 'integers',
-  number: 'numbers',
-  text: 'strings',
-  timestamp: 'timestamps as text with a zone, e.g. 2024-01-01T00:00:00Z',
-  date: 'dates as text, e.g. 2024-01-01',
-} as const;
-
-/**
- * What is wrong with a stream's split by a property, given its view as the platform defines it
- * (read when a run starts; the job file alone cannot tell): the property must be one of the view's
- * stored properties, hold one value of an ordered type (numbers, text of collation ucs_basic,
- * timestamps, dates), and the boundaries be of that type and increase as the platform orders it.
- * Undefined when nothing is wrong, or when the stream has no split by a property.
- */
-export function splitPropertyProblem(split: InstancesSplit | undefined, view: ViewDefinition): string | undefined {
-  if (split === undefined || split === 'space') return undefined;
-  const { property, at } = split;
-  const where = `split.property: ${property}`;
-  let kind: (typeof SPLIT_TYPES)[string] | undefined = 'text';
-  if (property !== SPLIT_EXTERNAL_ID) {
-    const definition = Object.hasOwn(view.properties, property) ? view.properties[property] : undefined;
-    const name = `${view.space}/${view.externalId}/${view.version}`;
-    if (definition === undefined) return `${where} is not a property of the view ${name}`;
-    if (definition.container === undefined) return `${where} is a connection of the view ${name}, not a stored value`;
-    const { type, list, collation = 'ucs_basic' } = definition.type;
-    if (list === true) return `${where} is a list; a split ranges over properties of one value`;
-    kind = Object.hasOwn(SPLIT_TYPES, type) ? SPLIT_TYPES[type] : undefined;
-    if (kind === undefined) return `${where} is of type ${type}; a split ranges over numbers, text, timestamps or dates`;
-    if (kind === 'text' && collation !== 'ucs_basic') {
-      return `${where} has collation ${collation}; a split by text needs collation ucs_basic, the code-point order of its boundaries`;
-    }
-  }
-  const wrong = at.findIndex((b) => !fitsSplit(kind, b));
-  if (wrong >= 0) return `split.at.${wrong}: ${property} takes ${BOUNDARIES_EXPECTED[kind]}; got ${JSON.stringify(at[wrong])}`;
-  if (kind === 'timestamp') {
-    const times = at.map((b) => dmsTimestampMs(String(b))!);
-    const late = times.findIndex((time, i) => i > 0 && time <= times[i - 1]!);
-    if (late > 0) return `split.at.${late}: ${String(at[late])} is not later than ${String(at[late - 1])}`;
-  }
-  return undefined;
-}
-
-function fitsSplit(kind: (typeof SPLIT_TYPES)[string], boundary: number | string): boolean {
-  switch (kind) {
-    case 'integer':
-      return Number.isSafeInteger(boundary);
-    case 'number':
-      return typeof boundary === 'number';
-    case 'text':
-      return typeof boundary === 'string';
-    case 'timestamp':
-      return typeof boundary === 'string' && dmsTimestampMs(boundary) !== undefined;
-    case 'date':
-      return typeof boundary === 'string' && dmsDateDays(boundary) !== undefined;
-  }
-}
-
-/** Numbers by value, texts by code point (UTF-16 order differs past U+FFFF). */
-export function compareBoundaries(a: number | string, b: number | string): number {
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  const x = [...String(a)];
-  const y = [...String(b)];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const difference = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
-    if (difference !== 0) return difference;
-  }
-  return x.length - y.length;
 }

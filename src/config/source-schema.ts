@@ -104,7 +104,8 @@ const sourceKeys = z.strictObject({
   /**
    * Most rows a stream reads, as a multiple of the platform's count of it (plus 10,000 rows): a
    * partition whose page goes past it stops with E_READ_LIMIT, since only a platform that sends
-   * items again reads that much. 0 turns the check off; a stream without a count (relationships)
+   * items again reads that much. Instances streams are counted by their view (list and sync feed
+   * alike). 0 turns the check off; a stream without a count (relationships, a count that failed)
    * has none. Default 2.
    */
   maxReadFactor: z

@@ -20,3 +20,27 @@ export function parseAggregateCount(response: JsonResponse): number {
   }
   return count;
 }
+
+/**
+ * The N of the answer of `POST /models/instances/aggregate` with one count aggregate:
+ * `{"items":[{"instanceType":"node","aggregates":[{"aggregate":"count","property":"externalId","value":N}]}]}`.
+ * As approximate as the collections' counts.
+ */
+export function parseInstancesCount(response: JsonResponse): number {
+  const items = (response.body as { items?: unknown } | null)?.items;
+  const group = Array.isArray(items) && items.length === 1 ? (items[0] as { aggregates?: unknown } | null) : undefined;
+  const aggregates = group?.aggregates;
+  const count = Array.isArray(aggregates)
+    ? (aggregates[0] as { aggregate?: unknown; value?: unknown } | null | undefined)
+    : undefined;
+  const value = count?.aggregate === 'count' ? count.value : undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    const got = JSON.stringify(response.body) ?? String(response.body);
+    throw new BadResponseError(
+      'The instances count answer is not {"items":[{"aggregates":[{"aggregate":"count","value":N}]}]} with N an integer >= 0: ' +
+      `got ${got.length > 120 ? `${got.slice(0, 120)}...` : got}`,
+      requestOf('POST', response),
+    );
+  }
+  return value;
+}

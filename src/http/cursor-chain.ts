@@ -33,6 +33,11 @@ export interface ChainCommon {
    * request until the consumer calls `release()`. Without one, pages are not counted.
    */
   budget?: ByteBudget | undefined;
+  /**
+   * Checks each page's items before the page is yielded: a problem it names (an item the request
+   * did not ask for) is a BadResponseError of the page's request, and the chain stops there.
+   */
+  checkItems?: ((items: PageItems) => string | undefined) | undefined;
 }
 
 /** What a chain needs of the platform client. */
@@ -94,6 +99,7 @@ export async function* drainCursorChain(
         ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
       };
       const { items, nextCursor } = readPage(response, limit, ctx);
+      checkItems(request, items, ctx);
       if (nextCursor !== undefined && seen.has(nextCursor)) {
         throw new CursorLoopError(
           `The platform returned a cursor it had already returned in this chain (page ${pages}): following it would never end`,
@@ -120,6 +126,12 @@ export async function* drainCursorChain(
     seen.add(nextCursor);
     cursor = nextCursor;
   }
+}
+
+/** The chain's own check of a page's items (ChainCommon.checkItems), if it has one: a problem found is thrown. */
+export function checkItems(request: Pick<ChainCommon, 'checkItems'>, items: PageItems, ctx: RequestContext): void {
+  const problem = request.checkItems?.(items);
+  if (problem !== undefined) throw new BadResponseError(problem, ctx);
 }
 
 /** The budget's share for the next page of the chain, when the chain has a budget. */

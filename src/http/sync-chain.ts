@@ -1,6 +1,6 @@
 import { PageItems, scanSyncPage, type ScannedSync } from '../page/index.js';
 import { deeperThan, MAX_ITEM_DEPTH } from '../util/json-depth.js';
-import { type ChainCommon, type ChainPage, holdBudget, LOOP_MEMORY, MAX_PAGE_OVERSHOOT, RecentSet } from './cursor-chain.js';
+import { type ChainCommon, type ChainPage, checkItems, holdBudget, LOOP_MEMORY, MAX_PAGE_OVERSHOOT, RecentSet } from './cursor-chain.js';
 import { BadResponseError, CursorLoopError, type RequestContext } from './errors.js';
 import type { PlatformClient, ReadResponse } from './platform-client.js';
 
@@ -60,6 +60,7 @@ export async function* drainSyncFeed(
       if (read.items.length > limit * MAX_PAGE_OVERSHOOT) {
         throw new BadResponseError(`The sync answer holds ${read.items.length} instances, far beyond limit=${limit}: refusing a server that ignores the limit`, ctx);
       }
+      checkItems(request, read.items, ctx);
       const caughtUp = read.moreData === undefined ? read.items.length < limit : !read.moreData;
       if (!caughtUp && seen.has(read.nextCursor)) {
         throw new CursorLoopError(

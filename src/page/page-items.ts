@@ -1,9 +1,16 @@
 import { createHash } from 'node:crypto';
-import type { ScannedPage } from './page-scan.js';
+import type { ItemKeys, ScannedPage } from './page-scan.js';
 
 const LF = 0x0a;
 const COMMA = 0x2c;
+const BACKSLASH = 0x5c;
 const NEWLINE = Buffer.from('\n');
+
+/** An item's `space` and `externalId`, as PageItems.key reads them. */
+export interface ItemKey {
+  space: string | undefined;
+  externalId: string | undefined;
+}
 
 /**
  * The items of one page, as the writers take them: byte ranges of the body as received (a page
@@ -24,13 +31,15 @@ export class PageItems {
      * parsed with JSON.parse may lose them (scanned pages; values given are as they are).
      */
     readonly longNumbers: boolean,
+    /** Where each scanned item's `space` and `externalId` lie. */
+    private readonly keys: ItemKeys = [],
   ) {
     this.length = values === undefined ? bounds.length / 2 : values.length;
   }
 
   /** The items scanPage found in `body`. The page owns `body`: lines() may rewrite its separators. */
-  static scanned(body: Buffer, scan: Pick<ScannedPage, 'bounds' | 'lineBreaks' | 'longNumbers'>): PageItems {
-    return new PageItems(body, scan.bounds, undefined, scan.lineBreaks, scan.longNumbers);
+  static scanned(body: Buffer, scan: Pick<ScannedPage, 'bounds' | 'lineBreaks' | 'longNumbers' | 'keys'>): PageItems {
+    return new PageItems(body, scan.bounds, undefined, scan.lineBreaks, scan.longNumbers, scan.keys);
   }
 
   static of(values: readonly unknown[]): PageItems {
@@ -56,6 +65,28 @@ export class PageItems {
   itemBytes(i: number): { body: Buffer; start: number; end: number } | undefined {
     const { body, bounds } = this;
     return body === undefined ? undefined : { body, start: bounds[2 * i]!, end: bounds[2 * i + 1]! };
+  }
+
+  /**
+   * Item `i`'s `space` and `externalId` (an instance's key), each undefined where the item has no
+   * such member holding a string: read from the offsets the scan noted, without parsing the item.
+   */
+  key(i: number): ItemKey {
+    if (this.values !== undefined) {
+      const item = this.values[i];
+      const { space, externalId } = (item !== null && typeof item === 'object' ? item : {}) as Record<string, unknown>;
+      return { space: typeof space === 'string' ? space : undefined, externalId: typeof externalId === 'string' ? externalId : undefined };
+    }
+    const { keys } = this;
+    const at = 4 * i;
+    return { space: this.text(keys[at]!, keys[at + 1]!), externalId: this.text(keys[at + 2]!, keys[at + 3]!) };
+  }
+
+  /** The string token at [start, end) of the body, quotes included, decoded; undefined for -1. */
+  private text(start: number, end: number): string | undefined {
+    if (start < 0) return undefined;
+    const token = this.body!.subarray(start, end);
+    return token.includes(BACKSLASH) ? (JSON.parse(token.toString('utf8')) as string) : token.toString('utf8', 1, token.length - 1);
   }
 
   /** Every item as a value (value(i) for each): for tests and small pages, not for the export's path. */

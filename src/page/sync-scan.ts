@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { BAD, CLOSED } from './json-grammar.js';
-import { equal, Scanner } from './page-scan.js';
+import { equal, type ItemKeys, Scanner } from './page-scan.js';
 
 /** What one pass over a sync answer's bytes finds of one result set (scanSyncPage). */
 export interface ScannedSync {
@@ -10,11 +10,16 @@ export interface ScannedSync {
   readonly lineBreaks: boolean;
   /** Some number of the answer has a run of more than 15 digits (JsonGrammar.longDigits). */
   readonly longNumbers: boolean;
+  /** Where each instance's `space` and `externalId` texts lie (ItemKeys). */
+  readonly keys: ItemKeys;
   /** The result set's cursor in `nextCursor`; undefined when the answer has none for it. */
   readonly nextCursor: string | undefined;
   /** The answer's `moreData`; undefined when it has none. */
   readonly moreData: boolean | undefined;
 }
+
+/** The result set's instances as the scan found them. */
+type FoundItems = Pick<ScannedSync, 'bounds' | 'lineBreaks' | 'keys'>;
 
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
@@ -46,7 +51,7 @@ class SyncScanner extends Scanner {
   }
 
   answer(): ScannedSync | undefined {
-    let found: { bounds: number[]; lineBreaks: boolean } | undefined;
+    let found: FoundItems | undefined;
     let nextCursor: string | undefined;
     let cursorSeen = false;
     let moreData: boolean | undefined;
@@ -82,15 +87,16 @@ class SyncScanner extends Scanner {
   }
 
   /** `items`: an object holding the set's array once; its other sets are skipped. */
-  private itemsOfSet(): { bounds: number[]; lineBreaks: boolean } | undefined {
-    let found: { bounds: number[]; lineBreaks: boolean } | undefined;
+  private itemsOfSet(): FoundItems | undefined {
+    let found: FoundItems | undefined;
     const read = this.members((key) => {
       if (!equal(key, this.set)) return this.value();
       if (found !== undefined || this.b[this.pos] !== OPEN_ARRAY) return false;
       const bounds: number[] = [];
-      const lineBreaks = this.items(bounds);
+      const keys: number[] = [];
+      const lineBreaks = this.items(bounds, keys);
       if (lineBreaks === undefined) return false;
-      found = { bounds, lineBreaks };
+      found = { bounds, lineBreaks, keys };
       return true;
     });
     return read ? found : undefined;

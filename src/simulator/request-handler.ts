@@ -16,6 +16,7 @@ import { type Exchange, sendError } from './respond.js';
 import type { CollectionChurn } from './collection-churn.js';
 import type { Churn } from './models/churn.js';
 import type { InstanceStore } from './models/instance-store.js';
+import { handleInstancesAggregate } from './models/instances-aggregate-handler.js';
 import { handleInstancesList } from './models/instances-list-handler.js';
 import type { ModelsContext } from './models/models-context.js';
 import { handleSync } from './models/sync-handler.js';
@@ -145,6 +146,8 @@ function routeModels(ctx: ModelsContext, ex: Exchange, route: ModelsRoute, notes
       return handleInstancesList(ctx, ex, notes);
     case 'instances/sync':
       return handleSync(ctx, ex, notes);
+    case 'instances/aggregate':
+      return handleInstancesAggregate(ctx, ex, notes);
   }
 }
 

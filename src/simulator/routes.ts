@@ -25,10 +25,10 @@ export interface ModelsRoute {
   method: 'GET' | 'POST';
 }
 
-const MODELS_ACTIONS = ['views', 'views/byids', 'instances/list', 'instances/sync'] as const;
+const MODELS_ACTIONS = ['views', 'views/byids', 'instances/list', 'instances/sync', 'instances/aggregate'] as const;
 
 // The official SDK lists views at `models/views/`, with a trailing slash: the platform takes both.
-const MODELS_ROUTE = /^\/api\/v1\/projects\/([^/]+)\/models\/(views|views\/byids|instances\/list|instances\/sync)\/?$/;
+const MODELS_ROUTE = new RegExp(`^/api/v1/projects/([^/]+)/models/(${MODELS_ACTIONS.join('|')})/?$`);
 
 export function matchModelsRoute(path: string): ModelsRoute | undefined {
   const match = MODELS_ROUTE.exec(path);

@@ -34,18 +34,20 @@ describe('a job file with an instances stream', () => {
     expect(stream).toMatchObject({ resource: 'instances', instanceType: 'node', mode: 'full', limit: 1000 });
   });
 
-  it('takes mode incremental (split by space or not) and snapshot with keep', () => {
+  it('takes mode incremental (split by space, by externalId or not) and snapshot with keep', () => {
     const incremental = load([...ASSETS, '    mode: incremental', '    spaces: [a, b]', '    split: space']).load().streams[0];
     expect(incremental).toMatchObject({ mode: 'incremental', split: 'space', allowExpiredCursorsAndAcceptMissedDeletes: false });
+    const byId = load([...ASSETS, '    mode: incremental', '    split: {property: externalId, at: [m]}']).load().streams[0];
+    expect(byId).toMatchObject({ mode: 'incremental', split: { property: 'externalId', at: ['m'] } });
     const accepting = load([...ASSETS, '    mode: incremental', '    allowExpiredCursorsAndAcceptMissedDeletes: true']).load().streams[0];
     expect(accepting).toMatchObject({ allowExpiredCursorsAndAcceptMissedDeletes: true });
     expect(load([...ASSETS, '    mode: snapshot', '    keep: 3']).load().streams[0]).toMatchObject({ mode: 'snapshot', keep: 3 });
   });
 
-  it('refuses an incremental stream split by a property, and the expired-cursor option outside incremental', () => {
-    const split = load([...ASSETS, '    mode: incremental', '    split: {property: externalId, at: [m]}']);
+  it('refuses a split by a property of the view, in one line, and the expired-cursor option outside incremental', () => {
+    const split = load([...ASSETS, '    split: {property: criticality, at: [2, 4]}']);
     expect(messageOf(split.load)).toBe(
-      `${split.file}: streams.0.split: an incremental stream follows the platform's change feed, where an instance whose property changes would move between the queries of a split by that property; split incremental streams by space, or not at all (got a mapping)`,
+      `${split.file}: streams.0.split.property: criticality is a property of the view, which may change while a run reads: an instance whose value moves from one query's range to another's would be read twice or not at all; split by what never changes: split: {property: externalId, at: [...]}, or split: space with spaces (got "criticality")`,
     );
     const option = load([...ASSETS, '    allowExpiredCursorsAndAcceptMissedDeletes: true']);
     expect(messageOf(option.load)).toBe(

@@ -53,14 +53,14 @@ describe('an instances stream: valid', () => {
     });
   });
 
-  it('takes edges, spaces, a filter, a split by a property and the common keys', () => {
+  it('takes edges, spaces, a filter, a split by externalId and the common keys', () => {
     const stream = load(
       [
         'name: asset-edges',
         'instanceType: edge',
         'spaces: [site_a, site-b]',
         'filter: {prefix: {property: [edge, externalId], value: "rel:"}}',
-        'split: {property: startTime, at: ["2020-01-01T00:00:00Z", "2024-01-01T00:00:00Z"]}',
+        'split: {property: externalId, at: ["rel:g", "rel:p"]}',
         'limit: 500',
         'formats: [ndjson]',
         'mode: snapshot',
@@ -73,7 +73,7 @@ describe('an instances stream: valid', () => {
       instanceType: 'edge',
       spaces: ['site_a', 'site-b'],
       filter: { prefix: { property: ['edge', 'externalId'], value: 'rel:' } },
-      split: { property: 'startTime', at: ['2020-01-01T00:00:00Z', '2024-01-01T00:00:00Z'] },
+      split: { property: 'externalId', at: ['rel:g', 'rel:p'] },
       limit: 500,
       formats: ['ndjson'],
       mode: 'snapshot',
@@ -81,10 +81,11 @@ describe('an instances stream: valid', () => {
     });
   });
 
-  it('takes split: space with two spaces or more, and a split by externalId or by numbers', () => {
+  it('takes split: space with two spaces or more, and a split by externalId, in every mode', () => {
     expect(load('spaces: [a, b]\nsplit: space').split).toBe('space');
     expect(load('split: {property: externalId, at: [g, "n", t]}').split).toEqual({ property: 'externalId', at: ['g', 'n', 't'] });
-    expect(load('split: {property: weight, at: [-1.5, 0, 1e6]}').split).toEqual({ property: 'weight', at: [-1.5, 0, 1e6] });
+    expect(load('split: {property: externalId, at: ["\\uffff", "😀"]}').split).toEqual({ property: 'externalId', at: ['\uffff', '😀'] });
+    expect(load('mode: incremental\nsplit: {property: externalId, at: [m]}').split).toEqual({ property: 'externalId', at: ['m'] });
     expect(load('mode: incremental').mode).toBe('incremental');
   });
 });
@@ -112,40 +113,66 @@ describe('an instances stream: refused, each problem at its key', () => {
     ['spaces: []', VIEW, ['spaces: give at least one space, or leave spaces out (got a list)']],
     ['spaces: [a, b, a]', VIEW, ['spaces.2: a is listed twice (got "a")']],
     ['spaces: [a, node]', VIEW, ["spaces.1: 'node' is a reserved name, not a space that can exist (got \"node\")"]],
-    ['split: spaces', VIEW, ['split: expected space or {property: NAME, at: [b1, b2, ...]} (got "spaces")']],
+    ['split: spaces', VIEW, ['split: expected space or {property: externalId, at: [b1, b2, ...]} (got "spaces")']],
     ['split: space', VIEW, ['split: a split by space makes one query per entry of spaces; list at least 2 spaces (got "space")']],
     ['spaces: [a]\nsplit: space', VIEW, ['split: a split by space makes one query per entry of spaces; list at least 2 spaces (got "space")']],
     [
-      'split: {property: weight, at: [10, 5]}',
+      'split: {property: externalId, at: [b, a]}',
       VIEW,
-      ['split.at.1: the boundaries increase strictly: 5 does not come after 10 (got 5)'],
+      ['split.at.1: the boundaries increase strictly (by code point): "a" does not come after "b" (got "a")'],
     ],
-    ['split: {property: name, at: [b, a]}', VIEW, ['split.at.1: the boundaries increase strictly: "a" does not come after "b" (got "a")']],
-    ['split: {property: name, at: [a, a]}', VIEW, ['split.at.1: the boundaries increase strictly: "a" does not come after "a" (got "a")']],
-    ['split: {property: weight, at: [1, b]}', VIEW, ['split.at.1: the boundaries are all numbers or all strings (got "b")']],
-    ['split: {property: weight, at: [1, .inf]}', VIEW, ['split.at.1: not a finite number (got null)']],
-    ['split: {property: id, at: [1, 9007199254740993]}', VIEW, ['split.at.1: beyond ±2^53 an integer is not exact in JSON (got 9007199254740992)']],
-    ['split: {property: weight, at: []}', VIEW, ['split.at: give at least one boundary (got a list)']],
     [
-      `split: {property: weight, at: [${Array.from({ length: MAX_SPLIT_BOUNDARIES + 1 }, (_, i) => i).join(', ')}]}`,
+      'split: {property: externalId, at: ["😀", "\\uffff"]}',
+      VIEW,
+      ['split.at.1: the boundaries increase strictly (by code point): "\uffff" does not come after "😀" (got "\uffff")'],
+    ],
+    ['split: {property: externalId, at: [a, a]}', VIEW, ['split.at.1: the boundaries increase strictly (by code point): "a" does not come after "a" (got "a")']],
+    ['split: {property: externalId, at: [1, b]}', VIEW, ['split.at.0: externalId takes strings: write the boundary in quotes (got 1)']],
+    ['split: {property: externalId, at: [a, [b]]}', VIEW, ['split.at.1: externalId takes strings: write the boundary in quotes (got a list)']],
+    ['split: {property: externalId, at: []}', VIEW, ['split.at: give at least one boundary (got a list)']],
+    [
+      `split: {property: externalId, at: [${Array.from({ length: MAX_SPLIT_BOUNDARIES + 1 }, (_, i) => `k${String(i).padStart(2, '0')}`).join(', ')}]}`,
       VIEW,
       ['split.at: at most 19 boundaries (20 ranges) (got a list)'],
     ],
     [
-      'split: {property: createdTime, at: [0]}',
-      VIEW,
-      ['split.property: createdTime is a field of the instance; a split names a property of the view or externalId (got "createdTime")'],
-    ],
-    [
-      'split: {property: my-prop, at: [0]}',
+      'split: {property: criticality, at: [2, 4]}',
       VIEW,
       [
-        'split.property: expected a property of the view or externalId; expected a property identifier: a letter, ' +
+        "split.property: criticality is a property of the view, which may change while a run reads: an instance whose value moves from one query's range to another's would be read twice or not at all; " +
+        'split by what never changes: split: {property: externalId, at: [...]}, or split: space with spaces (got "criticality")',
+      ],
+    ],
+    [
+      'split: {property: lastUpdatedTime, at: ["2024-01-01T00:00:00Z"]}',
+      VIEW,
+      [
+        'split.property: lastUpdatedTime is a field of the instance that changes whenever the instance does; ' +
+        'split by what never changes: split: {property: externalId, at: [...]}, or split: space with spaces (got "lastUpdatedTime")',
+      ],
+    ],
+    [
+      'split: {property: createdTime, at: ["a"]}',
+      VIEW,
+      [
+        'split.property: createdTime is not a field a split ranges over; ' +
+        'split by what never changes: split: {property: externalId, at: [...]}, or split: space with spaces (got "createdTime")',
+      ],
+    ],
+    [
+      'split: {property: space, at: [m]}',
+      VIEW,
+      ['split.property: a split by space is written split: space (one query per entry of spaces) (got "space")'],
+    ],
+    [
+      'split: {property: my-prop, at: [a]}',
+      VIEW,
+      [
+        'split.property: expected externalId; expected a property identifier: a letter, ' +
         'then at most 254 letters, digits or _, not ending in _ (got "my-prop")',
       ],
     ],
-    ['split: {property: weight, at: [0], by: range}', VIEW, ['split: Unrecognized key: "by"']],
-    ['split: {property: weight, at: [0, [1]]}', VIEW, ['split.at.1: a boundary is a number or a string (got a list)']],
+    ['split: {property: externalId, at: [a], by: range}', VIEW, ['split: Unrecognized key: "by"']],
     ['keep: 2', VIEW, ["keep: keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is full (got 2)"]],
     [
       'instanceType: edge\nfilter: {and: [{equals: {property: [node, space], value: a}}]}',

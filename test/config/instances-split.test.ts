@@ -1,15 +1,8 @@
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { DmFilter } from '../../src/config/dm-filter.js';
-import {
-  compareBoundaries,
-  type InstancesQuery,
-  MAX_SPLIT_BOUNDARIES,
-  splitFilters,
-  splitPropertyProblem,
-} from '../../src/config/instances-schema.js';
-import type { ViewDefinition, ViewPropertyDefinition } from '../../src/resources/index.js';
+import { type InstancesQuery, MAX_SPLIT_BOUNDARIES, splitFilters, splitScopes } from '../../src/config/instances-schema.js';
+import { compareCodePoints } from '../../src/util/code-point-order.js';
 
 const VIEW = { space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' };
 const SOURCE = `${VIEW.externalId}/${VIEW.version}`;
@@ -35,7 +28,7 @@ const comparable = (value: unknown, bound: unknown): value is number | string =>
 /**
  * The platform's filter language over samples, for the operators splitFilters writes and the
  * tests use: no value (undefined or null) matches nothing but `not`; numbers compare by value,
- * texts by code point (collation ucs_basic).
+ * texts by code point (collation ucs_basic, the platform's order of externalIds).
  */
 function matches(filter: DmFilter | undefined, sample: Sample): boolean {
   if (filter === undefined) return true;
@@ -63,7 +56,7 @@ function matches(filter: DmFilter | undefined, sample: Sample): boolean {
         const bound = body[key];
         if (bound === undefined) return true;
         if (!comparable(value, bound)) throw new Error(`range of ${JSON.stringify(value)} against ${JSON.stringify(bound)}`);
-        return holds(compareBoundaries(value, bound as number | string));
+        return holds(typeof value === 'number' ? value - (bound as number) : compareCodePoints(value, bound as string));
       });
     }
     default:
@@ -75,36 +68,36 @@ describe('splitFilters: the queries of a stream', () => {
   const nodes = (more: Partial<InstancesQuery> = {}): InstancesQuery => ({ instanceType: 'node', ...more });
 
   it('one query: no filter, or the stream\'s filter and spaces joined with and', () => {
-    expect(splitFilters(nodes(), VIEW)).toEqual([undefined]);
+    expect(splitFilters(nodes())).toEqual([undefined]);
     const filter = { exists: { property: WEIGHT } };
-    expect(splitFilters(nodes({ filter }), VIEW)).toEqual([filter]);
-    expect(splitFilters({ instanceType: 'edge', spaces: ['a'] }, VIEW)).toEqual([{ equals: { property: ['edge', 'space'], value: 'a' } }]);
-    expect(splitFilters(nodes({ filter, spaces: ['a', 'b'] }), VIEW)).toEqual([
+    expect(splitFilters(nodes({ filter }))).toEqual([filter]);
+    expect(splitFilters({ instanceType: 'edge', spaces: ['a'] })).toEqual([{ equals: { property: ['edge', 'space'], value: 'a' } }]);
+    expect(splitFilters(nodes({ filter, spaces: ['a', 'b'] }))).toEqual([
       { and: [filter, { in: { property: ['node', 'space'], values: ['a', 'b'] } }] },
     ]);
   });
 
   it('split: space: one query per space, in the order of spaces (and none without spaces: an error)', () => {
-    expect(() => splitFilters(nodes({ split: 'space' }), VIEW)).toThrow('split: space without spaces');
+    expect(() => splitFilters(nodes({ split: 'space' }))).toThrow('split: space without spaces');
     const filter = { prefix: { property: ['node', 'externalId'], value: 'pump:' } };
-    expect(splitFilters(nodes({ filter, spaces: ['b', 'a'], split: 'space' }), VIEW)).toEqual([
+    expect(splitFilters(nodes({ filter, spaces: ['b', 'a'], split: 'space' }))).toEqual([
       { and: [filter, { equals: { property: ['node', 'space'], value: 'b' } }] },
       { and: [filter, { equals: { property: ['node', 'space'], value: 'a' } }] },
     ]);
   });
 
-  it('split by a property: below the first boundary, between each two, from the last, and no value', () => {
-    expect(splitFilters(nodes({ spaces: ['a'], split: { property: 'weight', at: [10, 20] } }), VIEW)).toEqual([
-      { and: [{ equals: { property: ['node', 'space'], value: 'a' } }, { range: { property: WEIGHT, lt: 10 } }] },
-      { and: [{ equals: { property: ['node', 'space'], value: 'a' } }, { range: { property: WEIGHT, gte: 10, lt: 20 } }] },
-      { and: [{ equals: { property: ['node', 'space'], value: 'a' } }, { range: { property: WEIGHT, gte: 20 } }] },
-      { and: [{ equals: { property: ['node', 'space'], value: 'a' } }, { not: { exists: { property: WEIGHT } } }] },
+  it('split by externalId: below the first boundary, between each two, from the last, within the spaces', () => {
+    const property = ['node', 'externalId'];
+    expect(splitFilters(nodes({ spaces: ['a'], split: { property: 'externalId', at: ['g', 'p'] } }))).toEqual([
+      { and: [{ equals: { property: ['node', 'space'], value: 'a' } }, { range: { property, lt: 'g' } }] },
+      { and: [{ equals: { property: ['node', 'space'], value: 'a' } }, { range: { property, gte: 'g', lt: 'p' } }] },
+      { and: [{ equals: { property: ['node', 'space'], value: 'a' } }, { range: { property, gte: 'p' } }] },
     ]);
   });
 
   it("split by externalId: the instance's own, which every instance has, so no query of no value", () => {
     const property = ['edge', 'externalId'];
-    expect(splitFilters({ instanceType: 'edge', split: { property: 'externalId', at: ['m'] } }, VIEW)).toEqual([
+    expect(splitFilters({ instanceType: 'edge', split: { property: 'externalId', at: ['m'] } })).toEqual([
       { range: { property, lt: 'm' } },
       { range: { property, gte: 'm' } },
     ]);
@@ -115,46 +108,40 @@ describe('splitFilters: the queries of a stream', () => {
 const TEXTS = ['', 'a', 'b', 'ab', 'b\u0000', 'z', 'é', '\uffff', '😀', '😀a'];
 const SPACES = ['site_a', 'site_b', 'site_c'];
 
-const numberValues = fc.oneof(fc.integer({ min: -5, max: 5 }), fc.double({ min: -5, max: 5, noNaN: true }));
-const same = (a: number | string, b: number | string) => compareBoundaries(a, b) === 0;
-const boundaries = (values: fc.Arbitrary<number | string>) =>
-  fc
-    .uniqueArray(values, { minLength: 1, maxLength: MAX_SPLIT_BOUNDARIES, comparator: same })
-    .map((list) => [...list].sort(compareBoundaries));
+const same = (a: string, b: string) => compareCodePoints(a, b) === 0;
+/** 1 to 19 boundaries in increasing code-point order. */
+const boundaries = fc
+  .uniqueArray(fc.constantFrom(...TEXTS), { minLength: 1, maxLength: MAX_SPLIT_BOUNDARIES, comparator: same })
+  .map((list) => [...list].sort(compareCodePoints));
 
-/** A stream with a split by a property of numbers or of texts, and the samples to run its queries on. */
-const scenario = fc
-  .constantFrom<fc.Arbitrary<number | string>>(numberValues, fc.constantFrom(...TEXTS))
-  .chain((values) => fc.record({ values: fc.constant(values), at: boundaries(values) }))
-  .chain(({ values, at }) =>
-    fc.record({
-      instanceType: fc.constantFrom('node' as const, 'edge' as const),
-      spaces: fc.option(fc.subarray(SPACES, { minLength: 1 }), { nil: undefined }),
-      filtered: fc.boolean(),
-      at: fc.constant(at),
-      samples: fc.array(
-        fc.record({
-          space: fc.constantFrom(...SPACES),
-          externalId: fc.constantFrom(...TEXTS.slice(1)),
-          // Values at the boundaries themselves, and no value (missing or null), come often.
-          weight: fc.oneof(values, fc.constantFrom(...at), fc.constant(null), fc.constant(undefined)),
-          flag: fc.boolean(),
-        }),
-        { maxLength: 40 },
-      ),
-    }),
-  );
+/** A stream split by externalId, and the samples to run its queries on. */
+const scenario = boundaries.chain((at) =>
+  fc.record({
+    instanceType: fc.constantFrom('node' as const, 'edge' as const),
+    spaces: fc.option(fc.subarray(SPACES, { minLength: 1 }), { nil: undefined }),
+    filtered: fc.boolean(),
+    at: fc.constant(at),
+    samples: fc.array(
+      fc.record({
+        space: fc.constantFrom(...SPACES),
+        // externalIds at the boundaries themselves come often.
+        externalId: fc.oneof(fc.constantFrom(...TEXTS.slice(1)), fc.constantFrom(...at)),
+        flag: fc.boolean(),
+      }),
+      { maxLength: 40 },
+    ),
+  }),
+);
 
 describe('splitFilters: the queries of a split are disjoint and together hold every instance the stream selects', () => {
-  it('by a property of numbers or texts, with nulls, spaces and a filter of the stream (property-based)', () => {
+  it('by externalId, with spaces and a filter of the stream (property-based)', () => {
     fc.assert(
       fc.property(scenario, ({ instanceType, spaces, filtered, at, samples }) => {
         const filter = filtered ? { equals: { property: [VIEW.space, SOURCE, 'flag'], value: true } } : undefined;
-        const split = { property: 'weight', at: at as number[] | string[] };
-        const queries = splitFilters({ instanceType, spaces, filter, split }, VIEW);
-        expect(queries).toHaveLength(at.length + 2);
-        for (const { weight, flag, ...own } of samples) {
-          const sample: Sample = { ...own, instanceType, properties: { weight, flag } };
+        const queries = splitFilters({ instanceType, spaces, filter, split: { property: 'externalId', at } });
+        expect(queries).toHaveLength(at.length + 1);
+        for (const { flag, ...own } of samples) {
+          const sample: Sample = { ...own, instanceType, properties: { flag } };
           const selected = (spaces === undefined || spaces.includes(sample.space)) && (!filtered || flag);
           expect(queries.filter((query) => matches(query, sample))).toHaveLength(selected ? 1 : 0);
         }
@@ -163,17 +150,14 @@ describe('splitFilters: the queries of a split are disjoint and together hold ev
     );
   });
 
-  it('by externalId and by space', () => {
+  it('by space', () => {
     fc.assert(
-      fc.property(scenario, ({ instanceType, spaces, at, samples }) => {
-        const texts = at.map(String).sort(compareBoundaries).filter((b, i, all) => i === 0 || all[i - 1] !== b);
-        const byId = splitFilters({ instanceType, spaces, split: { property: 'externalId', at: texts } }, VIEW);
-        const bySpace = splitFilters({ instanceType, spaces: spaces ?? SPACES, split: 'space' }, VIEW);
+      fc.property(scenario, ({ instanceType, spaces, samples }) => {
+        const bySpace = splitFilters({ instanceType, spaces: spaces ?? SPACES, split: 'space' });
         expect(bySpace).toHaveLength((spaces ?? SPACES).length);
         for (const own of samples) {
           const sample: Sample = { ...own, instanceType, properties: {} };
           const inSpaces = (spaces ?? SPACES).includes(sample.space);
-          expect(byId.filter((query) => matches(query, sample))).toHaveLength(spaces === undefined || inSpaces ? 1 : 0);
           expect(bySpace.filter((query) => matches(query, sample))).toHaveLength(inSpaces ? 1 : 0);
         }
       }),
@@ -181,70 +165,24 @@ describe('splitFilters: the queries of a split are disjoint and together hold ev
     );
   });
 
-  it('orders texts by code point, as collation ucs_basic does, not by UTF-16 code unit', () => {
-    expect(compareBoundaries('\uffff', '😀')).toBeLessThan(0);
+  it('orders externalIds by code point, as the platform does (collation ucs_basic), not by UTF-16 code unit', () => {
+    expect(compareCodePoints('\uffff', '😀')).toBeLessThan(0);
     expect('\uffff' < '😀').toBe(false);
-    const queries = splitFilters({ instanceType: 'node', split: { property: 'weight', at: ['\uffff', '😀'] } }, VIEW);
-    const sample = (weight: string): Sample => ({ instanceType: 'node', space: 'a', externalId: 'x', properties: { weight } });
-    expect(queries.map((query) => matches(query, sample('\uffffz')))).toEqual([false, true, false, false]);
+    const queries = splitFilters({ instanceType: 'node', split: { property: 'externalId', at: ['\uffff', '😀'] } });
+    const sample = (externalId: string): Sample => ({ instanceType: 'node', space: 'a', externalId, properties: {} });
+    expect(queries.map((query) => matches(query, sample('\uffffz')))).toEqual([false, true, false]);
   });
 });
 
-describe('splitPropertyProblem: a split by a property, against the view the platform defines', () => {
-  const file = new URL('../resources/fixtures/cognite-asset.view.json', import.meta.url);
-  const asset = JSON.parse(readFileSync(file, 'utf8')) as ViewDefinition;
-  const mapped = asset.properties.name as ViewPropertyDefinition;
-  const view: ViewDefinition = {
-    ...asset,
-    properties: {
-      ...asset.properties,
-      weight: { ...mapped, type: { type: 'float64' } },
-      serial: { ...mapped, type: { type: 'int64' } },
-      installed: { ...mapped, type: { type: 'date' } },
-      label: { ...mapped, type: { type: 'text', collation: 'en' } },
-      state: { ...mapped, type: { type: 'enum' } },
-    },
-  };
-  const problem = (property: string, at: number[] | string[]) => splitPropertyProblem({ property, at }, view);
-
-  it('takes ordered properties of one value with boundaries of their type, and externalId with texts', () => {
-    expect(problem('name', ['M', 'a'])).toBeUndefined();
-    expect(problem('weight', [0.5, 10])).toBeUndefined();
-    expect(problem('serial', [-1, 9_007_199_254_740_991])).toBeUndefined();
-    expect(problem('pathLastUpdatedTime', ['2024-01-01T00:00:00Z', '2024-01-01T02:00:00+01:00'])).toBeUndefined();
-    expect(problem('installed', ['1999-12-31', '2024-02-29'])).toBeUndefined();
-    expect(problem('externalId', ['a', 'b'])).toBeUndefined();
-    expect(splitPropertyProblem('space', view)).toBeUndefined();
-    expect(splitPropertyProblem(undefined, view)).toBeUndefined();
-  });
-
-  it.each<[string, number[] | string[], string]>([
-    ['nme', ['a'], 'split.property: nme is not a property of the view cdf_cdm/CogniteAsset/v1'],
-    ['children', ['a'], 'split.property: children is a connection of the view cdf_cdm/CogniteAsset/v1, not a stored value'],
-    ['tags', ['a'], 'split.property: tags is a list; a split ranges over properties of one value'],
-    ['parent', ['a'], 'split.property: parent is of type direct; a split ranges over numbers, text, timestamps or dates'],
-    ['state', ['a'], 'split.property: state is of type enum; a split ranges over numbers, text, timestamps or dates'],
-    [
-      'label',
-      ['a'],
-      'split.property: label has collation en; a split by text needs collation ucs_basic, the code-point order of its boundaries',
-    ],
-    ['name', [1, 2], 'split.at.0: name takes strings; got 1'],
-    ['externalId', [1], 'split.at.0: externalId takes strings; got 1'],
-    ['weight', ['1'], 'split.at.0: weight takes numbers; got "1"'],
-    ['serial', [1, 2.5], 'split.at.1: serial takes integers; got 2.5'],
-    [
-      'pathLastUpdatedTime',
-      ['2024-01-01'],
-      'split.at.0: pathLastUpdatedTime takes timestamps as text with a zone, e.g. 2024-01-01T00:00:00Z; got "2024-01-01"',
-    ],
-    [
-      'pathLastUpdatedTime',
-      ['2024-01-01T00:00:00Z', '2024-01-01T00:30:00+01:00'],
-      'split.at.1: 2024-01-01T00:30:00+01:00 is not later than 2024-01-01T00:00:00Z',
-    ],
-    ['installed', ['2024-02-30'], 'split.at.0: installed takes dates as text, e.g. 2024-01-01; got "2024-02-30"'],
-  ])('%s at %j', (property, at, message) => {
-    expect(problem(property, at)).toBe(message);
+describe('splitScopes: what each query holds, to check each instance read against', () => {
+  it('the spaces of the stream or of the query, the range of externalIds, in the order of the queries', () => {
+    expect(splitScopes({})).toEqual([{}]);
+    expect(splitScopes({ spaces: ['a', 'b'] })).toEqual([{ spaces: ['a', 'b'] }]);
+    expect(splitScopes({ spaces: ['a', 'b'], split: 'space' })).toEqual([{ spaces: ['a'] }, { spaces: ['b'] }]);
+    expect(splitScopes({ spaces: ['a'], split: { property: 'externalId', at: ['g', 'p'] } })).toEqual([
+      { spaces: ['a'], externalId: { lt: 'g' } },
+      { spaces: ['a'], externalId: { gte: 'g', lt: 'p' } },
+      { spaces: ['a'], externalId: { gte: 'p' } },
+    ]);
   });
 });

@@ -28,7 +28,7 @@ const plan = (overrides: Partial<StreamPlan> = {}): StreamPlan =>
   streamPlan({
     name: 'pumps',
     resource: 'instances',
-    instances: { view: VIEW, instanceType: 'node', queries: [undefined] },
+    instances: { view: VIEW, instanceType: 'node', queries: [undefined], scopes: [{}] },
     ...overrides,
   });
 

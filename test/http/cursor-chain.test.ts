@@ -291,6 +291,20 @@ describe('pages that break the contract (scripted server)', () => {
     expect((error as Error).message).toContain('(POST ');
   });
 
+  it('the caller\'s check of each page (checkItems): a problem it names is E_BAD_RESPONSE of that page\'s request, before the page is yielded', async () => {
+    const instance = (n: number) => ({ space: 'sp', externalId: `n${n}`, id: n });
+    const server = await scripted((_req, i) => ({ body: { items: [instance(2 * i), instance(2 * i + 1)], nextCursor: `c${i}` } }));
+    const { client } = connect(server.baseUrl);
+    const checkItems = (items: ChainPage['items']) =>
+      Array.from({ length: items.length }, (_, i) => items.key(i)).some((key) => key.externalId === 'n3') ? 'n3 is not asked for' : undefined;
+    const pages: ChainPage[] = [];
+    const error = await drainUntilError(client, { path: '/models/instances/list', body: { limit: 10 }, checkItems }, pages);
+    expect(ids(pages)).toEqual([0, 1]);
+    expect(error).toBeInstanceOf(BadResponseError);
+    expect((error as Error).message).toContain('n3 is not asked for (POST /api/v1/projects/scripted/models/instances/list, ');
+    expect(error).toMatchObject({ requestId: 'scripted-2' });
+  });
+
   it.each([11, 10 * MAX_PAGE_OVERSHOOT])('a page with %i items for limit 10 is tolerated', async (count) => {
     const server = await scripted(() => ({ body: { items: indexes(count).map((id) => ({ id })) } }));
     const { client } = connect(server.baseUrl);

@@ -228,6 +228,25 @@ describe.each(['scan', 'parse'] as const)('a sync feed, answers read by %s', (ro
   });
 });
 
+describe.each(['scan', 'parse'] as const)('the caller\'s check of each page (checkItems), answers read by %s', (route) => {
+  it('a problem it names fails the feed with E_BAD_RESPONSE naming the request, before the page is yielded', async () => {
+    const { client, sent } = feed({ '': answer([1, 2], 'A', true), 'A': answer([3, 4], 'B', false) }, { route });
+    const seen: string[][] = [];
+    const checkItems = (items: SyncPage['items']) => {
+      const keys = Array.from({ length: items.length }, (_, i) => `${items.key(i).space}:${items.key(i).externalId}`);
+      seen.push(keys);
+      return keys.includes('sp:n4') ? 'Instance sp:n4 is not one the query asks for' : undefined;
+    };
+    const pages: SyncPage[] = [];
+    const error = await drainUntilError(client, { ...REQUEST, checkItems }, pages);
+    expect(seen).toEqual([['sp:n1', 'sp:n2'], ['sp:n3', 'sp:n4']]);
+    expect(ids(pages)).toEqual([1, 2]);
+    expect(error).toBeInstanceOf(BadResponseError);
+    expect(error.message).toBe(`Instance sp:n4 is not one the query asks for (POST ${FULL_PATH}, request id fake-2, after 1 attempt)`);
+    expect(sent).toHaveLength(2);
+  });
+});
+
 describe('answers that break the contract', () => {
   /**
    * A feed whose first answer is `given`: the error, after checking what every such error shares.

@@ -178,3 +178,54 @@ describe('PageItems.lines', () => {
     );
   });
 });
+
+describe("PageItems.key: an item's space and externalId, as JSON.parse reads them, without parsing the item", () => {
+  /** What JSON.parse makes of each item's `space` and `externalId` (undefined where not a string). */
+  const keysOf = (body: Buffer) =>
+    (JSON.parse(body.toString()) as { items: unknown[] }).items.map((item) => {
+      const object = item !== null && typeof item === 'object' && !Array.isArray(item) ? item : {};
+      const { space, externalId } = object as Record<string, unknown>;
+      return { space: typeof space === 'string' ? space : undefined, externalId: typeof externalId === 'string' ? externalId : undefined };
+    });
+  const scannedKeys = (body: Buffer) => {
+    const items = PageItems.scanned(body, scanPage(body)!);
+    return Array.from({ length: items.length }, (_, i) => items.key(i));
+  };
+  const keyed = fc.dictionary(
+    fc.oneof(fc.constantFrom('space', 'externalId', 'spaces', 'external', 'e', 's', ''), fc.string({ unit: 'binary' })),
+    fc.oneof(fc.string({ unit: 'binary' }), fc.jsonValue()),
+  );
+
+  it('for any page JSON.stringify writes, items with and without them, of any value (property-based)', () => {
+    const pages = fc.array(fc.oneof(keyed, fc.jsonValue()), { maxLength: 12 });
+    fc.assert(
+      fc.property(pages, fc.constantFrom(undefined, 2), (items, indent) => {
+        const body = bytes(JSON.stringify({ items }, null, indent));
+        expect(scannedKeys(body)).toEqual(keysOf(body));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('keys and values written with escapes, a key given twice (the last counts), nested ones not taken', () => {
+    const body = bytes(
+      '{"items":[' +
+      '{"sp\\u0061ce":"a\\"b","\\u0065xternalId":"\\ud83d\\ude00"},' +
+      '{"space":"x","space":"y","externalId":1},' +
+      '{"properties":{"space":"no","externalId":"no"},"externalId":"id"},' +
+      '"text",[1],{}' +
+      ']}',
+    );
+    expect(scannedKeys(body)).toEqual([
+      { space: 'a"b', externalId: '😀' },
+      { space: 'y', externalId: undefined },
+      { space: undefined, externalId: 'id' },
+      { space: undefined, externalId: undefined },
+      { space: undefined, externalId: undefined },
+      { space: undefined, externalId: undefined },
+    ]);
+    expect(scannedKeys(body)).toEqual(keysOf(body));
+    expect(PageItems.of([{ space: 'a', externalId: 'b' }, null]).key(0)).toEqual({ space: 'a', externalId: 'b' });
+    expect(PageItems.of([{ space: 'a', externalId: 'b' }, null]).key(1)).toEqual({ space: undefined, externalId: undefined });
+  });
+});

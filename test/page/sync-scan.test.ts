@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { PageItems } from '../../src/page/page-items.js';
 import { scanSyncPage } from '../../src/page/sync-scan.js';
 
 const SET = 'instances';
@@ -28,11 +29,23 @@ function expectAgreement(body: Buffer, set = SET): void {
   ranges.forEach((range) => expect(range).toBe(range.trim()));
   expect(scan!.nextCursor).toBe(member(member(parsed, 'nextCursor'), set));
   expect(scan!.moreData).toBe(member(parsed, 'moreData'));
+  // Each instance's key, noted by the scan, is JSON.parse's.
+  const items = PageItems.scanned(body, scan!);
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const instances = member(member(parsed, 'items'), set) as unknown[];
+  expect(Array.from({ length: items.length }, (_, i) => items.key(i))).toEqual(
+    instances.map((instance) => ({ space: text(member(instance, 'space')), externalId: text(member(instance, 'externalId')) })),
+  );
 }
 
 describe('scanSyncPage agrees with JSON.parse', () => {
   it.each([
     ['the plain answer', '{"items":{"instances":[{"a":1},{"b":[2,3]}]},"nextCursor":{"instances":"c1"},"moreData":true}'],
+    [
+      'instances with their keys',
+      '{"items":{"other":[{"space":"z"}],"instances":[{"space":"s1","externalId":"e\\u0031"},{"externalId":"e2","space":3}]},' +
+      '"nextCursor":{"instances":"c1"},"moreData":true}',
+    ],
     ['moreData false', '{"items":{"instances":[{"a":1}]},"nextCursor":{"instances":"c1"},"moreData":false}'],
     ['keys in another order', '{"moreData":true,"nextCursor":{"instances":"c1"},"items":{"instances":[1]}}'],
     [

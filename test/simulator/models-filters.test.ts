@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Instance, type InstanceKind, type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { parseFilter } from '../../src/simulator/models/filter-parse.js';
+import { matches } from '../../src/simulator/models/filter-match.js';
+import { filterAt, parseFilter } from '../../src/simulator/models/filter-parse.js';
 import { keyOf, listAll, liveKeys, post, valueIn } from '../support/instances.js';
 
 const AUTH = { 'api-key': 'filters-api-key-1' };
@@ -89,6 +90,17 @@ describe('instances/list filters, each against the generated instances', () => {
       expect(want, name).toBeGreaterThan(0);
       expect(want, name).toBeLessThan(1100);
     }
+  });
+
+  it('ranges over texts in code-point order, as the platform (collation ucs_basic): U+FFFF before U+1F600', () => {
+    const named = (externalId: string): Instance => ({ ...sim.instances.instance('asset', 0), externalId });
+    const below = filterAt({ range: { property: ['node', 'externalId'], lt: '😀' } }, 'node');
+    const from = filterAt({ range: { property: ['node', 'externalId'], gte: '😀' } }, 'node');
+    // By UTF-16 code unit (JavaScript's <) '\uffffz' would come after '😀'.
+    expect('\uffffz' < '😀').toBe(false);
+    expect([matches(named('\uffffz'), below), matches(named('\uffffz'), from)]).toEqual([true, false]);
+    expect([matches(named('😀'), below), matches(named('😀'), from)]).toEqual([false, true]);
+    expect([matches(named('zz'), below), matches(named('zz'), from)]).toEqual([true, false]);
   });
 
   it('filters edges on their own fields and their view\'s properties', async () => {

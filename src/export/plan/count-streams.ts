@@ -5,7 +5,7 @@ import type { Logger } from '../../log.js';
 import { resourceSpec } from '../../resources/index.js';
 import { type Checkpoint, isComplete, type StreamPlan } from '../state/index.js';
 import { aggregateFilter } from './chain-request.js';
-import { readViewColumns } from './instances-request.js';
+import { countInstances, readViewColumns } from './instances-request.js';
 import { chainParams } from './partitions.js';
 
 /** The platform's counts of what the streams' current runs read, by stream name. */
@@ -25,8 +25,10 @@ export interface StreamCounts {
  * project that does not exist, a capability the credential lacks: refusedAccess) are thrown; any
  * other failure only leaves that stream's total unknown. Streams already complete are not counted. A
  * collection the platform does not count (relationships) has no total: a page of one item is
- * asked for instead, to prove the credential all the same. An instances stream is not counted:
- * its view is read instead, for its columns, and a view the platform does not have is thrown.
+ * asked for instead, to prove the credential all the same. An instances stream's view is read
+ * first, for its columns (a view the platform does not have is thrown), then its instances are
+ * counted (countInstances); a count that fails leaves its total unknown, logged, as for a collection.
+ * The total of a stream is also the base of its read limit (read-limit.ts).
  */
 export async function countStreams(
   client: Pick<PlatformClient, 'aggregateCount' | 'get' | 'post'>,
@@ -42,11 +44,13 @@ export async function countStreams(
       if (state === undefined || isComplete(state)) return;
       try {
         if (stream.resource === 'instances') {
-          // Not counted. The view is read (which proves the credential) unless the stream began
-          // already: its columns then come from the checkpoint, and its files keep their schema.
+          // The view is read (which proves the credential) unless the stream began already: its
+          // columns then come from the checkpoint, and its files keep their schema.
           const columns = state.instances?.columns ?? (await readViewColumns(client, stream, signal));
           state.instances = { columns };
           stream.instances!.columns = columns;
+          const total = await countOrUnknown(() => countInstances(client, stream, signal), stream, logger);
+          if (total !== undefined) counts.items.set(stream.name, total);
           return;
         }
         if (stream.resource === 'datapoints') {
@@ -68,6 +72,28 @@ export async function countStreams(
     }),
   );
   return counts;
+}
+
+/**
+ * An instances stream's count, or undefined when the platform gives none (an error status, an
+ * answer that is not a count), logged: the stream then has no total and no read limit. A refused
+ * credential is thrown.
+ */
+async function countOrUnknown(
+  count: () => Promise<number>,
+  stream: StreamPlan,
+  logger: Logger,
+): Promise<number | undefined> {
+  try {
+    return await count();
+  } catch (error) {
+    if (error instanceof AuthError || !(error instanceof HttpStatusError || isContentError(error))) throw error;
+    logger.info(
+      { stream: stream.name, code: error.code },
+      `no instance count for ${stream.name} (progress shows no total, and no read limit applies): ${error.message}`,
+    );
+    return undefined;
+  }
 }
 
 /** A stream's item count; undefined for a collection the platform does not count (a page proves the credential). */

@@ -4,6 +4,6 @@
  */
 export { aggregateFilter, chainRequest, type ListRequest } from './chain-request.js';
 export { countStreams, type StreamCounts } from './count-streams.js';
-export { instancesRequest, instancesSyncRequest, readViewColumns, SYNC_SET } from './instances-request.js';
+export { instancesCheck, instancesRequest, instancesSyncRequest, readViewColumns, SYNC_SET } from './instances-request.js';
 export { chainParams, type PartitionPlan, planPartitions } from './partitions.js';
 export { planStreams, streamName } from './streams.js';

@@ -5,7 +5,7 @@ import type {
   InstancesStreamConfig,
   StreamConfig,
 } from '../../config/job-schema.js';
-import { splitFilters } from '../../config/instances-schema.js';
+import { splitFilters, splitScopes } from '../../config/instances-schema.js';
 import { pointsParams, type PointsPlan, pointsShape, type StreamPlan } from '../state/index.js';
 import { ConfigError } from '../../errors.js';
 import { filterKeys } from '../../resources/index.js';
@@ -109,7 +109,7 @@ function planDatapoints(stream: DatapointsStreamConfig, defaultFormats: readonly
  */
 function planInstances(stream: InstancesStreamConfig, defaultFormats: readonly Format[]): StreamPlan {
   const { view, instanceType, spaces, filter, split } = stream;
-  const queries = splitFilters(stream, view);
+  const queries = splitFilters(stream);
   const params: [string, string][] = [
     ['limit', String(stream.limit)],
     ['instanceType', instanceType],
@@ -128,7 +128,14 @@ function planInstances(stream: InstancesStreamConfig, defaultFormats: readonly F
     safetyLagMs: 0,
     keep: stream.keep,
     updatedBetween: { min: undefined, max: undefined },
-    instances: { view, instanceType, queries, allowExpiredCursors: stream.allowExpiredCursorsAndAcceptMissedDeletes },
+    instances: {
+      view,
+      instanceType,
+      queries,
+      scopes: splitScopes(stream),
+      filter: splitFilters({ ...stream, split: undefined })[0],
+      allowExpiredCursors: stream.allowExpiredCursorsAndAcceptMissedDeletes,
+    },
   };
 }
 

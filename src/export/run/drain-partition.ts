@@ -8,7 +8,7 @@ import type { ByteBudget } from '../../page/index.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { TEMP_SUFFIX } from '../../util/durable-file.js';
 import { prefetchOne } from '../../util/prefetch.js';
-import { chainRequest, instancesRequest, instancesSyncRequest, type PartitionPlan } from '../plan/index.js';
+import { chainRequest, instancesCheck, instancesRequest, instancesSyncRequest, type PartitionPlan } from '../plan/index.js';
 import { isOwnedKey, removeOwnedTree, shardSeq } from '../state/index.js';
 import type { Committer } from './committer.js';
 import { commitShard } from './commit-shard.js';
@@ -134,6 +134,7 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
 /**
  * The partition's pages from `cursor` on (null: its first page), the next fetched while one is
  * written: a cursor chain, or an incremental instances stream's sync feed until it has caught up.
+ * An instances stream's pages are checked against their query (instancesCheck).
  */
 function pagesFrom(
   ctx: PartitionContext,
@@ -141,7 +142,8 @@ function pagesFrom(
   cursor: string | null,
 ): AsyncIterable<ChainPage | SyncPage> {
   const { stream } = plan;
-  const common = { startCursor: cursor ?? undefined, signal: ctx.signal, budget: ctx.budget };
+  const checkItems = stream.resource === 'instances' ? instancesCheck(stream, plan.m) : undefined;
+  const common = { startCursor: cursor ?? undefined, signal: ctx.signal, budget: ctx.budget, checkItems };
   const pages: AsyncIterable<ChainPage | SyncPage> = isSyncFeed(plan)
     ? drainSyncFeed(ctx.client, { ...instancesSyncRequest(stream, plan.m), ...common })
     : drainCursorChain(ctx.client, {

@@ -1,6 +1,6 @@
 import type { PlatformClient } from '../../http/platform-client.js';
 import type { ByteBudget } from '../../page/index.js';
-import { type Checkpoint, type ManifestFile, streamOf, type StreamPlan } from '../state/index.js';
+import { type Checkpoint, type ManifestFile, streamOf, type StreamPlan, syncPhase } from '../state/index.js';
 import type { PartitionPlan } from '../plan/index.js';
 
 /** A stream's progress as the run sees it. */
@@ -8,7 +8,11 @@ export interface StreamProgress {
   name: string;
   /** Rows committed by earlier runs of its current run, plus rows read by this one. */
   rows: number;
-  /** The platform's (approximate) count of what this run reads in all, when it answered one. */
+  /**
+   * The platform's (approximate) count of what this run reads in all, when it answered one. Not
+   * for the changes run of an incremental instances stream, which reads what changed: its view's
+   * count bounds it (streamRows), but is no total of it.
+   */
   total: number | undefined;
   partitions: number;
   done: number;
@@ -39,6 +43,8 @@ export class RunProgress {
   private readonly done = new Map<string, number>();
   private readonly seriesDone = new Map<string, number>();
   private readonly committed: Map<string, number>;
+  /** Incremental instances streams whose run reads the changes since the last, not the whole view. */
+  private readonly changes: Set<string>;
 
   constructor(
     private readonly streams: readonly StreamPlan[],
@@ -50,6 +56,7 @@ export class RunProgress {
     const rowsOf = (name: string) =>
       Object.values(streamOf(checkpoint, name).parts).reduce((sum, p) => sum + p.rows, 0);
     this.committed = new Map(streams.map((s) => [s.name, rowsOf(s.name)]));
+    this.changes = new Set(streams.filter((s) => syncPhase(streamOf(checkpoint, s.name)) === 'changes').map((s) => s.name));
   }
 
   get rows(): number {
@@ -87,20 +94,33 @@ export class RunProgress {
     };
   }
 
-  /** A stream's rows so far and the platform's count of them (ofStream). */
-  streamRows(name: string): Pick<StreamProgress, 'rows' | 'total'> {
+  /**
+   * A stream's rows so far, and the platform's count of the stream (this worker's share), its total
+   * (ofStream) or, for an incremental instances stream's changes, what bounds them: for the read limit.
+   */
+  streamRows(name: string): { rows: number; total: number | undefined } {
     const stream = this.streams.find((s) => s.name === name);
-    return stream === undefined ? { rows: 0, total: undefined } : this.ofStream(stream);
+    if (stream === undefined) return { rows: 0, total: undefined };
+    return { rows: this.rowsOf(stream), total: this.countOf(stream) };
+  }
+
+  private rowsOf(stream: StreamPlan): number {
+    return (this.committed.get(stream.name) ?? 0) + (this.read.get(stream.name) ?? 0);
+  }
+
+  /** The platform's count of the stream, this worker's share of it: a worker reads its share of the partitions. */
+  private countOf(stream: StreamPlan): number | undefined {
+    const mine = this.plans.filter((p) => p.stream.name === stream.name).length;
+    const total = this.totals().get(stream.name);
+    return total === undefined ? undefined : Math.round((total * mine) / stream.partitions);
   }
 
   private ofStream(stream: StreamPlan): StreamProgress {
     const mine = this.plans.filter((p) => p.stream.name === stream.name).length;
-    const total = this.totals().get(stream.name);
     return {
       name: stream.name,
-      rows: (this.committed.get(stream.name) ?? 0) + (this.read.get(stream.name) ?? 0),
-      // A worker reads its share of the stream's partitions.
-      total: total === undefined ? undefined : Math.round((total * mine) / stream.partitions),
+      rows: this.rowsOf(stream),
+      total: this.changes.has(stream.name) ? undefined : this.countOf(stream),
       partitions: mine,
       done: this.done.get(stream.name) ?? 0,
       ...(stream.resource === 'datapoints' ? { series: this.seriesDone.get(stream.name) ?? 0 } : {}),

@@ -1,5 +1,6 @@
 import type { Mode } from '../../config/job-schema.js';
 import type { DmFilter } from '../../config/dm-filter.js';
+import type { QueryScope } from '../../config/instances-schema.js';
 import type { Aggregate, InstanceColumn, InstanceType, PointsShape, PointTime, ViewRef } from '../../resources/index.js';
 import type { StreamShape } from '../../sink/index.js';
 
@@ -30,6 +31,10 @@ export interface InstancesPlan {
   instanceType: InstanceType;
   /** The filter of each query (splitFilters), in order: partition m reads query m; undefined: none. */
   queries: (DmFilter | undefined)[];
+  /** What each query holds (splitScopes), in the same order: every instance read is checked against its query's. */
+  scopes: QueryScope[];
+  /** The stream's filter and spaces without its split: what its queries read together (counted for the read limit). */
+  filter?: DmFilter | undefined;
   /**
    * The view's columns (instanceColumns): read from the platform when the stream's run starts and
    * kept in the checkpoint, so that a resumed run writes the same schema. Undefined until then.

@@ -1,3 +1,4 @@
+import { compareCodePoints } from '../../util/code-point-order.js';
 import type { CompiledFilter, Field } from './filter-parse.js';
 import { type Comparable, instanceValue, refKey } from './filter-values.js';
 import { hasDataIn } from './instance-json.js';
@@ -47,14 +48,23 @@ function compares(value: Comparable | null, filter: Extract<CompiledFilter, { fi
       return typeof value === 'string' && value.startsWith(filter.value);
     case 'range':
       return (
-        (filter.gt === undefined || value > filter.gt) &&
-        (filter.gte === undefined || value >= filter.gte) &&
-        (filter.lt === undefined || value < filter.lt) &&
-        (filter.lte === undefined || value <= filter.lte)
+        (filter.gt === undefined || order(value, filter.gt) > 0) &&
+        (filter.gte === undefined || order(value, filter.gte) >= 0) &&
+        (filter.lt === undefined || order(value, filter.lt) < 0) &&
+        (filter.lte === undefined || order(value, filter.lte) <= 0)
       );
     default:
       return false;
   }
+}
+
+/**
+ * Negative, zero or positive as `a` comes before, with or after `b`: texts in code-point order, as
+ * the platform compares them (collation ucs_basic, the one of externalIds), numbers by value.
+ */
+function order(a: Comparable, b: Comparable): number {
+  if (typeof a === 'string' && typeof b === 'string') return compareCodePoints(a, b);
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function rawValue(instance: Instance, field: Field): unknown {
