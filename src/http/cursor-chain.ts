@@ -76,7 +76,13 @@ const DEFAULT_LIMIT = 100;
  */
 export async function* drainCursorChain(
   client: ChainClient,
-  request: ChainRequest,
+  request: ChainRequest & {
+    /**
+     * The fingerprint of the page before `startCursor` (PageItems.fingerprint, from the
+     * checkpoint): a first page that repeats it is refused as a page sent twice, as within a run.
+     */
+    seenPage?: string | undefined;
+  },
 ): AsyncGenerator<ChainPage, void, undefined> {
   const fetchPage = pageFetcher(client, request);
   const limit = limitOf(request);
@@ -85,6 +91,7 @@ export async function* drainCursorChain(
   const pagesSeen = new RecentSet(LOOP_MEMORY);
   let cursor = request.startCursor;
   if (cursor !== undefined) seen.add(cursor);
+  if (request.seenPage !== undefined) pagesSeen.add(request.seenPage);
   const method = request.body === undefined ? 'GET' : 'POST';
   for (let pages = 1; ; pages++) {
     const hold = await holdBudget(request, method);

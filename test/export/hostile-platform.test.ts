@@ -85,6 +85,30 @@ describe.concurrent('a platform that sends items again', () => {
     expect(committed).toBeGreaterThan(0);
   });
 
+  it('a resumed chain whose first page is the last page committed, again: E_REPEATED_PAGE, no row twice', async () => {
+    // Pages of 1000 events from no cursor, c1 and c2; the first run fails at c2 (a 400), having committed two.
+    let run = 1;
+    const server = await startScriptedServer((request) => {
+      if (request.url.endsWith('/events/aggregate')) return { body: { items: [{ count: 3000 }] } };
+      const cursor = new URL(request.url, 'http://x').searchParams.get('cursor');
+      if (cursor === null) return { body: { items: events(1, 1000), nextCursor: 'c1' } };
+      if (cursor === 'c1') return { body: { items: events(1001, 1000), nextCursor: 'c2' } };
+      if (cursor === 'c3') return { body: { items: events(2001, 1000) } };
+      // The second run asks from c2: the page before it comes again, under the next cursor.
+      if (run === 1) return { status: 400, body: { error: { code: 400, message: 'not now' } } };
+      return { body: { items: events(1001, 1000), nextCursor: 'c3' } };
+    });
+    servers.push(server);
+    const first = await runAgainst(server.baseUrl);
+    expect(first.exit.code, describeExit(first.exit)).toBe(1);
+    expect(readCheckpoint(first.out).streams.events?.parts['1']).toMatchObject({ rows: 2000, cursor: 'c2' });
+    run = 2;
+    const second = await runCliWith(['run', '--config', first.file, '--json'], { cwd: first.dir, env: { K: KEY } });
+    expect(second.code, describeExit(second)).toBe(1);
+    expect(JSON.parse(second.stdout)).toMatchObject({ errors: [{ code: 'E_REPEATED_PAGE', partition: 1 }] });
+    expect(readCheckpoint(first.out).streams.events?.parts['1']).toMatchObject({ rows: 2000, cursor: 'c2' });
+  });
+
   it('items repeated across pages of a chain that ends: the run cannot tell, verify names the repeated keys', async () => {
     // 3 pages of 1000, the second and third each starting with 10 items of the page before.
     const starts = [1, 991, 1981];

@@ -170,7 +170,7 @@ describe('crash torture: SIGKILL at seeded moments, resume, repeat; the output e
       kills: killsInstancesBroken,
       seed: SEED + 6,
       sizes: {},
-      instances: { assets: 3000, activities: 0, timeseries: 0, edges: 1500 },
+      instances: { assets: 3000, activities: 1000, timeseries: 0, edges: 1500 },
       streams: [
         {
           resource: 'instances',

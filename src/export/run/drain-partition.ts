@@ -9,7 +9,7 @@ import { crashPoint } from '../../util/crash-point.js';
 import { TEMP_SUFFIX } from '../../util/durable-file.js';
 import { prefetchOne } from '../../util/prefetch.js';
 import { chainRequest, instancesCheck, instancesRequest, instancesSyncRequest, type PartitionPlan } from '../plan/index.js';
-import { isOwnedKey, removeOwnedTree, shardSeq } from '../state/index.js';
+import { isOwnedKey, type PartState, removeOwnedTree, shardSeq } from '../state/index.js';
 import type { Committer } from './committer.js';
 import { commitShard } from './commit-shard.js';
 import { ResumeCursorRefused, syncCursorRefused } from './cursor-refused.js';
@@ -78,18 +78,21 @@ export async function drainPartition(ctx: PartitionContext, plan: PartitionPlan)
 
 async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): Promise<PartitionOutcome> {
   const start = ctx.committer.part(plan.stream.name, plan.m);
-  const chain = pagesFrom(ctx, plan, start.cursor);
+  const chain = pagesFrom(ctx, plan, start);
   let seq = start.nextSeq;
   let writers: OpenShard[] | undefined;
   /** The cursor after the last page held by the open writers: where a commit now would resume. */
   let heldCursor: string | undefined;
+  /** A list chain's last page held by the open writers, its fingerprint: the checkpoint keeps it with the cursor. */
+  let heldPage: string | undefined;
   let pages = 0;
   const commit = async (cursor: string | undefined, done = cursor === undefined) => {
     const rows = writers?.[0]?.rows ?? 0;
     const files = writers === undefined ? [] : await commitShard(ctx.store, plan, seq, writers);
     writers = undefined;
     if (files.length > 0) crashPoint('after-shard-rename');
-    await ctx.committer.commit(plan.stream.name, plan.m, files, { cursor, rows, done });
+    const lastPage = cursor === undefined ? undefined : heldPage;
+    await ctx.committer.commit(plan.stream.name, plan.m, files, { cursor, rows, done, lastPage });
     if (files.length > 0) {
       log.debug({ seq, rows, cursor: cursor === undefined ? 'end' : 'next' }, 'shard committed');
       seq++;
@@ -100,6 +103,7 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
       pages++;
       try {
         if (page.items.length > 0) {
+          if (!isSyncFeed(plan)) heldPage = page.items.fingerprint();
           writers ??= await ctx.openShard(plan, seq);
           for (const writer of writers) await writer.append(page.items);
           ctx.onRows(page.items.length, plan);
@@ -139,7 +143,7 @@ async function drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): P
 function pagesFrom(
   ctx: PartitionContext,
   plan: PartitionPlan,
-  cursor: string | null,
+  { cursor, lastPage }: Pick<PartState, 'cursor' | 'lastPage'>,
 ): AsyncIterable<ChainPage | SyncPage> {
   const { stream } = plan;
   const checkItems = stream.resource === 'instances' ? instancesCheck(stream, plan.m) : undefined;
@@ -149,6 +153,7 @@ function pagesFrom(
     : drainCursorChain(ctx.client, {
         ...(stream.resource === 'instances' ? instancesRequest(stream, plan.m) : chainRequest(stream.resource, plan.params)),
         ...common,
+        seenPage: cursor === null ? undefined : lastPage,
       });
   return prefetchOne(pages, (page) => page.release());
 }

@@ -70,6 +70,12 @@ const partSchema = z.strictObject({
   updatedAt: z.string(),
   /** Datapoints streams only. */
   points: pointsPartSchema.optional(),
+  /**
+   * A list chain's: the fingerprint of the last page committed (the page before `cursor`,
+   * PageItems.fingerprint), so that a resumed chain whose first page repeats it is refused as a
+   * page sent twice (E_REPEATED_PAGE), as within one run.
+   */
+  lastPage: z.string().regex(/^[0-9a-f]{40}$/).optional(),
 });
 
 /** The `lastUpdatedTime` range a stream's current run reads: [from, until), epoch milliseconds. */

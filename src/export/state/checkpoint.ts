@@ -198,6 +198,8 @@ export interface PartUpdate {
   done?: boolean | undefined;
   rows: number;
   points?: PointsPartState | undefined;
+  /** A list chain's last page committed, its fingerprint (PartState.lastPage). */
+  lastPage?: string | undefined;
 }
 
 /** Records a committed shard (or a drained empty partition): the cursor after it, its rows, done. */
@@ -218,6 +220,7 @@ export function commitPart(
       points === undefined ? (update.done ?? update.cursor === undefined) : points.listed && points.series.length === 0,
     updatedAt: now,
     ...(points === undefined ? {} : { points }),
+    ...(update.lastPage === undefined ? {} : { lastPage: update.lastPage }),
   };
   return withPart(checkpoint, stream, m, next, now);
 }
