@@ -111,4 +111,31 @@ describe.concurrent('a run stopped while a partition lists its next page of seri
     const keys = ndjsonRows(join(made.out, 'points')).map((row) => keyOf(row.id, row.timestamp));
     expect(keys.length - new Set(keys).size, 'points written twice').toBe(0);
   });
+
+  it('a run stopped before a resumed partition sends its first request is interrupted, not done', async () => {
+    const stop = new AbortController();
+    const made: ProxiedJob = await proxiedJob({
+      sim,
+      key: KEY,
+      // The first run lists every series (one page), and is stopped at its first request for points.
+      answer: (_, path) => {
+        if (path !== '/timeseries/data/list' || stop.signal.aborted) return undefined;
+        stop.abort();
+        return { hold: true };
+      },
+      streams: [{ resource: 'datapoints', name: 'points', partitions: 1, limit: 1000, end: T0 }],
+      output: { formats: ['ndjson'] },
+    });
+    cleanup.push(() => made.close());
+    const clock = createFakeClock(T0);
+    const first = await runJob({ config: made.config, logger: silentLogger, clock, signal: stop.signal });
+    expect(first.state).toBe('interrupted');
+    expect(readCheckpoint(made.out).streams.points?.parts[1]?.points).toMatchObject({ listed: true });
+    // Stopped as its partitions start (a SIGTERM then): its partition has series left and must say so.
+    const again = new AbortController();
+    const onStart = () => again.abort();
+    const second = await runJob({ config: made.config, logger: silentLogger, clock, signal: again.signal, onStart });
+    expect(second.state).toBe('interrupted');
+    expect(readCheckpoint(made.out).streams.points?.parts[1]?.done).toBe(false);
+  });
 });

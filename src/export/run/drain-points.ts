@@ -151,7 +151,8 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
       }
     }
     await commit();
-    return 'done';
+    // No request went: a run stopped before this partition sent one (its series are left to read).
+    return ctx.signal.aborted && !(source.done && tasks.open === 0) ? 'interrupted' : 'done';
   } catch (error) {
     if (error instanceof AbortedError && ctx.signal.aborted) {
       await commit();
