@@ -127,16 +127,10 @@ export class Redactor {
   #scrub(error: unknown, seen: Set<unknown>): void {
     if (!(error instanceof Error) || seen.has(error)) return;
     seen.add(error);
-    error.message = this.redact(error.message);
-    if (error.stack !== undefined) error.stack = this.redact(error.stack);
-    const fields = error as unknown as Record<string, unknown>;
+    replaceText(error, 'message', error.message, this.redact(error.message));
+    if (error.stack !== undefined) replaceText(error, 'stack', error.stack, this.redact(error.stack));
     for (const [key, value] of Object.entries(error)) {
-      if (typeof value !== 'string') continue;
-      try {
-        fields[key] = this.redact(value);
-      } catch {
-        // A read-only field: left as it is.
-      }
+      if (typeof value === 'string') replaceText(error, key, value, this.redact(value));
     }
     this.#scrub(error.cause, seen);
     if (error instanceof AggregateError) for (const inner of error.errors) this.#scrub(inner, seen);
@@ -149,6 +143,24 @@ export class Redactor {
 
   [inspect.custom](): string {
     return this.toJSON();
+  }
+}
+
+/**
+ * Sets an error's text field to its redacted text, when that differs. A field read through a
+ * getter (a DOMException's `message`: an aborted signal's reason) is shadowed by a field of the
+ * error's own; one that cannot be either (a frozen error) is left as it is.
+ */
+function replaceText(error: Error, key: string, text: string, redacted: string): void {
+  if (redacted === text) return;
+  try {
+    (error as unknown as Record<string, unknown>)[key] = redacted;
+  } catch {
+    try {
+      Object.defineProperty(error, key, { value: redacted, writable: true, configurable: true, enumerable: false });
+    } catch {
+      // Frozen: left as it is.
+    }
   }
 }
 

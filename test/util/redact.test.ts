@@ -103,6 +103,16 @@ describe('Redactor', () => {
     expect(inner.path).toBe('/run/[redacted]/x');
   });
 
+  it('redacts an error whose cause reads its message through a getter (an aborted signal\'s DOMException), and leaves a frozen one', () => {
+    const aborted = new DOMException('aborted at s3cret', 'AbortError');
+    const frozen = Object.freeze(new Error('frozen s3cret'));
+    const error = new Error('stopped s3cret', { cause: new AggregateError([aborted, frozen], 'both') });
+    expect(redactor.redactError(error)).toBe(error);
+    expect(aborted.message).toBe('aborted at [redacted]');
+    expect(error.message).toBe('stopped [redacted]');
+    expect(frozen.message).toBe('frozen s3cret');
+  });
+
   it('never shows its values itself', () => {
     expect(inspect(redactor)).toBe('Redactor(3 values)');
     expect(JSON.stringify({ redactor })).toBe('{"redactor":"Redactor(3 values)"}');
