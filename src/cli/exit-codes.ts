@@ -25,6 +25,8 @@ const USAGE_CODES = new Set([
 /** The exit code of a command that stopped with this error (a BulkExtractError's stable code). */
 export function exitCodeOf(error: { code: string }): number {
   if (error.code === 'E_AUTH') return EXIT.AUTH;
+  // Stopped by SIGINT/SIGTERM before its partitions began (while it counted): interrupted all the same.
+  if (error.code === 'E_ABORTED') return EXIT.INTERRUPTED;
   if (error.code === 'E_LOCKED') return EXIT.OVERLAP;
   return USAGE_CODES.has(error.code) ? EXIT.USAGE : EXIT.FAILED;
 }

@@ -171,8 +171,10 @@ async function tortureThrough(
     }
     report.runs++;
     countRetries(exit.stderr, report.retries);
-    // A run stopped by SIGTERM exits 130 once it has committed what was complete.
-    if (exit.signal === 'SIGKILL' || (point === 'sigterm' && exit.code === 130)) {
+    // A run stopped by SIGTERM exits 130 once it has committed what was complete; before it
+    // listens for the signal (as it starts), the signal ends it as a kill would.
+    const stopped = point === 'sigterm' && (exit.code === 130 || exit.signal === 'SIGTERM');
+    if (exit.signal === 'SIGKILL' || stopped) {
       report.kills++;
       report.byPoint[point] = (report.byPoint[point] ?? 0) + 1;
       continue;
