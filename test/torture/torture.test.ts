@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { InstancesStreamSpec } from '../support/torture-instances.js';
 import { torture } from '../support/torture.js';
 
 /**
@@ -8,6 +9,24 @@ import { torture } from '../support/torture.js';
 const KILLS = Number(process.env.TORTURE_KILLS ?? 20);
 const SEED = Number(process.env.TORTURE_SEED ?? 20261121);
 const FAULTS = { rate429: 0.1, rate5xx: 0.05, resetRate: 0.02, truncateRate: 0.02, shortPageRate: 0.2 };
+/** The instances scenarios' streams: asset nodes split by space, and the edges of a view. */
+const INSTANCES_STREAMS: InstancesStreamSpec[] = [
+  {
+    resource: 'instances',
+    name: 'assets',
+    view: { space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' },
+    spaces: ['sim_site_a', 'sim_site_b', 'sim_site_c'],
+    split: 'space',
+    limit: 200,
+  },
+  {
+    resource: 'instances',
+    name: 'links',
+    view: { space: 'sim_model', externalId: 'ActivityLink', version: 'v1' },
+    instanceType: 'edge',
+    limit: 300,
+  },
+];
 /** What a run may stop with when the platform misbehaves (exit 1): the ways it tells a broken answer. */
 const REFUSALS = ['E_BAD_RESPONSE', 'E_CURSOR_LOOP', 'E_REPEATED_PAGE', 'E_READ_LIMIT', 'E_SERIES_REPEATED', 'E_SERIES_MISSING'];
 /**
@@ -119,23 +138,7 @@ describe('crash torture: SIGKILL at seeded moments, resume, repeat; the output e
       seed: SEED + 4,
       sizes: {},
       instances: { assets: 3000, activities: 1500, timeseries: 0, edges: 2500 },
-      streams: [
-        {
-          resource: 'instances',
-          name: 'assets',
-          view: { space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' },
-          spaces: ['sim_site_a', 'sim_site_b', 'sim_site_c'],
-          split: 'space',
-          limit: 200,
-        },
-        {
-          resource: 'instances',
-          name: 'links',
-          view: { space: 'sim_model', externalId: 'ActivityLink', version: 'v1' },
-          instanceType: 'edge',
-          limit: 300,
-        },
-      ],
+      streams: INSTANCES_STREAMS,
       formats: ['parquet', 'ndjson'],
       maxRows: 300,
       faults: FAULTS,
@@ -171,23 +174,7 @@ describe('crash torture: SIGKILL at seeded moments, resume, repeat; the output e
       seed: SEED + 6,
       sizes: {},
       instances: { assets: 3000, activities: 1000, timeseries: 0, edges: 1500 },
-      streams: [
-        {
-          resource: 'instances',
-          name: 'assets',
-          view: { space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' },
-          spaces: ['sim_site_a', 'sim_site_b', 'sim_site_c'],
-          split: 'space',
-          limit: 200,
-        },
-        {
-          resource: 'instances',
-          name: 'links',
-          view: { space: 'sim_model', externalId: 'ActivityLink', version: 'v1' },
-          instanceType: 'edge',
-          limit: 300,
-        },
-      ],
+      streams: INSTANCES_STREAMS,
       formats: ['parquet', 'ndjson'],
       maxRows: 300,
       faults: { rate429: 0.05, rate5xx: 0.02 },
