@@ -1,4 +1,3 @@
-import { deeperThan, MAX_ITEM_DEPTH } from '../util/json-depth.js';
 import { type BudgetHold, type ByteBudget, PageItems } from '../page/index.js';
 import { AbortedError, BadResponseError, CursorLoopError, RepeatedPageError, type RequestContext } from './errors.js';
 import type { PageResponse } from './platform-client.js';
@@ -195,22 +194,7 @@ function validatePage(body: unknown, ctx: RequestContext): { items: PageItems; n
       ctx,
     );
   }
-  const deep = items.findIndex((item) => deeperThan(item, MAX_ITEM_DEPTH));
-  if (deep !== -1) {
-    throw new BadResponseError(
-      `Item ${deep + 1} of the page${nameOf(items[deep])} is nested deeper than ${MAX_ITEM_DEPTH} levels, the most an item may be (the platform's are a few levels deep): refusing the page`,
-      ctx,
-    );
-  }
   return { items: PageItems.of(items), nextCursor };
-}
-
-/** ` (id 42)` or ` (externalId "x")`, when the item has one to show. */
-function nameOf(item: unknown): string {
-  const { id, externalId } = (item ?? {}) as { id?: unknown; externalId?: unknown };
-  if (typeof id === 'number' || typeof id === 'string') return ` (id ${JSON.stringify(id).slice(0, 40)})`;
-  if (typeof externalId === 'string') return ` (externalId ${JSON.stringify(externalId.slice(0, 100))})`;
-  return '';
 }
 
 function describe(value: unknown): string {

@@ -6,6 +6,7 @@ import {
   type RequestContext,
 } from './errors.js';
 import { type ScannedPage, scanPage } from '../page/index.js';
+import { checkAnswerBytes, parseIfSound } from './answer-bytes.js';
 import { firstHeader, type RawResponse } from './transport.js';
 
 export interface JsonResponse {
@@ -33,13 +34,13 @@ export interface PageResponse extends JsonResponse {
  * that credentials stay with the configured host), other statuses an HttpStatusError.
  */
 export function interpretResponse(raw: RawResponse, ctx: RequestContext, mechanism: string): JsonResponse {
-  checkStatus(raw, ctx, mechanism);
+  checkAnswer(raw, ctx, mechanism);
   return answered(raw, ctx, parseBody(raw, ctx));
 }
 
 /** Like interpretResponse, for a list page: scanned when it can be, parsed when it must be. */
 export function interpretPage(raw: RawResponse, ctx: RequestContext, mechanism: string): PageResponse {
-  checkStatus(raw, ctx, mechanism);
+  checkAnswer(raw, ctx, mechanism);
   const scan = scanPage(raw.body);
   return { ...answered(raw, ctx, scan === undefined ? parseBody(raw, ctx) : undefined), scan };
 }
@@ -58,7 +59,7 @@ export interface ReadResponse<T> extends JsonResponse {
  */
 export function interpretRead<T>(read: (bytes: Buffer) => T | undefined) {
   return (raw: RawResponse, ctx: RequestContext, mechanism: string): ReadResponse<T> => {
-    checkStatus(raw, ctx, mechanism);
+    checkAnswer(raw, ctx, mechanism);
     const value = read(raw.body);
     return { ...answered(raw, ctx, value === undefined ? parseBody(raw, ctx) : undefined), read: value };
   };
@@ -78,6 +79,15 @@ function parseBody(raw: RawResponse, ctx: RequestContext): unknown {
       ctx,
     );
   }
+}
+
+/**
+ * Throws the typed error of an answer that is not a 2xx, or of one whose bytes nest too deep or hold
+ * a number past a double's range (checkAnswerBytes): nothing parses them before this.
+ */
+function checkAnswer(raw: RawResponse, ctx: RequestContext, mechanism: string): void {
+  checkStatus(raw, ctx, mechanism);
+  checkAnswerBytes(raw.body, ctx);
 }
 
 /** Throws the typed error of an answer that is not a 2xx. */
@@ -113,14 +123,10 @@ export function requestOf(method: string, response: JsonResponse): RequestContex
 
 /** The platform's `error.message`, or the title of an HTML error page from a proxy. */
 export function errorMessage(raw: RawResponse): string | undefined {
-  const text = raw.body.toString('utf8');
-  try {
-    const message = (JSON.parse(text) as { error?: { message?: unknown } } | null)?.error?.message;
-    return typeof message === 'string' ? message : undefined;
-  } catch {
-    const title = /<title>([^<]*)<\/title>/i.exec(text)?.[1];
-    return title === undefined ? undefined : `(HTML page: ${title.trim()})`;
-  }
+  const body = parseIfSound(raw.body) as { error?: { message?: unknown } } | null | undefined;
+  if (body !== undefined) return typeof body?.error?.message === 'string' ? body.error.message : undefined;
+  const title = /<title>([^<]*)<\/title>/i.exec(raw.body.toString('utf8'))?.[1];
+  return title === undefined ? undefined : `(HTML page: ${title.trim()})`;
 }
 
 function preview(text: string): string {

@@ -1,4 +1,4 @@
-import { MAX_ITEM_DEPTH } from '../util/json-depth.js';
+import { MAX_JSON_DEPTH } from '../util/json-limits.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -23,10 +23,10 @@ export const BAD = 2;
 export type Separator = typeof MORE | typeof CLOSED | typeof BAD;
 
 /**
- * Nesting deeper than this is left to JSON.parse (the scan recurses once per level), whose caller
- * refuses an item that deep: MAX_ITEM_DEPTH.
+ * Nesting deeper than this is not read (the scan recurses once per level): the client refused such
+ * an answer before any scan (checkAnswerBytes), so it never comes here from the platform.
  */
-const MAX_DEPTH = MAX_ITEM_DEPTH;
+const MAX_DEPTH = MAX_JSON_DEPTH;
 /** The most digits of an integer that is always safe: 2^53 has 16. */
 const SAFE_DIGITS = 15;
 
