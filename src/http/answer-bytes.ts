@@ -7,7 +7,8 @@ import { BadResponseError, type RequestContext } from './errors.js';
  * or hold a number past the range of a double (findJsonProblem): a BadResponseError naming the
  * request and where in the answer, the item included (`items[3] (id 42).metadata`). Every answer of
  * the platform and of the identity provider that is parsed passes here first, whatever route reads
- * it, so that no parse, walk or writer meets either.
+ * it, so that no parse, walk or writer meets either; the scans that read pages from their bytes
+ * instead leave any such answer to the parse, so to this check (JsonGrammar).
  */
 export function checkAnswerBytes(bytes: Uint8Array, ctx: RequestContext): void {
   const problem = findJsonProblem(bytes);

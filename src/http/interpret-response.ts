@@ -34,13 +34,13 @@ export interface PageResponse extends JsonResponse {
  * that credentials stay with the configured host), other statuses an HttpStatusError.
  */
 export function interpretResponse(raw: RawResponse, ctx: RequestContext, mechanism: string): JsonResponse {
-  checkAnswer(raw, ctx, mechanism);
+  checkStatus(raw, ctx, mechanism);
   return answered(raw, ctx, parseBody(raw, ctx));
 }
 
 /** Like interpretResponse, for a list page: scanned when it can be, parsed when it must be. */
 export function interpretPage(raw: RawResponse, ctx: RequestContext, mechanism: string): PageResponse {
-  checkAnswer(raw, ctx, mechanism);
+  checkStatus(raw, ctx, mechanism);
   const scan = scanPage(raw.body);
   return { ...answered(raw, ctx, scan === undefined ? parseBody(raw, ctx) : undefined), scan };
 }
@@ -59,7 +59,7 @@ export interface ReadResponse<T> extends JsonResponse {
  */
 export function interpretRead<T>(read: (bytes: Buffer) => T | undefined) {
   return (raw: RawResponse, ctx: RequestContext, mechanism: string): ReadResponse<T> => {
-    checkAnswer(raw, ctx, mechanism);
+    checkStatus(raw, ctx, mechanism);
     const value = read(raw.body);
     return { ...answered(raw, ctx, value === undefined ? parseBody(raw, ctx) : undefined), read: value };
   };
@@ -69,7 +69,13 @@ function answered(raw: RawResponse, ctx: RequestContext, body: unknown): JsonRes
   return { body, bytes: raw.body, path: ctx.path, requestId: raw.requestId, attempts: ctx.attempts ?? 1 };
 }
 
+/**
+ * JSON.parse of the body, once its bytes passed checkAnswerBytes: an answer nested too deep or
+ * holding a number past a double's range is refused before the parse. A scan that answered read
+ * neither (JsonGrammar), so that the check costs nothing on the path of the pages it reads.
+ */
 function parseBody(raw: RawResponse, ctx: RequestContext): unknown {
+  checkAnswerBytes(raw.body, ctx);
   const text = raw.body.toString('utf8');
   try {
     return JSON.parse(text);
@@ -79,15 +85,6 @@ function parseBody(raw: RawResponse, ctx: RequestContext): unknown {
       ctx,
     );
   }
-}
-
-/**
- * Throws the typed error of an answer that is not a 2xx, or of one whose bytes nest too deep or hold
- * a number past a double's range (checkAnswerBytes): nothing parses them before this.
- */
-function checkAnswer(raw: RawResponse, ctx: RequestContext, mechanism: string): void {
-  checkStatus(raw, ctx, mechanism);
-  checkAnswerBytes(raw.body, ctx);
 }
 
 /** Throws the typed error of an answer that is not a 2xx. */

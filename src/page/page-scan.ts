@@ -49,6 +49,7 @@ export class Scanner extends JsonGrammar {
     this.ws();
     if (b[this.pos] !== OPEN_OBJECT) return undefined;
     this.pos++;
+    this.depth = 1;
     let bounds: number[] | undefined;
     let lineBreaks = false;
     let cursor: string | undefined;
@@ -91,6 +92,7 @@ export class Scanner extends JsonGrammar {
       return false;
     }
     let lineBreaks = false;
+    this.depth++;
     for (;;) {
       const start = this.pos;
       this.broke = false;
@@ -99,8 +101,10 @@ export class Scanner extends JsonGrammar {
       lineBreaks ||= this.broke;
       const next = this.separator(CLOSE_ARRAY);
       if (next === BAD) return undefined;
-      if (next === CLOSED) return lineBreaks;
+      if (next === CLOSED) break;
     }
+    this.depth--;
+    return lineBreaks;
   }
 }
 

@@ -108,28 +108,53 @@ function numberEnd(b: Uint8Array, start: number): number {
   if (b[i] === MINUS) i++;
   const digits = i;
   while (DIGIT[b[i]!] === 1) i++;
-  // Where the first digit stands: 10^(integer digits - 1). A leading 0 (0.5, 0e5) stands below 10^1.
-  let decade = b[digits] === ZERO ? 0 : i - digits - 1;
+  const integerDigits = i - digits;
   if (b[i] === DOT) {
     i++;
     while (DIGIT[b[i]!] === 1) i++;
   }
   const e = b[i];
-  if (e === LOWER_E || e === UPPER_E) {
+  const exponent = e === LOWER_E || e === UPPER_E;
+  if (exponent) {
+    i++;
+    if (b[i] === MINUS || b[i] === PLUS) i++;
+    while (DIGIT[b[i]!] === 1) i++;
+  }
+  return mayPassDoubleRange(integerDigits, exponent) && pastDoubleRange(b, start, i) ? -i : i;
+}
+
+/**
+ * Whether a number with `integerDigits` digits before its point, and an exponent or not, may lie
+ * past the range of a double: the cheap test a scan makes of each number, before pastDoubleRange.
+ */
+export function mayPassDoubleRange(integerDigits: number, exponent: boolean): boolean {
+  return exponent || integerDigits > FINITE_BELOW_DECADE;
+}
+
+/**
+ * Whether the number token at [start, end) of `b` (JSON's grammar) is past the range of a double,
+ * so that JSON.parse would make it ±Infinity. Underflow is not: `1e-400` rounds to 0.
+ */
+export function pastDoubleRange(b: Uint8Array, start: number, end: number): boolean {
+  let i = start;
+  if (b[i] === MINUS) i++;
+  const digits = i;
+  while (i < end && DIGIT[b[i]!] === 1) i++;
+  // Where the first digit stands: 10^(integer digits - 1). A leading 0 (0.5, 0e5) stands below 10^1.
+  let decade = b[digits] === ZERO ? 0 : i - digits - 1;
+  while (i < end && b[i] !== LOWER_E && b[i] !== UPPER_E) i++;
+  if (i < end) {
     i++;
     const sign = b[i];
     if (sign === MINUS || sign === PLUS) i++;
-    const from = i;
     let exponent = 0;
-    while (DIGIT[b[i]!] === 1) {
-      if (i - from < EXPONENT_DIGITS) exponent = exponent * 10 + (b[i]! - ZERO);
-      else exponent = Infinity;
-      i++;
+    for (let k = 0; i < end && DIGIT[b[i]!] === 1; k++, i++) {
+      exponent = k < EXPONENT_DIGITS ? exponent * 10 + (b[i]! - ZERO) : Infinity;
     }
     decade += sign === MINUS ? -exponent : exponent;
   }
-  if (decade < FINITE_BELOW_DECADE) return i;
-  const value = Number(Buffer.from(b.buffer, b.byteOffset + start, i - start).toString('latin1'));
+  if (decade < FINITE_BELOW_DECADE) return false;
+  const value = Number(Buffer.from(b.buffer, b.byteOffset + start, end - start).toString('latin1'));
   // NaN: not a number at all, which is the grammar's to refuse.
-  return value === Infinity || value === -Infinity ? -i : i;
+  return value === Infinity || value === -Infinity;
 }

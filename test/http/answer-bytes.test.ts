@@ -64,11 +64,9 @@ describe.concurrent('an answer nested too deep is refused unread, naming where',
     expect(error.message).toContain('at items.nodes[0] (space "s1", externalId "n2").properties.sp["v/1"].p[0][0][0]… (257 levels)');
   });
 
-  it('a read answer (datapoints), before the reader sees it', async () => {
+  it('a read answer (datapoints) its reader leaves to the parse, as the scans leave any such answer', async () => {
     const client = await serve(() => ({ body: `{"items":[{"id":7,"datapoints":[{"timestamp":1,"value":2,"extra":${deep(300)}}]}]}` }));
-    let read = 0;
-    const error = await refusal(client.postRead('/timeseries/data/list', {}, () => read++));
-    expect(read).toBe(0);
+    const error = await refusal(client.postRead('/timeseries/data/list', {}, () => undefined));
     expect(error.message).toContain('at items[0] (id 7).datapoints[0].extra[0]');
   });
 
