@@ -28,16 +28,27 @@ export interface ChainCommon {
   /** Aborts the request in flight and ends the chain with an AbortedError. */
   signal?: AbortSignal | undefined;
   /**
-   * The run's budget of response bytes held at once: each page holds its share from before its
-   * request until the consumer calls `release()`. Without one, pages are not counted.
+   * The budget of response bytes held at once (the client's): each page holds its share from before
+   * its request, and its bytes as they arrive, until the consumer calls `release()`. Without one, a
+   * page's bytes are counted only while the client reads it.
    */
   budget?: ByteBudget | undefined;
 }
 
-/** What a chain needs of the platform client. */
+/** What a chain needs of the platform client; `hold`, when given, counts the answer's bytes. */
 export interface ChainClient {
-  getPage(path: string, params: Iterable<readonly [string, string]>, signal?: AbortSignal): Promise<PageResponse>;
-  postPage(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<PageResponse>;
+  getPage(
+    path: string,
+    params: Iterable<readonly [string, string]>,
+    signal?: AbortSignal,
+    hold?: BudgetHold,
+  ): Promise<PageResponse>;
+  postPage(
+    path: string,
+    body: Readonly<Record<string, unknown>>,
+    signal?: AbortSignal,
+    hold?: BudgetHold,
+  ): Promise<PageResponse>;
 }
 
 export interface ChainPage {
@@ -84,7 +95,7 @@ export async function* drainCursorChain(
     const hold = await holdBudget(request, method);
     let page: ChainPage;
     try {
-      const response = await fetchPage(cursor);
+      const response = await fetchPage(cursor, hold);
       hold?.resize(response.bytes.length);
       const ctx: RequestContext = {
         method,
@@ -153,20 +164,20 @@ function readPage(
 function pageFetcher(
   client: ChainClient,
   request: ChainRequest,
-): (cursor: string | undefined) => Promise<PageResponse> {
+): (cursor: string | undefined, hold: BudgetHold | undefined) => Promise<PageResponse> {
   const { path, signal } = request;
   if (request.body !== undefined) {
     const { body } = request;
     if ('cursor' in body) throw new TypeError('drainCursorChain: pass the cursor as startCursor, not in the body');
-    return (cursor) => client.postPage(path, cursor === undefined ? body : { ...body, cursor }, signal);
+    return (cursor, hold) => client.postPage(path, cursor === undefined ? body : { ...body, cursor }, signal, hold);
   }
   const { params } = request;
   if (params.some(([key]) => key === 'cursor')) {
     throw new TypeError('drainCursorChain: pass the cursor as startCursor, not in params');
   }
-  return (cursor) => {
+  return (cursor, hold) => {
     const sent = cursor === undefined ? params : [...params, ['cursor', cursor] as const];
-    return client.getPage(path, sent, signal);
+    return client.getPage(path, sent, signal, hold);
   };
 }
 

@@ -47,7 +47,7 @@ export async function* drainSyncFeed(
     let page: SyncPage;
     try {
       const sent = cursor === undefined ? body : { ...body, cursors: { [set]: cursor } };
-      const response = await client.postRead(path, sent, (bytes) => scanSyncPage(bytes, set), signal);
+      const response = await client.postRead(path, sent, (bytes) => scanSyncPage(bytes, set), signal, hold);
       hold?.resize(response.bytes.length);
       const ctx: RequestContext = {
         method: 'POST',

@@ -46,8 +46,9 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   const byId = points.ids?.map((id): SeriesRef => ({ id }));
   const explicit = byId ?? points.externalIds?.map((externalId): SeriesRef => ({ externalId }));
   const listing = { cursor: saved.listing, listed: saved.listed || window.end <= window.start };
-  // The listing takes no share of the byte budget: its pages are asked for while this partition's
-  // answers hold theirs, and a page of a path not seen yet waits for the whole budget (a deadlock).
+  // The listing holds no share of the byte budget before its requests (its pages' bytes are counted
+  // as they arrive): its pages are asked for while this partition's answers hold theirs, and a page
+  // of a path not seen yet waits for the whole budget (a deadlock).
   const source = explicit === undefined
     ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal: ctx.signal }, listing)
     : SeriesSource.explicit(explicit, plan.m, plan.n, listing);
