@@ -27,15 +27,21 @@ export interface BodyFraming {
 }
 
 /** Where a body's bytes are counted as they arrive and are decoded: the response's part of the process's budget. */
-export type BodyRoom = Pick<BudgetHold, 'take' | 'give'>;
+export type BodyRoom = Pick<BudgetHold, 'bytes' | 'take' | 'give'>;
 
 /**
  * Output chunks of 512 KiB instead of zlib's 16 KiB: a page of 1000 items (about 400 KB) then
  * decodes in one pass on the thread pool instead of 25 round trips through the event loop, which
  * cut zlib's CPU per page by a third (bench/RESULTS.md, "Levers kept"). A fixed size, never one a
- * server states (a gzip trailer's): a chunk is what zlib allocates before its bytes are counted.
+ * server states (a gzip trailer's): a chunk is what zlib fills before its bytes are counted.
  */
 const DECODE = { chunkSize: 512 * 1024 };
+/**
+ * The largest output chunk of a body decoded in one pass (decodeInOne): a page as large as its
+ * hold's estimate (the largest page of its stream lately, held before the request) decodes in one
+ * pass on the thread pool into one buffer, which that estimate already counts, with no copy.
+ */
+const ONE_PASS_MAX = 16 * 1024 * 1024;
 
 /**
  * Reads a response body to its end and decodes it (gzip and deflate, on zlib's thread pool), never
@@ -48,7 +54,9 @@ const DECODE = { chunkSize: 512 * 1024 };
  * read (the compressed bytes are given back once decoded): the body waits while the process's
  * budget is full (the socket is not read meanwhile), a body larger than the whole budget is a
  * ResponseTooLargeError naming `source.maxBufferedBytes`, and a wait that can never end is a
- * MemoryBudgetError (retried). `signal` ends a wait for room.
+ * MemoryBudgetError (retried). `signal` ends a wait for room. A body no larger than what the room
+ * held before it (its page's estimate) decodes in one pass into one buffer that the estimate
+ * counts; a larger one is decoded again in chunks.
  */
 export async function readBody(
   body: Readable,
@@ -58,13 +66,26 @@ export async function readBody(
   room?: BodyRoom,
   signal?: AbortSignal,
 ): Promise<Buffer> {
+  // What the hold holds before the body: the estimate of its page, counted already.
+  const estimate = room?.bytes ?? 0;
   const counted = new Counted(limit, ctx, room, signal);
   const received = await receive(body, framing, counted);
   const { encoding } = framing;
   if (encoding === undefined || encoding === 'identity' || received.length === 0) return received;
-  if (encoding === 'gzip' || encoding === 'x-gzip') return decode(received, createGunzip(DECODE), counted);
-  if (encoding === 'deflate') return decode(received, createInflate(DECODE), counted);
-  throw Object.assign(new Error(`unsupported content-encoding '${encoding}'`), { code: 'E_UNSUPPORTED_ENCODING' });
+  const create = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip : encoding === 'deflate' ? createInflate : undefined;
+  if (create === undefined) {
+    throw Object.assign(new Error(`unsupported content-encoding '${encoding}'`), { code: 'E_UNSUPPORTED_ENCODING' });
+  }
+  const whole = Math.min(estimate, limit.bytes, ONE_PASS_MAX);
+  if (whole > DECODE.chunkSize) {
+    const decoded = await decodeInOne(received, create({ chunkSize: whole + 1 }), whole + 1);
+    if (decoded !== undefined) {
+      await counted.add(decoded.length, decoded.length);
+      counted.give(received.length);
+      return decoded;
+    }
+  }
+  return decode(received, create(DECODE), counted);
 }
 
 /** The bytes of one body read so far, against its limit and its room. */
@@ -127,6 +148,33 @@ async function receive(body: Readable, framing: BodyFraming, counted: Counted): 
     throw error;
   }
   return chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks, total);
+}
+
+/**
+ * Decodes `input` into one output chunk of `size` bytes, allocated within the hold's estimate: the
+ * body, or undefined when it fills the chunk (it is larger than its estimate), zlib then stopped
+ * before it allocates another: the caller decodes it again in chunks of 512 KiB, each counted.
+ */
+function decodeInOne(input: Buffer, stream: Gunzip | Inflate, size: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    stream.on('error', reject);
+    stream.on('readable', () => {
+      // A full chunk is read only once zlib may go on: stopping here leaves nothing more decoded.
+      if (total + stream.readableLength >= size) {
+        stream.destroy();
+        resolve(undefined);
+        return;
+      }
+      for (let chunk = stream.read() as Buffer | null; chunk !== null; chunk = stream.read() as Buffer | null) {
+        chunks.push(chunk);
+        total += chunk.length;
+      }
+    });
+    stream.on('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total)));
+    stream.end(input);
+  });
 }
 
 /**

@@ -268,6 +268,27 @@ describe("a response's bytes are taken from the client's budget (source.maxBuffe
     expect([client.budget.held, client.budget.pages]).toEqual([0, 0]);
   });
 
+  it('a gzip page no larger than its estimate decodes in one pass into one buffer; a larger one in chunks, the same bytes', async () => {
+    const small = pageOfSize(700 * 1024);
+    const large = pageOfSize(3 * MiB);
+    const server = await serve((index) => bytesAnswer(gzipSync(index === 1 ? large : small), { 'content-encoding': 'gzip' }));
+    const { client } = connect(server.baseUrl, { maxBufferedBytes: 64 * MiB });
+    const taught = await client.budget.hold('/events');
+    taught.resize(800 * 1024);
+    taught.release();
+    for (const [page, oneBuffer] of [[small, true], [large, false]] as const) {
+      const hold = await client.budget.hold('/events');
+      expect(hold.bytes).toBe(800 * 1024);
+      const response = await client.getPage('/events', LIMIT, undefined, hold);
+      expect(response.bytes.equals(page)).toBe(true);
+      // One pass: zlib's one output chunk, sized by the estimate (plus a byte), is the body itself.
+      expect(response.bytes.buffer.byteLength === 800 * 1024 + 1).toBe(oneBuffer);
+      expect(hold.bytes, 'the page or the estimate, its compressed bytes given back').toBe(Math.max(page.length, 800 * 1024));
+      hold.release();
+    }
+    expect(client.budget.held).toBe(0);
+  });
+
   it('a response that must wait for room no other response can give back is refused (E_MEMORY_BUDGET), retryable', async () => {
     const server = await serve(() => bytesAnswer(pageOfSize(512 * 1024)));
     const { client } = connect(server.baseUrl, { ...options, retry: { maxAttempts: 1 } });
