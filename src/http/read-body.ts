@@ -37,11 +37,15 @@ export type BodyRoom = Pick<BudgetHold, 'bytes' | 'take' | 'give'>;
  */
 const DECODE = { chunkSize: 512 * 1024 };
 /**
- * The largest output chunk of a body decoded in one pass (decodeInOne): a page as large as its
+ * The largest output chunk of a body decoded in one pass (decodeInOne): a page about as large as its
  * hold's estimate (the largest page of its stream lately, held before the request) decodes in one
- * pass on the thread pool into one buffer, which that estimate already counts, with no copy.
+ * pass on the thread pool into one buffer, with no copy.
  */
 const ONE_PASS_MAX = 16 * 1024 * 1024;
+/** Below this, an estimate is no guide to a page's size (a stream's pages are seldom smaller): chunks of 512 KiB. */
+const ONE_PASS_MIN = 64 * 1024;
+/** What a page may outgrow its estimate by and still decode in one pass: a quarter of it, at most 1 MiB. */
+const ONE_PASS_HEADROOM = 1024 * 1024;
 
 /**
  * Reads a response body to its end and decodes it (gzip and deflate, on zlib's thread pool), never
@@ -54,9 +58,8 @@ const ONE_PASS_MAX = 16 * 1024 * 1024;
  * read (the compressed bytes are given back once decoded): the body waits while the process's
  * budget is full (the socket is not read meanwhile), a body larger than the whole budget is a
  * ResponseTooLargeError naming `source.maxBufferedBytes`, and a wait that can never end is a
- * MemoryBudgetError (retried). `signal` ends a wait for room. A body no larger than what the room
- * held before it (its page's estimate) decodes in one pass into one buffer that the estimate
- * counts; a larger one is decoded again in chunks.
+ * MemoryBudgetError (retried). `signal` ends a wait for room. A body about as large as what the
+ * room held before it (its page's estimate) decodes in one pass into one buffer (onePassSize).
  */
 export async function readBody(
   body: Readable,
@@ -76,9 +79,9 @@ export async function readBody(
   if (create === undefined) {
     throw Object.assign(new Error(`unsupported content-encoding '${encoding}'`), { code: 'E_UNSUPPORTED_ENCODING' });
   }
-  const whole = Math.min(estimate, limit.bytes, ONE_PASS_MAX);
-  if (whole > DECODE.chunkSize) {
-    const decoded = await decodeInOne(received, create({ chunkSize: whole + 1 }), whole + 1);
+  const size = onePassSize(received, encoding, estimate, limit);
+  if (size !== undefined) {
+    const decoded = await decodeInOne(received, create({ chunkSize: size }), size);
     if (decoded !== undefined) {
       await counted.add(decoded.length, decoded.length);
       counted.give(received.length);
@@ -86,6 +89,21 @@ export async function readBody(
     }
   }
   return decode(received, create(DECODE), counted);
+}
+
+/**
+ * The output chunk of a one-pass decode, or undefined for chunks of 512 KiB. Its bound is ours: the
+ * estimate the request held (plus a quarter, at most 1 MiB), never a size the server states. Within
+ * it, a gzip body's trailer (its size once decoded, modulo 2^32) sizes the chunk to the byte, and
+ * one that says the body is larger goes to chunks at once: a trailer that lies only costs a pass.
+ */
+function onePassSize(body: Buffer, encoding: string, estimate: number, limit: ResponseLimit): number | undefined {
+  const bound = Math.min(estimate + Math.min(estimate / 4, ONE_PASS_HEADROOM), limit.bytes, ONE_PASS_MAX);
+  if (estimate < ONE_PASS_MIN) return undefined;
+  if (encoding === 'deflate' || body.length < 18) return Math.floor(bound) + 1;
+  const said = body.readUInt32LE(body.length - 4);
+  // One byte more than the body keeps zlib from starting a chunk it would not fill.
+  return said < bound ? said + 1 : undefined;
 }
 
 /** The bytes of one body read so far, against its limit and its room. */
@@ -151,9 +169,9 @@ async function receive(body: Readable, framing: BodyFraming, counted: Counted): 
 }
 
 /**
- * Decodes `input` into one output chunk of `size` bytes, allocated within the hold's estimate: the
- * body, or undefined when it fills the chunk (it is larger than its estimate), zlib then stopped
- * before it allocates another: the caller decodes it again in chunks of 512 KiB, each counted.
+ * Decodes `input` into one output chunk of `size` bytes (onePassSize): the body, or undefined when
+ * it fills the chunk (it is larger than said), zlib then stopped before it allocates another: the
+ * caller decodes it again in chunks of 512 KiB, each counted.
  */
 function decodeInOne(input: Buffer, stream: Gunzip | Inflate, size: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
