@@ -102,8 +102,9 @@ function onePassSize(body: Buffer, encoding: string, estimate: number, limit: Re
   if (estimate < ONE_PASS_MIN) return undefined;
   if (encoding === 'deflate' || body.length < 18) return Math.floor(bound) + 1;
   const said = body.readUInt32LE(body.length - 4);
-  // One byte more than the body keeps zlib from starting a chunk it would not fill.
-  return said < bound ? said + 1 : undefined;
+  // One byte more than the body keeps zlib from starting a chunk it would not fill; zlib takes no
+  // chunk under 64 bytes.
+  return said < bound ? Math.max(said + 1, 64) : undefined;
 }
 
 /** The bytes of one body read so far, against its limit and its room. */
