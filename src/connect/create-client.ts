@@ -27,10 +27,14 @@ export interface ClientDeps {
   redactor?: Redactor;
 }
 
-/** What of a job's `source` section a client is made from (the run's budget and limiter are the run's own). */
+/**
+ * What of a job's `source` section a client is made from (the run's limiter is the run's own; the
+ * budget of response bytes, `maxBufferedBytes`, is the client's, so that every request shares it).
+ */
 export type ClientSource = Pick<
   SourceConfig,
-  'baseUrl' | 'auth' | 'appName' | 'allowInsecureHttp' | 'caFile' | 'maxConnections' | 'maxResponseBytes' | 'timeouts' | 'retry'
+  | 'baseUrl' | 'auth' | 'appName' | 'allowInsecureHttp' | 'caFile' | 'maxConnections' | 'maxResponseBytes' | 'maxBufferedBytes' |
+  'timeouts' | 'retry'
 >;
 
 /** Builds the platform client a job's `source` section describes. */
@@ -56,6 +60,7 @@ export function createPlatformClient(source: ClientSource, deps: ClientDeps = {}
     appName: source.appName,
     transport,
     retry: source.retry,
+    maxBufferedBytes: source.maxBufferedBytes,
     allowInsecureHttp: source.allowInsecureHttp,
     logger,
     clock,

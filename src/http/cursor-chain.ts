@@ -1,4 +1,3 @@
-import { deeperThan, MAX_ITEM_DEPTH } from '../util/json-depth.js';
 import { type BudgetHold, type ByteBudget, PageItems } from '../page/index.js';
 import { AbortedError, BadResponseError, CursorLoopError, RepeatedPageError, type RequestContext } from './errors.js';
 import type { PageResponse } from './platform-client.js';
@@ -29,8 +28,9 @@ export interface ChainCommon {
   /** Aborts the request in flight and ends the chain with an AbortedError. */
   signal?: AbortSignal | undefined;
   /**
-   * The run's budget of response bytes held at once: each page holds its share from before its
-   * request until the consumer calls `release()`. Without one, pages are not counted.
+   * The budget of response bytes held at once (the client's): each page holds its share from before
+   * its request, and its bytes as they arrive, until the consumer calls `release()`. Without one, a
+   * page's bytes are counted only while the client reads it.
    */
   budget?: ByteBudget | undefined;
   /**
@@ -40,10 +40,20 @@ export interface ChainCommon {
   checkItems?: ((items: PageItems) => string | undefined) | undefined;
 }
 
-/** What a chain needs of the platform client. */
+/** What a chain needs of the platform client; `hold`, when given, counts the answer's bytes. */
 export interface ChainClient {
-  getPage(path: string, params: Iterable<readonly [string, string]>, signal?: AbortSignal): Promise<PageResponse>;
-  postPage(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<PageResponse>;
+  getPage(
+    path: string,
+    params: Iterable<readonly [string, string]>,
+    signal?: AbortSignal,
+    hold?: BudgetHold,
+  ): Promise<PageResponse>;
+  postPage(
+    path: string,
+    body: Readonly<Record<string, unknown>>,
+    signal?: AbortSignal,
+    hold?: BudgetHold,
+  ): Promise<PageResponse>;
 }
 
 export interface ChainPage {
@@ -97,7 +107,7 @@ export async function* drainCursorChain(
     const hold = await holdBudget(request, method);
     let page: ChainPage;
     try {
-      const response = await fetchPage(cursor);
+      const response = await fetchPage(cursor, hold);
       hold?.resize(response.bytes.length);
       const ctx: RequestContext = {
         method,
@@ -173,20 +183,20 @@ function readPage(
 function pageFetcher(
   client: ChainClient,
   request: ChainRequest,
-): (cursor: string | undefined) => Promise<PageResponse> {
+): (cursor: string | undefined, hold: BudgetHold | undefined) => Promise<PageResponse> {
   const { path, signal } = request;
   if (request.body !== undefined) {
     const { body } = request;
     if ('cursor' in body) throw new TypeError('drainCursorChain: pass the cursor as startCursor, not in the body');
-    return (cursor) => client.postPage(path, cursor === undefined ? body : { ...body, cursor }, signal);
+    return (cursor, hold) => client.postPage(path, cursor === undefined ? body : { ...body, cursor }, signal, hold);
   }
   const { params } = request;
   if (params.some(([key]) => key === 'cursor')) {
     throw new TypeError('drainCursorChain: pass the cursor as startCursor, not in params');
   }
-  return (cursor) => {
+  return (cursor, hold) => {
     const sent = cursor === undefined ? params : [...params, ['cursor', cursor] as const];
-    return client.getPage(path, sent, signal);
+    return client.getPage(path, sent, signal, hold);
   };
 }
 
@@ -214,22 +224,7 @@ function validatePage(body: unknown, ctx: RequestContext): { items: PageItems; n
       ctx,
     );
   }
-  const deep = items.findIndex((item) => deeperThan(item, MAX_ITEM_DEPTH));
-  if (deep !== -1) {
-    throw new BadResponseError(
-      `Item ${deep + 1} of the page${nameOf(items[deep])} is nested deeper than ${MAX_ITEM_DEPTH} levels, the most an item may be (the platform's are a few levels deep): refusing the page`,
-      ctx,
-    );
-  }
   return { items: PageItems.of(items), nextCursor };
-}
-
-/** ` (id 42)` or ` (externalId "x")`, when the item has one to show. */
-function nameOf(item: unknown): string {
-  const { id, externalId } = (item ?? {}) as { id?: unknown; externalId?: unknown };
-  if (typeof id === 'number' || typeof id === 'string') return ` (id ${JSON.stringify(id).slice(0, 40)})`;
-  if (typeof externalId === 'string') return ` (externalId ${JSON.stringify(externalId.slice(0, 100))})`;
-  return '';
 }
 
 function describe(value: unknown): string {

@@ -188,6 +188,16 @@ export class ResponseTooLargeError extends RequestError {
   }
 }
 
+/**
+ * The responses in flight needed more than the process's budget of response bytes at once
+ * (`source.maxBufferedBytes`) and could not all go on: this one gave its bytes back, or waited for
+ * room until its deadline. Retried: the others finish meanwhile.
+ */
+export class MemoryBudgetError extends RequestError {
+  readonly code = 'E_MEMORY_BUDGET';
+  readonly retryable = true;
+}
+
 /** The chain handed back a cursor it had handed out before: following it would never end. */
 export class CursorLoopError extends RequestError {
   readonly code = 'E_CURSOR_LOOP';

@@ -6,6 +6,7 @@ import {
   type RequestContext,
 } from './errors.js';
 import { type ScannedPage, scanPage } from '../page/index.js';
+import { checkAnswerBytes, parseIfSound } from './answer-bytes.js';
 import { firstHeader, type RawResponse } from './transport.js';
 
 export interface JsonResponse {
@@ -68,7 +69,13 @@ function answered(raw: RawResponse, ctx: RequestContext, body: unknown): JsonRes
   return { body, bytes: raw.body, path: ctx.path, requestId: raw.requestId, attempts: ctx.attempts ?? 1 };
 }
 
+/**
+ * JSON.parse of the body, once its bytes passed checkAnswerBytes: an answer nested too deep or
+ * holding a number past a double's range is refused before the parse. A scan that answered read
+ * neither (JsonGrammar), so that the check costs nothing on the path of the pages it reads.
+ */
 function parseBody(raw: RawResponse, ctx: RequestContext): unknown {
+  checkAnswerBytes(raw.body, ctx);
   const text = raw.body.toString('utf8');
   try {
     return JSON.parse(text);
@@ -123,14 +130,10 @@ export function requestOf(method: string, response: JsonResponse): RequestContex
 
 /** The platform's `error.message`, or the title of an HTML error page from a proxy. */
 export function errorMessage(raw: RawResponse): string | undefined {
-  const text = raw.body.toString('utf8');
-  try {
-    const message = (JSON.parse(text) as { error?: { message?: unknown } } | null)?.error?.message;
-    return typeof message === 'string' ? message : undefined;
-  } catch {
-    const title = /<title>([^<]*)<\/title>/i.exec(text)?.[1];
-    return title === undefined ? undefined : `(HTML page: ${title.trim()})`;
-  }
+  const body = parseIfSound(raw.body) as { error?: { message?: unknown } } | null | undefined;
+  if (body !== undefined) return typeof body?.error?.message === 'string' ? body.error.message : undefined;
+  const title = /<title>([^<]*)<\/title>/i.exec(raw.body.toString('utf8'))?.[1];
+  return title === undefined ? undefined : `(HTML page: ${title.trim()})`;
 }
 
 function preview(text: string): string {

@@ -2,6 +2,7 @@ import { ConfigError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { USER_AGENT } from '../version.js';
+import { type BudgetHold, ByteBudget } from '../page/index.js';
 import { type AggregateFilter, parseAggregateCount } from './aggregate-count.js';
 import type { Authenticator } from './auth/authenticator.js';
 import { AbortedError, type RequestContext, RequestError } from './errors.js';
@@ -68,7 +69,15 @@ export interface PlatformClientOptions {
    * so that it slows down on 429s and speeds up again.
    */
   limiter?: Limiter | RequestLimiter;
+  /**
+   * The most response bytes held in memory at once, by every request of the client together
+   * (`source.maxBufferedBytes`): the client's ByteBudget. Default 64 MiB.
+   */
+  maxBufferedBytes?: number;
 }
+
+/** PlatformClientOptions.maxBufferedBytes when not given: source.maxBufferedBytes's at the default concurrency. */
+const DEFAULT_BUFFERED_BYTES = 64 * 1024 * 1024;
 
 /** One request as sent: the body is JSON text for a POST. */
 interface Outgoing {
@@ -77,6 +86,12 @@ interface Outgoing {
   body?: string;
   /** The most bytes of its answer once decoded. Default `transport.maxResponseBytes`. */
   limit?: ResponseLimit;
+  /**
+   * Its share of the budget, held from before it was sent (a page's estimate) and kept, filled
+   * with the answer, for the caller to settle and release. Without one, the request takes its
+   * bytes as they come, and gives them back once its answer is interpreted.
+   */
+  hold?: BudgetHold | undefined;
 }
 
 /**
@@ -96,6 +111,12 @@ export class PlatformClient {
    * or `none` when none came: a connection refused or reset, a timeout), and the bytes of the answers
    * read (their bodies as decoded, every status).
    */
+  /**
+   * The budget of response bytes held at once, for every request of this client (one client, one
+   * budget: the process's, in the CLI). Each answer's bytes are counted as they arrive and as they
+   * are decoded (readBody); a run's pages hold their share from before they are asked for (ChainCommon.budget).
+   */
+  readonly budget: ByteBudget;
   readonly stats = {
     requests: 0,
     retries: 0,
@@ -123,6 +144,7 @@ export class PlatformClient {
     const transport = { ...DEFAULT_TRANSPORT, ...options.transport };
     this.transport = new Transport(this.baseUrl.origin, transport, { setting, clock });
     this.logger = options.logger ?? silentLogger;
+    this.budget = new ByteBudget(options.maxBufferedBytes ?? DEFAULT_BUFFERED_BYTES);
     const limiter = options.limiter ?? ((task) => task());
     this.limiter = typeof limiter === 'function' ? withoutFeedback(limiter) : limiter;
     const retry = { ...DEFAULT_RETRY, ...options.retry };
@@ -151,14 +173,27 @@ export class PlatformClient {
     return this.send(this.postRequest(path, body), interpretResponse, signal);
   }
 
-  /** `get` for a list page: the answer is scanned, not parsed, when it can be (interpretPage). */
-  getPage(path: string, params: Iterable<readonly [string, string]>, signal?: AbortSignal): Promise<PageResponse> {
-    return this.send(this.getRequest(path, params), interpretPage, signal);
+  /**
+   * `get` for a list page: the answer is scanned, not parsed, when it can be (interpretPage). With
+   * `hold`, its bytes are counted in it, and stay so until the caller releases it.
+   */
+  getPage(
+    path: string,
+    params: Iterable<readonly [string, string]>,
+    signal?: AbortSignal,
+    hold?: BudgetHold,
+  ): Promise<PageResponse> {
+    return this.send({ ...this.getRequest(path, params), hold }, interpretPage, signal);
   }
 
   /** `post` for a list page (`POST /{resource}/list`): scanned, not parsed, when it can be. */
-  postPage(path: string, body: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<PageResponse> {
-    return this.send(this.postRequest(path, body), interpretPage, signal);
+  postPage(
+    path: string,
+    body: Readonly<Record<string, unknown>>,
+    signal?: AbortSignal,
+    hold?: BudgetHold,
+  ): Promise<PageResponse> {
+    return this.send({ ...this.postRequest(path, body), hold }, interpretPage, signal);
   }
 
   /** `post` whose answer `read` reads from its bytes; parsed only when `read` leaves it (ReadResponse). */
@@ -167,8 +202,9 @@ export class PlatformClient {
     body: Readonly<Record<string, unknown>>,
     read: (bytes: Buffer) => T | undefined,
     signal?: AbortSignal,
+    hold?: BudgetHold,
   ): Promise<ReadResponse<T>> {
-    return this.send(this.postRequest(path, body), interpretRead(read), signal);
+    return this.send({ ...this.postRequest(path, body), hold }, interpretRead(read), signal);
   }
 
   /**
@@ -230,22 +266,33 @@ export class PlatformClient {
       const asThisAttempt = (error: unknown) => {
         throw error instanceof RequestError ? error.asAttempt(attempts) : error;
       };
-      const credential = await auth.headers().catch(asThisAttempt);
-      let raw = await this.exchange(request, credential, ctx, signal);
-      if (raw.status === 401 && (await auth.onUnauthorized(credential).catch(asThisAttempt))) {
-        this.logger.info(
-          { path: request.path, requestId: raw.requestId },
-          'credential refused (401); renewed it, sending again',
-        );
-        raw = await this.exchange(request, await auth.headers().catch(asThisAttempt), ctx, signal);
+      const hold = request.hold ?? this.budget.open();
+      try {
+        const credential = await auth.headers().catch(asThisAttempt);
+        let raw = await this.exchange(request, hold, credential, ctx, signal);
+        if (raw.status === 401 && (await auth.onUnauthorized(credential).catch(asThisAttempt))) {
+          this.logger.info(
+            { path: request.path, requestId: raw.requestId },
+            'credential refused (401); renewed it, sending again',
+          );
+          hold.reset();
+          raw = await this.exchange(request, hold, await auth.headers().catch(asThisAttempt), ctx, signal);
+        }
+        const answered = { ...ctx, ...(raw.requestId === undefined ? {} : { requestId: raw.requestId }) };
+        return interpret(raw, answered, auth.mechanism);
+      } catch (error) {
+        // The failed attempt's bytes go back; the hold keeps what it held before it.
+        hold.reset();
+        throw error;
+      } finally {
+        if (request.hold === undefined) hold.release();
       }
-      const answered = { ...ctx, ...(raw.requestId === undefined ? {} : { requestId: raw.requestId }) };
-      return interpret(raw, answered, auth.mechanism);
     }, this.runtime, signal);
   }
 
   private exchange(
     request: Outgoing,
+    hold: BudgetHold,
     credential: Record<string, string>,
     ctx: RequestContext,
     signal?: AbortSignal,
@@ -262,7 +309,7 @@ export class PlatformClient {
       async (permit) => {
         if (signal?.aborted === true) throw new AbortedError('Stopped before sending', ctx);
         const raw = await this.transport
-          .request(request.method, request.path, headers, ctx, request.body, signal, request.limit)
+          .request(request.method, request.path, headers, ctx, request.body, signal, request.limit, hold)
           .catch((error: unknown) => {
             if (!(error instanceof AbortedError)) this.countAnswer('none');
             throw error;

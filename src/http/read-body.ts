@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
-import { promisify } from 'node:util';
-import { gunzip, inflate } from 'node:zlib';
+import { createGunzip, createInflate, type Gunzip, type Inflate } from 'node:zlib';
+import { type BudgetHold, RoomRefused } from '../page/index.js';
 import { formatByteSize } from '../util/format-byte-size.js';
-import { type RequestContext, ResponseTooLargeError } from './errors.js';
+import { MemoryBudgetError, type RequestContext, ResponseTooLargeError } from './errors.js';
 
 /** The most bytes a response body may have once decoded, and the config key that sets it. */
 export interface ResponseLimit {
@@ -26,85 +26,204 @@ export interface BodyFraming {
   length: number | undefined;
 }
 
-const gunzipAsync = promisify(gunzip);
-const inflateAsync = promisify(inflate);
+/** Where a body's bytes are counted as they arrive and are decoded: the response's part of the process's budget. */
+export type BodyRoom = Pick<BudgetHold, 'bytes' | 'take' | 'give'>;
+
 /**
  * Output chunks of 512 KiB instead of zlib's 16 KiB: a page of 1000 items (about 400 KB) then
  * decodes in one pass on the thread pool instead of 25 round trips through the event loop, which
- * cut zlib's CPU per page by a third (bench/RESULTS.md, "Levers kept").
+ * cut zlib's CPU per page by a third (bench/RESULTS.md, "Levers kept"). A fixed size, never one a
+ * server states (a gzip trailer's): a chunk is what zlib fills before its bytes are counted.
  */
 const DECODE = { chunkSize: 512 * 1024 };
-/** The smallest output chunk asked of zlib for a gzip body (gzipChunk). */
-const MIN_CHUNK = 64 * 1024;
+/**
+ * The largest output chunk of a body decoded in one pass (decodeInOne): a page about as large as its
+ * hold's estimate (the largest page of its stream lately, held before the request) decodes in one
+ * pass on the thread pool into one buffer, with no copy.
+ */
+const ONE_PASS_MAX = 16 * 1024 * 1024;
+/** Below this, an estimate is no guide to a page's size (a stream's pages are seldom smaller): chunks of 512 KiB. */
+const ONE_PASS_MIN = 64 * 1024;
+/** What a page may outgrow its estimate by and still decode in one pass: a quarter of it, at most 1 MiB. */
+const ONE_PASS_HEADROOM = 1024 * 1024;
 
 /**
  * Reads a response body to its end and decodes it (gzip and deflate, on zlib's thread pool), never
  * holding more than `limit`: the bytes are counted as they arrive, and the body is destroyed as
- * soon as they pass it (at once when its content-length does); zlib stops once its output does,
- * so a small gzip bomb stops at the limit too. Either is a ResponseTooLargeError. An unsupported
- * encoding is an Error with code `E_UNSUPPORTED_ENCODING`.
+ * soon as they pass it (at once when its content-length does); zlib's output is counted chunk by
+ * chunk and stops once it does, so a small gzip bomb stops at the limit too. Either is a
+ * ResponseTooLargeError. An unsupported encoding is an Error with code `E_UNSUPPORTED_ENCODING`.
+ *
+ * With a `room`, every byte received and every decoded chunk is taken from it before the next is
+ * read (the compressed bytes are given back once decoded): the body waits while the process's
+ * budget is full (the socket is not read meanwhile), a body larger than the whole budget is a
+ * ResponseTooLargeError naming `source.maxBufferedBytes`, and a wait that can never end is a
+ * MemoryBudgetError (retried). `signal` ends a wait for room. A body about as large as what the
+ * room held before it (its page's estimate) decodes in one pass into one buffer (onePassSize).
  */
 export async function readBody(
   body: Readable,
   framing: BodyFraming,
   limit: ResponseLimit,
   ctx: RequestContext,
+  room?: BodyRoom,
+  signal?: AbortSignal,
 ): Promise<Buffer> {
-  return decode(await receive(body, framing, limit, ctx), framing, limit, ctx);
+  // What the hold holds before the body: the estimate of its page, counted already.
+  const estimate = room?.bytes ?? 0;
+  const counted = new Counted(limit, ctx, room, signal);
+  const received = await receive(body, framing, counted);
+  const { encoding } = framing;
+  if (encoding === undefined || encoding === 'identity' || received.length === 0) return received;
+  const create = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip : encoding === 'deflate' ? createInflate : undefined;
+  if (create === undefined) {
+    throw Object.assign(new Error(`unsupported content-encoding '${encoding}'`), { code: 'E_UNSUPPORTED_ENCODING' });
+  }
+  const size = onePassSize(received, encoding, estimate, limit);
+  if (size !== undefined) {
+    const decoded = await decodeInOne(received, create({ chunkSize: size }), size);
+    if (decoded !== undefined) {
+      await counted.add(decoded.length, decoded.length);
+      counted.give(received.length);
+      return decoded;
+    }
+  }
+  return decode(received, create(DECODE), counted);
 }
 
-async function receive(body: Readable, framing: BodyFraming, limit: ResponseLimit, ctx: RequestContext) {
-  if (framing.length !== undefined && framing.length > limit.bytes) {
-    body.destroy();
-    throw tooLarge(limit, ctx);
+/**
+ * The output chunk of a one-pass decode, or undefined for chunks of 512 KiB. Its bound is ours: the
+ * estimate the request held (plus a quarter, at most 1 MiB), never a size the server states. Within
+ * it, a gzip body's trailer (its size once decoded, modulo 2^32) sizes the chunk to the byte, and
+ * one that says the body is larger goes to chunks at once: a trailer that lies only costs a pass.
+ */
+function onePassSize(body: Buffer, encoding: string, estimate: number, limit: ResponseLimit): number | undefined {
+  const bound = Math.min(estimate + Math.min(estimate / 4, ONE_PASS_HEADROOM), limit.bytes, ONE_PASS_MAX);
+  if (estimate < ONE_PASS_MIN) return undefined;
+  if (encoding === 'deflate' || body.length < 18) return Math.floor(bound) + 1;
+  const said = body.readUInt32LE(body.length - 4);
+  // One byte more than the body keeps zlib from starting a chunk it would not fill; zlib takes no
+  // chunk under 64 bytes.
+  return said < bound ? Math.max(said + 1, 64) : undefined;
+}
+
+/** The bytes of one body read so far, against its limit and its room. */
+class Counted {
+  constructor(
+    private readonly limit: ResponseLimit,
+    private readonly ctx: RequestContext,
+    private readonly room: BodyRoom | undefined,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  /** Counts `bytes` of a part that now holds `total`: past the limit it throws; it waits for room. */
+  async add(bytes: number, total: number): Promise<void> {
+    if (total > this.limit.bytes) throw tooLarge(this.limit, this.ctx);
+    const waiting = this.room?.take(bytes, this.signal);
+    if (waiting !== undefined) await waiting.catch((error: unknown) => this.refused(error));
+  }
+
+  give(bytes: number): void {
+    this.room?.give(bytes);
+  }
+
+  private refused(error: unknown): never {
+    if (this.signal?.aborted === true) {
+      const stopped = new Error('stopped while waiting for room in the memory budget', { cause: error });
+      throw Object.assign(stopped, { waitingForRoom: true });
+    }
+    if (!(error instanceof RoomRefused)) throw error;
+    const budget = formatByteSize(error.limit);
+    if (error.reason === 'alone') {
+      throw tooLarge({ bytes: error.limit, setting: 'source.maxBufferedBytes' }, this.ctx, undefined, 'the memory budget for every response held at once');
+    }
+    throw new MemoryBudgetError(
+      `The responses in flight need more than source.maxBufferedBytes (${budget}) at once and none could finish: this one ` +
+      'gave its bytes back to be asked again. Raise source.maxBufferedBytes, or lower source.concurrency',
+      this.ctx,
+    );
+  }
+}
+
+async function receive(body: Readable, framing: BodyFraming, counted: Counted): Promise<Buffer> {
+  if (framing.length !== undefined) {
+    try {
+      await counted.add(0, framing.length);
+    } catch (error) {
+      body.destroy();
+      throw error;
+    }
   }
   const chunks: Buffer[] = [];
   let total = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total > limit.bytes) {
-      body.destroy();
-      throw tooLarge(limit, ctx);
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      await counted.add(chunk.length, total);
+      chunks.push(chunk);
     }
-    chunks.push(chunk);
+  } catch (error) {
+    body.destroy();
+    throw error;
   }
   return chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks, total);
 }
 
-async function decode(body: Buffer, framing: BodyFraming, limit: ResponseLimit, ctx: RequestContext): Promise<Buffer> {
-  const { encoding } = framing;
-  if (encoding === undefined || encoding === 'identity' || body.length === 0) return body;
-  const options = { ...DECODE, maxOutputLength: limit.bytes };
-  try {
-    if (encoding === 'gzip' || encoding === 'x-gzip') return await gunzipAsync(body, { ...options, chunkSize: gzipChunk(body, limit) });
-    if (encoding === 'deflate') return await inflateAsync(body, options);
-  } catch (error) {
-    // zlib's code for output past maxOutputLength.
-    if ((error as { code?: unknown } | null)?.code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(limit, ctx, error);
-    throw error;
-  }
-  throw Object.assign(new Error(`unsupported content-encoding '${encoding}'`), { code: 'E_UNSUPPORTED_ENCODING' });
+/**
+ * Decodes `input` into one output chunk of `size` bytes (onePassSize): the body, or undefined when
+ * it fills the chunk (it is larger than said), zlib then stopped before it allocates another: the
+ * caller decodes it again in chunks of 512 KiB, each counted.
+ */
+function decodeInOne(input: Buffer, stream: Gunzip | Inflate, size: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    stream.on('error', reject);
+    stream.on('readable', () => {
+      // A full chunk is read only once zlib may go on: stopping here leaves nothing more decoded.
+      if (total + stream.readableLength >= size) {
+        stream.destroy();
+        resolve(undefined);
+        return;
+      }
+      for (let chunk = stream.read() as Buffer | null; chunk !== null; chunk = stream.read() as Buffer | null) {
+        chunks.push(chunk);
+        total += chunk.length;
+      }
+    });
+    stream.on('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total)));
+    stream.end(input);
+  });
 }
 
 /**
- * An output chunk that holds the whole decoded body, so that zlib hands it over as it is instead of
- * copying its chunks into one more buffer: the gzip trailer's last 4 bytes are the decoded size
- * (modulo 2^32), one byte more keeps zlib from starting a chunk it would not fill. Only a size
- * hint: a server that gives a wrong one gets more chunks (too small) or one chunk of at most
- * `limit` (too large), and the same bytes either way.
+ * Decodes `input` in one write to zlib, its output counted chunk by chunk before the next is asked
+ * for; the input's bytes are given back at the end. Throws what zlib throws for a body that is not
+ * what its encoding says (a NetworkError's cause: a body cut short).
  */
-function gzipChunk(body: Buffer, limit: ResponseLimit): number {
-  if (body.length < 18) return DECODE.chunkSize;
-  const size = body.readUInt32LE(body.length - 4) + 1;
-  return Math.min(Math.max(size, MIN_CHUNK), Math.max(limit.bytes, MIN_CHUNK));
+async function decode(input: Buffer, stream: Gunzip | Inflate, counted: Counted): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  stream.end(input);
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      await counted.add(chunk.length, total);
+      chunks.push(chunk);
+    }
+  } finally {
+    stream.destroy();
+  }
+  counted.give(input.length);
+  return chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks, total);
 }
 
-function tooLarge(limit: ResponseLimit, ctx: RequestContext, cause?: unknown): ResponseTooLargeError {
+function tooLarge(limit: ResponseLimit, ctx: RequestContext, cause?: unknown, what?: string): ResponseTooLargeError {
   const larger = `The response is larger than ${formatByteSize(limit.bytes)} once decoded`;
-  const what =
+  const message =
     limit.setting === undefined
       ? `${larger}, the fixed limit for this endpoint, whose answers are a few KB: the server is not answering as it should`
-      : `${larger} (${limit.setting}): if pages this large are expected, raise ${limit.setting}; ` +
-        'otherwise ask for fewer items per page (streams[].limit)';
-  return new ResponseTooLargeError(what, ctx, { limitBytes: limit.bytes, cause });
+      : `${larger} (${limit.setting}${what === undefined ? '' : `, ${what}`}): if pages this large are expected, raise ` +
+        `${limit.setting}; otherwise ask for fewer items per page (streams[].limit)`;
+  return new ResponseTooLargeError(message, ctx, { limitBytes: limit.bytes, cause });
 }

@@ -1,5 +1,4 @@
 import { PageItems, scanSyncPage, type ScannedSync } from '../page/index.js';
-import { deeperThan, MAX_ITEM_DEPTH } from '../util/json-depth.js';
 import { type ChainCommon, type ChainPage, checkItems, holdBudget, LOOP_MEMORY, MAX_PAGE_OVERSHOOT, RecentSet } from './cursor-chain.js';
 import { BadResponseError, CursorLoopError, type RequestContext } from './errors.js';
 import type { PlatformClient, ReadResponse } from './platform-client.js';
@@ -48,7 +47,7 @@ export async function* drainSyncFeed(
     let page: SyncPage;
     try {
       const sent = cursor === undefined ? body : { ...body, cursors: { [set]: cursor } };
-      const response = await client.postRead(path, sent, (bytes) => scanSyncPage(bytes, set), signal);
+      const response = await client.postRead(path, sent, (bytes) => scanSyncPage(bytes, set), signal, hold);
       hold?.resize(response.bytes.length);
       const ctx: RequestContext = {
         method: 'POST',
@@ -115,8 +114,6 @@ function checkedAnswer(body: unknown, set: string, ctx: RequestContext): Omit<Sy
     fail(`The sync answer's nextCursor.${set} must be a non-empty string`);
   }
   if (moreData !== undefined && typeof moreData !== 'boolean') fail("The sync answer's moreData must be true or false");
-  const deep = instances.findIndex((item) => deeperThan(item, MAX_ITEM_DEPTH));
-  if (deep !== -1) fail(`Instance ${deep + 1} of the sync answer is nested deeper than ${MAX_ITEM_DEPTH} levels: refusing the page`);
   return {
     items: PageItems.of(instances),
     nextCursor: cursor as string | undefined,

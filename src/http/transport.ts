@@ -5,6 +5,7 @@ import {
   AbortedError,
   BadResponseError,
   InsecureTransportError,
+  MemoryBudgetError,
   NetworkError,
   type RequestContext,
   RequestError,
@@ -12,10 +13,10 @@ import {
   TlsError,
 } from './errors.js';
 import { type ContactDecision, type ContactState, decideFirstContact, UNREACHABLE } from './first-contact.js';
-import { type BodyFraming, readBody, type ResponseLimit } from './read-body.js';
+import { type BodyFraming, type BodyRoom, readBody, type ResponseLimit } from './read-body.js';
 import { startDeadline } from './request-deadline.js';
 
-export { type ResponseLimit, SMALL_ANSWER_LIMIT } from './read-body.js';
+export { type BodyRoom, type ResponseLimit, SMALL_ANSWER_LIMIT } from './read-body.js';
 
 export interface TransportOptions {
   /** Most connections open to the origin at once. Default 32. */
@@ -93,7 +94,10 @@ export class Transport {
     });
   }
 
-  /** `limit` caps the decoded body; default `maxResponseBytes` (`source.maxResponseBytes`). */
+  /**
+   * `limit` caps the decoded body; default `maxResponseBytes` (`source.maxResponseBytes`). `room`,
+   * when given, counts the body's bytes as they arrive and are decoded (the process's budget: readBody).
+   */
   async request(
     method: 'GET' | 'POST',
     path: string,
@@ -102,6 +106,7 @@ export class Transport {
     body?: string,
     signal?: AbortSignal,
     limit: ResponseLimit = this.limit,
+    room?: BodyRoom,
   ): Promise<RawResponse> {
     const contact = (this.contact ??= { answered: false, firstAttemptAtMs: this.target.clock.now() });
     const deadline = startDeadline(this.requestTimeoutMs, signal);
@@ -118,10 +123,19 @@ export class Transport {
       contact.answered = true;
       const requestId = firstHeader(response.headers, 'x-request-id');
       if (requestId !== undefined) answered = { ...ctx, requestId };
-      const bytes = await readBody(response.body, framing(response.headers), limit, answered);
+      const bytes = await readBody(response.body, framing(response.headers), limit, answered, room, deadline.signal);
       return { status: response.statusCode, headers: response.headers, body: bytes, requestId };
     } catch (error) {
       if (signal?.aborted === true) throw new AbortedError('Stopped before the answer arrived', ctx, { cause: error });
+      if (deadline.expired() && (error as { waitingForRoom?: unknown } | null)?.waitingForRoom === true) {
+        throw new MemoryBudgetError(
+          'Waited for room in the memory budget (source.maxBufferedBytes) until the request\'s deadline, ' +
+          `${seconds(this.requestTimeoutMs)} s (source.timeouts.requestMs): the responses held did not give it back. ` +
+          'Raise source.maxBufferedBytes, or lower source.concurrency',
+          answered,
+          { cause: error },
+        );
+      }
       if (deadline.expired()) {
         throw new TimeoutError(
           `No complete answer within ${seconds(this.requestTimeoutMs)} s (source.timeouts.requestMs): the server ` +

@@ -1,4 +1,4 @@
-import { MAX_ITEM_DEPTH } from '../util/json-depth.js';
+import { MAX_JSON_DEPTH, mayPassDoubleRange, pastDoubleRange } from '../util/json-limits.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -23,10 +23,10 @@ export const BAD = 2;
 export type Separator = typeof MORE | typeof CLOSED | typeof BAD;
 
 /**
- * Nesting deeper than this is left to JSON.parse (the scan recurses once per level), whose caller
- * refuses an item that deep: MAX_ITEM_DEPTH.
+ * Nesting deeper than this is not read (the scan recurses once per level): the scan leaves the
+ * answer, and the client's check (checkAnswerBytes) refuses it, naming where.
  */
-const MAX_DEPTH = MAX_ITEM_DEPTH;
+const MAX_DEPTH = MAX_JSON_DEPTH;
 /** The most digits of an integer that is always safe: 2^53 has 16. */
 const SAFE_DIGITS = 15;
 
@@ -51,9 +51,15 @@ function isHex4(b: Uint8Array, at: number): boolean {
  * be UTF-8): each method reads the token at `pos`, leaves `pos` after it and answers false when the
  * bytes there are not one. For scans that must refuse what JSON.parse would refuse, and leave it to
  * JSON.parse to say what is wrong (page-scan.ts, and the datapoints answer's scan).
+ *
+ * It answers false too for what the client refuses before any parse (checkAnswerBytes), so that a
+ * scan that answers has read none of it: nesting deeper than MAX_JSON_DEPTH levels of the answer
+ * (`depth` counts them: a scan that reads a level itself, not through value(), counts it there) and
+ * a number past the range of a double.
  */
 export class JsonGrammar {
   pos = 0;
+  /** Levels of objects and arrays of the answer around `pos`. */
   depth = 0;
   /** A line break was skipped as whitespace since this was last cleared. */
   broke = false;
@@ -220,6 +226,8 @@ export class JsonGrammar {
     else if (isDigit(b[i])) while (isDigit(b[i])) i++;
     else return false;
     let longest = i - run;
+    const integerDigits = longest;
+    let exponent = false;
     if (b[i] === DOT) {
       run = ++i;
       if (!isDigit(b[i])) return false;
@@ -227,6 +235,7 @@ export class JsonGrammar {
       longest = Math.max(longest, i - run);
     }
     if (b[i] === 0x65 || b[i] === 0x45) {
+      exponent = true;
       i++;
       if (b[i] === PLUS || b[i] === MINUS) i++;
       run = i;
@@ -234,6 +243,7 @@ export class JsonGrammar {
       while (isDigit(b[i])) i++;
       longest = Math.max(longest, i - run);
     }
+    if (mayPassDoubleRange(integerDigits, exponent) && pastDoubleRange(b, this.pos, i)) return false;
     if (longest > SAFE_DIGITS) this.longDigits = true;
     this.pos = i;
     return true;

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { MAX_ITEM_DEPTH } from '../util/json-depth.js';
+import { MAX_JSON_DEPTH } from '../util/json-limits.js';
 import { BAD, CLOSED, JsonGrammar } from './json-grammar.js';
 
 /**
@@ -63,6 +63,7 @@ export class Scanner extends JsonGrammar {
     this.ws();
     if (b[this.pos] !== OPEN_OBJECT) return undefined;
     this.pos++;
+    this.depth = 1;
     let bounds: number[] | undefined;
     const keys: number[] = [];
     let lineBreaks = false;
@@ -109,6 +110,7 @@ export class Scanner extends JsonGrammar {
       return false;
     }
     let lineBreaks = false;
+    this.depth++;
     for (;;) {
       const start = this.pos;
       this.broke = false;
@@ -117,8 +119,10 @@ export class Scanner extends JsonGrammar {
       lineBreaks ||= this.broke;
       const next = this.separator(CLOSE_ARRAY);
       if (next === BAD) return undefined;
-      if (next === CLOSED) return lineBreaks;
+      if (next === CLOSED) break;
     }
+    this.depth--;
+    return lineBreaks;
   }
 
   /**
@@ -131,7 +135,7 @@ export class Scanner extends JsonGrammar {
     const at = keys.length;
     keys.push(-1, -1, -1, -1);
     if (b[this.pos] !== OPEN_OBJECT) return this.value();
-    if (++this.depth > MAX_ITEM_DEPTH) return false;
+    if (++this.depth > MAX_JSON_DEPTH) return false;
     this.pos++;
     this.ws();
     if (b[this.pos] === CLOSE_OBJECT) {

@@ -133,12 +133,15 @@ class SyncScanner extends Scanner {
       this.pos++;
       return true;
     }
+    this.depth++;
     for (;;) {
       const key = this.plainKey();
       if (key === undefined || !member(key)) return false;
       const next = this.separator(CLOSE_OBJECT);
       if (next === BAD) return false;
-      if (next === CLOSED) return true;
+      if (next === CLOSED) break;
     }
+    this.depth--;
+    return true;
   }
 }

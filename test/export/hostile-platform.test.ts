@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { READ_LIMIT_SLACK } from '../../src/export/run/read-limit.js';
-import { MAX_ITEM_DEPTH } from '../../src/util/json-depth.js';
+import { MAX_JSON_DEPTH } from '../../src/util/json-limits.js';
 import { describeExit, readCheckpoint, readManifest, runCliWith, tempDir } from '../support/resume-harness.js';
 import { type ScriptedRequest, type ScriptedResponse, startScriptedServer } from '../support/scripted-server.js';
 
@@ -135,7 +135,7 @@ describe.concurrent('a platform that sends items again', () => {
 });
 
 describe.concurrent('an item nested without end', () => {
-  it(`an item deeper than ${MAX_ITEM_DEPTH} levels: E_BAD_RESPONSE naming it, no stack overflow, the pages before it committed`, async () => {
+  it(`an item nesting the page deeper than ${MAX_JSON_DEPTH} levels: E_BAD_RESPONSE naming it, no stack overflow, the pages before it committed`, async () => {
     const depth = 100_000;
     const server = await platform(3000, (i) =>
       i === 0
@@ -146,7 +146,7 @@ describe.concurrent('an item nested without end', () => {
     expect(exit.code, describeExit(exit)).toBe(1);
     expect(exit.stderr).not.toContain('Maximum call stack size exceeded');
     expect(JSON.parse(exit.stdout)).toMatchObject({ errors: [{ code: 'E_BAD_RESPONSE', partition: 1 }] });
-    expect(exit.stderr).toContain(`Item 1 of the page (id 5000) is nested deeper than ${MAX_ITEM_DEPTH} levels`);
+    expect(exit.stderr).toContain(`The answer is nested deeper than ${MAX_JSON_DEPTH} levels at items[0] (id 5000).x[0][0][0][0][0][0][0]… (257 levels)`);
     expect(readCheckpoint(out).streams.events?.parts['1']?.rows).toBe(1000);
   });
 });

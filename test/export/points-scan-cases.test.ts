@@ -182,12 +182,20 @@ describe('an odd but valid datapoints answer, read from its bytes', () => {
     expect(read).toMatchObject({ unknown: [0] });
   });
 
+  it.each([
+    ['a value', '{"timestamp":10,"value":1e400}', RAW],
+    ['a value in a point read as it is not plain', '{"value":-2E+308,"timestamp":10}', RAW],
+    ['an aggregate', '{"timestamp":10,"count":1,"average":1e999}', AGGREGATES],
+  ])('%s past the range of a double is left to the parse, which the client refuses before it (checkAnswerBytes)', async (_name, point, shape) => {
+    expect(scannedSeries(await expectSameReads(answer(numericItem(point)), QUERIES, shape))).toBe(0);
+  });
+
   it('of aggregates, drops the buckets at the chain\'s last point unchecked, and only those', async () => {
     const points = '{"timestamp":10,"count":"unchecked"},{"timestamp":10},{"timestamp":20,"count":3,"average":"NaN"}';
     const queries = QUERIES.map((query) => ({ ...query, last: 10 }));
     expect(await expectTaken(answer(numericItem(points)), queries, AGGREGATES)).toBe(1);
     await expectRefused(answer(numericItem(points)), QUERIES, AGGREGATES);
-    const counts = '{"timestamp":5,"count":2.0,"average":1e400,"value":1,"status":null},{"timestamp":99,"count":-0}';
+    const counts = '{"timestamp":5,"count":2.0,"average":1e300,"value":1,"status":null},{"timestamp":99,"count":-0}';
     expect(await expectTaken(answer(numericItem(counts)), QUERIES, AGGREGATES)).toBe(0);
     expect(await expectTaken(answer(numericItem(counts.replace('2.0', '2'))), QUERIES, AGGREGATES)).toBe(1);
   });

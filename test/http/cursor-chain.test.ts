@@ -3,7 +3,7 @@ import { Secret } from '../../src/util/secret.js';
 import { StaticAuth } from '../../src/http/auth/static-auth.js';
 import { type ChainPage, type ChainRequest, drainCursorChain, MAX_PAGE_OVERSHOOT } from '../../src/http/cursor-chain.js';
 import { BadResponseError, CursorLoopError, InvalidJsonError, RepeatedPageError, type RequestError } from '../../src/http/errors.js';
-import { MAX_ITEM_DEPTH } from '../../src/util/json-depth.js';
+import { MAX_JSON_DEPTH } from '../../src/util/json-limits.js';
 import { PlatformClient, type PlatformClientOptions } from '../../src/http/platform-client.js';
 import {
   type EventFilter,
@@ -369,7 +369,7 @@ describe('pages that break the contract (scripted server)', () => {
     expect(error).toBeInstanceOf(RepeatedPageError);
   });
 
-  it('an item nested deeper than MAX_ITEM_DEPTH is E_BAD_RESPONSE naming the item and the limit, not a stack overflow', async () => {
+  it('an item nesting the page deeper than MAX_JSON_DEPTH is E_BAD_RESPONSE naming the item and the limit, not a stack overflow', async () => {
     const depth = 100_000;
     const deep = `${'['.repeat(depth)}${']'.repeat(depth)}`;
     const server = await scripted(() => ({ body: `{"items":[{"id":1},{"id":2,"x":${deep}}]}` }));
@@ -378,11 +378,12 @@ describe('pages that break the contract (scripted server)', () => {
     const error = await drainUntilError(client, LIMIT_10, pages);
     expect(pages).toEqual([]);
     expect(error).toBeInstanceOf(BadResponseError);
-    expect((error as Error).message).toContain(`Item 2 of the page (id 2) is nested deeper than ${MAX_ITEM_DEPTH} levels`);
+    expect((error as Error).message).toContain(`The answer is nested deeper than ${MAX_JSON_DEPTH} levels at items[1] (id 2).x[0]`);
   });
 
-  it(`an item exactly ${MAX_ITEM_DEPTH} levels deep is read, and written as NDJSON`, async () => {
-    const inner = `${'['.repeat(MAX_ITEM_DEPTH - 1)}${']'.repeat(MAX_ITEM_DEPTH - 1)}`;
+  it(`a page exactly ${MAX_JSON_DEPTH} levels deep is read, and written as NDJSON`, async () => {
+    // The page's object and its items array are two of the levels, the item a third.
+    const inner = `${'['.repeat(MAX_JSON_DEPTH - 3)}${']'.repeat(MAX_JSON_DEPTH - 3)}`;
     const server = await scripted(() => ({ body: `{"items":[{"id":3,"x":${inner}}]}` }));
     const { client } = connect(server.baseUrl);
     const [page] = await collect(client, LIMIT_10);

@@ -240,3 +240,103 @@ describe('source.timeouts.requestMs bounds a request from sending it to the last
     expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
   });
 });
+
+describe("a response's bytes are taken from the client's budget (source.maxBufferedBytes) as they arrive and are decoded", () => {
+  const options = { maxBufferedBytes: MiB, transport: { maxResponseBytes: 64 * MiB }, retry: { maxAttempts: 3 } };
+
+  it('a gzip body that inflates past the whole budget stops there: E_RESPONSE_TOO_LARGE naming the budget, not retried', async () => {
+    const server = await serve(() => bytesAnswer(gzipSync(Buffer.alloc(20 * MiB)), { 'content-encoding': 'gzip' }));
+    const { client } = connect(server.baseUrl, options);
+    const error = await rejection(client.get('/events', LIMIT));
+    expect(error).toMatchObject({ code: 'E_RESPONSE_TOO_LARGE', retryable: false, attempts: 1, limitBytes: MiB });
+    expect(error.message).toContain('The response is larger than 1 MiB once decoded (source.maxBufferedBytes, the memory budget');
+    expect(error.message).toContain('raise source.maxBufferedBytes');
+    expect(server.requests).toHaveLength(1);
+    // Counted chunk by chunk, the compressed bytes with them: never past the budget.
+    expect(client.budget.peak).toBeLessThanOrEqual(MiB);
+    expect(client.budget.held).toBe(0);
+  });
+
+  it('a body that fits is counted, compressed and decoded, while it is read; given back once it is interpreted', async () => {
+    const page = pageOfSize(700 * 1024);
+    const gzipped = gzipSync(page);
+    const server = await serve(() => bytesAnswer(gzipped, { 'content-encoding': 'gzip' }));
+    const { client } = connect(server.baseUrl, options);
+    const response = await client.get('/events', LIMIT);
+    expect(response.bytes.equals(page)).toBe(true);
+    expect(client.budget.peak).toBe(page.length + gzipped.length);
+    expect([client.budget.held, client.budget.pages]).toEqual([0, 0]);
+  });
+
+  it('a gzip body of several members, whose trailer speaks of the last only, is decoded again in chunks: the same bytes', async () => {
+    const first = pageOfSize(900 * 1024);
+    const second = Buffer.alloc(100 * 1024, 0x20);
+    const server = await serve(() => bytesAnswer(Buffer.concat([gzipSync(first), gzipSync(second)]), { 'content-encoding': 'gzip' }));
+    const { client } = connect(server.baseUrl, { maxBufferedBytes: 64 * MiB });
+    const taught = await client.budget.hold('/events');
+    taught.resize(MiB);
+    taught.release();
+    const hold = await client.budget.hold('/events');
+    const response = await client.getPage('/events', LIMIT, undefined, hold);
+    expect(response.bytes.equals(Buffer.concat([first, second]))).toBe(true);
+    hold.release();
+  });
+
+  it('a gzip page about as large as its estimate decodes in one pass into one buffer; a larger one in chunks, the same bytes', async () => {
+    const small = pageOfSize(700 * 1024);
+    const large = pageOfSize(3 * MiB);
+    const tiny = Buffer.from('{"items":[]}');
+    const server = await serve((index) => bytesAnswer(gzipSync([small, large, tiny][index]!), { 'content-encoding': 'gzip' }));
+    const { client } = connect(server.baseUrl, { maxBufferedBytes: 64 * MiB });
+    const taught = await client.budget.hold('/events');
+    taught.resize(800 * 1024);
+    taught.release();
+    for (const [page, oneBuffer] of [[small, true], [large, false]] as const) {
+      const hold = await client.budget.hold('/events');
+      expect(hold.bytes).toBe(800 * 1024);
+      const response = await client.getPage('/events', LIMIT, undefined, hold);
+      expect(response.bytes.equals(page)).toBe(true);
+      // One pass: zlib's one output chunk, one byte more than the body, is the body itself.
+      expect(response.bytes.buffer.byteLength).toBe(oneBuffer ? page.length + 1 : page.length);
+      expect(hold.bytes, 'the page or the estimate, its compressed bytes given back').toBe(Math.max(page.length, 800 * 1024));
+      hold.release();
+    }
+    // Smaller than zlib's smallest chunk: one chunk of 64 bytes.
+    const response = await client.getPage('/events', LIMIT, undefined, await client.budget.hold('/events'));
+    expect(response.bytes.equals(tiny)).toBe(true);
+  });
+
+  it('a response that must wait for room no other response can give back is refused (E_MEMORY_BUDGET), retryable', async () => {
+    const server = await serve(() => bytesAnswer(pageOfSize(512 * 1024)));
+    const { client } = connect(server.baseUrl, { ...options, retry: { maxAttempts: 1 } });
+    const other = client.budget.open();
+    expect(other.take(700 * 1024)).toBeUndefined();
+    const asked = rejection(client.get('/events', LIMIT));
+    // The answer takes what room there is (324 KiB at most) and waits for the rest...
+    while (client.budget.held < 956 * 1024) await new Promise((turn) => setImmediate(turn));
+    // ...and the other response then waits too: nothing could give room back, so the younger gives its bytes back.
+    const waiting = other.take(300 * 1024);
+    const error = await asked;
+    expect(error).toMatchObject({ code: 'E_MEMORY_BUDGET', retryable: true, attempts: 1 });
+    expect(error.message).toContain('The responses in flight need more than source.maxBufferedBytes (1 MiB) at once');
+    await waiting;
+    expect(client.budget.held).toBe(1000 * 1024);
+    other.release();
+    expect(client.budget.held).toBe(0);
+  });
+
+  it('a response waiting for room that a held page never gives back waits until its deadline: E_MEMORY_BUDGET', async () => {
+    const server = await serve(() => bytesAnswer(pageOfSize(512 * 1024)));
+    const timeouts = { transport: { requestTimeoutMs: 300 }, retry: { maxAttempts: 1 } };
+    const { client } = connect(server.baseUrl, { ...options, ...timeouts });
+    const written = client.budget.open();
+    expect(written.take(900 * 1024)).toBeUndefined();
+    written.resize(900 * 1024);
+    const error = await rejection(client.get('/events', LIMIT));
+    expect(error).toMatchObject({ code: 'E_MEMORY_BUDGET', retryable: true });
+    expect(error.message).toMatch(/^Waited for room in the memory budget \(source\.maxBufferedBytes\) until/);
+    expect(error.message).toContain('0.3 s (source.timeouts.requestMs)');
+    written.release();
+    expect(client.budget.held).toBe(0);
+  });
+});

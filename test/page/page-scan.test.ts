@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PageItems } from '../../src/page/page-items.js';
 import { scanPage } from '../../src/page/page-scan.js';
+import { findJsonProblem } from '../../src/util/json-limits.js';
 
 const bytes = (s: string) => Buffer.from(s, 'utf8');
 const slices = (body: Buffer, bounds: readonly number[]) =>
@@ -99,12 +100,12 @@ describe('scanPage', () => {
 
   it('tells when a number has a run of more than 15 digits (which JSON.parse may round), not when a string does', () => {
     const flag = (text: string) => scanPage(bytes(text))?.longNumbers;
-    expect(flag('{"items":[{"a":123456789012345,"b":-0.123456789012345,"c":1e123456789012345}]}')).toBe(false);
+    expect(flag('{"items":[{"a":123456789012345,"b":-0.123456789012345,"c":1e-123456789012345}]}')).toBe(false);
     expect(flag('{"items":[{"a":"12345678901234567890"}],"nextCursor":"99999999999999999"}')).toBe(false);
     expect(flag('{"items":[{"a":1234567890123456}]}')).toBe(true);
     expect(flag('{"items":[{"a":-9007199254740993}]}')).toBe(true);
     expect(flag('{"items":[{"a":0.1234567890123456}]}')).toBe(true);
-    expect(flag('{"items":[{"a":1E+1234567890123456}]}')).toBe(true);
+    expect(flag('{"items":[{"a":1E-1234567890123456}]}')).toBe(true);
     expect(flag('{"items":[],"other":[12345678901234567]}')).toBe(true);
   });
 
@@ -134,10 +135,37 @@ describe('scanPage', () => {
     expect(scanPage(body)).toBeUndefined();
   });
 
-  it('leaves nesting deeper than 256 levels to JSON.parse', () => {
+  it('leaves an answer nested deeper than 256 levels (its own two included) to the parse, which the client refuses before it', () => {
     const deep = (n: number) => bytes(`{"items":[${'['.repeat(n)}${']'.repeat(n)}]}`);
-    expect(scanPage(deep(255))).toBeDefined();
-    expect(scanPage(deep(300))).toBeUndefined();
+    expect(scanPage(deep(254))).toBeDefined();
+    expect(scanPage(deep(255))).toBeUndefined();
+    expect(scanPage(bytes(`{"items":[],"other":${'['.repeat(255)}${']'.repeat(255)}}`))).toBeDefined();
+    expect(scanPage(bytes(`{"items":[],"other":${'['.repeat(256)}${']'.repeat(256)}}`))).toBeUndefined();
+  });
+
+  it.each(['1e400', '-1.8e308', `1${'0'.repeat(309)}`])('leaves %s, past the range of a double, to the parse, which the client refuses before it', (number) => {
+    expect(scanPage(bytes(`{"items":[{"a":${number}}]}`))).toBeUndefined();
+    expect(scanPage(bytes(`{"items":[],"nextCursor":"c","other":[${number}]}`))).toBeUndefined();
+    expect(scanPage(bytes('{"items":[{"a":1e-400,"b":1.7976931348623157e308}]}'))).toBeDefined();
+  });
+
+  it('answers only for bytes that the client\'s check passes (findJsonProblem), whatever the nesting and numbers', () => {
+    const value = fc.letrec<{ value: string }>((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        fc.constantFrom('1', '1e400', '-2e308', '1e-400', '"[["', '0'),
+        fc.array(tie('value'), { maxLength: 3 }).map((xs) => `[${xs.join(',')}]`),
+        fc.array(tie('value'), { maxLength: 3 }).map((xs) => `{${xs.map((x, i) => `"k${i}":${x}`).join(',')}}`),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(fc.array(value, { maxLength: 4 }), fc.integer({ min: 1, max: 260 }), (items, extra) => {
+        const body = bytes(`{"items":[${items.join(',')}],"deep":${'['.repeat(extra)}${']'.repeat(extra)}}`);
+        if (scanPage(body) !== undefined) expect(findJsonProblem(body)).toBeUndefined();
+        else if (findJsonProblem(body) === undefined) expect(() => JSON.parse(body.toString())).not.toThrow();
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 

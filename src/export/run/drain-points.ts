@@ -57,8 +57,9 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   const signal = AbortSignal.any([ctx.signal, stop.signal]);
   // Each request in flight, each wait for a slot, the budget or a retry listens to it: not a leak.
   setMaxListeners(16 * LANES, signal);
-  // The listing takes no share of the byte budget: its pages are asked for while this partition's
-  // answers hold theirs, and a page of a path not seen yet waits for the whole budget (a deadlock).
+  // The listing holds no share of the byte budget before its requests (its pages' bytes are counted
+  // as they arrive): its pages are asked for while this partition's answers hold theirs, and a page
+  // of a path not seen yet waits for the whole budget (a deadlock).
   const source = explicit === undefined
     ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal }, listing)
     : SeriesSource.explicit(explicit, plan.m, plan.n, listing);

@@ -1,6 +1,6 @@
 import { AbortedError, BadResponseError, type RequestContext } from '../../http/errors.js';
 import type { ReadResponse } from '../../http/platform-client.js';
-import type { ByteBudget } from '../../page/index.js';
+import type { BudgetHold, ByteBudget } from '../../page/index.js';
 import type { PointBatch } from '../../sink/index.js';
 import { bucketReachMs } from '../../resources/index.js';
 import { confirmUnknown } from './confirm-unknown.js';
@@ -21,6 +21,7 @@ export interface PointsClient {
     body: Readonly<Record<string, unknown>>,
     read: (bytes: Buffer) => T | undefined,
     signal?: AbortSignal,
+    hold?: BudgetHold,
   ): Promise<ReadResponse<T>>;
 }
 
@@ -82,7 +83,7 @@ export async function requestPoints(
     // Read from its bytes, each point where it lies, within the request's attempts (the scan names
     // no problem, so `ctx` is enough for it); parsed when the scan leaves it to JSON.parse.
     const read = (bytes: Buffer) => readScannedAnswer(bytes, asked, aggregates, ctx);
-    const response = await client.postRead(POINTS_PATH, body, read, options.signal);
+    const response = await client.postRead(POINTS_PATH, body, read, options.signal, hold);
     hold?.resize(response.bytes.length);
     const answered: RequestContext = {
       ...ctx,

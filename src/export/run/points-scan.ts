@@ -91,6 +91,7 @@ class AnswerScan extends JsonGrammar {
     this.ws();
     if (b[this.pos] !== OPEN_OBJECT) return undefined;
     this.pos++;
+    this.depth = 1;
     this.ws();
     if (b[this.pos] === CLOSE_OBJECT) return undefined;
     let items: SeriesAnswer[] | undefined;
@@ -121,6 +122,8 @@ class AnswerScan extends JsonGrammar {
       this.pos++;
       return series;
     }
+    // The items array, and each item, are levels of the answer this scan reads itself.
+    this.depth += 2;
     for (;;) {
       const item = this.item();
       if (item === undefined) return undefined;
@@ -129,8 +132,10 @@ class AnswerScan extends JsonGrammar {
       series.push(item);
       const next = this.separator(CLOSE_ARRAY);
       if (next === BAD) return undefined;
-      if (next === CLOSED) return series;
+      if (next === CLOSED) break;
     }
+    this.depth -= 2;
+    return series;
   }
 
   /** The item at `pos`, read and checked; undefined when it is not the plain case or breaks a rule. */
@@ -201,6 +206,8 @@ class AnswerScan extends JsonGrammar {
     this.ws();
     let closed = b[this.pos] === CLOSE_ARRAY;
     if (closed) this.pos++;
+    // The points array: a point read by value() is the level below it.
+    this.depth++;
     while (!closed) {
       if (count++ === query.limit) return undefined;
       const start = this.pos;
@@ -229,6 +236,7 @@ class AnswerScan extends JsonGrammar {
       if (plain ? isString : !(raw ? this.rawTaken(isString) : this.aggregatesTaken())) return undefined;
       this.spans.keep(start, end, timestamp, plain ? point.starts[VALUE]! : -1);
     }
+    this.depth--;
     return this.spans.take();
   }
 

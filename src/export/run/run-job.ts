@@ -6,7 +6,6 @@ import type { PlatformClient } from '../../http/platform-client.js';
 import { AuthError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import { createShardSink, type ShardSink } from '../../sink/index.js';
-import { ByteBudget } from '../../page/index.js';
 import { type Clock, systemClock } from '../../util/clock.js';
 import { type Checkpoint, type Manifest, openOutput, type RunState, sentBounds, streamOf, type StreamPlan, syncField } from '../state/index.js';
 import { countStreams, type PartitionPlan, planStreams, type StreamCounts } from '../plan/index.js';
@@ -186,7 +185,8 @@ function drainAll(
   },
 ): Promise<PromiseSettledResult<PartitionOutcome>[]> {
   const { config, plans, progress, live, stopAll } = run;
-  const budget = new ByteBudget(config.source.maxBufferedBytes);
+  // The client's budget (source.maxBufferedBytes): every request of the process holds its bytes there.
+  const { budget } = context.client;
   run.onStart?.(progress.handle(context.client, budget, () => context.committer.files));
   const partition: PartitionContext = {
     ...context,

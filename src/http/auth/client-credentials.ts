@@ -2,6 +2,7 @@ import type { Secret } from '../../util/secret.js';
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../util/clock.js';
 import type { Redactor } from '../../util/redact.js';
+import { checkAnswerBytes, parseIfSound } from '../answer-bytes.js';
 import { AuthError, HttpStatusError, InvalidJsonError, type RequestContext, RETRYABLE_STATUSES } from '../errors.js';
 import { firstHeader, SMALL_ANSWER_LIMIT, type Transport } from '../transport.js';
 import type { Authenticator } from './authenticator.js';
@@ -88,8 +89,8 @@ export class ClientCredentialsAuth implements Authenticator {
     // A token answer is a few KB: at most 1 MiB, whatever source.maxResponseBytes says.
     const raw = await this.deps.transport.request('POST', path, headers, ctx, form.toString(), undefined, SMALL_ANSWER_LIMIT);
     const withId = { ...ctx, ...(raw.requestId === undefined ? {} : { requestId: raw.requestId }) };
-    const body = parseJson(raw.body);
     if (raw.status !== 200) {
+      const body = parseIfSound(raw.body);
       if (RETRYABLE_STATUSES.has(raw.status)) {
         const retryAfter = firstHeader(raw.headers, 'retry-after');
         const idp = `The identity provider at ${tokenUrl.origin}`;
@@ -100,7 +101,8 @@ export class ClientCredentialsAuth implements Authenticator {
         withId,
       );
     }
-    const token = this.parseToken(body, withId);
+    checkAnswerBytes(raw.body, withId);
+    const token = this.parseToken(parseJson(raw.body), withId);
     this.token = token;
     this.deps.logger.debug({ clientId, expiresInMs: token.expiresAtMs - this.deps.clock.now() }, 'access token acquired');
     return token;

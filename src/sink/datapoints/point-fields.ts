@@ -9,6 +9,7 @@ import {
   sameBytes,
   ZERO,
 } from '../parquet/json-bytes.js';
+import { mayPassDoubleRange, pastDoubleRange } from '../../util/json-limits.js';
 
 /** The start of a value that is not there. */
 export const ABSENT = -1;
@@ -258,23 +259,30 @@ export function numberAt(b: Buffer, start: number, end: number): number {
   return negative ? -value : value;
 }
 
-/** Where the JSON number at `i` of `b` ends, `-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`; -1 for none. */
+/**
+ * Where the JSON number at `i` of `b` ends, `-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`; -1 for
+ * none, and for one past the range of a double (the scan then leaves the answer to the client's check).
+ */
 function numberEnd(b: Buffer, i: number): number {
+  const start = i;
   if (b[i] === MINUS) i++;
+  const digits = i;
   if (b[i] === ZERO) i++;
   else if (isDigit(b[i]!)) while (isDigit(b[i]!)) i++;
   else return -1;
+  const integerDigits = i - digits;
   if (b[i] === DOT) {
     if (!isDigit(b[++i]!)) return -1;
     while (isDigit(b[i]!)) i++;
   }
-  if (b[i] === LOWER_E || b[i] === UPPER_E) {
+  const exponent = b[i] === LOWER_E || b[i] === UPPER_E;
+  if (exponent) {
     i++;
     if (b[i] === PLUS || b[i] === MINUS) i++;
     if (!isDigit(b[i]!)) return -1;
     while (isDigit(b[i]!)) i++;
   }
-  return i;
+  return mayPassDoubleRange(integerDigits, exponent) && pastDoubleRange(b, start, i) ? -1 : i;
 }
 
 function isDigit(c: number): boolean {
