@@ -308,6 +308,7 @@ export class PlatformClient {
     return this.limiter.run(
       async (permit) => {
         if (signal?.aborted === true) throw new AbortedError('Stopped before sending', ctx);
+        hold.sent();
         const raw = await this.transport
           .request(request.method, request.path, headers, ctx, request.body, signal, request.limit, hold)
           .catch((error: unknown) => {

@@ -15,6 +15,11 @@ export interface BudgetHold {
   give(bytes: number): void;
   /** The attempt failed: the response's bytes go back, the hold keeps what it held before it. */
   reset(): void;
+  /**
+   * Its request was sent (it holds a request slot): until its answer's bytes come, it waits on the
+   * server, not on the budget, so a wait for room may end through it (it settles, or fails).
+   */
+  sent(): void;
   /** Holds `bytes` instead: the response's real size, once it has arrived. Never waits. */
   resize(bytes: number): void;
   /** Gives the bytes back; a second call does nothing. */
@@ -43,7 +48,9 @@ const RESERVED = 0;
 const RECEIVING = 1;
 const WAITING = 2;
 const SETTLED = 3;
-type Stage = typeof RESERVED | typeof RECEIVING | typeof WAITING | typeof SETTLED;
+/** Sent, no byte of its answer yet. */
+const SENT = 4;
+type Stage = typeof RESERVED | typeof RECEIVING | typeof WAITING | typeof SETTLED | typeof SENT;
 
 interface Hold {
   /** Granted `seq`-th: younger holds have larger ones. */
@@ -89,19 +96,24 @@ interface Waiter {
  * When a response needs more room than is free it waits, ahead of every request not sent yet, for
  * what other holds give back: a page written, a response that settled smaller than its estimate. A
  * wait that can never end, because every hold that could give bytes back waits itself (none has
- * settled, none is receiving), is broken at once: the youngest waiting response is refused (`stuck`)
- * and its bytes go back, so that the others go on. A wait on pages whose release depends on the
- * waiter (which the budget cannot see) ends with the request's own deadline.
+ * settled, none is receiving, none is sent and waiting on the server), is broken at once: first the
+ * estimates of requests not sent yet go back (such a request may wait for a request slot that a
+ * waiting answer holds; its bytes are counted as they come), then, if that is not enough, the
+ * youngest waiting response is refused (`stuck`) and its bytes go back, so that the others go on.
+ * A wait on pages whose release depends on the waiter (which the budget cannot see) ends with the
+ * request's own deadline.
  */
 export class ByteBudget {
   private used = 0;
   private highest = 0;
   private holds = 0;
   private granted = 0;
-  /** Holds that could give bytes back without more room: settled, or receiving without waiting. */
+  /** Holds that could give bytes back without more room: settled, sent, or receiving without waiting. */
   private live = 0;
   private readonly queue: Waiter[] = [];
   private readonly growers: Grower[] = [];
+  /** Every hold not released yet. */
+  private readonly holding = new Set<Hold>();
   private readonly estimates = new Map<string, number>();
 
   constructor(readonly limit: number) {
@@ -167,12 +179,16 @@ export class ByteBudget {
   private grant(key: string | undefined, reserved: number): BudgetHold {
     const hold: Hold = { seq: this.granted++, key, reserved, filled: 0, held: 0, stage: RESERVED, released: false };
     this.holds++;
+    this.holding.add(hold);
     this.setHeld(hold, reserved);
     return {
       get bytes() {
         return hold.held;
       },
       take: (bytes, signal) => this.take(hold, bytes, signal),
+      sent: () => {
+        if (!hold.released && hold.stage === RESERVED) this.stage(hold, SENT);
+      },
       give: (bytes) => {
         if (hold.released) return;
         hold.filled = Math.max(0, hold.filled - bytes);
@@ -203,6 +219,7 @@ export class ByteBudget {
         this.setHeld(hold, 0);
         hold.released = true;
         this.holds--;
+        this.holding.delete(hold);
         this.wake();
       },
     };
@@ -210,7 +227,7 @@ export class ByteBudget {
 
   private take(hold: Hold, bytes: number, signal: AbortSignal | undefined): Promise<void> | undefined {
     if (hold.released) return undefined;
-    if (hold.stage === RESERVED || hold.stage === SETTLED) this.stage(hold, RECEIVING);
+    if (hold.stage === RESERVED || hold.stage === SETTLED || hold.stage === SENT) this.stage(hold, RECEIVING);
     hold.filled += bytes;
     if (hold.filled <= hold.held) return undefined;
     if (hold.filled > this.limit) {
@@ -257,10 +274,22 @@ export class ByteBudget {
   }
 
   private stage(hold: Hold, stage: Stage): void {
-    const wasLive = hold.stage === RECEIVING || hold.stage === SETTLED;
-    const isLive = !hold.released && (stage === RECEIVING || stage === SETTLED);
+    const wasLive = hold.stage === RECEIVING || hold.stage === SETTLED || hold.stage === SENT;
+    const isLive = !hold.released && (stage === RECEIVING || stage === SETTLED || stage === SENT);
     this.live += (isLive ? 1 : 0) - (wasLive && !hold.released ? 1 : 0);
     hold.stage = stage;
+  }
+
+  /** Gives back the estimates held by requests not sent (nor receiving): whether one held any. */
+  private revokeUnsent(): boolean {
+    let revoked = false;
+    for (const hold of this.holding) {
+      if (hold.stage !== RESERVED || hold.filled > 0 || hold.reserved === 0) continue;
+      hold.reserved = 0;
+      this.setHeld(hold, 0);
+      revoked = true;
+    }
+    return revoked;
   }
 
   private setHeld(hold: Hold, bytes: number): void {
@@ -294,7 +323,10 @@ export class ByteBudget {
         resolve();
       }
       if (this.growers.length === 0 || this.live > 0) break;
-      // Every hold that could give bytes back waits for more: the youngest is refused, its bytes go back.
+      // Every hold that could give bytes back waits for more. First the estimates of requests not
+      // sent yet go back (their bytes are counted as they come): such a request may wait for the
+      // request slot a waiting answer holds. Then the youngest waiting answer is refused.
+      if (this.revokeUnsent()) continue;
       const { hold } = this.growers.reduce((a, b) => (b.hold.seq > a.hold.seq ? b : a));
       this.refuse(hold);
       hold.filled = 0;

@@ -1,6 +1,7 @@
 import { getEventListeners } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { deflateSync, gzipSync } from 'node:zlib';
+import pLimit from 'p-limit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sourceSchema } from '../../src/config/source-schema.js';
 import { StaticAuth } from '../../src/http/auth/static-auth.js';
@@ -304,6 +305,29 @@ describe("a response's bytes are taken from the client's budget (source.maxBuffe
     // Smaller than zlib's smallest chunk: one chunk of 64 bytes.
     const response = await client.getPage('/events', LIMIT, undefined, await client.budget.hold('/events'));
     expect(response.bytes.equals(tiny)).toBe(true);
+  });
+
+  it('a page whose estimate waits for the request slot an arriving answer holds gives its estimate back: both go, none refused', async () => {
+    // One request slot. A count (no estimate) holds it while its answer arrives; a page of a path not
+    // seen yet holds the whole budget as its estimate, and waits for the slot.
+    let answer: () => void = () => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const late = (res: ServerResponse) => void answered.then(() => bytesAnswer(pageOfSize(300 * 1024)).write!(res));
+    const server = await serve((index) => (index === 0 ? { write: late } : bytesAnswer(pageOfSize(200 * 1024))));
+    const { client } = connect(server.baseUrl, { ...options, retry: { maxAttempts: 1 }, limiter: pLimit(1) });
+    const count = client.get('/events/aggregate', LIMIT);
+    while (server.requests.length === 0) await new Promise((turn) => setImmediate(turn));
+    const estimate = await client.budget.hold('/events');
+    expect(estimate.bytes, 'a path not seen yet holds the whole budget').toBe(MiB);
+    const page = client.getPage('/events', LIMIT, undefined, estimate);
+    for (let turn = 0; turn < 5; turn++) await new Promise((next) => setImmediate(next));
+    answer();
+    await expect(count).resolves.toBeDefined();
+    const response = await page;
+    expect(response.bytes.length).toBe(200 * 1024);
+    estimate.release();
+    expect(client.budget.held).toBe(0);
+    expect(client.budget.peak).toBeLessThanOrEqual(MiB);
   });
 
   it('a response that must wait for room no other response can give back is refused (E_MEMORY_BUDGET), retryable', async () => {

@@ -181,16 +181,39 @@ describe('ByteBudget: the bytes of a response as they arrive', () => {
     expect(budget.peak).toBeLessThanOrEqual(1000);
   });
 
-  it('a hold that has not started (a request not sent) is no reason to wait: it gives nothing back by itself', async () => {
+  it('a hold that has not started (a request not sent) gives its estimate back to an answer that would wait for ever', async () => {
     const budget = new ByteBudget(1000);
     const early = await budget.hold('/p');
     early.resize(200);
     early.release();
+    // Its request may wait for the slot the answer below holds: nothing it holds would come back.
     const reserved = await budget.hold('/p');
     const a = budget.open();
     expect(a.take(800)).toBeUndefined();
-    expect(await outcome(a.take(100))).toBe('stuck');
-    expect(reserved.bytes).toBe(200);
+    expect(await outcome(a.take(100))).toBe('taken');
+    expect([reserved.bytes, a.bytes, budget.held]).toEqual([0, 900, 900]);
+    // Sent at last, its answer's bytes are counted as they come.
+    reserved.sent();
+    expect(reserved.take(100)).toBeUndefined();
+    expect(budget.held).toBe(1000);
+    expect(budget.peak).toBeLessThanOrEqual(1000);
+  });
+
+  it('a hold sent (its request has its slot) is a reason to wait: it settles or fails by itself', async () => {
+    const budget = new ByteBudget(1000);
+    const page = await budget.hold('/p');
+    page.resize(700);
+    page.release();
+    const sent = await budget.hold('/p');
+    sent.sent();
+    const a = budget.open();
+    expect(a.take(300)).toBeUndefined();
+    const waiting = a.take(100);
+    expect(await outcome(waiting), 'waits for the page in flight, not refused as stuck').toBeUndefined();
+    expect(sent.bytes).toBe(700);
+    sent.resize(400);
+    expect(await outcome(waiting)).toBe('taken');
+    expect(budget.peak).toBeLessThanOrEqual(1000);
   });
 
   it('a wait ends with its signal, the bytes it waited for not counted', async () => {
