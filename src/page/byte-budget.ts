@@ -264,13 +264,14 @@ export class ByteBudget {
   }
 
   /** Rejects the hold's wait for room, if it has one, with `error` (the request goes on without those bytes). */
-  private refuse(hold: Hold, error: Error = new RoomRefused('stuck', this.limit)): void {
+  private refuse(hold: Hold, error?: Error): void {
     const at = this.growers.findIndex((grower) => grower.hold === hold);
     if (at < 0) return;
     const [grower] = this.growers.splice(at, 1);
     hold.filled = Math.min(hold.filled, hold.held);
     this.stage(hold, RECEIVING);
-    grower!.reject(error);
+    // Made only when a grower is refused: an Error captures a stack, and every release comes here.
+    grower!.reject(error ?? new RoomRefused('stuck', this.limit));
   }
 
   private stage(hold: Hold, stage: Stage): void {
