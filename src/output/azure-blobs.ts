@@ -1,0 +1,171 @@
+import { stat, unlink } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { OutputError } from '../errors.js';
+import { crashPoint } from '../util/crash-point.js';
+import { type AzureStoreOptions, blockSizeFor, type Container, containerOf } from './azure-container.js';
+import { errorCode, isAlreadyThere, isBlobAbsent } from './azure-errors.js';
+import type { StoreObjects } from './object-store.js';
+
+/** The largest small text file (checkpoint, manifest, marker) read whole into memory: larger is refused unread. */
+export const MAX_TEXT_BYTES = 512 * 1024 * 1024;
+/** Deletes in flight at once (the Blob API deletes one blob a request). */
+const DELETES_AT_ONCE = 8;
+
+/** The blob operations of an Azure store; object-store.ts adds staging, the lock and the probe. */
+export type AzureBlobs = StoreObjects & {
+  /** The credential as messages name it (never its value), for --dry-run. */
+  credential: string;
+};
+
+/** Blobs of a container prefix on Azure Blob Storage, ADLS Gen2 or OneLake (through the Blob API all three accept). */
+export function createAzureBlobs(options: AzureStoreOptions): AzureBlobs {
+  const at = containerOf(options);
+  return {
+    location: at.location,
+    credential: at.credential,
+    where: at.url,
+    publishFile: (localPath, key) => publishFile(at, localPath, key),
+    putText: (key, text) => putText(at, key, text),
+    putTextIfAbsent: (key, text) => putTextIfAbsent(at, key, text),
+    getText: (key) => getText(at, key),
+    size: (key) => size(at, key),
+    keys: (prefix) => listKeys(at, prefix),
+    async list(prefix) {
+      const keys: string[] = [];
+      for await (const key of listKeys(at, prefix)) keys.push(key);
+      return keys.sort();
+    },
+    remove: (keys) => removeKeys(at, keys),
+    read: (key) => readBlob(at, key),
+    close: () => Promise.resolve(),
+  };
+}
+
+function contentType(key: string): string {
+  return key.endsWith('.json') ? 'application/json' : 'text/plain; charset=utf-8';
+}
+
+/**
+ * Uploads the finished local file to `key`, then deletes the local file. Up to `singleShot` bytes
+ * in one Put Blob; past that its blocks are staged and committed with one Put Block List. Either
+ * is atomic: readers see no blob, or the whole file (staged blocks stay invisible, and Azure
+ * discards uncommitted blocks after a week).
+ */
+async function publishFile(at: Container, localPath: string, key: string): Promise<void> {
+  const started = performance.now();
+  let bytes: number;
+  try {
+    bytes = (await stat(localPath)).size;
+  } catch (error) {
+    throw new OutputError(`Publishing ${localPath} to ${at.url(key)} failed: cannot read the local file (${errorCode(error)}).`, { cause: error });
+  }
+  const blob = at.client.getBlockBlobClient(at.root + key);
+  await at.request('upload', key, () =>
+    blob.uploadFile(localPath, {
+      blockSize: blockSizeFor(at, bytes),
+      concurrency: at.concurrency,
+      maxSingleShotSize: at.singleShot,
+      blobHTTPHeaders: { blobContentType: 'application/octet-stream' },
+      // Fires as blocks are sent: the blob is not committed yet (crash tests stop here).
+      onProgress: () => crashPoint('after-upload-part'),
+    }));
+  try {
+    await unlink(localPath);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw new OutputError(`Published ${at.url(key)} but could not delete ${localPath} (${errorCode(error)}).`, { cause: error });
+    }
+  }
+  at.log.debug({ key, bytes, blocks: bytes > at.singleShot, ms: Math.round(performance.now() - started) }, 'file published');
+}
+
+async function putText(at: Container, key: string, text: string): Promise<void> {
+  const body = Buffer.from(text, 'utf8');
+  const blob = at.client.getBlockBlobClient(at.root + key);
+  await at.request('Put Blob', key, () => blob.upload(body, body.length, { blobHTTPHeaders: { blobContentType: contentType(key) } }));
+}
+
+async function putTextIfAbsent(at: Container, key: string, text: string): Promise<boolean> {
+  const body = Buffer.from(text, 'utf8');
+  const blob = at.client.getBlockBlobClient(at.root + key);
+  return at.request('Put Blob', key, async () => {
+    try {
+      await blob.upload(body, body.length, { conditions: { ifNoneMatch: '*' }, blobHTTPHeaders: { blobContentType: contentType(key) } });
+      return true;
+    } catch (error) {
+      // 409 BlobAlreadyExists (or 412): it exists; a retried create that had succeeded lands here too.
+      if (isAlreadyThere(error)) return false;
+      throw error;
+    }
+  });
+}
+
+async function getText(at: Container, key: string): Promise<string | undefined> {
+  const blob = at.client.getBlobClient(at.root + key);
+  return at.request('Get Blob', key, async () => {
+    const answer = await ifPresent(blob.download());
+    if (answer === undefined) return undefined;
+    const tooLarge = (bytes: number) =>
+      new OutputError(`${at.url(key)} holds ${bytes} bytes, more than the ${MAX_TEXT_BYTES} a state file of bulk-extract may have: it is not one bulk-extract wrote, so it is not read.`);
+    if ((answer.contentLength ?? 0) > MAX_TEXT_BYTES) throw tooLarge(answer.contentLength ?? 0);
+    const chunks: Buffer[] = [];
+    let read = 0;
+    for await (const chunk of answer.readableStreamBody ?? Readable.from([])) {
+      read += (chunk as Buffer).length;
+      if (read > MAX_TEXT_BYTES) throw tooLarge(read);
+      chunks.push(chunk as Buffer);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  });
+}
+
+/** The answer of a request about one blob, or undefined when the blob is not there (the container is). */
+async function ifPresent<T>(answer: Promise<T>): Promise<T | undefined> {
+  try {
+    return await answer;
+  } catch (error) {
+    if (isBlobAbsent(error)) return undefined;
+    throw error;
+  }
+}
+
+async function size(at: Container, key: string): Promise<number | undefined> {
+  const blob = at.client.getBlobClient(at.root + key);
+  const properties = await at.request('Get Blob Properties', key, () => ifPresent(blob.getProperties()));
+  return properties === undefined ? undefined : properties.contentLength ?? 0;
+}
+
+async function readBlob(at: Container, key: string): Promise<NodeJS.ReadableStream> {
+  const blob = at.client.getBlobClient(at.root + key);
+  const answer = await at.request('Get Blob', key, () => ifPresent(blob.download()));
+  if (answer === undefined) throw new OutputError(`${at.url(key)} does not exist.`);
+  if (answer.readableStreamBody === undefined) throw new OutputError(`Get Blob of ${at.url(key)} returned no readable body.`);
+  return answer.readableStreamBody;
+}
+
+async function* listKeys(at: Container, prefix: string): AsyncGenerator<string> {
+  let token: string | undefined;
+  do {
+    const listing = at.client.listBlobsFlat({ prefix: at.root + prefix, includeMetadata: true });
+    const page = await at.request('List Blobs', prefix, async () => {
+      const from = token === undefined ? {} : { continuationToken: token };
+      const next = await listing.byPage({ maxPageSize: at.pageSize, ...from }).next();
+      return next.done === true ? undefined : next.value;
+    });
+    if (page === undefined) return;
+    for (const item of page.segment.blobItems) {
+      if (item.metadata?.hdi_isfolder === 'true') continue;
+      yield item.name.slice(at.root.length);
+    }
+    token = page.continuationToken === '' ? undefined : page.continuationToken;
+  } while (token !== undefined);
+}
+
+async function removeKeys(at: Container, keys: readonly string[]): Promise<void> {
+  for (let start = 0; start < keys.length; start += DELETES_AT_ONCE) {
+    await Promise.all(keys.slice(start, start + DELETES_AT_ONCE).map(async (key) => {
+      const blob = at.client.getBlobClient(at.root + key);
+      await at.request('Delete Blob', key, () => ifPresent(blob.delete()));
+    }));
+  }
+}
