@@ -41,6 +41,7 @@ export async function dryRun(
       `output      ${inspection.destination}`,
       `checkpoint  ${inspection.checkpointLocation}`,
     ];
+    if (inspection.outputCredential !== undefined) lines.splice(2, 0, `output auth ${inspection.outputCredential}`);
     const metrics = describeMetrics(config.metrics, config.file, await textfileFolder(config.metrics?.textfile));
     if (metrics !== undefined) lines.push(`metrics     ${metrics}`);
     const { lock } = inspection;

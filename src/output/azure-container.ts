@@ -8,7 +8,13 @@ import {
 import { DefaultAzureCredential } from '@azure/identity';
 import { BulkExtractError, ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { type AzureCredentialChoice, chooseCredential, connectionStringParts, credentialName } from './azure-credential.js';
+import {
+  type AzureCredentialChoice,
+  chooseCredential,
+  connectionStringParts,
+  credentialFix,
+  credentialName,
+} from './azure-credential.js';
 import { azureError, type AzureTarget } from './azure-errors.js';
 import { type AzureRetryOptions, withRetries } from './azure-retry.js';
 import { parseAzureUrl } from './azure-url.js';
@@ -90,7 +96,13 @@ export function containerOf(options: AzureStoreOptions): Container {
   const pipeline = { retryOptions: { maxTries: 1, tryTimeoutInMs: timeoutMs } };
   const service = serviceClient(choice, serviceUrl, account, pipeline);
   const credential = credentialName(choice);
-  const target: AzureTarget = { container: where.container, account, endpoint: originOf(service.url), credential };
+  const target: AzureTarget = {
+    container: where.container,
+    account,
+    endpoint: originOf(service.url),
+    credential,
+    credentialFix: credentialFix(choice),
+  };
   const log = options.logger.child({ output: where.location });
   const fail = (operation: string, key: string, error: unknown) => azureError(operation, url(key), target, error);
   const retry = options.retry ?? {};

@@ -21,6 +21,19 @@ export function credentialName(choice: AzureCredentialChoice): string {
   return `the ${choice.kind} in ${choice.variable}`;
 }
 
+/** What to check of a credential Azure refused, by its kind. */
+export function credentialFix(choice: AzureCredentialChoice): string {
+  switch (choice.kind) {
+    case 'connection string':
+    case 'account key':
+      return 'check that the key is one of the account\'s two current keys (a rotated key is refused), and that the account allows key access';
+    case 'SAS token':
+      return 'check that it has not expired (se=), that it was signed for this account and container, and that it grants racwdl (read, add, create, write, delete, list)';
+    case 'DefaultAzureCredential':
+      return 'check that the identity is signed in (az login, workload identity, managed identity) and holds the role Storage Blob Data Contributor on the container';
+  }
+}
+
 /** Reads the credential from `env` (pure: the environment is handed in). */
 export function chooseCredential(env: Readonly<Record<string, string | undefined>>): AzureCredentialChoice {
   const set = (name: string) => {

@@ -104,6 +104,8 @@ export interface AzureTarget {
   endpoint: string;
   /** The credential as messages name it (credentialName). */
   credential: string;
+  /** What to check of it when it is refused (credentialFix). */
+  credentialFix: string;
 }
 
 type Kind = 'auth' | 'access' | 'other';
@@ -121,7 +123,7 @@ function classify(code: string, status: number | undefined): { kind: Kind; hint:
   if (AUTH_CODES.has(code) || status === 401 || status === 403) {
     return {
       kind: 'auth',
-      hint: (at) => `Tried ${at.credential}: check that it is valid and not expired, and that it holds the role Storage Blob Data Contributor on the container (or, for a SAS, the permissions racwdl).`,
+      hint: (at) => `Tried ${at.credential}: ${at.credentialFix}.`,
     };
   }
   if (code === 'ServerBusy' || code === 'OperationTimedOut' || status === 503) {

@@ -345,7 +345,7 @@ describe('errors', () => {
     expect(error).toMatchObject({ code: 'E_OUTPUT_AUTH', failure: { httpStatus: 403 } });
     expect(exitCodeOf(error as { code: string })).toBe(3);
     expect((error as Error).message).toContain('Tried the account key in AZURE_STORAGE_KEY');
-    expect((error as Error).message).toContain('Storage Blob Data Contributor');
+    expect((error as Error).message).toContain("check that the key is one of the account's two current keys");
     capture.logger.error({ err: error }, 'failed');
     for (const text of [inspect(error, { depth: null, showHidden: true }), JSON.stringify(error), capture.lines().join('\n')]) {
       expect(text).not.toContain(wrong);

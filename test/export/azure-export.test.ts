@@ -1,0 +1,309 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ContainerSASPermissions, generateBlobSASQueryParameters, StorageSharedKeyCredential } from '@azure/storage-blob';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log.js';
+import { createAzureStore } from '../../src/output/azure-store.js';
+import type { OutputStore } from '../../src/output/store.js';
+import { AZURITE_ACCOUNT, AZURITE_KEY, type Azurite, startAzurite } from '../support/azurite.js';
+import {
+  describeExit,
+  type Exit,
+  expectedIds,
+  expectExactOutput,
+  jobYaml,
+  listFiles,
+  newSimulator,
+  runCliWith,
+  type StreamSpec,
+  tempDir,
+} from '../support/resume-harness.js';
+import { downloadAll } from '../support/s3-download.js';
+
+/**
+ * output.dir: an Azure URL (abfss://, az://) against Microsoft's Azurite on loopback, with real CLI
+ * processes: the container ends up holding exactly what a local output folder would; kills between
+ * an upload and the checkpoint are resumed without a lost or repeated row; verify, status, repair,
+ * --fresh, a split job of 3 workers and snapshots with keep work as on s3:// (s3-export.test.ts);
+ * a wrong key, a missing container and an expired SAS token each stop with one line and the exit
+ * code docs/errors.md gives, and lose nothing committed.
+ *
+ * Events: 40,000 in 2 partitions of 20 pages (limit 1000), NDJSON, shards of 20,000 rows.
+ */
+const KEY = 'azure-export-key-001';
+const EVENTS = 40_000;
+
+let azurite: Azurite;
+
+beforeAll(async () => {
+  azurite = await startAzurite();
+  await azurite.container('lake');
+});
+afterAll(async () => {
+  await azurite.close();
+});
+
+interface SetupOptions {
+  stream?: StreamSpec;
+  maxRows?: number;
+  formats?: ('parquet' | 'ndjson')[];
+  /** 'abfss' (default) or 'az' (the account from output.azure.account). */
+  form?: 'abfss' | 'az';
+}
+
+async function setup(seed: number, path: string, options: SetupOptions = {}) {
+  const { stream = { resource: 'events', partitions: 2, limit: 1000 }, maxRows = 20_000, formats = ['ndjson'] } = options;
+  const sim = await newSimulator({ events: EVENTS, assets: 10, seed, apiKeys: [KEY], recordRequests: true });
+  const dir = tempDir('azure-export');
+  const url = options.form === 'az' ? `az://lake/${path}` : `abfss://lake@${AZURITE_ACCOUNT}.dfs.core.windows.net/${path}`;
+  const file = join(dir, 'job.yaml');
+  const job = jobYaml({ baseUrl: sim.baseUrl, outDir: url, streams: [stream], formats, maxRows });
+  const account = options.form === 'az' ? `    account: ${AZURITE_ACCOUNT}\n` : '';
+  const azure = `  azure:\n${account}    endpoint: ${azurite.endpoint}\n    staging: ${join(dir, 'staging')}\n`;
+  writeFileSync(file, job.replace(/^output:\n/m, `output:\n${azure}`));
+  const cli = (args: string[], env: Record<string, string> = {}): Promise<Exit> =>
+    runCliWith([...args, '--config', file], { cwd: dir, env: { SIM_KEY: KEY, AZURE_STORAGE_KEY: AZURITE_KEY, ...env } });
+  const store = createAzureStore({
+    url,
+    account: AZURITE_ACCOUNT,
+    endpoint: azurite.endpoint,
+    env: azurite.env,
+    logger: silentLogger,
+  });
+  const expected = [
+    { name: 'events', resource: 'events' as const, partitions: 2, formats: ['ndjson' as const], ids: expectedIds(sim, 'events') },
+  ];
+  return { sim, dir, url, file, cli, store, expected, staging: join(dir, 'staging') };
+}
+
+/** Key -> content of every blob under `prefix`. */
+async function contents(store: OutputStore, prefix: string): Promise<Record<string, string | undefined>> {
+  const keys = await store.list(prefix);
+  return Object.fromEntries(await Promise.all(keys.map(async (key) => [key, await store.getText(key)] as const)));
+}
+
+/** A SAS token for the container `lake`, valid until `expiresOn`. */
+function sasToken(expiresOn: Date): string {
+  const key = new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_KEY);
+  const startsOn = new Date(Date.now() - 3_600_000);
+  return generateBlobSASQueryParameters(
+    { containerName: 'lake', permissions: ContainerSASPermissions.parse('racwdl'), startsOn, expiresOn },
+    key,
+  ).toString();
+}
+
+describe.concurrent('output.dir: abfss:// and az://', () => {
+  it('an export lands in the container exactly; verify, status and --dry-run read it there', async () => {
+    const { cli, store, expected, staging, url } = await setup(31, 'exports/full');
+    try {
+      const exit = await cli(['run']);
+      expect(exit.code, describeExit(exit)).toBe(0);
+      const keys = await store.list('');
+      expect(keys).toEqual(expect.arrayContaining(['_SUCCESS', '_checkpoint.json', '_manifest.json']));
+      expect(keys.filter((k) => k.endsWith('.ndjson'))).toHaveLength(2);
+      await expectExactOutput(await downloadAll(store, tempDir('azure-copy')), expected);
+      expect(listFiles(staging).filter((f) => f.endsWith('.ndjson'))).toEqual([]);
+      expect(exit.stderr).not.toContain(AZURITE_KEY);
+
+      const verify = await cli(['verify']);
+      expect(verify.code, describeExit(verify)).toBe(0);
+      expect(verify.stdout).toContain('ndjson: 2 files, 40,000 rows');
+      const status = await cli(['status']);
+      expect(status.code, describeExit(status)).toBe(0);
+      expect(status.stdout).toContain(`${url}: run complete`);
+      const before = await store.list('');
+      const dry = await cli(['run', '--dry-run']);
+      expect(dry.code, describeExit(dry)).toBe(0);
+      expect(dry.stdout).toContain(`output      ${url}\n`);
+      expect(dry.stdout).toContain('output auth the account key in AZURE_STORAGE_KEY\n');
+      expect(dry.stdout).toContain(`checkpoint  ${url}/_checkpoint.json\n`);
+      expect(await store.list('')).toEqual(before);
+      // A container named on the command line without the job file is refused: its settings are in the job.
+      const bare = await runCliWith(['status', '--out', url]);
+      expect(bare.code).toBe(2);
+      expect(bare.stderr).toContain("is a container, read with the job's output.azure settings");
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('killed in the middle of an upload: the blob is absent, the resume uploads it and the output is exact', async () => {
+    const { cli, store, expected } = await setup(32, 'exports/kill-upload');
+    try {
+      const killed = await cli(['run'], { BULK_EXTRACT_CRASH_AT: 'after-upload-part:2' });
+      expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
+      const before = await store.list('');
+      expect(before.filter((k) => k.endsWith('.ndjson')).length).toBeLessThan(2);
+      expect(before).not.toContain('_SUCCESS');
+      const resumed = await cli(['run']);
+      expect(resumed.code, describeExit(resumed)).toBe(0);
+      expect(resumed.stderr).toMatch(/resuming export/);
+      await expectExactOutput(await downloadAll(store, tempDir('azure-copy')), expected);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('killed after an upload but before the checkpoint counted it: the blob is replaced, not doubled', async () => {
+    const { cli, store, expected } = await setup(33, 'exports/kill-after-upload');
+    try {
+      const killed = await cli(['run'], { BULK_EXTRACT_CRASH_AT: 'after-shard-rename:2' });
+      expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
+      const resumed = await cli(['run']);
+      expect(resumed.code, describeExit(resumed)).toBe(0);
+      await expectExactOutput(await downloadAll(store, tempDir('azure-copy')), expected);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('repair on az://: a truncated and a corrupted blob are found, only their partition is read again', { timeout: 120_000 }, async () => {
+    const { sim, cli, store, expected } = await setup(34, 'exports/repair', { maxRows: 5000, form: 'az' });
+    try {
+      const first = await cli(['run']);
+      expect(first.code, describeExit(first)).toBe(0);
+      const truncated = 'events/part=1-of-2/000001.ndjson';
+      const corrupted = 'events/part=1-of-2/000002.ndjson';
+      const whole = (await store.getText(truncated)) ?? '';
+      await store.putText(truncated, whole.slice(0, Math.floor(whole.length / 2)));
+      const text = (await store.getText(corrupted)) ?? '';
+      const at = text.search(/[0-8](?=,)/);
+      await store.putText(corrupted, `${text.slice(0, at)}${Number(text[at]) + 1}${text.slice(at + 1)}`);
+      const untouched = await contents(store, 'events/part=2-of-2/');
+      expect((await cli(['verify'])).code, 'verify finds the damage').toBe(1);
+
+      const fromSim = sim.requests().length;
+      const repair = await cli(['repair']);
+      expect(repair.code, describeExit(repair)).toBe(0);
+      expect(repair.stderr).toContain('read 1 damaged partition(s) again: events/1');
+      const lists = sim.requests().slice(fromSim).filter((r) => r.route === 'GET /events');
+      expect([...new Set(lists.map((r) => new Map(r.params).get('partition')))]).toEqual(['1/2']);
+      expect(await contents(store, 'events/part=2-of-2/'), 'partition 2 as it was').toEqual(untouched);
+      expect((await cli(['verify'])).code).toBe(0);
+      await expectExactOutput(await downloadAll(store, tempDir('azure-repaired')), expected);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('--fresh on az:// starts over: the old shards are deleted, the new export is exact', async () => {
+    const { cli, store, expected } = await setup(35, 'exports/fresh', { form: 'az' });
+    try {
+      expect((await cli(['run'])).code).toBe(0);
+      const first = JSON.parse((await store.getText('_manifest.json')) ?? '{}') as { startedAt?: string };
+      const again = await cli(['run', '--fresh']);
+      expect(again.code, describeExit(again)).toBe(0);
+      const second = JSON.parse((await store.getText('_manifest.json')) ?? '{}') as { startedAt?: string };
+      expect(second.startedAt).not.toBe(first.startedAt);
+      await expectExactOutput(await downloadAll(store, tempDir('azure-fresh')), expected);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('3 workers (--shard i/3) on az://: one killed and resumed alone, the last finalizes, the union is exact', { timeout: 120_000 }, async () => {
+    const stream: StreamSpec = { resource: 'events', partitions: 6, limit: 1000 };
+    const { cli, store, sim } = await setup(36, 'exports/shard', { stream, maxRows: 2000, formats: ['parquet', 'ndjson'], form: 'az' });
+    try {
+      const exits = await Promise.all(
+        [0, 1, 2].map((i) => cli(['run', '--shard', `${i}/3`], i === 1 ? { BULK_EXTRACT_CRASH_AT: 'after-shard-rename:1' } : {})),
+      );
+      expect(exits[1]?.signal, describeExit(exits[1] as Exit)).toBe('SIGKILL');
+      for (const i of [0, 2]) expect(exits[i]?.code, describeExit(exits[i] as Exit)).toBe(0);
+      expect(await store.getText('_SUCCESS'), 'not finalized while worker 1 is incomplete').toBeUndefined();
+      const resumed = await cli(['run', '--shard', '1/3']);
+      expect(resumed.code, describeExit(resumed)).toBe(0);
+      expect(resumed.stderr).toContain('the split job is finalized');
+      const keys = await store.list('');
+      expect(keys).toContain('_SUCCESS');
+      expect(keys.filter((key) => key.startsWith('_workers/')), 'worker files and locks gone').toEqual([]);
+      expect((await cli(['verify'])).code).toBe(0);
+      const expected = [
+        { name: 'events', resource: 'events' as const, partitions: 6, formats: ['parquet' as const, 'ndjson' as const], ids: expectedIds(sim, 'events') },
+      ];
+      await expectExactOutput(await downloadAll(store, tempDir('azure-shard-copy')), expected);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('mode: snapshot on az://: each run seals a copy, _LATEST moves, keep 1 deletes the older one', async () => {
+    const stream: StreamSpec = { resource: 'events', partitions: 2, limit: 1000, mode: 'snapshot', keep: 1 };
+    const { cli, store } = await setup(37, 'exports/snap', { stream, form: 'az' });
+    try {
+      const runs: string[] = [];
+      for (const round of [1, 2]) {
+        const exit = await cli(['run']);
+        expect(exit.code, describeExit(exit)).toBe(0);
+        const keys = await store.list('events/');
+        const folders = [...new Set(keys.filter((k) => k.startsWith('events/run=')).map((k) => k.split('/')[1]))];
+        expect(folders, `round ${round}: one snapshot kept`).toHaveLength(1);
+        const [run = ''] = folders;
+        expect(runs).not.toContain(run);
+        runs.push(run);
+        expect((await store.getText('events/_LATEST'))?.trim()).toBe(run);
+      }
+      const status = await cli(['status']);
+      expect(status.stdout).toContain(`latest complete snapshot: ${runs[1]} (1 kept)`);
+      expect((await cli(['verify'])).code).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a wrong key, an expired SAS token, a missing container: one line each, exit 3, 3 and 2; nothing committed lost', async () => {
+    const { cli, store, file, dir, expected } = await setup(38, 'exports/refused');
+    try {
+      // Half an export committed: the first shard counted, the run killed.
+      const killed = await cli(['run'], { BULK_EXTRACT_CRASH_AT: 'after-checkpoint-write:2' });
+      expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
+      const committed = await contents(store, '');
+      delete committed['.lock'];
+      delete committed['.progress.json'];
+      const wrongKey = Buffer.from('a key of another account, 64 bytes long, as account keys are..!').toString('base64');
+      const refusals: [string, Record<string, string>, number, string][] = [
+        ['wrong key', { AZURE_STORAGE_KEY: wrongKey }, 3, 'Tried the account key in AZURE_STORAGE_KEY'],
+        [
+          'expired SAS',
+          { AZURE_STORAGE_KEY: '', AZURE_STORAGE_SAS_TOKEN: sasToken(new Date(Date.now() - 60_000)) },
+          3,
+          'Tried the SAS token in AZURE_STORAGE_SAS_TOKEN: check that it has not expired (se=)',
+        ],
+      ];
+      for (const [what, env, code, says] of refusals) {
+        const exit = await cli(['run'], env);
+        expect(exit.code, `${what}: ${describeExit(exit)}`).toBe(code);
+        // The refusal: one line of its own (the logs are JSON lines), naming the blob and the credential tried.
+        const said = exit.stderr.split('\n').filter((line) => line.startsWith('bulk-extract run: '));
+        expect(said, `${what}: ${exit.stderr}`).toHaveLength(1);
+        const lock = `abfss://lake@${AZURITE_ACCOUNT}.dfs.core.windows.net/exports/refused/.lock`;
+        expect(said[0]).toContain(`bulk-extract run: Azure Put Blob of ${lock} failed: AuthorizationFailure (HTTP 403)`);
+        expect(said[0]).toContain(says);
+        const shown = exit.stderr + exit.stdout;
+        for (const secret of Object.values(env).filter((v) => v.length > 8)) expect(shown).not.toContain(secret);
+        const sig = new URLSearchParams(env.AZURE_STORAGE_SAS_TOKEN ?? '').get('sig');
+        if (sig !== null) expect(shown).not.toContain(sig);
+      }
+      const yaml = readFileSync(file, 'utf8');
+      writeFileSync(file, yaml.replace('abfss://lake@', 'abfss://no-such-container@'));
+      const missing = await cli(['run']);
+      expect(missing.code, describeExit(missing)).toBe(2);
+      expect(missing.stderr).toContain('The container "no-such-container" does not exist');
+      expect(existsSync(join(dir, 'out'))).toBe(false);
+      writeFileSync(file, yaml);
+
+      const left = await contents(store, '');
+      delete left['.lock'];
+      delete left['.progress.json'];
+      for (const [key, text] of Object.entries(committed)) {
+        if (key.startsWith('_runs/')) continue;
+        expect(left[key], key).toBe(text);
+      }
+      const resumed = await cli(['run']);
+      expect(resumed.code, describeExit(resumed)).toBe(0);
+      await expectExactOutput(await downloadAll(store, tempDir('azure-after-refusals')), expected);
+    } finally {
+      await store.close();
+    }
+  });
+});
