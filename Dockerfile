@@ -10,7 +10,8 @@ FROM node:24-trixie AS build
 WORKDIR /src
 # Dependencies before the sources, so this layer stays cached while only the sources change.
 # --ignore-scripts: `prepare` would run the build before the sources are here, and no package in
-# the lockfile has an install script of its own (test/deploy checks that).
+# the lockfile has an install script it needs (test/deploy checks that: the one there, protobufjs's
+# under azurite, only prints a warning).
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .

@@ -99,7 +99,11 @@ describe('Dockerfile', () => {
     const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { dev?: boolean; hasInstallScript?: boolean }> };
     const scripted = Object.entries(lock.packages).filter(([, entry]) => entry.hasInstallScript === true);
     expect(scripted.filter(([, entry]) => entry.dev !== true).map(([path]) => path), 'production packages with install scripts').toEqual([]);
-    expect(scripted.map(([path]) => path), 'packages with install scripts (the build stage skips them: see Dockerfile)').toEqual([]);
+    // Development packages whose script, skipped, changes nothing the tests use; any other fails here.
+    // protobufjs (under azurite, through its telemetry's gRPC exporter): a postinstall that only prints a
+    // warning when the project itself depends on protobufjs with another version range (scripts/postinstall.js).
+    const skippedHarmlessly = ['node_modules/protobufjs'];
+    expect(scripted.map(([path]) => path), 'packages with install scripts (the build stage skips them: see Dockerfile)').toEqual(skippedHarmlessly);
   });
 
   it('puts bin, dist, package.json and node_modules under the entrypoint\'s folder, and the demo config in the working directory', () => {
