@@ -8,6 +8,7 @@ import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import { ConfigError, OutputError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { createAzureBlobs } from '../../src/output/azure-blobs.js';
+import { azureError, isTransient } from '../../src/output/azure-errors.js';
 import { chooseCredential, credentialName } from '../../src/output/azure-credential.js';
 import { createAzureStore, parseAzureUrl, type AzureStoreOptions } from '../../src/output/azure-store.js';
 import type { OutputStore } from '../../src/output/store.js';
@@ -321,6 +322,32 @@ describe('throttling', () => {
       'Azure throttled the requests past their retries: what was committed stays valid; run again later to resume.',
     );
     expect((error as Error).message).not.toContain('\n');
+  });
+});
+
+describe('azureError: each failure as the class that decides its exit code', () => {
+  const at = { container: 'lake', account: 'acct1', endpoint: 'https://acct1.blob.core.windows.net', credential: 'the account key in AZURE_STORAGE_KEY', credentialFix: 'check it' };
+  it.each([
+    [{ code: 'ENOTFOUND', message: 'getaddrinfo ENOTFOUND acct1.blob.core.windows.net' }, 'E_OUTPUT_ACCESS', 2, 'No storage account answers at https://acct1.blob.core.windows.net (account "acct1")'],
+    [{ statusCode: 404, code: 'ContainerNotFound' }, 'E_OUTPUT_ACCESS', 2, 'The container "lake" does not exist'],
+    [{ statusCode: 403, code: 'AuthorizationPermissionMismatch' }, 'E_OUTPUT_AUTH', 3, 'Tried the account key in AZURE_STORAGE_KEY: check it.'],
+    [{ name: 'CredentialUnavailableError', message: 'DefaultAzureCredential failed to retrieve a token' }, 'E_OUTPUT_AUTH', 3, 'Tried the account key'],
+    [{ statusCode: 503, code: 'ServerBusy' }, 'E_OUTPUT', 1, 'Azure throttled the requests'],
+    [{ code: 'ECONNRESET' }, 'E_OUTPUT', 1, 'is unreachable'],
+  ])('%j', (error, code, exit, says) => {
+    const failure = azureError('Put Blob', 'az://lake/x', at, Object.assign(new Error(), error));
+    expect(failure.code).toBe(code);
+    expect(exitCodeOf(failure)).toBe(exit);
+    expect(failure.message).toContain(says);
+  });
+
+  it('a transient failure is retried, a final one is not', () => {
+    expect(isTransient({ statusCode: 503 })).toBe(true);
+    expect(isTransient({ statusCode: 500, code: 'OperationTimedOut' })).toBe(true);
+    expect(isTransient({ code: 'ECONNRESET' })).toBe(true);
+    expect(isTransient({ statusCode: 403 })).toBe(false);
+    expect(isTransient({ statusCode: 404, code: 'ContainerNotFound' })).toBe(false);
+    expect(isTransient({ code: 'ENOTFOUND' })).toBe(false);
   });
 });
 
