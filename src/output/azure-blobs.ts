@@ -4,7 +4,7 @@ import { OutputError } from '../errors.js';
 import { crashPoint } from '../util/crash-point.js';
 import { type AzureStoreOptions, blockSizeFor, type Container, containerOf } from './azure-container.js';
 import { errorCode, isAlreadyThere, isBlobAbsent } from './azure-errors.js';
-import type { StoreObjects } from './object-store.js';
+import { sortedKeys, type StoreObjects } from './object-store.js';
 
 /** The largest small text file (checkpoint, manifest, marker) read whole into memory: larger is refused unread. */
 export const MAX_TEXT_BYTES = 512 * 1024 * 1024;
@@ -30,11 +30,7 @@ export function createAzureBlobs(options: AzureStoreOptions): AzureBlobs {
     getText: (key) => getText(at, key),
     size: (key) => size(at, key),
     keys: (prefix) => listKeys(at, prefix),
-    async list(prefix) {
-      const keys: string[] = [];
-      for await (const key of listKeys(at, prefix)) keys.push(key);
-      return keys.sort();
-    },
+    list: (prefix) => sortedKeys(listKeys(at, prefix)),
     remove: (keys) => removeKeys(at, keys),
     read: (key) => readBlob(at, key),
     close: () => Promise.resolve(),

@@ -26,6 +26,13 @@ export type StoreObjects = Pick<
   putTextIfAbsent(key: string, text: string): Promise<boolean>;
 };
 
+/** The keys `keys` streams, collected and sorted: `list` of a store that lists a page at a time. */
+export async function sortedKeys(keys: AsyncIterable<string>): Promise<string[]> {
+  const found: string[] = [];
+  for await (const key of keys) found.push(key);
+  return found.sort();
+}
+
 export interface ObjectStoreOptions {
   /** `output.dir`, which names the staging folder. */
   url: string;

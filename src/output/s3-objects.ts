@@ -10,7 +10,7 @@ import { OutputError } from '../errors.js';
 import { type Bucket, bucketOf, MAX_BATCH, request, type S3StoreOptions } from './s3-bucket.js';
 import { isAbsent, isPreconditionFailed, S3OutputError, safeCause } from './s3-errors.js';
 import { publishFile } from './s3-upload.js';
-import type { StoreObjects } from './object-store.js';
+import { sortedKeys, type StoreObjects } from './object-store.js';
 
 /** The object operations of an S3 store; object-store.ts adds staging, the lock and the probe. */
 export type S3Objects = StoreObjects;
@@ -27,11 +27,7 @@ export function createS3Objects(options: S3StoreOptions): S3Objects {
     getText: (key) => getText(at, key),
     size: (key) => size(at, key),
     keys: (prefix) => listKeys(at, prefix),
-    async list(prefix) {
-      const keys: string[] = [];
-      for await (const key of listKeys(at, prefix)) keys.push(key);
-      return keys.sort();
-    },
+    list: (prefix) => sortedKeys(listKeys(at, prefix)),
     remove: (keys) => removeKeys(at, keys),
     read: (key) => readObject(at, key),
     close() {
