@@ -132,6 +132,20 @@ const azureSchema = z.strictObject({
   endpoint: z.url({ protocol: /^https?$/ }).optional(),
   /** Block size in MiB for shards past 32 MiB (staged blocks). Default 8. */
   blockSizeMiB: z.number().int().min(1).max(4000).default(8),
+  /**
+   * How a request that may pass (503 ServerBusy, 500 OperationTimedOut, other 5xx, a broken
+   * connection) is sent again: full-jitter exponential backoff, as source.retry.
+   */
+  retry: z
+    .strictObject({
+      /** Attempts in all, the first included. */
+      maxAttempts: z.number().int().min(1).max(20).default(6),
+      /** Attempt k waits up to baseDelayMs * 2^(k-1) ms. */
+      baseDelayMs: z.number().int().min(0).max(60_000).default(500),
+      /** The longest wait, in ms. */
+      maxDelayMs: z.number().int().min(0).max(600_000).default(30_000),
+    })
+    .prefault({}),
   /** Local folder where shards are written before their upload; default under the OS temp folder. */
   staging: z.string().min(1).optional(),
 });

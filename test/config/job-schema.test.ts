@@ -258,7 +258,8 @@ describe('output: every wrong value is an error naming its key path', () => {
   it('an Azure dir keeps its checkpoint in the container; it gets the default Azure settings; a credential key is refused unrepeated', () => {
     for (const dir of ['az://lake/x', 'abfss://lake@acct1.dfs.core.windows.net/x', 'https://acct1.blob.core.windows.net/lake/x']) {
       expect(configError({ output: { dir }, checkpoint: 'cp.json' })).toContain('checkpoint: with an Azure output.dir');
-      expect(load({ output: { dir } }).output.azure).toEqual({ blockSizeMiB: 8 });
+      const retry = { maxAttempts: 6, baseDelayMs: 500, maxDelayMs: 30_000 };
+      expect(load({ output: { dir } }).output.azure).toEqual({ blockSizeMiB: 8, retry });
     }
     expect(load({ output: { dir: './out' } }).output.azure).toBeUndefined();
     const refused = configError({ output: { dir: 'az://lake/x', azure: { sasToken: 'sv=2024&sig=c2VjcmV0LXNpZw' } } });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { createAzureStore } from '../../src/output/azure-store.js';
 import type { OutputStore } from '../../src/output/store.js';
-import { AZURITE_ACCOUNT, AZURITE_KEY, type Azurite, startAzurite } from '../support/azurite.js';
+import { AZURITE_ACCOUNT, AZURITE_KEY, type Azurite, startAzureProxy, startAzurite } from '../support/azurite.js';
 import {
   describeExit,
   type Exit,
@@ -49,6 +49,8 @@ interface SetupOptions {
   formats?: ('parquet' | 'ndjson')[];
   /** 'abfss' (default) or 'az' (the account from output.azure.account). */
   form?: 'abfss' | 'az';
+  /** The Blob endpoint the CLI reaches (default: Azurite's; a proxy in front of it). */
+  endpoint?: string;
 }
 
 async function setup(seed: number, path: string, options: SetupOptions = {}) {
@@ -59,7 +61,10 @@ async function setup(seed: number, path: string, options: SetupOptions = {}) {
   const file = join(dir, 'job.yaml');
   const job = jobYaml({ baseUrl: sim.baseUrl, outDir: url, streams: [stream], formats, maxRows });
   const account = options.form === 'az' ? `    account: ${AZURITE_ACCOUNT}\n` : '';
-  const azure = `  azure:\n${account}    endpoint: ${azurite.endpoint}\n    staging: ${join(dir, 'staging')}\n`;
+  // Retries wait a few ms, as the harness's source.retry does: no test waits out a real backoff.
+  const retry = '    retry:\n      baseDelayMs: 1\n      maxDelayMs: 5\n';
+  const endpoint = options.endpoint ?? azurite.endpoint;
+  const azure = `  azure:\n${account}    endpoint: ${endpoint}\n    staging: ${join(dir, 'staging')}\n${retry}`;
   writeFileSync(file, job.replace(/^output:\n/m, `output:\n${azure}`));
   const cli = (args: string[], env: Record<string, string> = {}): Promise<Exit> =>
     runCliWith([...args, '--config', file], { cwd: dir, env: { SIM_KEY: KEY, AZURE_STORAGE_KEY: AZURITE_KEY, ...env } });
@@ -248,6 +253,29 @@ describe.concurrent('output.dir: abfss:// and az://', () => {
       expect((await cli(['verify'])).code).toBe(0);
     } finally {
       await store.close();
+    }
+  });
+
+  it('throttled (503 ServerBusy, 500 OperationTimedOut) on every kind of write: retried with backoff, the export exact', async () => {
+    const proxy = await startAzureProxy(azurite);
+    const { cli, store, expected } = await setup(39, 'exports/busy', { endpoint: proxy.endpoint, maxRows: 5000 });
+    try {
+      const under = (r: { path: string }) => r.path.startsWith('/lake/exports/busy/');
+      // The lock, each shard, the manifest and the checkpoint: throttled twice each, somewhere in the run.
+      proxy.failNext((r) => under(r) && r.method === 'PUT' && r.path.endsWith('/.lock'), 503, 'ServerBusy', 2);
+      proxy.failNext((r) => under(r) && r.method === 'PUT' && r.path.endsWith('.ndjson'), 503, 'ServerBusy', 3);
+      proxy.failNext((r) => under(r) && r.method === 'PUT' && r.path.endsWith('/_manifest.json'), 500, 'OperationTimedOut', 2);
+      proxy.failNext((r) => under(r) && r.method === 'PUT' && r.path.endsWith('/_checkpoint.json'), 503, 'ServerBusy', 2);
+      // A listing names the container alone (the prefix is in its query): this proxy serves this test only.
+      proxy.failNext((r) => r.comp === 'list', 503, 'ServerBusy', 1);
+      const exit = await cli(['run']);
+      expect(exit.code, describeExit(exit)).toBe(0);
+      const faults = proxy.requests().filter((r) => r.status >= 500);
+      expect(faults.length, 'every injected fault was met').toBe(10);
+      await expectExactOutput(await downloadAll(store, tempDir('azure-busy')), expected);
+    } finally {
+      await store.close();
+      await proxy.close();
     }
   });
 

@@ -39,6 +39,7 @@ export async function openOutput(config: JobConfig, logger: Logger): Promise<Out
       account: azure.account,
       endpoint: azure.endpoint,
       blockSizeBytes: azure.blockSizeMiB * 1024 * 1024,
+      retry: azure.retry,
       staging: azure.staging,
       // The credential comes from the environment: the run's redactor hides it from then on.
       onSecret: (value) => config.redactor.add(value),
