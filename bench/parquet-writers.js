@@ -158,8 +158,8 @@ async function generatePages() {
       if (event.subtype !== undefined) e.subtypeCount++;
       if (event.description !== undefined) e.descriptionCount++;
       if (event.dataSetId !== undefined) e.dataSetIdCount++;
-      e.assetIdCount += event.assetIds.length;
-      for (const id of event.assetIds) e.sumAssetIds += BigInt(id);
+      e.assetIdCount += (event.assetIds ?? []).length;
+      for (const id of event.assetIds ?? []) e.sumAssetIds += BigInt(id);
       if (event.metadata !== undefined) {
         e.metadataCount++;
         for (const [k, v] of Object.entries(event.metadata)) {
