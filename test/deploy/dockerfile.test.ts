@@ -96,6 +96,16 @@ describe('Dockerfile', () => {
     expect(major(runtime)).toBeGreaterThanOrEqual(Number(/\d+/.exec(engines)?.[0]));
   });
 
+  it('names one Node major everywhere the project runs: the images, .nvmrc, the runtime package a clone installs, @types/node', () => {
+    const major = Number(/^(\d+)/.exec(build.from.getImageTag() ?? '')?.[1]);
+    const majorOf = (version: string | undefined) => Number(/(\d+)/.exec(version ?? '')?.[1]);
+    expect({
+      nvmrc: majorOf(read('.nvmrc').trim()),
+      runtimePackage: majorOf(lock.packages[`node_modules/${NODE_RUNTIME}`]?.version),
+      typesNode: majorOf(lock.packages['node_modules/@types/node']?.version),
+    }).toEqual({ nvmrc: major, runtimePackage: major, typesNode: major });
+  });
+
   it('installs only production dependencies in the runtime stage, and none needs an install script', () => {
     const installs = runs(runtime).filter((c) => c.startsWith('npm ci') || c.startsWith('npm install'));
     expect(installs).toHaveLength(1);
@@ -168,7 +178,7 @@ describe('.dockerignore', () => {
     const folders = ['src', 'test', 'bench', 'scripts', 'config', 'bin'];
     const files = folders.flatMap((folder) => readdirSync(join(ROOT, folder), { recursive: true, encoding: 'utf8' }).map((f) => `${folder}/${f}`));
     files.push('package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'vitest.config.ts', 'eslint.config.js',
-      'Dockerfile', '.dockerignore');
+      'Dockerfile', '.dockerignore', '.nvmrc');
     expect(files.length).toBeGreaterThan(100);
     expect(files.filter((path) => ignored.ignores(path))).toEqual([]);
   });
