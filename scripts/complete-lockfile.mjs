@@ -53,7 +53,9 @@ for (const [spec, allowed] of Object.entries(manifest.allowScripts ?? {})) {
   const key = `node_modules/${name}`;
   const entry = lock.packages[key];
   if (entry === undefined || (pinned !== undefined && entry.version !== pinned)) {
-    wrong.push(`allowScripts approves ${spec}, but package-lock.json has ${entry === undefined ? `no ${name}` : `${name}@${entry.version}`}: review its install script, then npm install-scripts approve ${name}`);
+    wrong.push(entry === undefined
+      ? `allowScripts approves ${spec}, but package-lock.json has no ${name}: remove the approval`
+      : `allowScripts approves ${spec}, but package-lock.json has ${name}@${entry.version}: review its install script, then approve "${name}@${entry.version}" in allowScripts instead`);
     continue;
   }
   const { version } = entry;
