@@ -8,8 +8,15 @@
 //     && (cd /tmp/wt-abc && npx tsc -p tsconfig.build.json)
 //   node bench/compare-builds.js --build before=/tmp/wt-abc --build after=. [--events 1000000] [--rounds 2]
 //
+// One build on two Nodes: name it twice and give one name another Node with --node NAME=PATH
+// (default: the Node that runs this script); --formats ndjson leaves out Parquet:
+//
+//   node bench/compare-builds.js --build node20=/tmp/wt-abc --build node24=/tmp/wt-abc \
+//     --node node20=/usr/bin/node --node node24=node_modules/.bin/node --formats ndjson --rounds 3
+//
 // With 2 or more cores the simulator and the exports get a core each (bench/lib/harness.js;
 // BENCH_NO_PIN=1 to share them).
+import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fmt, machine, placement, runExport, table, withSimulator } from './lib/harness.js';
@@ -17,14 +24,17 @@ import { fmt, machine, placement, runExport, table, withSimulator } from './lib/
 const { values } = parseArgs({
   options: {
     build: { type: 'string', multiple: true, default: [] },
+    node: { type: 'string', multiple: true, default: [] },
+    formats: { type: 'string', default: 'ndjson,parquet' },
     events: { type: 'string', default: '1000000' },
     rounds: { type: 'string', default: '2' },
     partitions: { type: 'string', default: '10' },
   },
 });
+const nodes = new Map(values.node.map((spec) => [spec.slice(0, spec.indexOf('=')), resolve(spec.slice(spec.indexOf('=') + 1))]));
 const builds = values.build.map((spec) => {
   const [name, dir] = spec.includes('=') ? spec.split('=') : [spec, spec];
-  return { name, cli: join(resolve(dir), 'bin', 'bulk-extract.js') };
+  return { name, cli: join(resolve(dir), 'bin', 'bulk-extract.js'), node: nodes.get(name) ?? process.execPath };
 });
 if (builds.length === 0) {
   console.error('Give at least one --build NAME=DIR.');
@@ -32,14 +42,15 @@ if (builds.length === 0) {
 }
 const events = Number(values.events);
 const partitions = Number(values.partitions);
-const formats = ['ndjson', 'parquet'];
+const formats = values.formats.split(',');
 
 const samples = new Map();
 await withSimulator({ events }, async (sim) => {
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const build of builds) {
       for (const format of formats) {
-        const result = await runExport(sim, { partitions, formats: [format] }, { expectRows: events, cli: build.cli });
+        const { cli, node } = build;
+        const result = await runExport(sim, { partitions, formats: [format] }, { expectRows: events, cli, node });
         const key = `${build.name}/${format}`;
         samples.set(key, [...(samples.get(key) ?? []), result]);
         console.error(`${key}: ${result.wallS} s, ${result.cpuS.toFixed(2)} CPU s, ${Math.round(result.peakRssMB)} MB`);
@@ -66,5 +77,6 @@ for (const format of formats) {
     ]);
   }
 }
-console.log(`${fmt.int(events)} events, n = ${partitions}, no added latency, ${values.rounds} rounds (medians), ${placement()}; ${machine()}\n`);
+const runsOn = builds.map((build) => `${build.name} on ${spawnSync(build.node, ['--version'], { encoding: 'utf8' }).stdout.trim()}`).join(', ');
+console.log(`${fmt.int(events)} events, n = ${partitions}, no added latency, ${values.rounds} rounds (medians), ${placement()}; ${machine()}; ${runsOn}\n`);
 console.log(table(['Format', 'Build', 'Wall s', 'CPU s per 1M rows', 'Peak RSS MB'], rows));

@@ -1,9 +1,15 @@
 #!/usr/bin/env node
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { nodeVersionProblem } from './node-version.js';
 
-// The AWS SDK is pinned to the last version for Node 20: its warning that later ones need Node 22 is noise here.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+// An older Node than engines allows says so in one line, before dist/ (which it may not parse) loads.
+const { engines } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+const problem = nodeVersionProblem(process.version, engines.node, process.execPath);
+if (problem !== undefined) {
+  console.error(problem);
+  process.exit(2);
+}
 
 // A clone runs dist/, which `npm ci` builds (the prepare script); without it, say so instead of a stack trace.
 const entry = new URL('../dist/cli/main.js', import.meta.url);

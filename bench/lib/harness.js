@@ -104,15 +104,16 @@ export async function fetchToken(sim) {
 }
 
 /**
- * Runs `node ARGS` under /usr/bin/time. Resolves with wall seconds, user and sys CPU seconds and
+ * Runs `node ARGS` under /usr/bin/time, `node` being the Node that runs this harness unless another
+ * is given (a path). Resolves with wall seconds, user and sys CPU seconds and
  * peak RSS in MB of that process (and its threads), its stdout, and the simulator's CPU seconds
  * spent meanwhile when `sim` is given. Rejects when the program fails.
  */
-export async function timed(nodeArgs, { env = {}, sim } = {}) {
+export async function timed(nodeArgs, { env = {}, sim, node = process.execPath } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-time-'));
   const report = join(dir, 'time.txt');
   const simCpuBefore = sim?.cpuSeconds();
-  const timeArgs = ['-o', report, '-f', '%e %U %S %M', process.execPath, ...nodeArgs];
+  const timeArgs = ['-o', report, '-f', '%e %U %S %M', node, ...nodeArgs];
   const child = spawn(...onCore(1, '/usr/bin/time', timeArgs), {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -165,12 +166,13 @@ export function writeJob(sim, { resource = 'events', partitions = 10, concurrenc
  * expected number of rows in every format. `nodeOptions` are flags for node itself; `cli` another
  * build's bin/bulk-extract.js.
  */
-export async function runExport(sim, jobOptions, { expectRows, nodeOptions = [], env = {}, cli = CLI } = {}) {
+export async function runExport(sim, jobOptions, { expectRows, nodeOptions = [], env = {}, cli = CLI, node } = {}) {
   const job = writeJob(sim, jobOptions);
   try {
     const result = await timed([...nodeOptions, cli, 'run', '--config', job.file, '--log-level', 'warn'], {
       env: { BENCH_SECRET: CLIENT_SECRET, ...env },
       sim,
+      node,
     });
     const manifest = JSON.parse(readFileSync(join(job.out, '_manifest.json'), 'utf8'));
     const rows = rowsByFormat(manifest);

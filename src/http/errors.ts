@@ -64,7 +64,11 @@ export abstract class RequestError extends BulkExtractError {
     const message = `${this.what} (${where(ctx)})`;
     Object.defineProperty(copy, 'attempts', { value: attempts, enumerable: true });
     Object.defineProperty(copy, 'message', { value: message, enumerable: false, writable: true, configurable: true });
-    if (this.stack !== undefined) copy.stack = this.stack.replace(this.message, message);
+    // A data property: on Node 24 (not on 20) an error's own `stack` is an accessor that answers
+    // only for the error it was made on, so a copy of it reads undefined on the copy.
+    if (this.stack !== undefined) {
+      Object.defineProperty(copy, 'stack', { value: this.stack.replace(this.message, message), writable: true, configurable: true });
+    }
     return copy;
   }
 }

@@ -32,6 +32,12 @@ const dockerignore = createRequire(import.meta.url)('@balena/dockerignore') as (
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 
+/** The package that installs the Node runtime in a clone (CONTRIBUTING.md, "Node"). */
+const NODE_RUNTIME = 'node';
+const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { version?: string; dev?: boolean; hasInstallScript?: boolean }> };
+const scripted = Object.entries(lock.packages).filter(([, entry]) => entry.hasInstallScript === true);
+const manifest = JSON.parse(read('package.json')) as { devDependencies: Record<string, string>; allowScripts?: Record<string, boolean> };
+
 const stages = parseStages(read('Dockerfile'));
 const build = stages[0] as Stage;
 const runtime = stages.at(-1) as Stage;
@@ -90,20 +96,46 @@ describe('Dockerfile', () => {
     expect(major(runtime)).toBeGreaterThanOrEqual(Number(/\d+/.exec(engines)?.[0]));
   });
 
+  it('names one Node major everywhere the project runs: the images, .nvmrc, the runtime package a clone installs, @types/node', () => {
+    const major = Number(/^(\d+)/.exec(build.from.getImageTag() ?? '')?.[1]);
+    const majorOf = (version: string | undefined) => Number(/(\d+)/.exec(version ?? '')?.[1]);
+    expect({
+      nvmrc: majorOf(read('.nvmrc').trim()),
+      runtimePackage: majorOf(lock.packages[`node_modules/${NODE_RUNTIME}`]?.version),
+      typesNode: majorOf(lock.packages['node_modules/@types/node']?.version),
+    }).toEqual({ nvmrc: major, runtimePackage: major, typesNode: major });
+  });
+
   it('installs only production dependencies in the runtime stage, and none needs an install script', () => {
     const installs = runs(runtime).filter((c) => c.startsWith('npm ci') || c.startsWith('npm install'));
     expect(installs).toHaveLength(1);
     expect(installs[0]).toMatch(/ --omit=dev\b/);
     expect(installs[0]).toMatch(/ --ignore-scripts\b/);
-    // Both stages install with --ignore-scripts; a package that needs its script would break there.
-    const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { dev?: boolean; hasInstallScript?: boolean }> };
-    const scripted = Object.entries(lock.packages).filter(([, entry]) => entry.hasInstallScript === true);
     expect(scripted.filter(([, entry]) => entry.dev !== true).map(([path]) => path), 'production packages with install scripts').toEqual([]);
-    // Development packages whose script, skipped, changes nothing the tests use; any other fails here.
-    // protobufjs (under azurite, through its telemetry's gRPC exporter): a postinstall that only prints a
-    // warning when the project itself depends on protobufjs with another version range (scripts/postinstall.js).
-    const skippedHarmlessly = ['node_modules/protobufjs'];
-    expect(scripted.map(([path]) => path), 'packages with install scripts (the build stage skips them: see Dockerfile)').toEqual(skippedHarmlessly);
+  });
+
+  it('installs with --ignore-scripts in the build stage, where the packages with an install script are the Node runtime, approved by version and removed, and protobufjs, denied', () => {
+    // Both stages install with --ignore-scripts; a package that needs its script would break there.
+    // The Node runtime package is the exception: its script downloads the Node a clone runs on,
+    // which the image does not need; it is removed so that the tests run on the image's own Node.
+    // protobufjs (under azurite, through its telemetry's gRPC exporter) has a postinstall that only
+    // warns when the project itself depends on protobufjs with another range: denied, never run.
+    const runtimePackage = `node_modules/${NODE_RUNTIME}`;
+    const denied = 'protobufjs';
+    expect(scripted.map(([path]) => path).sort(), 'packages with install scripts (the build stage skips them: see Dockerfile)')
+      .toEqual([runtimePackage, `node_modules/${denied}`].sort());
+    expect(lock.packages[`node_modules/${denied}`]?.dev, `${denied} is a development package only`).toBe(true);
+    const version = lock.packages[runtimePackage]?.version;
+    expect(manifest.devDependencies[NODE_RUNTIME]).toBe(version);
+    expect(manifest.allowScripts, 'allowScripts approves the runtime\'s install script for its version only, and denies protobufjs\'s')
+      .toEqual({ [`${NODE_RUNTIME}@${version}`]: true, [denied]: false });
+    const commands = runs(build);
+    const install = commands.findIndex((c) => c.startsWith('npm ci') || c.startsWith('npm install'));
+    expect(commands[install]).toMatch(/ --ignore-scripts\b/);
+    const removal = commands.findIndex((c) => c.startsWith('rm -rf ') &&
+      [runtimePackage, `node_modules/.bin/${NODE_RUNTIME}`].every((path) => c.split(' ').includes(path)));
+    expect(removal, `rm -rf ${runtimePackage} node_modules/.bin/${NODE_RUNTIME} after the build stage's npm ci`).toBeGreaterThan(install);
+    expect(removal, 'before npm test').toBeLessThan(commands.indexOf('npm test'));
   });
 
   it('puts bin, dist, package.json and node_modules under the entrypoint\'s folder, and the demo config in the working directory', () => {
@@ -152,7 +184,7 @@ describe('.dockerignore', () => {
     const folders = ['src', 'test', 'bench', 'scripts', 'config', 'bin'];
     const files = folders.flatMap((folder) => readdirSync(join(ROOT, folder), { recursive: true, encoding: 'utf8' }).map((f) => `${folder}/${f}`));
     files.push('package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'vitest.config.ts', 'eslint.config.js',
-      'Dockerfile', '.dockerignore');
+      'Dockerfile', '.dockerignore', '.nvmrc');
     expect(files.length).toBeGreaterThan(100);
     expect(files.filter((path) => ignored.ignores(path))).toEqual([]);
   });

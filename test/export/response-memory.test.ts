@@ -111,8 +111,11 @@ describe('ten partitions each sent a gzip body that inflates past every limit, a
     for (const error of report.errors) expect(['E_RESPONSE_TOO_LARGE', 'E_MEMORY_BUDGET']).toContain(error.code);
     expect(report.errors.map((e) => e.code)).toContain('E_RESPONSE_TOO_LARGE');
     expect(exit.stderr).toContain('source.maxBufferedBytes');
-    // The budget, plus 1 MiB of decoding per request in flight (docs/configuration.md, Limits), plus the heap's slack.
-    const allowed = (budget + 10 * MiB) / MiB + 32;
+    // The budget, plus 1 MiB of decoding per request in flight (docs/configuration.md, Limits), plus
+    // the bodies refused and not yet collected: V8 collects buffers' memory once it has grown by 64 MiB
+    // since the last collection, and which bodies decode how far before they are refused depends on
+    // the order their chunks come in (measured: 6 to 61 MB above the plain run, 618 MB before the budget).
+    const allowed = (budget + 10 * MiB + 64 * MiB) / MiB;
     expect(peakMB - baseline.peakMB, `peak ${peakMB.toFixed(0)} MB, baseline ${baseline.peakMB.toFixed(0)} MB`).toBeLessThan(allowed);
   });
 });

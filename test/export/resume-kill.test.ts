@@ -173,7 +173,10 @@ describe.concurrent('SIGKILL at a failpoint, then resume', () => {
       const job = await newJob();
       await crashAt(job, 'after-checkpoint-write', PERSISTS);
       const state = await inspectCrashState(job.out);
-      expect(state.inprogress).toEqual([]);
+      // No shard or state file was being written. The progress file is rewritten every few seconds
+      // and the kill may land inside one of its writes: the next run's first write replaces that
+      // temp file, and expectExactOutput below holds that none is left.
+      expect(state.inprogress.filter((path) => path !== '.progress.json.inprogress')).toEqual([]);
       expect(state.unlisted).toEqual([]);
       const parts = Object.values(state.checkpoint?.streams ?? {}).flatMap((s) => Object.values(s.parts));
       expect(parts.every((p) => p.done), 'every part done before the last write').toBe(true);

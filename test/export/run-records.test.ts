@@ -30,8 +30,6 @@ let server: S3TestServer;
 
 beforeAll(async () => {
   server = await startS3Server({ bucket: 'lake' });
-  // The SDK's warning that later versions need Node 22: noise in the test output.
-  vi.stubEnv('AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED', 'true');
 });
 afterAll(async () => {
   await server.close();

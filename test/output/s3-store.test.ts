@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { inspect } from 'node:util';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, OutputError } from '../../src/errors.js';
 import { createS3Store, parseS3Url, S3OutputError, type S3StoreOptions } from '../../src/output/s3-store.js';
 import { createS3Objects, type S3Objects } from '../../src/output/s3-objects.js';
@@ -32,11 +32,7 @@ afterEach(() => {
 });
 afterAll(async () => {
   await Promise.all(stores.splice(0).map((store) => store.close()));
-  vi.unstubAllEnvs();
 });
-
-// The SDK's warning that later versions need Node 22: noise in the test output.
-vi.stubEnv('AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED', 'true');
 
 function storeAt(url: string, options: Partial<S3StoreOptions> = {}): OutputStore {
   const store = createS3Store({ url, endpoint: server.endpoint, logger: silentLogger, ...S3RVER_ACCESS, ...options });

@@ -1,5 +1,5 @@
 import { text } from 'node:stream/consumers';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutputError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { createLocalStore } from '../../src/output/local-store.js';
@@ -16,9 +16,6 @@ import { S3RVER_ACCESS, type S3TestServer, startS3Server } from '../support/s3-s
  * a proxy that counts its requests), each listed two keys a page: `getText`, `size`, `read`, and the
  * keys under a prefix, streamed by `keys` and collected by `list`.
  */
-
-// The SDK's warning that later versions need Node 22: noise in the test output.
-vi.stubEnv('AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED', 'true');
 
 let server: S3TestServer;
 let azure: AzureProxy;

@@ -18,7 +18,7 @@ import {
 
 /**
  * A loopback S3 server for tests: s3rver 4.0.4 (files on disk, one bucket), with an observer of requests
- * and three shims for what it lacks or gets wrong on Node 20:
+ * and three shims for what it lacks or gets wrong:
  * - AbortMultipartUpload (s3rver answers 405): deletes the upload's folder, as S3 drops its parts.
  * - ListObjectsV2 continuation tokens: s3rver encrypts them with DES, which OpenSSL 3 refuses (500
  *   InternalError on every truncated page). The shim hands out its own tokens; s3rver still does the listing.

@@ -6,7 +6,7 @@ import type { S3Request } from './s3-server.js';
 
 /**
  * The shims the test S3 server (s3-server.ts) puts into s3rver 4.0.4's middleware, for what it
- * lacks or gets wrong on Node 20 (that file's comment says which), and the reading of a request
+ * lacks or gets wrong (that file's comment says which), and the reading of a request
  * as an S3 operation that they and the server's observer share.
  */
 

@@ -116,7 +116,8 @@ export class EncoderPool {
   private spawn(): Worker {
     const thread = new Worker(threadUrl());
     thread.on('message', (message: FromEncoder) => this.onMessage(thread, message));
-    thread.on('error', (error) => this.onExit(thread, error));
+    // A thread's uncaught exception is whatever it threw (typed any).
+    thread.on('error', (error: unknown) => this.onExit(thread, error instanceof Error ? error : new Error(String(error))));
     thread.on('exit', (code) => this.onExit(thread, new Error(`the Parquet encoder thread exited (code ${code})`)));
     return thread;
   }
