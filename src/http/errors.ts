@@ -32,8 +32,8 @@ export abstract class RequestError extends BulkExtractError {
   readonly attempts: number | undefined;
   /** Set for a request that did not go to the platform: the token URL's origin. */
   readonly origin: string | undefined;
-  /** What went wrong, without where: to say it again of another attempt (asAttempt). */
-  declare private readonly what: string;
+  /** What went wrong, without where: to say it again of another attempt (asAttempt), or after a stop. */
+  declare readonly what: string;
 
   /** `what` says what went wrong; the message appends where: method, path, request id, attempts. */
   constructor(what: string, ctx: RequestContext, options?: { cause?: unknown }) {

@@ -31,7 +31,10 @@ export async function withRetries<T>(
     } catch (error) {
       if (!(error instanceof RequestError)) throw error;
       const decision = decideRetry(error, n, runtime.retry, { random: runtime.random, nowMs: runtime.clock.now() });
-      if (!decision.retry || signal?.aborted === true) throw error;
+      if (!decision.retry) throw error;
+      // Stopping (SIGINT/SIGTERM, or the partition's lanes cancelled): a failure the policy would
+      // retry is not the partition's failure, only an attempt the stop cut short.
+      if (signal?.aborted === true) throw stoppedAfter(error);
       runtime.onRetry(error, decision.delayMs, decision.reason, n);
       await sleepUnlessAborted(runtime.clock, decision.delayMs, signal, error);
     }
@@ -43,14 +46,7 @@ async function sleepUnlessAborted(clock: Clock, ms: number, signal: AbortSignal 
   if (signal === undefined) return clock.sleep(ms);
   let onAbort = () => {};
   const aborted = new Promise<never>((_, reject) => {
-    onAbort = () =>
-      reject(
-        new AbortedError(`Stopped while waiting to retry after: ${last.message}`, {
-          method: last.method,
-          path: last.path,
-          ...(last.attempts === undefined ? {} : { attempts: last.attempts }),
-        }),
-      );
+    onAbort = () => reject(stoppedAfter(last));
     signal.addEventListener('abort', onAbort, { once: true });
   });
   try {
@@ -58,4 +54,14 @@ async function sleepUnlessAborted(clock: Clock, ms: number, signal: AbortSignal 
   } finally {
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** The end of the retries of a request whose last failure would have been retried had the run not been stopped. */
+function stoppedAfter(last: RequestError): AbortedError {
+  return new AbortedError(`Stopped while waiting to retry after: ${last.what}`, {
+    method: last.method,
+    path: last.path,
+    ...(last.requestId === undefined ? {} : { requestId: last.requestId }),
+    ...(last.attempts === undefined ? {} : { attempts: last.attempts }),
+  });
 }

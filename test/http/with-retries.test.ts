@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HttpStatusError, NetworkError, type RequestError } from '../../src/http/errors.js';
+import { AbortedError, HttpStatusError, NetworkError, type RequestError } from '../../src/http/errors.js';
 import { DEFAULT_RETRY } from '../../src/http/retry-policy.js';
 import { retryMessage } from '../../src/http/retry-warning.js';
 import { withRetries } from '../../src/http/with-retries.js';
@@ -41,6 +41,33 @@ describe('withRetries counts the attempts itself', () => {
         },
       ),
     );
+  });
+});
+
+describe('withRetries when the run is stopping', () => {
+  const runtime = { retry: DEFAULT_RETRY, clock: createFakeClock(), random: () => 0.5, onRetry: () => {} };
+  const throttled = () => new HttpStatusError(429, 'too many', undefined, { method: 'GET', path: '/events', attempts: 1 });
+
+  it('a failure it would retry, met once the stop came: an AbortedError (the run is interrupted), not the failure', async () => {
+    const stop = new AbortController();
+    let calls = 0;
+    const attempt = async () => {
+      calls++;
+      stop.abort();
+      return Promise.reject(throttled());
+    };
+    const error: unknown = await withRetries(attempt, runtime, stop.signal).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AbortedError);
+    expect(error).toMatchObject({ code: 'E_ABORTED', method: 'GET', path: '/events' });
+    expect((error as Error).message).toBe('Stopped while waiting to retry after: HTTP 429: too many (GET /events, after 1 attempt)');
+    expect(calls).toBe(1);
+  });
+
+  it('a failure it would not retry stays that failure, stop or no stop', async () => {
+    const stop = new AbortController();
+    stop.abort();
+    const refused = new HttpStatusError(400, 'bad filter', undefined, { method: 'GET', path: '/events', attempts: 1 });
+    await expect(withRetries(async () => Promise.reject(refused), runtime, stop.signal)).rejects.toBe(refused);
   });
 });
 
