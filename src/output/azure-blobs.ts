@@ -2,8 +2,9 @@ import { stat, unlink } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { OutputError } from '../errors.js';
 import { crashPoint } from '../util/crash-point.js';
+import { withIdleTimeout } from '../util/idle-timeout.js';
 import { type AzureStoreOptions, blockSizeFor, type Container, containerOf } from './azure-container.js';
-import { errorCode, isAlreadyThere, isBlobAbsent } from './azure-errors.js';
+import { errorCode, isAlreadyThere, isBlobAbsent, STALLED } from './azure-errors.js';
 import { sortedKeys, type StoreObjects } from './object-store.js';
 
 /** The largest small text file (checkpoint, manifest, marker) read whole into memory: larger is refused unread. */
@@ -106,7 +107,8 @@ async function getText(at: Container, key: string): Promise<string | undefined> 
     if ((answer.contentLength ?? 0) > MAX_TEXT_BYTES) throw tooLarge(answer.contentLength ?? 0);
     const chunks: Buffer[] = [];
     let read = 0;
-    for await (const chunk of answer.readableStreamBody ?? Readable.from([])) {
+    // A stall here is retried like a broken connection (at.request wraps its last failure).
+    for await (const chunk of guarded(at, answer.readableStreamBody, (stalled) => stalled)) {
       read += (chunk as Buffer).length;
       if (read > MAX_TEXT_BYTES) throw tooLarge(read);
       chunks.push(chunk as Buffer);
@@ -136,17 +138,39 @@ async function readBlob(at: Container, key: string): Promise<NodeJS.ReadableStre
   const answer = await at.request('Get Blob', key, () => ifPresent(blob.download()));
   if (answer === undefined) throw new OutputError(`${at.url(key)} does not exist.`);
   if (answer.readableStreamBody === undefined) throw new OutputError(`Get Blob of ${at.url(key)} returned no readable body.`);
-  return answer.readableStreamBody;
+  // Read by the caller, outside at.request: a stall fails with the message that says what to do.
+  return guarded(at, answer.readableStreamBody, (stalled) => at.fail('Get Blob', key, stalled));
+}
+
+/**
+ * A download's body, failed when no byte of it comes for the request timeout: the SDK's own
+ * timeout ends when the headers arrive, and a server that then stalls would hold the run forever.
+ */
+function guarded(at: Container, body: NodeJS.ReadableStream | undefined, failure: (stalled: Error) => Error): Readable {
+  if (body === undefined) return Readable.from([]);
+  return withIdleTimeout(body as Readable, at.timeoutMs, () => failure(stalledError(at)));
+}
+
+/** An answer that did not come whole within the request timeout: retried like a broken connection. */
+function stalledError(at: Container): Error {
+  return Object.assign(new Error(`the answer stopped: no byte of it came for ${at.timeoutMs / 1000} s`), { code: STALLED });
 }
 
 async function* listKeys(at: Container, prefix: string): AsyncGenerator<string> {
   let token: string | undefined;
   do {
-    const listing = at.client.listBlobsFlat({ prefix: at.root + prefix, includeMetadata: true });
     const page = await at.request('List Blobs', prefix, async () => {
+      // The SDK reads a list's answer whole before it returns: a timeout bounds that read too.
+      const timeout = AbortSignal.timeout(at.timeoutMs);
+      const listing = at.client.listBlobsFlat({ prefix: at.root + prefix, includeMetadata: true, abortSignal: timeout });
       const from = token === undefined ? {} : { continuationToken: token };
-      const next = await listing.byPage({ maxPageSize: at.pageSize, ...from }).next();
-      return next.done === true ? undefined : next.value;
+      try {
+        const next = await listing.byPage({ maxPageSize: at.pageSize, ...from }).next();
+        return next.done === true ? undefined : next.value;
+      } catch (error) {
+        if (timeout.aborted) throw stalledError(at);
+        throw error;
+      }
     });
     if (page === undefined) return;
     for (const item of page.segment.blobItems) {

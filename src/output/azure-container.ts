@@ -44,7 +44,10 @@ export interface AzureStoreOptions {
   singleShotBytes?: number | undefined;
   /** Blocks in flight per publish; each buffers one block in memory. Default 4. */
   concurrency?: number | undefined;
-  /** Time one HTTP request (one try) may take before it fails and is retried. Default 120,000 ms. */
+  /**
+   * Time one HTTP request (one try) may take before it fails and is retried; a download's body
+   * also fails when no byte of it comes for this long. Default 120,000 ms.
+   */
   requestTimeoutMs?: number | undefined;
   /** Blobs per list request (1 to 5000). Default 5000; tests lower it to exercise pagination. */
   listPageSize?: number | undefined;
@@ -69,6 +72,8 @@ export interface Container {
   singleShot: number;
   concurrency: number;
   pageSize: number;
+  /** requestTimeoutMs: the bound of one request, and of a pause in a body being read. */
+  timeoutMs: number;
   /** The URL of a key, for messages. */
   url: (key: string) => string;
   /** A failed request as one line that says what to do (AzureOutputError, AzureAccessError or AzureAuthError). */
@@ -91,7 +96,7 @@ export function containerOf(options: AzureStoreOptions): Container {
   }
   const root = where.prefix === '' ? '' : `${where.prefix}/`;
   const url = (key: string) => `${where.location}/${key}`;
-  const timeoutMs = integerOption('requestTimeoutMs', options.requestTimeoutMs ?? 120_000, 1000, 3_600_000);
+  const timeoutMs = integerOption('requestTimeoutMs', options.requestTimeoutMs ?? 120_000, 100, 3_600_000);
   // One try per SDK call, bounded in time; withRetries sends it again with our backoff and clock.
   const pipeline = { retryOptions: { maxTries: 1, tryTimeoutInMs: timeoutMs } };
   const service = serviceClient(choice, serviceUrl, account, pipeline);
@@ -116,6 +121,7 @@ export function containerOf(options: AzureStoreOptions): Container {
     singleShot: integerOption('singleShotBytes', options.singleShotBytes ?? 32 * MiB, 1, 256 * MiB),
     concurrency: integerOption('concurrency', options.concurrency ?? 4, 1, 64),
     pageSize: integerOption('listPageSize', options.listPageSize ?? MAX_PAGE, 1, MAX_PAGE),
+    timeoutMs,
     url,
     fail,
     async request(operation, key, send) {

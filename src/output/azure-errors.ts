@@ -80,8 +80,12 @@ export function isAlreadyThere(error: unknown): boolean {
 export function isTransient(error: unknown): boolean {
   const status = statusOf(error);
   if (status !== undefined) return status === 408 || status === 429 || status >= 500;
-  return NETWORK_CODES.has(errorCode(error)) || (error as SdkError | null)?.name === 'AbortError';
+  const code = errorCode(error);
+  return NETWORK_CODES.has(code) || code === STALLED || (error as SdkError | null)?.name === 'AbortError';
 }
+
+/** The code of a body that stopped arriving (azure-blobs.ts): transient, like a broken connection. */
+export const STALLED = 'BodyStalled';
 
 const NETWORK_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'REQUEST_SEND_ERROR',
@@ -128,6 +132,9 @@ function classify(code: string, status: number | undefined): { kind: Kind; hint:
   }
   if (code === 'ServerBusy' || code === 'OperationTimedOut' || status === 503) {
     return { kind: 'other', hint: () => 'Azure throttled the requests past their retries: what was committed stays valid; run again later to resume.' };
+  }
+  if (code === STALLED) {
+    return { kind: 'other', hint: () => 'The answer stopped mid-body: what was committed stays valid; run again to resume.' };
   }
   if (NETWORK_CODES.has(code)) {
     return { kind: 'other', hint: (at) => `${at.endpoint} is unreachable: check output.azure.endpoint and the network; run again to resume.` };

@@ -296,6 +296,40 @@ describe('stage and publish', () => {
   });
 });
 
+describe('an answer that stops mid-body', () => {
+  // The SDK's own timeout ends when the headers arrive; these bodies then stall for good.
+  const stalling = (prefix: string) => createAzureBlobs(options(abfss(prefix), { endpoint: proxy.endpoint, requestTimeoutMs: 300 }));
+
+  it('a download fails with one line once no byte has come for the request timeout; the next read is whole', async () => {
+    const blobs = stalling('stall-read');
+    const file = localFile('000000.parquet', 256 * 1024);
+    await blobs.publishFile(file.path, 'events/000000.parquet');
+    proxy.stallNext((r) => r.method === 'GET' && r.path === '/lake/stall-read/events/000000.parquet', 1000);
+    const failed = await sha256Of(await blobs.read('events/000000.parquet')).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(OutputError);
+    expect(String((failed as Error).message)).toMatch(/^Azure Get Blob of abfss:\/\/lake@devstoreaccount1\.dfs\.core\.windows\.net\/stall-read\/events\/000000\.parquet failed: BodyStalled: the answer stopped: no byte of it came for 0\.3 s\. The answer stopped mid-body/);
+    expect(exitCodeOf(failed as OutputError)).toBe(1);
+    // The next read is whole.
+    expect(await sha256Of(await blobs.read('events/000000.parquet'))).toBe(file.sha256);
+  });
+
+  it('a state file whose answer stalls is asked again', async () => {
+    const blobs = stalling('stall-text');
+    const text = `${'{"cursor":"x"}'.repeat(2000)}\n`;
+    await blobs.putText('_checkpoint.json', text);
+    proxy.stallNext((r) => r.method === 'GET' && r.path === '/lake/stall-text/_checkpoint.json', 100);
+    expect(await blobs.getText('_checkpoint.json')).toBe(text);
+  });
+
+  it('a listing whose answer stalls is asked again', async () => {
+    const blobs = stalling('stall-list');
+    await blobs.putText('a/1.json', '{}');
+    await blobs.putText('a/2.json', '{}');
+    proxy.stallNext((r) => r.method === 'GET' && r.comp === 'list', 50);
+    expect(await blobs.list('a/')).toEqual(['a/1.json', 'a/2.json']);
+  });
+});
+
 describe('throttling', () => {
   it('503 ServerBusy and 500 OperationTimedOut are sent again after a backoff; the write happens once', async () => {
     const store = storeAt(abfss('busy'), { endpoint: proxy.endpoint });

@@ -104,6 +104,8 @@ export interface AzureProxy {
   requests(): SeenRequest[];
   /** Answers the next `count` requests `match` accepts with `status` and the Azure error `code`, not forwarded. */
   failNext(match: (request: Omit<SeenRequest, 'status'>) => boolean, status: number, code: string, count?: number): void;
+  /** Forwards the next request `match` accepts, but of Azurite's answer sends the headers and `bytes` of the body, then nothing. */
+  stallNext(match: (request: Omit<SeenRequest, 'status'>) => boolean, bytes: number): void;
   close(): Promise<void>;
 }
 
@@ -116,6 +118,7 @@ export async function startAzureProxy(azurite: Azurite): Promise<AzureProxy> {
   const target = new URL(azurite.endpoint);
   const seen: SeenRequest[] = [];
   const faults: { match: (request: Omit<SeenRequest, 'status'>) => boolean; status: number; code: string; left: number }[] = [];
+  const stalls: { match: (request: Omit<SeenRequest, 'status'>) => boolean; bytes: number; left: number }[] = [];
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://proxy');
     const request = {
@@ -145,7 +148,18 @@ export async function startAzureProxy(azurite: Azurite): Promise<AzureProxy> {
       },
       (answer: IncomingMessage) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
+        const stall = stalls.find((entry) => entry.left > 0 && entry.match(request));
+        if (stall === undefined) {
+          answer.pipe(res);
+        } else {
+          stall.left--;
+          // The first bytes of the body, then silence with the connection open.
+          let sent = 0;
+          answer.on('data', (chunk: Buffer) => {
+            if (sent < stall.bytes) res.write(chunk.subarray(0, stall.bytes - sent));
+            sent += chunk.length;
+          });
+        }
         seen.push({ ...request, status: answer.statusCode ?? 0 });
       },
     );
@@ -160,6 +174,7 @@ export async function startAzureProxy(azurite: Azurite): Promise<AzureProxy> {
     endpoint: `http://127.0.0.1:${port}/${AZURITE_ACCOUNT}`,
     requests: () => [...seen],
     failNext: (match, status, code, count = 1) => faults.push({ match, status, code, left: count }),
+    stallNext: (match, bytes) => stalls.push({ match, bytes, left: 1 }),
     close() {
       closed ??= (async () => {
         running.delete(proxy);
