@@ -4,7 +4,7 @@ import { OutputError } from '../errors.js';
 import { crashPoint } from '../util/crash-point.js';
 import { withIdleTimeout } from '../util/idle-timeout.js';
 import { type AzureStoreOptions, blockSizeFor, type Container, containerOf } from './azure-container.js';
-import { errorCode, isAlreadyThere, isBlobAbsent, STALLED } from './azure-errors.js';
+import { errorCode, isAlreadyThere, isBlobAbsent, stalledAnswer } from './azure-errors.js';
 import { sortedKeys, type StoreObjects } from './object-store.js';
 
 /** The largest small text file (checkpoint, manifest, marker) read whole into memory: larger is refused unread. */
@@ -79,15 +79,15 @@ async function publishFile(at: Container, localPath: string, key: string): Promi
 async function putText(at: Container, key: string, text: string): Promise<void> {
   const body = Buffer.from(text, 'utf8');
   const blob = at.client.getBlockBlobClient(at.root + key);
-  await at.request('Put Blob', key, () => blob.upload(body, body.length, { blobHTTPHeaders: { blobContentType: contentType(key) } }));
+  await at.request('Put Blob', key, (abortSignal) => blob.upload(body, body.length, { abortSignal, blobHTTPHeaders: { blobContentType: contentType(key) } }));
 }
 
 async function putTextIfAbsent(at: Container, key: string, text: string): Promise<boolean> {
   const body = Buffer.from(text, 'utf8');
   const blob = at.client.getBlockBlobClient(at.root + key);
-  return at.request('Put Blob', key, async () => {
+  return at.request('Put Blob', key, async (abortSignal) => {
     try {
-      await blob.upload(body, body.length, { conditions: { ifNoneMatch: '*' }, blobHTTPHeaders: { blobContentType: contentType(key) } });
+      await blob.upload(body, body.length, { abortSignal, conditions: { ifNoneMatch: '*' }, blobHTTPHeaders: { blobContentType: contentType(key) } });
       return true;
     } catch (error) {
       // 409 BlobAlreadyExists (or 412): it exists; a retried create that had succeeded lands here too.
@@ -129,7 +129,7 @@ async function ifPresent<T>(answer: Promise<T>): Promise<T | undefined> {
 
 async function size(at: Container, key: string): Promise<number | undefined> {
   const blob = at.client.getBlobClient(at.root + key);
-  const properties = await at.request('Get Blob Properties', key, () => ifPresent(blob.getProperties()));
+  const properties = await at.request('Get Blob Properties', key, (abortSignal) => ifPresent(blob.getProperties({ abortSignal })));
   return properties === undefined ? undefined : properties.contentLength ?? 0;
 }
 
@@ -148,29 +148,17 @@ async function readBlob(at: Container, key: string): Promise<NodeJS.ReadableStre
  */
 function guarded(at: Container, body: NodeJS.ReadableStream | undefined, failure: (stalled: Error) => Error): Readable {
   if (body === undefined) return Readable.from([]);
-  return withIdleTimeout(body as Readable, at.timeoutMs, () => failure(stalledError(at)));
-}
-
-/** An answer that did not come whole within the request timeout: retried like a broken connection. */
-function stalledError(at: Container): Error {
-  return Object.assign(new Error(`the answer stopped: no byte of it came for ${at.timeoutMs / 1000} s`), { code: STALLED });
+  return withIdleTimeout(body as Readable, at.timeoutMs, () => failure(stalledAnswer(at.timeoutMs)));
 }
 
 async function* listKeys(at: Container, prefix: string): AsyncGenerator<string> {
   let token: string | undefined;
   do {
-    const page = await at.request('List Blobs', prefix, async () => {
-      // The SDK reads a list's answer whole before it returns: a timeout bounds that read too.
-      const timeout = AbortSignal.timeout(at.timeoutMs);
-      const listing = at.client.listBlobsFlat({ prefix: at.root + prefix, includeMetadata: true, abortSignal: timeout });
+    const page = await at.request('List Blobs', prefix, async (abortSignal) => {
+      const listing = at.client.listBlobsFlat({ prefix: at.root + prefix, includeMetadata: true, abortSignal });
       const from = token === undefined ? {} : { continuationToken: token };
-      try {
-        const next = await listing.byPage({ maxPageSize: at.pageSize, ...from }).next();
-        return next.done === true ? undefined : next.value;
-      } catch (error) {
-        if (timeout.aborted) throw stalledError(at);
-        throw error;
-      }
+      const next = await listing.byPage({ maxPageSize: at.pageSize, ...from }).next();
+      return next.done === true ? undefined : next.value;
     });
     if (page === undefined) return;
     for (const item of page.segment.blobItems) {
@@ -185,7 +173,7 @@ async function removeKeys(at: Container, keys: readonly string[]): Promise<void>
   for (let start = 0; start < keys.length; start += DELETES_AT_ONCE) {
     await Promise.all(keys.slice(start, start + DELETES_AT_ONCE).map(async (key) => {
       const blob = at.client.getBlobClient(at.root + key);
-      await at.request('Delete Blob', key, () => ifPresent(blob.delete()));
+      await at.request('Delete Blob', key, (abortSignal) => ifPresent(blob.delete({ abortSignal })));
     }));
   }
 }

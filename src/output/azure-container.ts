@@ -15,7 +15,7 @@ import {
   credentialFix,
   credentialName,
 } from './azure-credential.js';
-import { azureError, type AzureTarget } from './azure-errors.js';
+import { azureError, type AzureTarget, stalledAnswer } from './azure-errors.js';
 import { type AzureRetryOptions, withRetries } from './azure-retry.js';
 import { parseAzureUrl } from './azure-url.js';
 
@@ -78,8 +78,13 @@ export interface Container {
   url: (key: string) => string;
   /** A failed request as one line that says what to do (AzureOutputError, AzureAccessError or AzureAuthError). */
   fail: (operation: string, key: string, error: unknown) => BulkExtractError;
-  /** Sends an idempotent request, retried while it may pass; its final failure through `fail`. */
-  request: <T>(operation: string, key: string, send: () => Promise<T>) => Promise<T>;
+  /**
+   * Sends an idempotent request, retried while it may pass; its final failure through `fail`.
+   * `send` gets a signal that aborts when the attempt has taken the request timeout: a request
+   * whose answer is small passes it to the SDK, which otherwise bounds only the wait for the
+   * headers (a body that then stalls would hold the run forever).
+   */
+  request: <T>(operation: string, key: string, send: (abortSignal: AbortSignal) => Promise<T>) => Promise<T>;
 }
 
 /** The client and the names of the container prefix `options.url`, with the options checked. */
@@ -126,7 +131,7 @@ export function containerOf(options: AzureStoreOptions): Container {
     fail,
     async request(operation, key, send) {
       try {
-        return await withRetries(send, retry, log, { operation, key });
+        return await withRetries(() => sendTimed(send, timeoutMs), retry, log, { operation, key });
       } catch (error) {
         // A refusal of our own (a state file too large to read) is already the error to give.
         if (error instanceof BulkExtractError) throw error;
@@ -134,6 +139,27 @@ export function containerOf(options: AzureStoreOptions): Container {
       }
     },
   };
+}
+
+/** One attempt of `send`, its abort by the request timeout reported as a stalled answer (which is retried). */
+async function sendTimed<T>(send: (abortSignal: AbortSignal) => Promise<T>, timeoutMs: number): Promise<T> {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  try {
+    return await send(timeout);
+  } catch (error) {
+    if (timeout.aborted && endedByAbort(error)) throw stalledAnswer(timeoutMs);
+    throw error;
+  }
+}
+
+/**
+ * Whether the SDK failed because its signal aborted: an AbortError before the answer, or its
+ * reading of the answer's body cut ("Error reading response as text: aborted"). A request that
+ * was not given the signal (a long upload) and failed otherwise keeps its own error.
+ */
+function endedByAbort(error: unknown): boolean {
+  const e = error as { name?: unknown; code?: unknown; message?: unknown } | null;
+  return e?.name === 'AbortError' || (e?.code === 'PARSE_ERROR' && String(e.message).endsWith('aborted'));
 }
 
 /** The block size for a file of `bytes`: the configured one, raised so that no file needs more than 50,000 blocks. */

@@ -84,8 +84,13 @@ export function isTransient(error: unknown): boolean {
   return NETWORK_CODES.has(code) || code === STALLED || (error as SdkError | null)?.name === 'AbortError';
 }
 
-/** The code of a body that stopped arriving (azure-blobs.ts): transient, like a broken connection. */
+/** The code of an answer that stopped arriving: transient, like a broken connection. */
 export const STALLED = 'BodyStalled';
+
+/** An answer that did not come whole: no byte of it for `ms`, or the whole of it not within `ms`. */
+export function stalledAnswer(ms: number): Error {
+  return Object.assign(new Error(`no complete answer within ${ms / 1000} s`), { code: STALLED });
+}
 
 const NETWORK_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'REQUEST_SEND_ERROR',
@@ -134,7 +139,7 @@ function classify(code: string, status: number | undefined): { kind: Kind; hint:
     return { kind: 'other', hint: () => 'Azure throttled the requests past their retries: what was committed stays valid; run again later to resume.' };
   }
   if (code === STALLED) {
-    return { kind: 'other', hint: () => 'The answer stopped mid-body: what was committed stays valid; run again to resume.' };
+    return { kind: 'other', hint: () => 'The server stopped answering mid-request: what was committed stays valid; run again to resume.' };
   }
   if (NETWORK_CODES.has(code)) {
     return { kind: 'other', hint: (at) => `${at.endpoint} is unreachable: check output.azure.endpoint and the network; run again to resume.` };
