@@ -57,15 +57,30 @@ async function publishFile(at: Container, localPath: string, key: string): Promi
     throw new OutputError(`Publishing ${localPath} to ${at.url(key)} failed: cannot read the local file (${errorCode(error)}).`, { cause: error });
   }
   const blob = at.client.getBlockBlobClient(at.root + key);
-  await at.request('upload', key, () =>
-    blob.uploadFile(localPath, {
-      blockSize: blockSizeFor(at, bytes),
-      concurrency: at.concurrency,
-      maxSingleShotSize: at.singleShot,
-      blobHTTPHeaders: { blobContentType: 'application/octet-stream' },
-      // Fires as blocks are sent: the blob is not committed yet (crash tests stop here).
-      onProgress: () => crashPoint('after-upload-part'),
-    }));
+  await at.request('upload', key, async () => {
+    // An upload takes as long as its bytes need: it is bounded by a pause in its progress instead
+    // of in whole (a server that stops reading, or stops mid-way through its answer).
+    const idle = new AbortController();
+    const timer = setTimeout(() => idle.abort(), at.timeoutMs);
+    try {
+      return await blob.uploadFile(localPath, {
+        abortSignal: idle.signal,
+        blockSize: blockSizeFor(at, bytes),
+        concurrency: at.concurrency,
+        maxSingleShotSize: at.singleShot,
+        blobHTTPHeaders: { blobContentType: 'application/octet-stream' },
+        onProgress: () => {
+          timer.refresh();
+          // Fires as blocks are sent: the blob is not committed yet (crash tests stop here).
+          crashPoint('after-upload-part');
+        },
+      });
+    } catch (error) {
+      throw idle.signal.aborted ? stalledAnswer(at.timeoutMs) : error;
+    } finally {
+      clearTimeout(timer);
+    }
+  });
   try {
     await unlink(localPath);
   } catch (error) {

@@ -330,6 +330,14 @@ describe('an answer that stops mid-body', () => {
     expect(await blobs.getText('_lock.json')).toBe('{"a":1}');
   });
 
+  it('an upload whose answer stalls (its headers came, its end never does) is sent again', async () => {
+    const blobs = stalling('stall-upload');
+    const file = localFile('000001.parquet', 64 * 1024);
+    proxy.stallNext((r) => r.method === 'PUT' && r.path === '/lake/stall-upload/events/000001.parquet', 0);
+    await blobs.publishFile(file.path, 'events/000001.parquet');
+    expect(await sha256Of(await blobs.read('events/000001.parquet'))).toBe(file.sha256);
+  });
+
   it('a listing whose answer stalls is asked again', async () => {
     const blobs = stalling('stall-list');
     await blobs.putText('a/1.json', '{}');
