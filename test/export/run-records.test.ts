@@ -236,6 +236,19 @@ describe('recordRun (the CLI\'s end of a run)', () => {
     expect((await readRunRecords(store)).map((entry) => entry.record.reason?.code)).toEqual(['E_LOCKED']);
   });
 
+  it('a run the output refused (its credential, or the output missing) is not recorded there, and says nothing more', async () => {
+    const out = join(tempDir(), 'out');
+    const store = createLocalStore(out, silentLogger);
+    await store.putText('_manifest.json', '{}');
+    const captured = captureLogger('debug');
+    for (const code of ['E_OUTPUT_AUTH', 'E_OUTPUT_ACCESS']) {
+      const failed = record('2026-11-26T05:00:00.000Z', { exitCode: 3, state: 'failed', reason: { code, message: 'refused' } });
+      expect(await recordRun(job(out), failed, { logger: captured.logger })).toBeUndefined();
+    }
+    expect(await readRunRecords(store)).toEqual([]);
+    expect(captured.records()).toEqual([]);
+  });
+
   it('a record it cannot write is a warning, not a failure', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'out'), 'a file, not a folder');

@@ -203,6 +203,8 @@ export async function latestRunRecord(
 
 /** Refusals that are the command's or the job file's: not runs of the output, never recorded. */
 const NOT_RECORDED = new Set(['E_USAGE', 'E_CONFIG', 'E_INSECURE_TRANSPORT']);
+/** Ends in which the output itself refused the credential or is not there: its record could not be written either. */
+const OUTPUT_REFUSED = new Set(['E_OUTPUT_AUTH', 'E_OUTPUT_ACCESS']);
 
 export interface RecordRunOptions extends WriteRunRecordOptions {
   logger: Logger;
@@ -212,7 +214,8 @@ export interface RecordRunOptions extends WriteRunRecordOptions {
  * The CLI's end of a run: writes its record into the job's output (local or s3://), and never
  * throws: a record that cannot be written is a warning, the run's outcome stands. A refused run
  * is recorded only when its output already holds an export (a manifest or a checkpoint), so a
- * refusal creates no folder, and not at all when the command or the job file was at fault.
+ * refusal creates no folder, and not at all when the command or the job file was at fault, or
+ * when the output refused the credential or is missing (the run's own error already says so).
  * Resolves to the key written, or undefined.
  */
 export async function recordRun(
@@ -222,7 +225,8 @@ export async function recordRun(
 ): Promise<string | undefined> {
   const { logger } = options;
   const refused = record.state === 'refused';
-  if (refused && NOT_RECORDED.has(record.reason?.code ?? '')) return undefined;
+  const code = record.reason?.code ?? '';
+  if ((refused && NOT_RECORDED.has(code)) || OUTPUT_REFUSED.has(code)) return undefined;
   let output: Output | undefined;
   try {
     output = await openOutput(config, logger);
