@@ -99,6 +99,10 @@ export function containerOf(options: AzureStoreOptions): Container {
   if (serviceUrl === undefined && choice.kind !== 'connection string') {
     throw new ConfigError(`output.dir ${where.location} names no storage account: set output.azure.account (az:// takes the account from the config), or write output.dir as abfss://<container>@<account>.dfs.core.windows.net/<path>.`);
   }
+  if (choice.kind === 'DefaultAzureCredential' && serviceUrl?.startsWith('http:') === true) {
+    // The SDK would refuse at the first request, in words that do not say what to set.
+    throw new ConfigError(`No Azure credential is set in the environment (AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN), and DefaultAzureCredential's tokens are sent over https:// only, not to ${serviceUrl}: set one of the three (for Azurite, its account key in AZURE_STORAGE_KEY).`);
+  }
   const root = where.prefix === '' ? '' : `${where.prefix}/`;
   const url = (key: string) => `${where.location}/${key}`;
   const timeoutMs = integerOption('requestTimeoutMs', options.requestTimeoutMs ?? 120_000, 100, 3_600_000);

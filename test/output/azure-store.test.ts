@@ -139,6 +139,14 @@ describe('the credential', () => {
     expect(credentialName(chooseCredential({}))).toMatch(/^DefaultAzureCredential \(workload identity, managed/);
   });
 
+  it('with none set and an http:// endpoint (Azurite), says which to set instead of sending a token the SDK refuses', () => {
+    const error = catchError(() => createAzureBlobs(options(abfss('x'), { env: {} })));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toBe(
+      `No Azure credential is set in the environment (AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN), and DefaultAzureCredential's tokens are sent over https:// only, not to ${azurite.endpoint}: set one of the three (for Azurite, its account key in AZURE_STORAGE_KEY).`,
+    );
+  });
+
   it('refuses a SAS token without a signature', () => {
     expect(() => chooseCredential({ AZURE_STORAGE_SAS_TOKEN: 'sv=1&sp=r' })).toThrow(/holds no signature/);
   });
