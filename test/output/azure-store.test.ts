@@ -1,6 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { generateBlobSASQueryParameters, ContainerSASPermissions, StorageSharedKeyCredential } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import type { OutputStore } from '../../src/output/store.js';
 import { closedPort } from '../support/closed-port.js';
 import { captureLogger } from '../support/log-capture.js';
 import { tempDir } from '../support/resume-harness.js';
+import { catchError, localFile, sha256Of } from '../support/store-helpers.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type Azurite, type AzureProxy, startAzurite, startAzureProxy } from '../support/azurite.js';
 
 /**
@@ -49,28 +49,6 @@ function storeAt(url: string, more: Partial<AzureStoreOptions> = {}): OutputStor
 }
 
 const abfss = (path: string, container = 'lake') => `abfss://${container}@${AZURITE_ACCOUNT}.dfs.core.windows.net/${path}`;
-
-async function sha256Of(stream: NodeJS.ReadableStream): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of stream) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
-function localFile(name: string, bytes: number): { path: string; sha256: string } {
-  const data = randomBytes(bytes);
-  const path = join(tempDir('azure-local'), name);
-  writeFileSync(path, data);
-  return { path, sha256: createHash('sha256').update(data).digest('hex') };
-}
-
-function catchError(run: () => unknown): unknown {
-  try {
-    run();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected an error');
-}
 
 describe('parseAzureUrl', () => {
   it.each([

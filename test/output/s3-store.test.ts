@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -14,6 +14,7 @@ import type { OutputStore } from '../../src/output/store.js';
 import { silentLogger } from '../../src/log.js';
 import { captureLogger } from '../support/log-capture.js';
 import { tempDir } from '../support/resume-harness.js';
+import { catchError, localFile, sha256Of } from '../support/store-helpers.js';
 import { S3RVER_ACCESS, type S3Request, type S3TestServer, startS3Server } from '../support/s3-server.js';
 
 const MiB = 1024 * 1024;
@@ -51,20 +52,6 @@ function objectsAt(url: string, options: Partial<S3StoreOptions> = {}): S3Object
 
 function requestsUnder(prefix: string, target = server): S3Request[] {
   return target.requests().filter((request) => request.key.startsWith(prefix));
-}
-
-/** A local file of random bytes and its sha256. */
-function localFile(name: string, bytes: number): { path: string; sha256: string } {
-  const data = randomBytes(bytes);
-  const path = join(tempDir('s3-local'), name);
-  writeFileSync(path, data);
-  return { path, sha256: createHash('sha256').update(data).digest('hex') };
-}
-
-async function sha256Of(stream: NodeJS.ReadableStream): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of stream) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }
 
 /** A loopback port nothing listens on. */
@@ -114,15 +101,6 @@ describe('parseS3Url', () => {
     expect((error as Error).message).not.toContain('topsecret');
   });
 });
-
-function catchError(run: () => unknown): unknown {
-  try {
-    run();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected an error');
-}
 
 describe('createS3Store options', () => {
   it.each([
