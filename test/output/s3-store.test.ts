@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,7 +14,13 @@ import type { OutputStore } from '../../src/output/store.js';
 import { silentLogger } from '../../src/log.js';
 import { captureLogger } from '../support/log-capture.js';
 import { tempDir } from '../support/resume-harness.js';
-import { catchError, localFile, sha256Of } from '../support/store-helpers.js';
+import {
+  catchError,
+  expectSmallFilesRoundTrip,
+  expectStagedShardPublished,
+  localFile,
+  sha256Of,
+} from '../support/store-helpers.js';
 import { S3RVER_ACCESS, type S3Request, type S3TestServer, startS3Server } from '../support/s3-server.js';
 
 const MiB = 1024 * 1024;
@@ -125,16 +131,7 @@ describe('createS3Store options', () => {
 describe('small objects', () => {
   it('putText, getText and size round-trip; absent keys are undefined', async () => {
     const store = storeAt('s3://test-bucket/text/run-1');
-    expect(await store.getText('_checkpoint.json')).toBeUndefined();
-    expect(await store.size('_checkpoint.json')).toBeUndefined();
-    await store.putText('_checkpoint.json', '{"v":1}');
-    const text = '{"v":2,"name":"Zürich ✓"}';
-    await store.putText('_checkpoint.json', text);
-    expect(await store.getText('_checkpoint.json')).toBe(text);
-    expect(await store.size('_checkpoint.json')).toBe(Buffer.byteLength(text));
-    await store.putText('_SUCCESS', '');
-    expect(await store.getText('_SUCCESS')).toBe('');
-    expect(await store.size('_SUCCESS')).toBe(0);
+    await expectSmallFilesRoundTrip(store);
     expect(requestsUnder('text/').map((r) => r.key)).toContain('text/run-1/_checkpoint.json');
   });
 
@@ -195,13 +192,8 @@ describe('stage and publish', () => {
   it('a shard is staged in this process\'s staging folder, published under its key, and its staged file deleted', async () => {
     const store = storeAt('s3://test-bucket/staged', { staging: tempDir('s3-staging'), partSizeBytes: 5 * MiB });
     await store.prepare();
-    const path = await store.stage('events/part=1-of-2/000000.ndjson');
+    const path = await expectStagedShardPublished(store);
     expect(path.endsWith(join('events', 'part=1-of-2', '000000.ndjson'))).toBe(true);
-    writeFileSync(path, '{"id":1}\n');
-    await store.publish('events/part=1-of-2/000000.ndjson');
-    expect(existsSync(path)).toBe(false);
-    expect(await store.getText('events/part=1-of-2/000000.ndjson')).toBe('{"id":1}\n');
-    await expect(store.publish('events/part=2-of-2/000000.ndjson')).rejects.toThrow('cannot read the local file');
   });
 
   it('refuses to stage before the staging folder is prepared', async () => {
