@@ -4,7 +4,6 @@ import { ContainerSASPermissions, generateBlobSASQueryParameters, StorageSharedK
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { createAzureStore } from '../../src/output/azure-store.js';
-import type { OutputStore } from '../../src/output/store.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type Azurite, startAzureProxy, startAzurite } from '../support/azurite.js';
 import {
   describeExit,
@@ -12,13 +11,22 @@ import {
   expectedIds,
   expectExactOutput,
   jobYaml,
-  listFiles,
   newSimulator,
   runCliWith,
-  type StreamSpec,
   tempDir,
 } from '../support/resume-harness.js';
 import { downloadAll } from '../support/s3-download.js';
+import {
+  contents,
+  type ExportOptions,
+  itExportsExactly,
+  itFinalizesASplitJob,
+  itRepairsADamagedPartition,
+  itReplacesAnUncountedUpload,
+  itResumesAKillMidUpload,
+  itSealsSnapshots,
+  type StoreExport,
+} from '../support/object-store-export.js';
 
 /**
  * output.dir: an Azure URL (abfss://, az://) against Microsoft's Azurite on loopback, with real CLI
@@ -26,7 +34,8 @@ import { downloadAll } from '../support/s3-download.js';
  * an upload and the checkpoint are resumed without a lost or repeated row; verify, status, repair,
  * --fresh, a split job of 3 workers and snapshots with keep work as on s3:// (s3-export.test.ts);
  * a wrong key, a missing container and an expired SAS token each stop with one line and the exit
- * code docs/errors.md gives, and lose nothing committed.
+ * code docs/errors.md gives, and lose nothing committed. The cases every object store shares are in
+ * test/support/object-store-export.ts; Azure's own are here.
  *
  * Events: 40,000 in 2 partitions of 20 pages (limit 1000), NDJSON, shards of 20,000 rows.
  */
@@ -43,17 +52,16 @@ afterAll(async () => {
   await azurite.close();
 });
 
-interface SetupOptions {
-  stream?: StreamSpec;
-  maxRows?: number;
-  formats?: ('parquet' | 'ndjson')[];
+interface SetupOptions extends ExportOptions {
   /** 'abfss' (default) or 'az' (the account from output.azure.account). */
   form?: 'abfss' | 'az';
   /** The Blob endpoint the CLI reaches (default: Azurite's; a proxy in front of it). */
   endpoint?: string;
 }
 
-async function setup(seed: number, path: string, options: SetupOptions = {}) {
+type AzureExport = StoreExport & { dir: string; file: string };
+
+async function setup(seed: number, path: string, options: SetupOptions = {}): Promise<AzureExport> {
   const { stream = { resource: 'events', partitions: 2, limit: 1000 }, maxRows = 20_000, formats = ['ndjson'] } = options;
   const sim = await newSimulator({ events: EVENTS, assets: 10, seed, apiKeys: [KEY], recordRequests: true });
   const dir = tempDir('azure-export');
@@ -78,13 +86,7 @@ async function setup(seed: number, path: string, options: SetupOptions = {}) {
   const expected = [
     { name: 'events', resource: 'events' as const, partitions: 2, formats: ['ndjson' as const], ids: expectedIds(sim, 'events') },
   ];
-  return { sim, dir, url, file, cli, store, expected, staging: join(dir, 'staging') };
-}
-
-/** Key -> content of every blob under `prefix`. */
-async function contents(store: OutputStore, prefix: string): Promise<Record<string, string | undefined>> {
-  const keys = await store.list(prefix);
-  return Object.fromEntries(await Promise.all(keys.map(async (key) => [key, await store.getText(key)] as const)));
+  return { sim, dir, url, prefix: path, file, cli, store, expected, staging: join(dir, 'staging') };
 }
 
 /** A SAS token for the container `lake`, valid until `expiresOn`. */
@@ -97,99 +99,45 @@ function sasToken(expiresOn: Date): string {
   ).toString();
 }
 
+/**
+ * After a complete export: --dry-run names the container and the credential and leaves it as it was;
+ * a container named on the command line without the job file is refused (its settings are in the job).
+ */
+async function expectDryRunAndBareRefusal({ cli, store, url }: StoreExport): Promise<void> {
+  const before = await store.list('');
+  const dry = await cli(['run', '--dry-run']);
+  expect(dry.code, describeExit(dry)).toBe(0);
+  expect(dry.stdout).toContain(`output      ${url}\n`);
+  expect(dry.stdout).toContain('output auth the account key in AZURE_STORAGE_KEY\n');
+  expect(dry.stdout).toContain(`checkpoint  ${url}/_checkpoint.json\n`);
+  expect(await store.list('')).toEqual(before);
+  const bare = await runCliWith(['status', '--out', url]);
+  expect(bare.code).toBe(2);
+  expect(bare.stderr).toContain("is a container, read with the job's output.azure settings");
+}
+
 describe.concurrent('output.dir: abfss:// and az://', () => {
-  it('an export lands in the container exactly; verify, status and --dry-run read it there', async () => {
-    const { cli, store, expected, staging, url } = await setup(31, 'exports/full');
-    try {
-      const exit = await cli(['run']);
-      expect(exit.code, describeExit(exit)).toBe(0);
-      const keys = await store.list('');
-      expect(keys).toEqual(expect.arrayContaining(['_SUCCESS', '_checkpoint.json', '_manifest.json']));
-      expect(keys.filter((k) => k.endsWith('.ndjson'))).toHaveLength(2);
-      await expectExactOutput(await downloadAll(store, tempDir('azure-copy')), expected);
-      expect(listFiles(staging).filter((f) => f.endsWith('.ndjson'))).toEqual([]);
-      expect(exit.stderr).not.toContain(AZURITE_KEY);
+  itExportsExactly(
+    'an export lands in the container exactly; verify, status and --dry-run read it there',
+    (o) => setup(31, 'exports/full', o),
+    { afterRun: (_, exit) => expect(exit.stderr).not.toContain(AZURITE_KEY), afterStatus: expectDryRunAndBareRefusal },
+  );
 
-      const verify = await cli(['verify']);
-      expect(verify.code, describeExit(verify)).toBe(0);
-      expect(verify.stdout).toContain('ndjson: 2 files, 40,000 rows');
-      const status = await cli(['status']);
-      expect(status.code, describeExit(status)).toBe(0);
-      expect(status.stdout).toContain(`${url}: run complete`);
-      const before = await store.list('');
-      const dry = await cli(['run', '--dry-run']);
-      expect(dry.code, describeExit(dry)).toBe(0);
-      expect(dry.stdout).toContain(`output      ${url}\n`);
-      expect(dry.stdout).toContain('output auth the account key in AZURE_STORAGE_KEY\n');
-      expect(dry.stdout).toContain(`checkpoint  ${url}/_checkpoint.json\n`);
-      expect(await store.list('')).toEqual(before);
-      // A container named on the command line without the job file is refused: its settings are in the job.
-      const bare = await runCliWith(['status', '--out', url]);
-      expect(bare.code).toBe(2);
-      expect(bare.stderr).toContain("is a container, read with the job's output.azure settings");
-    } finally {
-      await store.close();
-    }
-  });
+  itResumesAKillMidUpload(
+    'killed in the middle of an upload: the blob is absent, the resume uploads it and the output is exact',
+    (o) => setup(32, 'exports/kill-upload', o),
+    'after-upload-part:2',
+  );
 
-  it('killed in the middle of an upload: the blob is absent, the resume uploads it and the output is exact', async () => {
-    const { cli, store, expected } = await setup(32, 'exports/kill-upload');
-    try {
-      const killed = await cli(['run'], { BULK_EXTRACT_CRASH_AT: 'after-upload-part:2' });
-      expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
-      const before = await store.list('');
-      expect(before.filter((k) => k.endsWith('.ndjson')).length).toBeLessThan(2);
-      expect(before).not.toContain('_SUCCESS');
-      const resumed = await cli(['run']);
-      expect(resumed.code, describeExit(resumed)).toBe(0);
-      expect(resumed.stderr).toMatch(/resuming export/);
-      await expectExactOutput(await downloadAll(store, tempDir('azure-copy')), expected);
-    } finally {
-      await store.close();
-    }
-  });
+  itReplacesAnUncountedUpload(
+    'killed after an upload but before the checkpoint counted it: the blob is replaced, not doubled',
+    (o) => setup(33, 'exports/kill-after-upload', o),
+  );
 
-  it('killed after an upload but before the checkpoint counted it: the blob is replaced, not doubled', async () => {
-    const { cli, store, expected } = await setup(33, 'exports/kill-after-upload');
-    try {
-      const killed = await cli(['run'], { BULK_EXTRACT_CRASH_AT: 'after-shard-rename:2' });
-      expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
-      const resumed = await cli(['run']);
-      expect(resumed.code, describeExit(resumed)).toBe(0);
-      await expectExactOutput(await downloadAll(store, tempDir('azure-copy')), expected);
-    } finally {
-      await store.close();
-    }
-  });
-
-  it('repair on az://: a truncated and a corrupted blob are found, only their partition is read again', { timeout: 120_000 }, async () => {
-    const { sim, cli, store, expected } = await setup(34, 'exports/repair', { maxRows: 5000, form: 'az' });
-    try {
-      const first = await cli(['run']);
-      expect(first.code, describeExit(first)).toBe(0);
-      const truncated = 'events/part=1-of-2/000001.ndjson';
-      const corrupted = 'events/part=1-of-2/000002.ndjson';
-      const whole = (await store.getText(truncated)) ?? '';
-      await store.putText(truncated, whole.slice(0, Math.floor(whole.length / 2)));
-      const text = (await store.getText(corrupted)) ?? '';
-      const at = text.search(/[0-8](?=,)/);
-      await store.putText(corrupted, `${text.slice(0, at)}${Number(text[at]) + 1}${text.slice(at + 1)}`);
-      const untouched = await contents(store, 'events/part=2-of-2/');
-      expect((await cli(['verify'])).code, 'verify finds the damage').toBe(1);
-
-      const fromSim = sim.requests().length;
-      const repair = await cli(['repair']);
-      expect(repair.code, describeExit(repair)).toBe(0);
-      expect(repair.stderr).toContain('read 1 damaged partition(s) again: events/1');
-      const lists = sim.requests().slice(fromSim).filter((r) => r.route === 'GET /events');
-      expect([...new Set(lists.map((r) => new Map(r.params).get('partition')))]).toEqual(['1/2']);
-      expect(await contents(store, 'events/part=2-of-2/'), 'partition 2 as it was').toEqual(untouched);
-      expect((await cli(['verify'])).code).toBe(0);
-      await expectExactOutput(await downloadAll(store, tempDir('azure-repaired')), expected);
-    } finally {
-      await store.close();
-    }
-  });
+  itRepairsADamagedPartition(
+    'repair on az://: a truncated and a corrupted blob are found, only their partition is read again',
+    (o) => setup(34, 'exports/repair', { ...o, form: 'az' }),
+  );
 
   it('--fresh on az:// starts over: the old shards are deleted, the new export is exact', async () => {
     const { cli, store, expected } = await setup(35, 'exports/fresh', { form: 'az' });
@@ -206,55 +154,15 @@ describe.concurrent('output.dir: abfss:// and az://', () => {
     }
   });
 
-  it('3 workers (--shard i/3) on az://: one killed and resumed alone, the last finalizes, the union is exact', { timeout: 120_000 }, async () => {
-    const stream: StreamSpec = { resource: 'events', partitions: 6, limit: 1000 };
-    const { cli, store, sim } = await setup(36, 'exports/shard', { stream, maxRows: 2000, formats: ['parquet', 'ndjson'], form: 'az' });
-    try {
-      const exits = await Promise.all(
-        [0, 1, 2].map((i) => cli(['run', '--shard', `${i}/3`], i === 1 ? { BULK_EXTRACT_CRASH_AT: 'after-shard-rename:1' } : {})),
-      );
-      expect(exits[1]?.signal, describeExit(exits[1] as Exit)).toBe('SIGKILL');
-      for (const i of [0, 2]) expect(exits[i]?.code, describeExit(exits[i] as Exit)).toBe(0);
-      expect(await store.getText('_SUCCESS'), 'not finalized while worker 1 is incomplete').toBeUndefined();
-      const resumed = await cli(['run', '--shard', '1/3']);
-      expect(resumed.code, describeExit(resumed)).toBe(0);
-      expect(resumed.stderr).toContain('the split job is finalized');
-      const keys = await store.list('');
-      expect(keys).toContain('_SUCCESS');
-      expect(keys.filter((key) => key.startsWith('_workers/')), 'worker files and locks gone').toEqual([]);
-      expect((await cli(['verify'])).code).toBe(0);
-      const expected = [
-        { name: 'events', resource: 'events' as const, partitions: 6, formats: ['parquet' as const, 'ndjson' as const], ids: expectedIds(sim, 'events') },
-      ];
-      await expectExactOutput(await downloadAll(store, tempDir('azure-shard-copy')), expected);
-    } finally {
-      await store.close();
-    }
-  });
+  itFinalizesASplitJob(
+    '3 workers (--shard i/3) on az://: one killed and resumed alone, the last finalizes, the union is exact',
+    (o) => setup(36, 'exports/shard', { ...o, form: 'az' }),
+  );
 
-  it('mode: snapshot on az://: each run seals a copy, _LATEST moves, keep 1 deletes the older one', async () => {
-    const stream: StreamSpec = { resource: 'events', partitions: 2, limit: 1000, mode: 'snapshot', keep: 1 };
-    const { cli, store } = await setup(37, 'exports/snap', { stream, form: 'az' });
-    try {
-      const runs: string[] = [];
-      for (const round of [1, 2]) {
-        const exit = await cli(['run']);
-        expect(exit.code, describeExit(exit)).toBe(0);
-        const keys = await store.list('events/');
-        const folders = [...new Set(keys.filter((k) => k.startsWith('events/run=')).map((k) => k.split('/')[1]))];
-        expect(folders, `round ${round}: one snapshot kept`).toHaveLength(1);
-        const [run = ''] = folders;
-        expect(runs).not.toContain(run);
-        runs.push(run);
-        expect((await store.getText('events/_LATEST'))?.trim()).toBe(run);
-      }
-      const status = await cli(['status']);
-      expect(status.stdout).toContain(`latest complete snapshot: ${runs[1]} (1 kept)`);
-      expect((await cli(['verify'])).code).toBe(0);
-    } finally {
-      await store.close();
-    }
-  });
+  itSealsSnapshots(
+    'mode: snapshot on az://: each run seals a copy, _LATEST moves, keep 1 deletes the older one',
+    (o) => setup(37, 'exports/snap', { ...o, form: 'az' }),
+  );
 
   it('throttled (503 ServerBusy, 500 OperationTimedOut) on every kind of write: retried with backoff, the export exact', async () => {
     const proxy = await startAzureProxy(azurite);

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import {
   newSimulator,
   runCliWith,
   seededRandom,
+  sha256,
   spawnCli,
   type StreamSpec,
   tempDir,
@@ -80,10 +80,6 @@ function ndjsonLines(root: string, stream: string): string[] {
     .filter((path) => path.startsWith(stream) && path.endsWith('.ndjson'))
     .flatMap((path) => readFileSync(join(root, path), 'utf8').split('\n').filter((line) => line !== ''))
     .sort();
-}
-
-function sha256(path: string): string {
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
 }
 
 describe('abfss:// killed and resumed against a local folder', () => {

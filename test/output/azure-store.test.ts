@@ -1,6 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { inspect } from 'node:util';
 import { generateBlobSASQueryParameters, ContainerSASPermissions, StorageSharedKeyCredential } from '@azure/storage-blob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import type { OutputStore } from '../../src/output/store.js';
 import { closedPort } from '../support/closed-port.js';
 import { captureLogger } from '../support/log-capture.js';
 import { tempDir } from '../support/resume-harness.js';
+import { catchError, expectSmallFilesRoundTrip, expectStagedShardPublished, localFile, sha256Of } from '../support/store-helpers.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type Azurite, type AzureProxy, startAzurite, startAzureProxy } from '../support/azurite.js';
 
 /**
@@ -49,28 +49,6 @@ function storeAt(url: string, more: Partial<AzureStoreOptions> = {}): OutputStor
 }
 
 const abfss = (path: string, container = 'lake') => `abfss://${container}@${AZURITE_ACCOUNT}.dfs.core.windows.net/${path}`;
-
-async function sha256Of(stream: NodeJS.ReadableStream): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of stream) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
-function localFile(name: string, bytes: number): { path: string; sha256: string } {
-  const data = randomBytes(bytes);
-  const path = join(tempDir('azure-local'), name);
-  writeFileSync(path, data);
-  return { path, sha256: createHash('sha256').update(data).digest('hex') };
-}
-
-function catchError(run: () => unknown): unknown {
-  try {
-    run();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected an error');
-}
 
 describe('parseAzureUrl', () => {
   it.each([
@@ -189,16 +167,7 @@ describe('createAzureStore options', () => {
 describe('small blobs', () => {
   it('putText, getText and size round-trip; absent keys are undefined', async () => {
     const store = storeAt(abfss('text/run-1'));
-    expect(await store.getText('_checkpoint.json')).toBeUndefined();
-    expect(await store.size('_checkpoint.json')).toBeUndefined();
-    await store.putText('_checkpoint.json', '{"v":1}');
-    const text = '{"v":2,"name":"Zürich ✓"}';
-    await store.putText('_checkpoint.json', text);
-    expect(await store.getText('_checkpoint.json')).toBe(text);
-    expect(await store.size('_checkpoint.json')).toBe(Buffer.byteLength(text));
-    await store.putText('_SUCCESS', '');
-    expect(await store.getText('_SUCCESS')).toBe('');
-    expect(await store.size('_SUCCESS')).toBe(0);
+    const text = await expectSmallFilesRoundTrip(store);
     const blob = azurite.service.getContainerClient('lake').getBlobClient('text/run-1/_checkpoint.json');
     expect((await blob.getProperties()).contentLength).toBe(Buffer.byteLength(text));
   });
@@ -266,12 +235,7 @@ describe('stage and publish', () => {
   it("a shard is staged in this process's staging folder, published under its key, and its staged file deleted", async () => {
     const store = storeAt(abfss('staged'), { staging: tempDir('azure-staging') });
     await store.prepare();
-    const path = await store.stage('events/part=1-of-2/000000.ndjson');
-    writeFileSync(path, '{"id":1}\n');
-    await store.publish('events/part=1-of-2/000000.ndjson');
-    expect(existsSync(path)).toBe(false);
-    expect(await store.getText('events/part=1-of-2/000000.ndjson')).toBe('{"id":1}\n');
-    await expect(store.publish('events/part=2-of-2/000000.ndjson')).rejects.toThrow('cannot read the local file');
+    await expectStagedShardPublished(store);
   });
 
   it('a small file goes in one Put Blob', async () => {
