@@ -4,6 +4,7 @@ import { lstat, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { realFolder } from '../util/real-folder.js';
@@ -160,10 +161,14 @@ function scratchCopies(objects: StoreObjects) {
   };
 }
 
+/** How long a staging folder without its marker may be another process's, between its mkdir and its marker. */
+const MARKER_WAIT_MS = 5000;
+
 /**
  * Makes `root` bulk-extract's staging folder, or checks that it already is: created here and
  * marked, or a real folder (not a link) holding the marker. Anything else is refused, and left as
- * it is.
+ * it is. Workers of a split job starting at once race to create it: one that finds the folder
+ * without its marker waits a little for the creator to write it before refusing.
  */
 async function claimStagingRoot(root: string, url: string, settings: string): Promise<void> {
   const marker = join(root, STAGING_MARKER);
@@ -174,11 +179,25 @@ async function claimStagingRoot(root: string, url: string, settings: string): Pr
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
-  const [folder, mark] = await Promise.all([lstat(root), lstat(marker).catch(() => undefined)]);
-  if (!folder.isDirectory() || folder.isSymbolicLink() || mark?.isFile() !== true) {
+  const folder = await lstat(root);
+  if (!folder.isDirectory() || folder.isSymbolicLink() || !(await markerAppears(root, marker))) {
     throw new ConfigError(
       `${settings}.staging: ${root} exists but is not a staging folder bulk-extract made (it lacks its ${STAGING_MARKER} file), so it is not used and nothing in it is touched. Move it away, or set ${settings}.staging to another folder.`,
     );
+  }
+}
+
+/**
+ * Whether the marker is there, or appears within MARKER_WAIT_MS in a folder still empty (one that
+ * another process has just made and is about to mark); a folder with other things in it and no
+ * marker is not waited for.
+ */
+async function markerAppears(root: string, marker: string): Promise<boolean> {
+  const deadline = Date.now() + MARKER_WAIT_MS;
+  for (;;) {
+    if ((await lstat(marker).catch(() => undefined))?.isFile() === true) return true;
+    if (Date.now() >= deadline || (await readdir(root)).length > 0) return false;
+    await sleep(50);
   }
 }
 
