@@ -104,7 +104,7 @@ export interface AzureProxy {
   requests(): SeenRequest[];
   /** Answers the next `count` requests `match` accepts with `status` and the Azure error `code`, not forwarded. */
   failNext(match: (request: Omit<SeenRequest, 'status'>) => boolean, status: number, code: string, count?: number): void;
-  /** Forwards the next request `match` accepts, but of Azurite's answer sends the headers and `bytes` of the body, then nothing. */
+  /** Forwards the next request `match` accepts; of its answer sends the headers and `bytes` of the body, then stops. */
   stallNext(match: (request: Omit<SeenRequest, 'status'>) => boolean, bytes: number): void;
   close(): Promise<void>;
 }
