@@ -52,6 +52,9 @@ afterAll(async () => {
   await azurite.close();
 });
 
+/** A stderr line other than an info log line, the warning that api keys (the simulator's) are deprecated or the end. */
+const notInfo = (line: string) => line !== '' && !line.startsWith('{"level":30') && !line.includes('"mechanism":"api-key"');
+
 interface SetupOptions extends ExportOptions {
   /** 'abfss' (default) or 'az' (the account from output.azure.account). */
   form?: 'abfss' | 'az';
@@ -212,6 +215,8 @@ describe.concurrent('output.dir: abfss:// and az://', () => {
         // The refusal: one line of its own (the logs are JSON lines), naming the blob and the credential tried.
         const said = exit.stderr.split('\n').filter((line) => line.startsWith('bulk-extract run: '));
         expect(said, `${what}: ${exit.stderr}`).toHaveLength(1);
+        // Nothing else worth a look: no warning (a run record the refused output cannot take either).
+        expect(exit.stderr.split('\n').filter(notInfo), what).toEqual(said);
         const lock = `abfss://lake@${AZURITE_ACCOUNT}.dfs.core.windows.net/exports/refused/.lock`;
         expect(said[0]).toContain(`bulk-extract run: Azure Put Blob of ${lock} failed: AuthorizationFailure (HTTP 403)`);
         expect(said[0]).toContain(says);
@@ -220,11 +225,20 @@ describe.concurrent('output.dir: abfss:// and az://', () => {
         const sig = new URLSearchParams(env.AZURE_STORAGE_SAS_TOKEN ?? '').get('sig');
         if (sig !== null) expect(shown).not.toContain(sig);
       }
+      // --dry-run: the refusal every request to the output meets, once, with the count of the others.
+      const dry = await cli(['run', '--dry-run'], { AZURE_STORAGE_KEY: wrongKey });
+      expect(dry.code, describeExit(dry)).toBe(3);
+      const refused = dry.stdout.split('\n').filter((line) => line.startsWith('REFUSED'));
+      expect(refused, dry.stdout).toHaveLength(1);
+      expect(refused[0]).toContain('AuthorizationFailure (HTTP 403)');
+      expect(dry.stdout).toMatch(/^ {12}\(\d+ more requests? to the output refused with E_OUTPUT_AUTH the same way\)/m);
+
       const yaml = readFileSync(file, 'utf8');
       writeFileSync(file, yaml.replace('abfss://lake@', 'abfss://no-such-container@'));
       const missing = await cli(['run']);
       expect(missing.code, describeExit(missing)).toBe(2);
       expect(missing.stderr).toContain('The container "no-such-container" does not exist');
+      expect(missing.stderr.split('\n').filter(notInfo)).toHaveLength(1);
       expect(existsSync(join(dir, 'out'))).toBe(false);
       writeFileSync(file, yaml);
 
