@@ -1,4 +1,4 @@
-import { isAzureUrl } from '../output/index.js';
+import { isAzureUrl } from '../util/output-url.js';
 
 /**
  * An output named on the command line without a job file (`status --out`, `verify DIR`): a folder

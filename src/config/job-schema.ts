@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isAzureUrl } from '../output/index.js';
+import { isAzureUrl } from '../util/output-url.js';
 import { metricsSchema } from './metrics-schema.js';
 import { byteSize } from './byte-size.js';
 import { duration } from './duration.js';

@@ -4,7 +4,8 @@ import { createObjectStore } from './object-store.js';
 import type { OutputStore } from './store.js';
 
 export { AzureAccessError, AzureAuthError, AzureOutputError } from './azure-errors.js';
-export { isAzureUrl, parseAzureUrl } from './azure-url.js';
+export { parseAzureUrl } from './azure-url.js';
+export { isAzureUrl } from '../util/output-url.js';
 
 export interface AzureStoreOptions extends BlobOptions {
   /** Local folder under which shard files wait for their upload (as output.s3.staging). Default: the OS temp folder. */

@@ -17,11 +17,6 @@ export interface AzureLocation {
   location: string;
 }
 
-/** Whether `dir` is one of the Azure URL forms (abfss://, az://, https://<account>.blob.<cloud>/). */
-export function isAzureUrl(dir: string): boolean {
-  return /^(abfss|az):\/\//i.test(dir) || /^https:\/\/[^/]+\.blob\.[^/]+/i.test(dir);
-}
-
 const FORMS =
   'abfss://<container>@<account>.dfs.core.windows.net/<path>, az://<container>/<path> (with output.azure.account), ' +
   'https://<account>.blob.core.windows.net/<container>/<path> or abfss://<workspace>@onelake.dfs.fabric.microsoft.com/<item>.Lakehouse/Files/<path>';

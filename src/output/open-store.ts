@@ -2,9 +2,9 @@ import { resolve } from 'node:path';
 import type { Logger } from '../log.js';
 import { createLocalStore } from './local-store.js';
 import type { AzureStoreOptions } from './azure-store.js';
-import { isAzureUrl } from './azure-url.js';
 import type { S3StoreOptions } from './s3-store.js';
 import type { OutputStore } from './store.js';
+import { isAzureUrl } from '../util/output-url.js';
 
 /** What opening a store needs besides where it is. */
 export interface StoreOptions {
@@ -15,6 +15,11 @@ export interface StoreOptions {
   azure?: Omit<AzureStoreOptions, 'url' | 'logger'> | undefined;
 }
 
+/** Where an output goes, as users name it: the folder (resolved against the working directory), or its URL. */
+export function destinationOf(dir: string): string {
+  return isObjectStorageUrl(dir) ? dir.replace(/\/+$/, '') : resolve(dir);
+}
+
 /** Whether `dir` names a bucket prefix (s3://bucket/prefix) rather than a folder. */
 function isS3Url(dir: string): boolean {
   return dir.startsWith('s3://');
@@ -23,11 +28,6 @@ function isS3Url(dir: string): boolean {
 /** Whether `dir` names object storage (s3://, or one of the Azure forms) rather than a folder. */
 export function isObjectStorageUrl(dir: string): boolean {
   return isS3Url(dir) || isAzureUrl(dir);
-}
-
-/** Where an output goes, as users name it: the folder (resolved against the working directory), or its URL. */
-export function destinationOf(dir: string): string {
-  return isObjectStorageUrl(dir) ? dir.replace(/\/+$/, '') : resolve(dir);
 }
 
 /**
