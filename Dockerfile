@@ -9,11 +9,17 @@
 FROM node:24-trixie AS build
 WORKDIR /src
 # Dependencies before the sources, so this layer stays cached while only the sources change.
+<<<<<<< HEAD
+# --ignore-scripts: `prepare` would run the build before the sources are here, and no package in
+# the lockfile has an install script it needs (test/deploy checks that: the one there, protobufjs's
+# under azurite, only prints a warning).
+=======
 # --ignore-scripts: `prepare` would run the build before the sources are here. The one package in
 # the lockfile with an install script is `node`, the Node runtime that a clone runs its scripts and
 # tests on (CONTRIBUTING.md); its script is what downloads that runtime, so here it is an empty
 # package, and it is removed with any link to it: the tests run on this image's own Node, the one
 # the runtime stage ships (test/deploy checks all of this).
+>>>>>>> main
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund \
   && rm -rf node_modules/node node_modules/.bin/node

@@ -44,6 +44,16 @@ export class OutputAccessError extends BulkExtractError {
   readonly code = 'E_OUTPUT_ACCESS';
 }
 
+/**
+ * The output's object storage refused the credential (an Azure account key, SAS token, connection
+ * string or Entra identity that is wrong, expired or lacks the data role). Like a credential the
+ * platform refuses, it does not pass by itself: exit 3, fix the credential, then run again, which
+ * resumes from what was committed.
+ */
+export class OutputAuthError extends BulkExtractError {
+  readonly code = 'E_OUTPUT_AUTH';
+}
+
 /** An item's field does not have the type the platform documents (so it cannot go in its column). */
 export class BadItemError extends BulkExtractError {
   readonly code = 'E_BAD_ITEM';

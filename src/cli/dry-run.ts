@@ -41,6 +41,7 @@ export async function dryRun(
       `output      ${inspection.destination}`,
       `checkpoint  ${inspection.checkpointLocation}`,
     ];
+    if (inspection.outputCredential !== undefined) lines.splice(2, 0, `output auth ${inspection.outputCredential}`);
     const metrics = describeMetrics(config.metrics, config.file, await textfileFolder(config.metrics?.textfile));
     if (metrics !== undefined) lines.push(`metrics     ${metrics}`);
     const { lock } = inspection;
@@ -94,7 +95,7 @@ export async function dryRun(
       lines.push(damaged === '' ? 'repair      every shard matches the manifest; nothing to repair' : `repair      would read again:${damaged}`);
     }
     const refusals = [...inspection.refusals, ...refused];
-    for (const refusal of refusals) lines.push(`REFUSED     a run now would stop here: ${refusal.message}`);
+    lines.push(...refusalLines(refusals));
     console.log(config.redactor.redact(lines.join('\n')));
     const [first] = refusals;
     if (first !== undefined) return exitCodeOf(first);
@@ -102,6 +103,27 @@ export async function dryRun(
   } finally {
     await client.close();
   }
+}
+
+/** Codes of an output that refuses every request alike (the credential, a missing container): said once. */
+const OUTPUT_WIDE = new Set(['E_OUTPUT_AUTH', 'E_OUTPUT_ACCESS']);
+
+/** One line a refusal; the output's credential or absence, met by every request that asked, once with their count. */
+function refusalLines(refusals: readonly { code: string; message: string }[]): string[] {
+  const lines: string[] = [];
+  const repeats = new Map<string, number>();
+  for (const refusal of refusals) {
+    if (OUTPUT_WIDE.has(refusal.code)) {
+      const seen = repeats.get(refusal.code);
+      repeats.set(refusal.code, (seen ?? 0) + 1);
+      if (seen !== undefined) continue;
+    }
+    lines.push(`REFUSED     a run now would stop here: ${refusal.message}`);
+  }
+  for (const [code, times] of repeats) {
+    if (times > 1) lines.push(`            (${times - 1} more ${times === 2 ? 'request' : 'requests'} to the output refused with ${code} the same way)`);
+  }
+  return lines;
 }
 
 /** Said of a textfile whose folder does not exist yet: the run creates it. */

@@ -5,7 +5,7 @@ export const EXIT = {
   FAILED: 1,
   /** Unknown command or flag, an invalid option or config value, or a run refused as it stands. */
   USAGE: 2,
-  /** The platform or the identity provider refused the credential. */
+  /** The platform, the identity provider or the output's object storage refused the credential. */
   AUTH: 3,
   /**
    * Refused because another live run holds the output (or this worker's share of it): an overlap.
@@ -24,7 +24,7 @@ const USAGE_CODES = new Set([
 
 /** The exit code of a command that stopped with this error (a BulkExtractError's stable code). */
 export function exitCodeOf(error: { code: string }): number {
-  if (error.code === 'E_AUTH') return EXIT.AUTH;
+  if (error.code === 'E_AUTH' || error.code === 'E_OUTPUT_AUTH') return EXIT.AUTH;
   // Stopped by SIGINT/SIGTERM before its partitions began (while it counted): interrupted all the same.
   if (error.code === 'E_ABORTED') return EXIT.INTERRUPTED;
   if (error.code === 'E_LOCKED') return EXIT.OVERLAP;

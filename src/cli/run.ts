@@ -252,7 +252,9 @@ async function verifyAfter(
 }
 
 function exitCode(result: RunResult): number {
-  if (result.errors.some(({ error }) => error instanceof AuthError)) return EXIT.AUTH;
+  const refused = (error: unknown) =>
+    error instanceof AuthError || (error instanceof BulkExtractError && exitCodeOf(error) === EXIT.AUTH);
+  if (result.errors.some(({ error }) => refused(error))) return EXIT.AUTH;
   // A failure that retrying cannot mend (a refused sync cursor) is the user's to decide on.
   const decide = result.errors.some(({ error }) => error instanceof BulkExtractError && exitCodeOf(error) === 2);
   if (decide) return EXIT.USAGE;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isAzureUrl } from '../util/output-url.js';
 import { metricsSchema } from './metrics-schema.js';
 import { byteSize } from './byte-size.js';
 import { duration } from './duration.js';
@@ -115,11 +116,47 @@ const s3Schema = z.strictObject({
   staging: z.string().min(1).optional(),
 });
 
+/**
+ * Settings of an Azure output.dir (abfss://, az://, https://<account>.blob.<cloud>/). No
+ * credential: it comes from the environment (AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_KEY,
+ * AZURE_STORAGE_SAS_TOKEN, else DefaultAzureCredential), so a key such as `accountKey` here is
+ * refused as unknown, its value never repeated.
+ */
+const azureSchema = z.strictObject({
+  /** The storage account of an az:// dir (the other forms name it). */
+  account: z.string().regex(/^[a-z0-9]{3,24}$/, '3 to 24 lowercase letters and digits').optional(),
+  /**
+   * The Blob service endpoint instead of the one the URL names: Azurite
+   * (http://127.0.0.1:10000/devstoreaccount1), a sovereign cloud, a private endpoint.
+   */
+  endpoint: z.url({ protocol: /^https?$/ }).optional(),
+  /** Block size in MiB for shards past 32 MiB (staged blocks). Default 8. */
+  blockSizeMiB: z.number().int().min(1).max(4000).default(8),
+  /**
+   * How a request that may pass (503 ServerBusy, 500 OperationTimedOut, other 5xx, a broken
+   * connection) is sent again: full-jitter exponential backoff, as source.retry.
+   */
+  retry: z
+    .strictObject({
+      /** Attempts in all, the first included. */
+      maxAttempts: z.number().int().min(1).max(20).default(6),
+      /** Attempt k waits up to baseDelayMs * 2^(k-1) ms. */
+      baseDelayMs: z.number().int().min(0).max(60_000).default(500),
+      /** The longest wait, in ms. */
+      maxDelayMs: z.number().int().min(0).max(600_000).default(30_000),
+    })
+    .prefault({}),
+  /** Local folder where shards are written before their upload; default under the OS temp folder. */
+  staging: z.string().min(1).optional(),
+});
+
 const outputKeys = z.strictObject({
-  /** Output folder, relative to the working directory; or `s3://bucket/prefix`. */
+  /** Output folder, relative to the working directory; or `s3://bucket/prefix`; or an Azure URL. */
   dir: z.string().min(1).default('./out'),
   /** Given only with an s3:// dir, which gets its defaults when the job file leaves them out. */
   s3: s3Schema.optional(),
+  /** Given only with an Azure dir, which gets its defaults when the job file leaves them out. */
+  azure: azureSchema.optional(),
   formats: z.array(z.enum(FORMATS)).min(1).default(['parquet']),
   parquet: z
     .strictObject({
@@ -139,9 +176,11 @@ const outputKeys = z.strictObject({
 });
 
 /** Where and how the output is written, with every default resolved: an s3:// dir always has its `s3` settings. */
-export const outputSchema = outputKeys.transform((output) =>
-  output.s3 === undefined && output.dir.startsWith('s3://') ? { ...output, s3: s3Schema.parse({}) } : output,
-);
+export const outputSchema = outputKeys.transform((output) => {
+  if (output.s3 === undefined && output.dir.startsWith('s3://')) return { ...output, s3: s3Schema.parse({}) };
+  if (output.azure === undefined && isAzureUrl(output.dir)) return { ...output, azure: azureSchema.parse({}) };
+  return output;
+});
 
 export const jobSchema = z
   .strictObject({
@@ -168,6 +207,21 @@ export const jobSchema = z
         code: 'custom',
         path: ['checkpoint'],
         message: 'with an s3:// output.dir the checkpoint is kept next to the output (<prefix>/_checkpoint.json); remove this key',
+      });
+    }
+    const azure = isAzureUrl(job.output.dir);
+    if (!azure && job.output.azure !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['output', 'azure'],
+        message: 'Azure settings, but output.dir is not an Azure URL; remove them or set output.dir: abfss://<container>@<account>.dfs.core.windows.net/<path> (or az://<container>/<path>)',
+      });
+    }
+    if (azure && job.checkpoint !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['checkpoint'],
+        message: 'with an Azure output.dir the checkpoint is kept next to the output (<path>/_checkpoint.json); remove this key',
       });
     }
     const seen = new Set<string>();

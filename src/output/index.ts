@@ -5,6 +5,7 @@
  */
 export { createLocalStore } from './local-store.js';
 export { LockedError, type LockOptions, type LockOwner, type LockState } from './lock.js';
-export { destinationOf, openStore, type StoreOptions } from './open-store.js';
+export { destinationOf, isObjectStorageUrl, openStore, type StoreOptions } from './open-store.js';
+export { isAzureUrl } from '../util/output-url.js';
 export type { S3Credentials } from './s3-bucket.js';
 export type { LocalCopy, OutputStore } from './store.js';

@@ -10,22 +10,10 @@ import { OutputError } from '../errors.js';
 import { type Bucket, bucketOf, MAX_BATCH, request, type S3StoreOptions } from './s3-bucket.js';
 import { isAbsent, isPreconditionFailed, S3OutputError, safeCause } from './s3-errors.js';
 import { publishFile } from './s3-upload.js';
-import type { OutputStore } from './store.js';
+import { sortedKeys, type StoreObjects } from './object-store.js';
 
-/** The object operations of an S3 store; s3-store.ts adds staging, the lock and the probe. */
-export type S3Objects = Pick<
-  OutputStore,
-  'location' | 'where' | 'putText' | 'getText' | 'size' | 'keys' | 'list' | 'remove' | 'read' | 'close'
-> & {
-  /**
-   * Uploads the local file `localPath` to `key` (multipart), resolved only after
-   * CompleteMultipartUpload succeeded; then the local file is deleted. On failure the upload is
-   * aborted (best effort) and the error is an OutputError naming the key.
-   */
-  publishFile(localPath: string, key: string): Promise<void>;
-  /** Creates `key` only if it does not exist (If-None-Match: *); false when it does. */
-  putTextIfAbsent(key: string, text: string): Promise<boolean>;
-};
+/** The object operations of an S3 store; object-store.ts adds staging, the lock and the probe. */
+export type S3Objects = StoreObjects;
 
 /** Objects on S3 or an S3-compatible server. */
 export function createS3Objects(options: S3StoreOptions): S3Objects {
@@ -39,11 +27,7 @@ export function createS3Objects(options: S3StoreOptions): S3Objects {
     getText: (key) => getText(at, key),
     size: (key) => size(at, key),
     keys: (prefix) => listKeys(at, prefix),
-    async list(prefix) {
-      const keys: string[] = [];
-      for await (const key of listKeys(at, prefix)) keys.push(key);
-      return keys.sort();
-    },
+    list: (prefix) => sortedKeys(listKeys(at, prefix)),
     remove: (keys) => removeKeys(at, keys),
     read: (key) => readObject(at, key),
     close() {

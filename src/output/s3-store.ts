@@ -1,17 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { lstat, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { ConfigError } from '../errors.js';
-import { realFolder } from '../util/real-folder.js';
-import { isAlive } from './lock.js';
-import { acquireS3Lock, s3LockState } from './s3-lock.js';
 import type { S3StoreOptions as ObjectOptions } from './s3-bucket.js';
-import { createS3Objects, type S3Objects } from './s3-objects.js';
-import type { LocalCopy, OutputStore } from './store.js';
+import { createS3Objects } from './s3-objects.js';
+import { createObjectStore } from './object-store.js';
+import type { OutputStore } from './store.js';
 
+export { STAGING_MARKER } from './object-store.js';
 export { S3OutputError } from './s3-errors.js';
 export { parseS3Url } from './s3-url.js';
 
@@ -23,139 +15,11 @@ export interface S3StoreOptions extends ObjectOptions {
   staging?: string | undefined;
 }
 
-/** Marks a staging folder as bulk-extract's own: only a folder holding it is ever cleaned. */
-export const STAGING_MARKER = '.bulk-extract-staging';
-/** A process's folder in the staging folder: `<pid>-<8 hex digits>`. */
-const PROCESS_FOLDER = /^(\d+)-[0-9a-f]{8}$/;
-
 /**
- * An output in object storage (S3 or an S3-compatible server). Shard files are staged in a local
- * staging folder, then uploaded (multipart) by `publish`, which deletes the staged file;
- * small files are single PutObjects; the lock is an object created only if absent (s3-lock.ts).
- *
- * Staging: `<staging>/bulk-extract-staging-<hash>/` is created by the first run and marked with
- * STAGING_MARKER; each process writes in a folder of its own in it (`<pid>-<random>`), deleted
- * when it ends. What processes that are gone left there is deleted at the next start: only such
- * folders of a marked staging folder, never anything else of `staging`.
+ * An output in S3 (or an S3-compatible server): shards staged locally, then uploaded (multipart)
+ * by `publish`; small files single PutObjects; the lock an object created only if absent
+ * (object-store.ts, object-lock.ts).
  */
 export function createS3Store(options: S3StoreOptions): OutputStore {
-  const objects = createS3Objects(options);
-  const staging = stagingFolder(options.url, options.staging);
-  const copies = scratchCopies(objects);
-  return {
-    ...objects,
-    stage: staging.stage,
-    publish: async (key) => objects.publishFile(await staging.stage(key), key),
-    async removeTree(dir, owned) {
-      const keys = await objects.list(`${dir}/`);
-      await objects.remove(keys.filter(owned));
-      return keys.filter((key) => !owned(key));
-    },
-    localCopy: copies.copy,
-    lock: (key, what, lockOptions) => acquireS3Lock(objects, key, what, options.logger, lockOptions),
-    lockState: (key) => s3LockState(objects, key),
-    checkWritable: () => probe(objects),
-    probe: () => probe(objects),
-    prepare: staging.prepare,
-    async close() {
-      await staging.close();
-      await copies.close();
-      await objects.close();
-    },
-  };
-}
-
-/** This process's folder in the staging folder of `url`, under `base` (default: the OS temp folder). */
-function stagingFolder(url: string, base = tmpdir()) {
-  const root = join(resolve(base), `bulk-extract-staging-${createHash('sha256').update(url).digest('hex').slice(0, 16)}`);
-  // A folder of this process's own: workers of a split job on one machine share the root.
-  const mine = join(root, `${process.pid}-${randomBytes(4).toString('hex')}`);
-  let prepared = false;
-  return {
-    /** The staged file of `key`, its folder created (never through a link). */
-    stage: async (key: string) => {
-      if (!prepared) throw new Error(`The staging folder of ${url} is not prepared; ${key} cannot be staged`);
-      await realFolder(mine, parentKey(key), true);
-      return join(mine, ...key.split('/'));
-    },
-    prepare: async () => {
-      try {
-        await mkdir(resolve(base), { recursive: true });
-        await claimStagingRoot(root, url);
-        await mkdir(mine);
-        prepared = true;
-        await removeGoneProcesses(root);
-      } catch (error) {
-        if (error instanceof ConfigError) throw error;
-        throw new ConfigError(`output.s3.staging: cannot use ${root} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, {
-          cause: error,
-        });
-      }
-    },
-    close: async () => {
-      // Only the folder this process made: its files are shards not uploaded, nothing else.
-      if (prepared) await rm(mine, { recursive: true, force: true });
-    },
-  };
-}
-
-/** No permission can be read off a bucket: one small object, put and deleted, proves it. */
-async function probe(objects: S3Objects): Promise<void> {
-  const key = `_probe-${randomBytes(6).toString('hex')}`;
-  await objects.putText(key, 'bulk-extract: a probe that the credentials can write here; deleted at once.\n');
-  await objects.remove([key]);
-}
-
-/** The folder of a key ('' for the top). */
-function parentKey(key: string): string {
-  return key.slice(0, Math.max(0, key.lastIndexOf('/')));
-}
-
-/** Downloads of objects for readers that need a file: into a temporary folder made on first use, removed by close. */
-function scratchCopies(objects: S3Objects) {
-  let scratch: string | undefined;
-  let copies = 0;
-  return {
-    copy: async (key: string): Promise<LocalCopy> => {
-      scratch ??= await mkdtemp(join(tmpdir(), 'bulk-extract-read-'));
-      // Named by a counter, never by the key: a key with '..' in it stays a key.
-      const path = join(scratch, `object-${++copies}`);
-      await pipeline(await objects.read(key), createWriteStream(path, { flags: 'wx' }));
-      return { path, release: () => rm(path, { force: true }) };
-    },
-    close: async () => {
-      if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
-    },
-  };
-}
-
-/**
- * Makes `root` bulk-extract's staging folder, or checks that it already is: created here and
- * marked, or a real folder (not a link) holding the marker. Anything else is refused, and left as
- * it is.
- */
-async function claimStagingRoot(root: string, url: string): Promise<void> {
-  const marker = join(root, STAGING_MARKER);
-  try {
-    await mkdir(root);
-    await writeFile(marker, `bulk-extract staging folder for ${url}: shards wait here for their upload.\n`, { flag: 'wx' });
-    return;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-  const [folder, mark] = await Promise.all([lstat(root), lstat(marker).catch(() => undefined)]);
-  if (!folder.isDirectory() || folder.isSymbolicLink() || mark?.isFile() !== true) {
-    throw new ConfigError(
-      `output.s3.staging: ${root} exists but is not a staging folder bulk-extract made (it lacks its ${STAGING_MARKER} file), so it is not used and nothing in it is touched. Move it away, or set output.s3.staging to another folder.`,
-    );
-  }
-}
-
-/** Deletes the folders of processes that are gone (`<pid>-<random>`, real folders only). */
-async function removeGoneProcesses(root: string): Promise<void> {
-  for (const entry of await readdir(root, { withFileTypes: true })) {
-    const pid = Number(PROCESS_FOLDER.exec(entry.name)?.[1]);
-    if (!entry.isDirectory() || !Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
-    await rm(join(root, entry.name), { recursive: true, force: true });
-  }
+  return createObjectStore(createS3Objects(options), { ...options, settings: 'output.s3' });
 }

@@ -11,6 +11,8 @@ import type { LockOptions, LockState } from './lock.js';
 export interface OutputStore {
   /** For messages and logs: the output folder, or s3://bucket/prefix (never credentials). */
   readonly location: string;
+  /** Object storage: which credential reaches it, as --dry-run names it (never its value). Absent for a folder. */
+  readonly credential?: string;
   /** For messages: the path (a folder) or the URL (a bucket) of `key`. */
   where(key: string): string;
   /**

@@ -225,6 +225,11 @@ describe('output: every wrong value is an error naming its key path', () => {
     ['s3.partSizeMiB below S3\'s 5', { dir: 's3://b/p', s3: { partSizeMiB: 4 } }, 'output.s3.partSizeMiB'],
     ['s3.endpoint not http(s)', { dir: 's3://b/p', s3: { endpoint: 'ftp://x' } }, 'output.s3.endpoint'],
     ['an unknown s3 key', { dir: 's3://b/p', s3: { bucket: 'b' } }, 'output.s3'],
+    ['azure settings without an Azure dir', { dir: 's3://b/p', azure: { account: 'acct1' } }, 'output.azure'],
+    ['azure.account not an account name', { dir: 'az://lake/p', azure: { account: 'My_Account' } }, 'output.azure.account'],
+    ['azure.endpoint not http(s)', { dir: 'az://lake/p', azure: { endpoint: 'ftp://x' } }, 'output.azure.endpoint'],
+    ['azure.blockSizeMiB past Azure\'s 4000', { dir: 'az://lake/p', azure: { blockSizeMiB: 4001 } }, 'output.azure.blockSizeMiB'],
+    ['a credential under azure', { dir: 'az://lake/p', azure: { accountKey: 'c2VjcmV0LWtleQ==' } }, 'output.azure'],
   ];
 
   it.each(cases)('%s', (_, output, path) => {
@@ -248,6 +253,18 @@ describe('output: every wrong value is an error naming its key path', () => {
     expect(configError({ output: { dir: 's3://lake/x' }, checkpoint: 'cp.json' })).toContain('checkpoint: with an s3:// output.dir');
     const job = load({ output: { dir: 's3://lake/x', s3: { endpoint: 'http://127.0.0.1:9000' } } });
     expect(job.output.s3).toEqual({ endpoint: 'http://127.0.0.1:9000', partSizeMiB: 8 });
+  });
+
+  it('an Azure dir keeps its checkpoint in the container; it gets the default Azure settings; a credential key is refused unrepeated', () => {
+    for (const dir of ['az://lake/x', 'abfss://lake@acct1.dfs.core.windows.net/x', 'https://acct1.blob.core.windows.net/lake/x']) {
+      expect(configError({ output: { dir }, checkpoint: 'cp.json' })).toContain('checkpoint: with an Azure output.dir');
+      const retry = { maxAttempts: 6, baseDelayMs: 500, maxDelayMs: 30_000 };
+      expect(load({ output: { dir } }).output.azure).toEqual({ blockSizeMiB: 8, retry });
+    }
+    expect(load({ output: { dir: './out' } }).output.azure).toBeUndefined();
+    const refused = configError({ output: { dir: 'az://lake/x', azure: { sasToken: 'sv=2024&sig=c2VjcmV0LXNpZw' } } });
+    expect(refused).toMatch(/output\.azure: .*"sasToken"/);
+    expect(refused).not.toContain('c2VjcmV0LXNpZw');
   });
 
   it('an s3:// dir without S3 settings gets their defaults; a local dir gets none', () => {

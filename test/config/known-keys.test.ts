@@ -27,6 +27,7 @@ describe('knownKeysAt: the job schema', () => {
     ['the event filter of the second stream', { streams: [{ resource: 'assets' }, { resource: 'events' }] }, ['streams', 1, 'filter'], EVENT_FILTER],
     ['a filter of a stream without a resource: every collection\'s', { streams: [{}] }, ['streams', 0, 'filter'], ANY_FILTER],
     ['output.s3 (optional)', {}, ['output', 's3'], ['endpoint', 'region', 'forcePathStyle', 'partSizeMiB', 'staging']],
+    ['output.azure (optional)', {}, ['output', 'azure'], ['account', 'endpoint', 'blockSizeMiB', 'retry', 'staging']],
     ['output.shard', {}, ['output', 'shard'], ['maxRows', 'maxBytes']],
     ['a key the schema does not have', {}, ['sink'], []],
     ['under a scalar', {}, ['source', 'baseUrl'], []],

@@ -114,15 +114,21 @@ describe('Dockerfile', () => {
     expect(scripted.filter(([, entry]) => entry.dev !== true).map(([path]) => path), 'production packages with install scripts').toEqual([]);
   });
 
-  it('installs with --ignore-scripts in the build stage, where the one package with an install script is the Node runtime, approved by version and removed', () => {
+  it('installs with --ignore-scripts in the build stage, where the packages with an install script are the Node runtime, approved by version and removed, and protobufjs, denied', () => {
     // Both stages install with --ignore-scripts; a package that needs its script would break there.
     // The Node runtime package is the exception: its script downloads the Node a clone runs on,
     // which the image does not need; it is removed so that the tests run on the image's own Node.
+    // protobufjs (under azurite, through its telemetry's gRPC exporter) has a postinstall that only
+    // warns when the project itself depends on protobufjs with another range: denied, never run.
     const runtimePackage = `node_modules/${NODE_RUNTIME}`;
-    expect(scripted.map(([path]) => path), 'packages with install scripts (the build stage skips them: see Dockerfile)').toEqual([runtimePackage]);
+    const denied = 'protobufjs';
+    expect(scripted.map(([path]) => path).sort(), 'packages with install scripts (the build stage skips them: see Dockerfile)')
+      .toEqual([runtimePackage, `node_modules/${denied}`].sort());
+    expect(lock.packages[`node_modules/${denied}`]?.dev, `${denied} is a development package only`).toBe(true);
     const version = lock.packages[runtimePackage]?.version;
     expect(manifest.devDependencies[NODE_RUNTIME]).toBe(version);
-    expect(manifest.allowScripts, 'allowScripts approves the runtime\'s install script for its version only').toEqual({ [`${NODE_RUNTIME}@${version}`]: true });
+    expect(manifest.allowScripts, 'allowScripts approves the runtime\'s install script for its version only, and denies protobufjs\'s')
+      .toEqual({ [`${NODE_RUNTIME}@${version}`]: true, [denied]: false });
     const commands = runs(build);
     const install = commands.findIndex((c) => c.startsWith('npm ci') || c.startsWith('npm install'));
     expect(commands[install]).toMatch(/ --ignore-scripts\b/);

@@ -11,6 +11,7 @@ import {
   type IVolumeMount,
   PersistentVolumeClaim,
   Secret,
+  ServiceAccount,
 } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
 
@@ -60,7 +61,10 @@ const schema = <T>(model: { apiVersion: string; kind: string; new (data: T): { v
 });
 
 /** The kinds deploy/k8s uses; another kind is reported as a problem, not skipped. */
-const SCHEMAS = [schema(Secret), schema(ConfigMap), schema(PersistentVolumeClaim), schema(CronJob), schema(Job)];
+const SCHEMAS = [
+  schema(Secret), schema(ConfigMap), schema(PersistentVolumeClaim), schema(CronJob), schema(Job),
+  schema(ServiceAccount),
+];
 
 /**
  * Validates a document against the schema of its apiVersion and kind. The generated validators

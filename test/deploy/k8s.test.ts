@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { duration } from '../../src/config/duration.js';
 import { loadConfig } from '../../src/config/load-config.js';
+import { isObjectStorageUrl } from '../../src/output/index.js';
 import { parseStages, type Stage, workdirAt } from './dockerfile-model.js';
 import {
   bytesOf,
@@ -76,9 +77,10 @@ describe('deploy/k8s manifests', () => {
   it('hold the objects the README lists, each name once per kind', () => {
     const ids = manifests.map(({ doc }) => `${String(doc.kind)}/${String((doc.metadata as Doc).name)}`);
     expect(ids.sort()).toEqual([
-      'ConfigMap/bulk-extract-env', 'ConfigMap/bulk-extract-job', 'CronJob/bulk-extract-incremental',
+      'ConfigMap/bulk-extract-azure-job', 'ConfigMap/bulk-extract-env', 'ConfigMap/bulk-extract-job',
+      'CronJob/bulk-extract-azure', 'CronJob/bulk-extract-incremental',
       'Job/bulk-extract-backfill', 'Job/bulk-extract-finalize', 'PersistentVolumeClaim/bulk-extract-out',
-      'PodMonitor/bulk-extract-incremental', 'Secret/bulk-extract-credentials',
+      'PodMonitor/bulk-extract-incremental', 'Secret/bulk-extract-credentials', 'ServiceAccount/bulk-extract-azure',
     ]);
   });
 
@@ -182,6 +184,15 @@ describe('the CronJob and Jobs', () => {
 
   it.each(all.map((w) => [w.where, w] as const))('%s: output.dir on the output volume, writable, RWX where pods run in parallel', (_where, w) => {
     const { config } = jobFileOf(w);
+    if (isObjectStorageUrl(config.output.dir)) {
+      // Object storage: only the staging folder is local, on a writable emptyDir of its own size.
+      const staging = config.output.azure?.staging ?? config.output.s3?.staging ?? '/tmp';
+      const found = mountOf(w.pod, containerOf(w), staging);
+      expect(found?.mount.readOnly ?? false).toBe(false);
+      expect(found?.volume.emptyDir?.sizeLimit, 'the staging folder holds the open shards: give it a size').toBeDefined();
+      expect(mountOf(w.pod, containerOf(w), '/config')?.mount.readOnly).toBe(true);
+      return;
+    }
     const workdir = workdirAt(parseStages(readFileSync(join(ROOT, 'Dockerfile'), 'utf8')).at(-1) as Stage);
     const out = mountOf(w.pod, containerOf(w), posix.resolve(workdir, config.output.dir));
     expect(out?.mount.mountPath).toBe(posix.resolve(workdir, config.output.dir));
@@ -204,6 +215,7 @@ describe('the CronJob and Jobs', () => {
     expect((own?.seccompProfile ?? pod?.seccompProfile)?.type).toBe('RuntimeDefault');
     expect(own?.readOnlyRootFilesystem).toBe(true);
     expect(mountOf(w.pod, container, '/tmp')?.volume.emptyDir).toBeDefined();
+    // Workload identity projects a token of its own (azure.workload.identity/use): the API's is never needed.
     expect(w.pod.automountServiceAccountToken).toBe(false);
     expect(w.pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(60);
   });

@@ -271,4 +271,36 @@ describe('recordRun (the CLI\'s end of a run)', () => {
       await store.close();
     }
   });
+
+  it('a run object storage refused (its credential, a missing bucket) is not recorded there, and says nothing more', async () => {
+    const dir = tempDir();
+    const url = `s3://${server.bucket}/jobs/store-refused`;
+    const s3 = { endpoint: server.endpoint, forcePathStyle: true, staging: join(dir, 'staging') };
+    const config = loadJob(dir, { baseUrl: BASE_URL, out: url, streams: [{ resource: 'events' }], output: { s3 } });
+    const store = createS3Store({
+      url, endpoint: server.endpoint, forcePathStyle: true, logger: silentLogger, ...S3RVER_ACCESS,
+    });
+    const captured = captureLogger('debug');
+    for (const [name, value] of Object.entries(S3RVER_CREDENTIALS)) vi.stubEnv(name, value);
+    try {
+      await store.putText('_manifest.json', '{}');
+      for (const code of ['E_OUTPUT_AUTH', 'E_OUTPUT_ACCESS']) {
+        const failed = record('2026-11-26T05:00:00.000Z', { exitCode: 3, state: 'failed', reason: { code, message: 'refused' } });
+        expect(await recordRun(config, failed, { logger: captured.logger })).toBeUndefined();
+      }
+      expect(await readRunRecords(store)).toEqual([]);
+      expect(captured.records()).toEqual([]);
+    } finally {
+      vi.unstubAllEnvs();
+      await store.close();
+    }
+  });
+
+  it("a folder's E_OUTPUT_ACCESS names one file it may not write: the run is still recorded", async () => {
+    const out = join(tempDir(), 'out');
+    const store = createLocalStore(out, silentLogger);
+    await store.putText('_manifest.json', '{}');
+    const failed = record('2026-11-26T05:00:00.000Z', { exitCode: 2, state: 'failed', reason: { code: 'E_OUTPUT_ACCESS', message: 'no' } });
+    expect(await recordRun(job(out), failed, { logger: silentLogger })).toBe('_runs/2026-11-26T05-00-00.000Z.json');
+  });
 });

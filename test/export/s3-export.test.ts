@@ -3,19 +3,26 @@ import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Store } from '../../src/output/s3-store.js';
-import type { OutputStore } from '../../src/output/store.js';
 import { downloadAll } from '../support/s3-download.js';
 import { silentLogger } from '../../src/log.js';
 import { EVENT_ID_BASE, EVENT_ID_STRIDE, type SimulatorOptions } from '../../src/simulator/index.js';
 import { createFakeClock } from '../support/fake-clock.js';
 import {
+  itExportsExactly,
+  itFinalizesASplitJob,
+  itRepairsADamagedPartition,
+  itReplacesAnUncountedUpload,
+  itResumesAKillMidUpload,
+  itSealsSnapshots,
+  type ExportOptions,
+  type StoreExport,
+} from '../support/object-store-export.js';
+import {
   describeExit,
   type Exit,
   expectedIds,
   expectExactOutput,
-  type IdStats,
   jobYaml,
-  listFiles,
   newSimulator,
   runCliWith,
   type StreamSpec,
@@ -27,7 +34,8 @@ import { S3RVER_ACCESS, startS3Server } from '../support/s3-server.js';
  * output.dir: s3://bucket/prefix against a real S3-protocol server on loopback (s3rver), with real
  * CLI processes: the store ends up holding exactly what a local output folder would, shards are
  * committed only once their multipart upload completed, and a kill in the middle of an upload (or
- * between an upload and the checkpoint) is resumed without a lost or repeated row.
+ * between an upload and the checkpoint) is resumed without a lost or repeated row. The cases every
+ * object store shares are in test/support/object-store-export.ts; S3's own are here.
  *
  * Events: 40,000 in 2 partitions of 20 pages (limit 1000), NDJSON only, shards of 20,000 rows
  * (about 8 MB): one shard per partition, each uploaded in 2 parts of 5 MiB (S3's smallest part).
@@ -51,14 +59,11 @@ afterAll(async () => {
   await server.close();
 });
 
-interface SetupOptions {
-  stream?: StreamSpec;
-  maxRows?: number;
-  formats?: ('parquet' | 'ndjson')[];
+interface SetupOptions extends ExportOptions {
   simulator?: Partial<SimulatorOptions>;
 }
 
-async function setup(seed: number, prefix: string, options: SetupOptions = {}) {
+async function setup(seed: number, prefix: string, options: SetupOptions = {}): Promise<StoreExport & { dir: string }> {
   const { stream = { resource: 'events', partitions: 2, limit: 1000 }, maxRows = 20_000, formats = ['ndjson'] } = options;
   const sim = await newSimulator({
     events: EVENTS,
@@ -95,97 +100,41 @@ async function setup(seed: number, prefix: string, options: SetupOptions = {}) {
   const expected = [
     { name: 'events', resource: 'events' as const, partitions: 2, formats: ['ndjson' as const], ids: expectedIds(sim, 'events') },
   ];
-  return { sim, dir, url, cli, store, expected, staging: join(dir, 'staging') };
+  return { sim, dir, url, prefix, cli, store, expected, staging: join(dir, 'staging') };
 }
 
-/** Key -> content of every object under `prefix`. */
-async function contents(store: OutputStore, prefix: string): Promise<Record<string, string | undefined>> {
-  const keys = await store.list(prefix);
-  return Object.fromEntries(await Promise.all(keys.map(async (key) => [key, await store.getText(key)] as const)));
+/** The keys s3rver is asked to put from now on (PutObject, UploadPart and the like). */
+function putsFromNow(): () => string[] {
+  const from = server.requests().length;
+  return () => server.requests().slice(from).filter((r) => r.method === 'PUT').map((r) => r.key);
 }
 
-/** The ids of the NDJSON shards of an output folder, as expectedIds counts them. */
-function idsOf(out: string): IdStats {
-  const ids = listFiles(out)
-    .filter((path) => path.endsWith('.ndjson'))
-    .flatMap((path) => readFileSync(join(out, path), 'utf8').split('\n').filter((line) => line !== ''))
-    .map((line) => BigInt((JSON.parse(line) as { id: number }).id));
-  expect(new Set(ids).size, 'every id once').toBe(ids.length);
-  const sum = ids.reduce((total, id) => total + id, 0n);
-  const min = ids.reduce((low, id) => (id < low ? id : low), ids[0] ?? 0n);
-  const max = ids.reduce((high, id) => (id > high ? id : high), 0n);
-  return { count: ids.length, sum, min, max };
+/** Each shard went up in parts, and was completed. */
+function expectMultipartUploads({ prefix }: StoreExport, _exit: Exit, shards: string[]): void {
+  for (const key of shards) {
+    const ops = server.requests().filter((r) => r.key === `${prefix}/${key}` && r.status === 200).map((r) => r.operation);
+    expect(ops).toEqual(['CreateMultipartUpload', 'UploadPart', 'UploadPart', 'CompleteMultipartUpload']);
+  }
 }
 
 describe.concurrent('output.dir: s3://', () => {
-  it('an export lands in the bucket exactly: every shard once, manifest, checkpoint, _SUCCESS; staging left empty', async () => {
-    const { cli, store, expected, staging } = await setup(21, 'exports/full');
-    try {
-      const exit = await cli(['run']);
-      expect(exit.code, describeExit(exit)).toBe(0);
-      const keys = await store.list('');
-      expect(keys).toEqual(expect.arrayContaining(['_SUCCESS', '_checkpoint.json', '_manifest.json']));
-      const shards = keys.filter((k) => k.endsWith('.ndjson'));
-      expect(shards).toHaveLength(2);
-      // Each shard went up in parts, and was completed.
-      for (const key of shards) {
-        const ops = server.requests().filter((r) => r.key === `exports/full/${key}` && r.status === 200).map((r) => r.operation);
-        expect(ops).toEqual(['CreateMultipartUpload', 'UploadPart', 'UploadPart', 'CompleteMultipartUpload']);
-      }
-      await expectExactOutput(await downloadAll(store, tempDir('s3-copy')), expected);
-      // Staging keeps no shard once uploaded.
-      expect(listFiles(staging).filter((f) => f.endsWith('.ndjson'))).toEqual([]);
+  itExportsExactly(
+    'an export lands in the bucket exactly: every shard once, manifest, checkpoint, _SUCCESS; staging left empty',
+    (o) => setup(21, 'exports/full', o),
+    { afterRun: expectMultipartUploads },
+  );
 
-      const verify = await cli(['verify']);
-      expect(verify.code, describeExit(verify)).toBe(0);
-      expect(verify.stdout).toContain('ndjson: 2 files, 40,000 rows');
+  // The second part of some upload was received; CompleteMultipartUpload was never sent.
+  itResumesAKillMidUpload(
+    'killed in the middle of a multipart upload: the object is absent, the resume uploads it and the output is exact',
+    (o) => setup(22, 'exports/kill-upload', o),
+    'after-upload-part:3',
+  );
 
-      const status = await cli(['status']);
-      expect(status.code, describeExit(status)).toBe(0);
-      expect(status.stdout).toContain('s3://lake/exports/full: run complete');
-    } finally {
-      await store.close();
-    }
-  });
-
-  it('killed in the middle of a multipart upload: the object is absent, the resume uploads it and the output is exact', async () => {
-    const { cli, store, expected } = await setup(22, 'exports/kill-upload');
-    try {
-      // The second part of some upload was received; CompleteMultipartUpload was never sent.
-      const killed = await cli(['run'], { BULK_EXTRACT_CRASH_AT: 'after-upload-part:3' });
-      expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
-      const before = await store.list('');
-      const checkpoint = JSON.parse((await store.getText('_checkpoint.json')) ?? '{}') as {
-        streams: Record<string, { parts: Record<string, { nextSeq: number }> }>;
-      };
-      const counted = Object.values(checkpoint.streams.events?.parts ?? {}).reduce((n, p) => n + p.nextSeq, 0);
-      // Only completed uploads are objects, and at most one more than the checkpoint counts exists.
-      const shards = before.filter((k) => k.endsWith('.ndjson'));
-      expect(shards.length).toBeLessThanOrEqual(counted + 1);
-      expect(shards.length).toBeLessThan(2);
-      expect(before).not.toContain('_SUCCESS');
-
-      const resumed = await cli(['run']);
-      expect(resumed.code, describeExit(resumed)).toBe(0);
-      expect(resumed.stderr).toMatch(/resuming export/);
-      await expectExactOutput(await downloadAll(store, tempDir('s3-copy')), expected);
-    } finally {
-      await store.close();
-    }
-  });
-
-  it('killed after an upload completed but before the checkpoint counted it: the object is replaced, not doubled', async () => {
-    const { cli, store, expected } = await setup(23, 'exports/kill-after-upload');
-    try {
-      const killed = await cli(['run'], { BULK_EXTRACT_CRASH_AT: 'after-shard-rename:2' });
-      expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
-      const resumed = await cli(['run']);
-      expect(resumed.code, describeExit(resumed)).toBe(0);
-      await expectExactOutput(await downloadAll(store, tempDir('s3-copy')), expected);
-    } finally {
-      await store.close();
-    }
-  });
+  itReplacesAnUncountedUpload(
+    'killed after an upload completed but before the checkpoint counted it: the object is replaced, not doubled',
+    (o) => setup(23, 'exports/kill-after-upload', o),
+  );
 
   it('mode: incremental: each run\'s folder is sealed in the bucket, and the second run holds exactly what changed', { timeout: 120_000 }, async () => {
     const stream: StreamSpec = { resource: 'events', mode: 'incremental', safetyLag: 0, partitions: 2, limit: 1000 };
@@ -279,75 +228,16 @@ describe.concurrent('output.dir: s3://', () => {
     }
   });
 
-  // Three CLI runs against the bucket: 30 s is too little on a busy 2-core machine.
-  it('repair: a truncated and a corrupted object are found in the bucket, only their partition is read again, exactly', { timeout: 120_000 }, async () => {
-    // Shards of 5000 rows: 4 per partition.
-    const { sim, cli, store } = await setup(29, 'exports/repair', { maxRows: 5000 });
-    try {
-      const first = await cli(['run']);
-      expect(first.code, describeExit(first)).toBe(0);
-      const truncated = 'events/part=1-of-2/000001.ndjson';
-      const corrupted = 'events/part=1-of-2/000002.ndjson';
-      const whole = (await store.getText(truncated)) ?? '';
-      await store.putText(truncated, whole.slice(0, Math.floor(whole.length / 2)));
-      // One digit changed: the same size, another sha256.
-      const text = (await store.getText(corrupted)) ?? '';
-      const at = text.search(/[0-8](?=,)/);
-      await store.putText(corrupted, `${text.slice(0, at)}${Number(text[at]) + 1}${text.slice(at + 1)}`);
-      const untouched = await contents(store, 'events/part=2-of-2/');
-      expect((await cli(['verify'])).code, 'verify finds the damage').toBe(1);
+  itRepairsADamagedPartition(
+    'repair: a truncated and a corrupted object are found in the bucket, only their partition is read again, exactly',
+    (o) => setup(29, 'exports/repair', o),
+    putsFromNow,
+  );
 
-      const fromSim = sim.requests().length;
-      const fromS3 = server.requests().length;
-      const repair = await cli(['repair']);
-      expect(repair.code, describeExit(repair)).toBe(0);
-      expect(repair.stderr).toContain('read 1 damaged partition(s) again: events/1');
-      const lists = sim.requests().slice(fromSim).filter((r) => r.route === 'GET /events');
-      expect([...new Set(lists.map((r) => new Map(r.params).get('partition')))]).toEqual(['1/2']);
-      const written = server.requests().slice(fromS3).filter((r) => r.method === 'PUT' && r.key.startsWith('exports/repair/events/'));
-      expect(written.filter((r) => !r.key.startsWith('exports/repair/events/part=1-of-2/')), 'partition 2 not written').toEqual([]);
-      expect(await contents(store, 'events/part=2-of-2/'), 'partition 2 as it was').toEqual(untouched);
-
-      const verify = await cli(['verify']);
-      expect(verify.code, describeExit(verify)).toBe(0);
-      // The rows, counted without a database: every event once.
-      expect(idsOf(await downloadAll(store, tempDir('s3-repaired')))).toEqual(expectedIds(sim, 'events'));
-    } finally {
-      await store.close();
-    }
-  });
-
-  it('3 workers (--shard i/3) into the bucket: one killed and resumed alone, the last finalizes, the union is exact', { timeout: 120_000 }, async () => {
-    const stream: StreamSpec = { resource: 'events', partitions: 6, limit: 1000 };
-    const { cli, store, sim } = await setup(25, 'exports/shard', { stream, maxRows: 2000, formats: ['parquet', 'ndjson'] });
-    try {
-      // Worker 1 is killed after its first shard is uploaded, before its checkpoint counts it.
-      const exits = await Promise.all(
-        [0, 1, 2].map((i) => cli(['run', '--shard', `${i}/3`], i === 1 ? { BULK_EXTRACT_CRASH_AT: 'after-shard-rename:1' } : {})),
-      );
-      expect(exits[1]?.signal, describeExit(exits[1] as Exit)).toBe('SIGKILL');
-      for (const i of [0, 2]) expect(exits[i]?.code, describeExit(exits[i] as Exit)).toBe(0);
-      expect(await store.getText('_SUCCESS'), 'not finalized while worker 1 is incomplete').toBeUndefined();
-      expect(await store.getText('_workers/agreement.json')).toBeDefined();
-
-      // Worker 1 alone: its lock (a dead process of this host) is taken over; it resumes and ends the split job.
-      const resumed = await cli(['run', '--shard', '1/3']);
-      expect(resumed.code, describeExit(resumed)).toBe(0);
-      expect(resumed.stderr).toContain('the split job is finalized');
-      const keys = await store.list('');
-      expect(keys).toContain('_SUCCESS');
-      expect(keys.filter((key) => key.startsWith('_workers/')), 'worker files and locks gone').toEqual([]);
-      expect(keys.filter((key) => key.endsWith('.lock') || key.startsWith('.lock'))).toEqual([]);
-      const verify = await cli(['verify']);
-      expect(verify.code, describeExit(verify)).toBe(0);
-      const expected = [
-        { name: 'events', resource: 'events' as const, partitions: 6, formats: ['parquet' as const, 'ndjson' as const], ids: expectedIds(sim, 'events') },
-      ];
-      await expectExactOutput(await downloadAll(store, tempDir('s3-shard-copy')), expected);
-    } finally {
-      await store.close();
-    }
-  });
+  itFinalizesASplitJob(
+    '3 workers (--shard i/3) into the bucket: one killed and resumed alone, the last finalizes, the union is exact',
+    (o) => setup(25, 'exports/shard', o),
+  );
 
   it('a bucket that does not exist: exit 1 naming the bucket, nothing written locally but staging', async () => {
     const { cli, dir } = await setup(24, 'x');
@@ -392,29 +282,8 @@ describe.concurrent('output.dir: s3://', () => {
     }
   });
 
-  it('mode: snapshot: each run seals a copy in the bucket, _LATEST moves there, keep 1 deletes the older one', async () => {
-    const stream: StreamSpec = { resource: 'events', partitions: 2, limit: 1000, mode: 'snapshot', keep: 1 };
-    const { cli, store } = await setup(27, 'exports/snap', { stream });
-    try {
-      const runs: string[] = [];
-      for (const round of [1, 2]) {
-        const exit = await cli(['run']);
-        expect(exit.code, describeExit(exit)).toBe(0);
-        const keys = await store.list('events/');
-        const folders = [...new Set(keys.filter((k) => k.startsWith('events/run=')).map((k) => k.split('/')[1]))];
-        expect(folders, `round ${round}: one snapshot kept`).toHaveLength(1);
-        const [run = ''] = folders;
-        expect(runs, `round ${round} is a new snapshot`).not.toContain(run);
-        runs.push(run);
-        expect(keys).toContain(`events/${run}/_SUCCESS`);
-        expect((await store.getText('events/_LATEST'))?.trim()).toBe(run);
-      }
-      const status = await cli(['status']);
-      expect(status.stdout).toContain(`latest complete snapshot: ${runs[1]} (1 kept)`);
-      const verify = await cli(['verify']);
-      expect(verify.code, describeExit(verify)).toBe(0);
-    } finally {
-      await store.close();
-    }
-  });
+  itSealsSnapshots(
+    'mode: snapshot: each run seals a copy in the bucket, _LATEST moves there, keep 1 deletes the older one',
+    (o) => setup(27, 'exports/snap', o),
+  );
 });

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
@@ -84,6 +84,24 @@ describe('the S3 staging folder', () => {
     expect(readFileSync(join(root, 'README'), 'utf8')).toBe('someone put this here\n');
     expect(readFileSync(join(victim, 'precious.txt'), 'utf8')).toBe('mine\n');
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
+  });
+
+  it('a folder of its name still empty is another worker just starting: its marker is waited for', async () => {
+    // The folder's name, as a store of the same output names it in another staging folder.
+    const elsewhere = tempDir('staging-name');
+    const named = store(elsewhere);
+    await named.prepare();
+    await named.close();
+    const staging = tempDir('staging-race');
+    const root = join(staging, basename(rootIn(elsewhere)));
+    // A worker of the same split job has made the folder and not yet written its marker.
+    mkdirSync(root);
+    const second = store(staging);
+    const prepared = second.prepare();
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    writeFileSync(join(root, STAGING_MARKER), 'marked by the first worker\n');
+    await prepared;
+    await second.close();
   });
 
   it('refuses a folder of its name that it did not make (no marker), and changes nothing in it', async () => {

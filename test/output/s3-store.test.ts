@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,6 +14,13 @@ import type { OutputStore } from '../../src/output/store.js';
 import { silentLogger } from '../../src/log.js';
 import { captureLogger } from '../support/log-capture.js';
 import { tempDir } from '../support/resume-harness.js';
+import {
+  catchError,
+  expectSmallFilesRoundTrip,
+  expectStagedShardPublished,
+  localFile,
+  sha256Of,
+} from '../support/store-helpers.js';
 import { S3RVER_ACCESS, type S3Request, type S3TestServer, startS3Server } from '../support/s3-server.js';
 
 const MiB = 1024 * 1024;
@@ -51,20 +58,6 @@ function objectsAt(url: string, options: Partial<S3StoreOptions> = {}): S3Object
 
 function requestsUnder(prefix: string, target = server): S3Request[] {
   return target.requests().filter((request) => request.key.startsWith(prefix));
-}
-
-/** A local file of random bytes and its sha256. */
-function localFile(name: string, bytes: number): { path: string; sha256: string } {
-  const data = randomBytes(bytes);
-  const path = join(tempDir('s3-local'), name);
-  writeFileSync(path, data);
-  return { path, sha256: createHash('sha256').update(data).digest('hex') };
-}
-
-async function sha256Of(stream: NodeJS.ReadableStream): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of stream) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }
 
 /** A loopback port nothing listens on. */
@@ -115,15 +108,6 @@ describe('parseS3Url', () => {
   });
 });
 
-function catchError(run: () => unknown): unknown {
-  try {
-    run();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected an error');
-}
-
 describe('createS3Store options', () => {
   it.each([
     [{ partSizeBytes: 5 * MiB - 1 }, /partSizeBytes must be an integer from 5242880/],
@@ -147,16 +131,7 @@ describe('createS3Store options', () => {
 describe('small objects', () => {
   it('putText, getText and size round-trip; absent keys are undefined', async () => {
     const store = storeAt('s3://test-bucket/text/run-1');
-    expect(await store.getText('_checkpoint.json')).toBeUndefined();
-    expect(await store.size('_checkpoint.json')).toBeUndefined();
-    await store.putText('_checkpoint.json', '{"v":1}');
-    const text = '{"v":2,"name":"Zürich ✓"}';
-    await store.putText('_checkpoint.json', text);
-    expect(await store.getText('_checkpoint.json')).toBe(text);
-    expect(await store.size('_checkpoint.json')).toBe(Buffer.byteLength(text));
-    await store.putText('_SUCCESS', '');
-    expect(await store.getText('_SUCCESS')).toBe('');
-    expect(await store.size('_SUCCESS')).toBe(0);
+    await expectSmallFilesRoundTrip(store);
     expect(requestsUnder('text/').map((r) => r.key)).toContain('text/run-1/_checkpoint.json');
   });
 
@@ -217,13 +192,8 @@ describe('stage and publish', () => {
   it('a shard is staged in this process\'s staging folder, published under its key, and its staged file deleted', async () => {
     const store = storeAt('s3://test-bucket/staged', { staging: tempDir('s3-staging'), partSizeBytes: 5 * MiB });
     await store.prepare();
-    const path = await store.stage('events/part=1-of-2/000000.ndjson');
+    const path = await expectStagedShardPublished(store);
     expect(path.endsWith(join('events', 'part=1-of-2', '000000.ndjson'))).toBe(true);
-    writeFileSync(path, '{"id":1}\n');
-    await store.publish('events/part=1-of-2/000000.ndjson');
-    expect(existsSync(path)).toBe(false);
-    expect(await store.getText('events/part=1-of-2/000000.ndjson')).toBe('{"id":1}\n');
-    await expect(store.publish('events/part=2-of-2/000000.ndjson')).rejects.toThrow('cannot read the local file');
   });
 
   it('refuses to stage before the staging folder is prepared', async () => {

@@ -3,31 +3,41 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutputError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { createLocalStore } from '../../src/output/local-store.js';
+import { createAzureStore } from '../../src/output/azure-store.js';
 import { createS3Store } from '../../src/output/s3-store.js';
 import type { OutputStore } from '../../src/output/store.js';
 import { tempDir } from '../support/resume-harness.js';
+import { type AzureProxy, startAzureProxy, startAzurite } from '../support/azurite.js';
 import { S3RVER_ACCESS, type S3TestServer, startS3Server } from '../support/s3-server.js';
 
 /**
  * The reads verify and repair make through an OutputStore, the same for an output folder and for a
- * bucket prefix (s3rver on loopback, listed two keys a page): `getText`, `size`, `read`, and the
+ * bucket prefix (s3rver on loopback) and for an Azure container prefix (Azurite on loopback, through
+ * a proxy that counts its requests), each listed two keys a page: `getText`, `size`, `read`, and the
  * keys under a prefix, streamed by `keys` and collected by `list`.
  */
 
 let server: S3TestServer;
+let azure: AzureProxy;
 let prefixes = 0;
 const stores: OutputStore[] = [];
 
 beforeAll(async () => {
   server = await startS3Server({ bucket: 'reads' });
+  const azurite = await startAzurite();
+  await azurite.container('reads');
+  azure = await startAzureProxy(azurite);
+  azureEnv = azurite.env;
 });
+let azureEnv: Record<string, string> = {};
 afterAll(async () => {
   await Promise.all(stores.splice(0).map((store) => store.close()));
   await server.close();
 });
 
-const kinds: [string, () => OutputStore][] = [
-  ['a folder', () => createLocalStore(tempDir('store-reads'), silentLogger)],
+/** Each kind of store, and the list requests its server has answered so far (none for a folder). */
+const kinds: [string, () => OutputStore, () => number][] = [
+  ['a folder', () => createLocalStore(tempDir('store-reads'), silentLogger), () => 0],
   [
     'a bucket prefix',
     () => createS3Store({
@@ -37,6 +47,18 @@ const kinds: [string, () => OutputStore][] = [
       logger: silentLogger,
       ...S3RVER_ACCESS,
     }),
+    () => server.requests().filter((request) => request.operation === 'ListObjectsV2').length,
+  ],
+  [
+    'an Azure container prefix',
+    () => createAzureStore({
+      url: `abfss://reads@devstoreaccount1.dfs.core.windows.net/p${++prefixes}`,
+      endpoint: azure.endpoint,
+      env: azureEnv,
+      listPageSize: 2,
+      logger: silentLogger,
+    }),
+    () => azure.requests().filter((request) => request.comp === 'list').length,
   ],
 ];
 
@@ -59,7 +81,7 @@ async function collected(keys: AsyncIterable<string>): Promise<string[]> {
   return found;
 }
 
-describe.each(kinds)('the reads of %s', (kind, open) => {
+describe.each(kinds)('the reads of %s', (kind, open, listRequests) => {
   it('getText, size and read: the bytes as put (UTF-8), undefined or an OutputError when absent', async () => {
     const store = await filled(open);
     const content = '{"key":"a/z.json","é":1}';
@@ -83,13 +105,12 @@ describe.each(kinds)('the reads of %s', (kind, open) => {
 
   it('keys can be left early, having read only what was asked for', async () => {
     const store = await filled(open);
-    const before = server.requests().length;
+    const before = listRequests();
     for await (const key of store.keys('')) {
       expect(KEYS).toContain(key);
       break;
     }
-    const listed = server.requests().slice(before).filter((request) => request.operation === 'ListObjectsV2');
-    // A bucket: one page of two keys of seven; a folder sends no request.
-    expect(listed).toHaveLength(kind === 'a bucket prefix' ? 1 : 0);
+    // A bucket or a container: one page of two keys of seven; a folder sends no request.
+    expect(listRequests() - before).toBe(kind === 'a folder' ? 0 : 1);
   });
 });

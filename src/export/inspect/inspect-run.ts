@@ -60,8 +60,10 @@ export interface WorkerShare {
 
 /** What a run of the job would do with its output, found without changing anything. */
 export interface RunInspection {
-  /** The output as users name it: the folder, or s3://bucket/prefix. */
+  /** The output as users name it: the folder, or s3://bucket/prefix, or an Azure URL. */
   destination: string;
+  /** Object storage: the credential that reaches it (never its value); absent for a folder. */
+  outputCredential?: string;
   checkpointLocation: string;
   streams: StreamInspection[];
   /** Cursor chains the run drains. */
@@ -123,6 +125,7 @@ export async function inspectRun(
     const plans = planPartitions(streams, (name) => checkpoint.streams[name] ?? { window: null, run: null });
     return {
       destination: store.location,
+      ...(store.credential === undefined ? {} : { outputCredential: store.credential }),
       checkpointLocation: store.where(checkpointKey),
       streams: streams.map((plan) => ({
         plan,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { JobConfig } from '../../config/load-config.js';
 import { CheckpointError } from '../../errors.js';
 import { errorFields, type Logger, silentLogger } from '../../log.js';
-import type { OutputStore } from '../../output/index.js';
+import { isObjectStorageUrl, type OutputStore } from '../../output/index.js';
 import { MANIFEST_FILE, openOutput, type Output, parseStateFile, RUNS_DIR } from '../state/index.js';
 import type { WorkerSpec } from '../workers/index.js';
 
@@ -203,6 +203,12 @@ export async function latestRunRecord(
 
 /** Refusals that are the command's or the job file's: not runs of the output, never recorded. */
 const NOT_RECORDED = new Set(['E_USAGE', 'E_CONFIG', 'E_INSECURE_TRANSPORT']);
+/**
+ * Ends in which object storage refused every request (the credential, a container or bucket that
+ * is not there): the record could not be written either. A folder's E_OUTPUT_ACCESS names one
+ * file it may not write, and its record is still tried.
+ */
+const STORE_REFUSED = new Set(['E_OUTPUT_AUTH', 'E_OUTPUT_ACCESS']);
 
 export interface RecordRunOptions extends WriteRunRecordOptions {
   logger: Logger;
@@ -212,7 +218,8 @@ export interface RecordRunOptions extends WriteRunRecordOptions {
  * The CLI's end of a run: writes its record into the job's output (local or s3://), and never
  * throws: a record that cannot be written is a warning, the run's outcome stands. A refused run
  * is recorded only when its output already holds an export (a manifest or a checkpoint), so a
- * refusal creates no folder, and not at all when the command or the job file was at fault.
+ * refusal creates no folder, and not at all when the command or the job file was at fault, or
+ * when object storage refused the credential or is missing (the run's own error already says so).
  * Resolves to the key written, or undefined.
  */
 export async function recordRun(
@@ -222,7 +229,9 @@ export async function recordRun(
 ): Promise<string | undefined> {
   const { logger } = options;
   const refused = record.state === 'refused';
-  if (refused && NOT_RECORDED.has(record.reason?.code ?? '')) return undefined;
+  const code = record.reason?.code ?? '';
+  if (refused && NOT_RECORDED.has(code)) return undefined;
+  if (STORE_REFUSED.has(code) && isObjectStorageUrl(config.output.dir)) return undefined;
   let output: Output | undefined;
   try {
     output = await openOutput(config, logger);

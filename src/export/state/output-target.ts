@@ -10,7 +10,7 @@ export interface Output {
   checkpointKey: string;
 }
 
-/** Where a job's output goes, as users name it: the folder (resolved against the working directory), or s3://bucket/prefix. */
+/** Where a job's output goes, as users name it: the folder (resolved against the working directory), or its URL. */
 export function destinationOf(config: JobConfig): string {
   return destination(config.output.dir);
 }
@@ -25,7 +25,7 @@ export function outputAt(dir: string, logger: Logger): Output {
  * `checkpoint` key, which only a local output may have) has a key relative to the output folder.
  */
 export async function openOutput(config: JobConfig, logger: Logger): Promise<Output> {
-  const s3 = config.output.s3;
+  const { s3, azure } = config.output;
   const store = await openStore(config.output.dir, {
     logger,
     s3: s3 && {
@@ -34,6 +34,15 @@ export async function openOutput(config: JobConfig, logger: Logger): Promise<Out
       forcePathStyle: s3.forcePathStyle,
       partSizeBytes: s3.partSizeMiB * 1024 * 1024,
       staging: s3.staging,
+    },
+    azure: azure && {
+      account: azure.account,
+      endpoint: azure.endpoint,
+      blockSizeBytes: azure.blockSizeMiB * 1024 * 1024,
+      retry: azure.retry,
+      staging: azure.staging,
+      // The credential comes from the environment: the run's redactor hides it from then on.
+      onSecret: (value) => config.redactor.add(value),
     },
   });
   const checkpoint = config.checkpoint;

@@ -1,38 +1,56 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { LockedError } from '../../src/output/lock.js';
+import { createAzureBlobs } from '../../src/output/azure-blobs.js';
+import { createAzureStore } from '../../src/output/azure-store.js';
+import type { StoreObjects } from '../../src/output/object-store.js';
 import { createS3Objects } from '../../src/output/s3-objects.js';
 import { createS3Store } from '../../src/output/s3-store.js';
+import type { OutputStore } from '../../src/output/store.js';
+import { type Azurite, startAzurite } from '../support/azurite.js';
 import { S3RVER_ACCESS, startS3Server } from '../support/s3-server.js';
 
 /**
- * The lock of an s3:// output (src/output/s3-lock.ts) against s3rver, whose conditional PutObject
- * (If-None-Match: *) the test server emulates as S3 answers it: one run holds it at a time; a
- * lock of a process of this host that is gone is taken over at once; one of another host whose
- * heartbeat stopped is taken over once it stayed unchanged for staleAfterMs (simulated time).
+ * The lock of an output in object storage (src/output/object-lock.ts), against s3rver, whose
+ * conditional PutObject (If-None-Match: *) the test server emulates as S3 answers it, and against
+ * Azurite, whose conditional Put Blob is Azure's own: one run holds it at a time; a lock of a
+ * process of this host that is gone is taken over at once; one of another host whose heartbeat
+ * stopped is taken over once it stayed unchanged for staleAfterMs (simulated time).
  */
 let server: Awaited<ReturnType<typeof startS3Server>>;
+let azurite: Azurite;
 let prefixes = 0;
 
 beforeAll(async () => {
   server = await startS3Server({ bucket: 'locks' });
+  azurite = await startAzurite();
+  await azurite.container('locks');
 });
 afterAll(async () => {
   await server.close();
+  await azurite.close();
 });
 
-function fresh() {
+type Fresh = () => { store: OutputStore; objects: StoreObjects };
+
+const s3: Fresh = () => {
   const url = `s3://locks/p${++prefixes}`;
   const options = { url, endpoint: server.endpoint, forcePathStyle: true, logger: silentLogger, ...S3RVER_ACCESS };
   return { store: createS3Store(options), objects: createS3Objects(options) };
-}
+};
+
+const azure: Fresh = () => {
+  const url = `abfss://locks@devstoreaccount1.dfs.core.windows.net/p${++prefixes}`;
+  const options = { url, endpoint: azurite.endpoint, env: azurite.env, logger: silentLogger };
+  return { store: createAzureStore(options), objects: createAzureBlobs(options) };
+};
 
 /** A lock object as another process left it. */
 function owner(fields: { pid: number; host: string; beat?: number }) {
   return JSON.stringify({ startedAt: '2026-01-01T00:00:00.000Z', token: `t${fields.pid}`, beat: 0, ...fields });
 }
 
-describe('the lock of an s3:// output', () => {
+describe.each([['an s3:// output', () => s3()], ['an Azure output', () => azure()]] as const)('the lock of %s', (_kind, fresh) => {
   it('creates only if absent: the conditional put says whether it did', async () => {
     const { objects } = fresh();
     expect(await objects.putTextIfAbsent('k', 'a')).toBe(true);

@@ -14,21 +14,25 @@ import {
   type LockSpot,
   type LockState,
 } from './lock.js';
-import type { S3Objects } from './s3-objects.js';
+import type { StoreObjects } from './object-store.js';
 
 /** What the lock object says of its owner. */
-const s3LockOwnerSchema = heldOwnerSchema.extend({
+const objectLockOwnerSchema = heldOwnerSchema.extend({
   /** Tells this owner's lock from another's with the same host and pid (a retried pod). */
   token: z.string(),
   /** Counts heartbeats: the object's content changes with each, which is how others see it alive. */
   beat: z.unknown().transform(Number),
 });
 
-type S3LockOwner = z.infer<typeof s3LockOwnerSchema>;
+type ObjectLockOwner = z.infer<typeof objectLockOwnerSchema>;
+
+/** What the lock needs of a store's objects. */
+type LockObjects = Pick<StoreObjects, 'putTextIfAbsent' | 'getText' | 'putText' | 'remove'>;
 
 /**
- * A lock on object storage: the object `key`, created only if it does not exist (PutObject with
- * If-None-Match: *, which AWS S3 and most S3-compatible servers honour), holding its owner and a
+ * A lock on object storage: the object `key`, created only if it does not exist (S3: PutObject
+ * with If-None-Match: *, which AWS S3 and most S3-compatible servers honour; Azure: Put Blob with
+ * If-None-Match: *, which Azure Blob Storage, ADLS Gen2, OneLake and Azurite honour), holding its owner and a
  * heartbeat counter that the owner rewrites every `heartbeatMs`.
  *
  * A run that finds the lock taken waits as lock.ts's takeLock says: an owner on another host is
@@ -37,26 +41,28 @@ type S3LockOwner = z.infer<typeof s3LockOwnerSchema>;
  * starting at the same instant could both take it: the read-back after the create catches most
  * such races, not all.
  */
-export async function acquireS3Lock(
-  objects: S3Objects,
+export async function acquireObjectLock(
+  objects: LockObjects,
   key: string,
   what: string,
   logger: Logger,
   options: LockOptions = {},
 ): Promise<() => Promise<void>> {
-  const me: S3LockOwner = { ...thisOwner(), token: randomBytes(8).toString('hex'), beat: 0 };
+  const me: ObjectLockOwner = { ...thisOwner(), token: randomBytes(8).toString('hex'), beat: 0 };
   await takeLock(lockObject(objects, key, me), what, logger, options);
   return hold(objects, key, me, { heartbeatMs: lockSettings(options).heartbeatMs, logger });
 }
 
 /** The lock object `key` as takeLock sees it, created for `me`. */
-function lockObject(objects: S3Objects, key: string, me: S3LockOwner): LockSpot {
+function lockObject(objects: LockObjects, key: string, me: ObjectLockOwner): LockSpot {
   return {
     fields: { key },
     deleteHint: `${key} there`,
     async create() {
-      const created = await objects.putTextIfAbsent(key, JSON.stringify(me));
-      return created && ownerOf(await objects.getText(key))?.token === me.token;
+      // Read back even when the create says it did not happen: a create retried after an answer
+      // that was lost (a 500 after the blob was written) finds its own lock, which is this run's.
+      await objects.putTextIfAbsent(key, JSON.stringify(me));
+      return ownerOf(await objects.getText(key))?.token === me.token;
     },
     async look() {
       const text = await objects.getText(key);
@@ -69,9 +75,9 @@ function lockObject(objects: S3Objects, key: string, me: S3LockOwner): LockSpot 
 
 /** Rewrites the lock every `heartbeatMs` while it is still ours; the release deletes it if it is. */
 function hold(
-  objects: S3Objects,
+  objects: LockObjects,
   key: string,
-  me: S3LockOwner,
+  me: ObjectLockOwner,
   { heartbeatMs, logger }: { heartbeatMs: number; logger: Logger },
 ): () => Promise<void> {
   const beat = async () => {
@@ -91,15 +97,15 @@ function hold(
   };
 }
 
-function ownerOf(text: string | undefined): S3LockOwner | undefined {
-  return parseLockOwner(text, s3LockOwnerSchema);
+function ownerOf(text: string | undefined): ObjectLockOwner | undefined {
+  return parseLockOwner(text, objectLockOwnerSchema);
 }
 
 /**
  * What the lock object says, without taking it. An owner on this host is alive while its process
  * runs; one on another host is taken as alive (only watching its heartbeat for a minute could tell).
  */
-export async function s3LockState(objects: S3Objects, key: string): Promise<LockState> {
+export async function objectLockState(objects: LockObjects, key: string): Promise<LockState> {
   const text = await objects.getText(key);
   if (text === undefined) return { state: 'free' };
   const owner = ownerOf(text);

@@ -1,0 +1,68 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import type { OutputStore } from '../../src/output/store.js';
+import { tempDir } from './resume-harness.js';
+
+/**
+ * Helpers of the output store tests (s3-store, azure-store): files to upload, hashes to compare, and
+ * the checks both stores pass alike.
+ */
+
+/** A local file of random bytes and its sha256. */
+export function localFile(name: string, bytes: number): { path: string; sha256: string } {
+  const data = randomBytes(bytes);
+  const path = join(tempDir('store-local'), name);
+  writeFileSync(path, data);
+  return { path, sha256: createHash('sha256').update(data).digest('hex') };
+}
+
+/** The sha256 of everything a stream gives, read to its end. */
+export async function sha256Of(stream: NodeJS.ReadableStream): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of stream) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** What `run` throws, to look into; fails the test when it throws nothing. */
+export function catchError(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected an error');
+}
+
+/**
+ * putText, getText and size round-trip on `store`, an absent key reads as undefined, an empty file
+ * as ''. Returns the text left in _checkpoint.json, for the store's own look at the object.
+ */
+export async function expectSmallFilesRoundTrip(store: OutputStore): Promise<string> {
+  expect(await store.getText('_checkpoint.json')).toBeUndefined();
+  expect(await store.size('_checkpoint.json')).toBeUndefined();
+  await store.putText('_checkpoint.json', '{"v":1}');
+  const text = '{"v":2,"name":"Zürich ✓"}';
+  await store.putText('_checkpoint.json', text);
+  expect(await store.getText('_checkpoint.json')).toBe(text);
+  expect(await store.size('_checkpoint.json')).toBe(Buffer.byteLength(text));
+  await store.putText('_SUCCESS', '');
+  expect(await store.getText('_SUCCESS')).toBe('');
+  expect(await store.size('_SUCCESS')).toBe(0);
+  return text;
+}
+
+/**
+ * A shard staged by `store` (prepared) is published under its key and its staged file deleted; a
+ * key never staged cannot be published. Returns the staged path.
+ */
+export async function expectStagedShardPublished(store: OutputStore): Promise<string> {
+  const path = await store.stage('events/part=1-of-2/000000.ndjson');
+  writeFileSync(path, '{"id":1}\n');
+  await store.publish('events/part=1-of-2/000000.ndjson');
+  expect(existsSync(path)).toBe(false);
+  expect(await store.getText('events/part=1-of-2/000000.ndjson')).toBe('{"id":1}\n');
+  await expect(store.publish('events/part=2-of-2/000000.ndjson')).rejects.toThrow('cannot read the local file');
+  return path;
+}
