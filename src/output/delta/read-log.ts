@@ -6,8 +6,11 @@ import { checkpointNames, commitName, LAST_CHECKPOINT, LOG_FOLDER, logEntryOf } 
 import { assertReadable } from './protocol-support.js';
 import { type DeltaCommit, type DeltaFile, TableState } from './table-state.js';
 
-/** A JSON commit (or `_last_checkpoint`) larger than this is refused unread: ours hold one window's files. */
+/** A JSON commit larger than this is refused unread: ours hold one window's files. */
 export const MAX_COMMIT_BYTES = 64 * 1024 * 1024;
+
+/** `_last_checkpoint` is a few KiB (Spark adds the checkpoint's schema); anything near this is not one. */
+const MAX_LAST_CHECKPOINT_BYTES = 1024 * 1024;
 
 export interface ReadDeltaLogOptions {
   /** The version to read (time travel); the latest when absent. */
@@ -53,7 +56,7 @@ export async function readDeltaLog(
   const maxBytes = options.maxCommitBytes ?? MAX_COMMIT_BYTES;
   const listing = await listLog(store, logFolder);
   const version = versionToRead(store, logFolder, listing, options.asOf);
-  const checkpoint = await chooseCheckpoint(store, logFolder, listing, version, maxBytes);
+  const checkpoint = await chooseCheckpoint(store, logFolder, listing, version);
   const state = new TableState(root);
   if (checkpoint !== undefined) {
     const keys = (listing.checkpoints.get(checkpoint) ?? []).map((name) => `${logFolder}/${name}`);
@@ -66,7 +69,7 @@ export async function readDeltaLog(
   const where = store.where(`${logFolder}/${commitName(version)}`);
   if (state.protocol === undefined) throw new DeltaLogError(`${where}: no protocol action up to version ${version}`);
   if (state.metaData === undefined) throw new DeltaLogError(`${where}: no metaData action up to version ${version}`);
-  assertReadable(state.protocol, where);
+  assertReadable(state.protocol, state.protocolFrom);
   return {
     version,
     protocol: state.protocol,
@@ -123,9 +126,8 @@ async function chooseCheckpoint(
   logFolder: string,
   listing: LogListing,
   version: number,
-  maxBytes: number,
 ): Promise<number | undefined> {
-  const last = await readLastCheckpoint(store, `${logFolder}/${LAST_CHECKPOINT}`, maxBytes);
+  const last = await readLastCheckpoint(store, `${logFolder}/${LAST_CHECKPOINT}`);
   if (last !== undefined && last.version <= version && listing.checkpoints.get(last.version)?.length !== last.parts) {
     const names = checkpointNames(last.version, last.parts).join(', ');
     throw new DeltaLogError(`${store.where(`${logFolder}/${LAST_CHECKPOINT}`)}: names the checkpoint ${names}, which is missing or incomplete`);
@@ -134,12 +136,14 @@ async function chooseCheckpoint(
   return candidates.length === 0 ? undefined : Math.max(...candidates);
 }
 
-async function readLastCheckpoint(
-  store: OutputStore,
-  key: string,
-  maxBytes: number,
-): Promise<{ version: number; parts: number } | undefined> {
-  const text = await boundedText(store, key, maxBytes);
+/** What `_last_checkpoint` says: the checkpoint's version and its number of parts. */
+interface LastCheckpoint {
+  version: number;
+  parts: number;
+}
+
+async function readLastCheckpoint(store: OutputStore, key: string): Promise<LastCheckpoint | undefined> {
+  const text = await boundedText(store, key, MAX_LAST_CHECKPOINT_BYTES);
   if (text === undefined) return undefined;
   let hint: unknown;
   try {

@@ -22,6 +22,8 @@ export interface DeltaCommit {
  */
 export class TableState {
   protocol: DeltaProtocol | undefined;
+  /** The line or row the protocol came from, for the message that refuses it. */
+  protocolFrom = '';
   metaData: DeltaMetaData | undefined;
   readonly files = new Map<string, DeltaFile>();
   readonly txns = new Map<string, DeltaTxn>();
@@ -32,8 +34,10 @@ export class TableState {
 
   /** Applies one action of `version`; `where` names its line or row for errors. */
   apply(action: DeltaAction, version: number, where: string): void {
-    if ('protocol' in action) this.protocol = action.protocol;
-    else if ('metaData' in action) this.metaData = action.metaData;
+    if ('protocol' in action) {
+      this.protocol = action.protocol;
+      this.protocolFrom = where;
+    } else if ('metaData' in action) this.metaData = action.metaData;
     else if ('add' in action) this.add(action.add, version, where);
     else if ('remove' in action) this.files.delete(this.keyOf(action.remove.path, where));
     else if ('txn' in action) this.txns.set(action.txn.appId, action.txn);
