@@ -164,7 +164,7 @@ describe('the golden tables a reader must refuse', () => {
   it('deltalog-invalid-protocol-version: a reader of version 99', async () => {
     const needs = 'the table needs a reader of version 99 (minReaderVersion); this reader supports up to 3';
     await expect(read('deltalog-invalid-protocol-version')).rejects.toThrow(
-      `deltalog-invalid-protocol-version/_delta_log/00000000000000000000.json: ${needs}`,
+      `deltalog-invalid-protocol-version/_delta_log/00000000000000000000.json line 1: ${needs}`,
     );
   });
 });
