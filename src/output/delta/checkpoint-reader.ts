@@ -7,7 +7,8 @@ import type { TableState } from './table-state.js';
 /**
  * Applies the actions of a checkpoint's Parquet files (all parts of a multi-part one) at `version`.
  * A checkpoint is the reconciled state, so its removes are only tombstones: an add never shares a
- * checkpoint with the remove of its path, and the removes are passed over.
+ * checkpoint with the remove of its path, and the removes are passed over. So is a commitInfo: the
+ * snapshot's commits are those replayed after the checkpoint.
  */
 export async function applyCheckpoint(
   store: OutputStore,
@@ -41,7 +42,8 @@ async function applyPart(store: OutputStore, key: string, version: number, state
         for (const record of table) {
           row++;
           const action = actionOf(plain(record), `${where} row ${row}`);
-          if (action !== undefined && !('remove' in action)) state.apply(action, version, `${where} row ${row}`);
+          if (action === undefined || 'remove' in action || 'commitInfo' in action) continue;
+          state.apply(action, version, `${where} row ${row}`);
         }
       }
     } finally {
