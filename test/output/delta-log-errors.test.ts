@@ -167,3 +167,33 @@ describe('the Delta log reader passes over', () => {
     expect(snapshot.files.map((file) => file.path)).toEqual(whole.files.map((file) => file.path));
   });
 });
+
+describe('the Delta log reader reconciles, on commits added to a golden table', () => {
+  it('the latest txn of each appId, the latest metaData, and a remove cancelling the add of its path', async () => {
+    const { dir, log } = copyOf(PLAIN);
+    const before = await readDeltaLog(storeOf(dir).store, PLAIN);
+    const [first, ...rest] = before.files;
+    const metaData = { ...before.metaData, schema: undefined, configuration: { 'delta.appendOnly': 'false' } };
+    const commits = [
+      [{ txn: { appId: 'events', version: 1 } }, { txn: { appId: 'assets', version: 7 } }],
+      [
+        { txn: { appId: 'events', version: 2, lastUpdated: 5 } },
+        { metaData },
+        { remove: { path: first?.path, deletionTimestamp: 6, dataChange: true } },
+      ],
+    ];
+    for (const [index, actions] of commits.entries()) {
+      const name = `${String(5 + index).padStart(20, '0')}.json`;
+      writeFileSync(join(log, name), actions.map((action) => JSON.stringify(action)).join('\n') + '\n');
+    }
+    const after = await readDeltaLog(storeOf(dir).store, PLAIN);
+    expect(after.version).toBe(6);
+    expect([...after.txns.values()]).toEqual([
+      { appId: 'events', version: 2, lastUpdated: 5 },
+      { appId: 'assets', version: 7 },
+    ]);
+    expect(after.metaData.configuration).toEqual({ 'delta.appendOnly': 'false' });
+    expect(after.files.map((file) => file.path)).toEqual(rest.map((file) => file.path));
+    expect((await readDeltaLog(storeOf(dir).store, PLAIN, { asOf: 5 })).files).toEqual(before.files);
+  });
+});
