@@ -28,22 +28,21 @@
  * version 3 and writer version 7, which this writer does not ask for).
  */
 import {
+  type Data,
   type DataType,
+  type Decimal,
   Field,
   List,
+  makeData,
   Map_,
-  type RecordBatch,
+  RecordBatch,
   Schema,
   Struct,
   Table,
   TimestampMicrosecond,
-  Type,
-  type Data,
   TimeUnit,
   type Timestamp,
-  makeData,
-  type Decimal,
-  RecordBatch as ArrowRecordBatch,
+  Type,
 } from 'apache-arrow';
 import { ConfigError, DeltaLogError } from '../../errors.js';
 
@@ -144,7 +143,7 @@ function deltaType(type: DataType, path: string): DeltaType {
     case Type.Bool:
       return 'boolean';
     case Type.Date:
-      if (type.typeId === Type.Date && (type as unknown as { unit: number }).unit !== 0) {
+      if ((type as unknown as { unit: number }).unit !== 0) {
         throw refuse('a date in milliseconds (Delta dates are days: write DateDay)');
       }
       return 'date';
@@ -235,7 +234,7 @@ export function toDeltaBatch(batch: RecordBatch): RecordBatch {
   const schema = deltaDataSchema(batch.schema);
   if (schema.fields.every((field, i) => field === batch.schema.fields[i])) return batch;
   const data = toDeltaData(batch.data, new Struct(schema.fields)) as Data<Struct>;
-  return new ArrowRecordBatch(schema, data);
+  return new RecordBatch(schema, data);
 }
 
 /** toDeltaBatch of each of a table's batches. */
