@@ -5,6 +5,21 @@
  * output/ through this file.
  */
 export type { DeltaAdd, DeltaFileStats, DeltaMetaData, DeltaProtocol, DeltaTxn } from './delta/actions.js';
+export {
+  addAction,
+  commitInfoAction,
+  commitText,
+  deltaPath,
+  ENGINE_INFO,
+  metaDataAction,
+  OWN_INFO_KEY,
+  protocolAction,
+  removeAction,
+  txnAction,
+  WRITE_PROTOCOL,
+  type WriteAction,
+  writeCommit,
+} from './delta/commit.js';
 export { type DeltaSnapshot, MAX_COMMIT_BYTES, readDeltaLog, type ReadDeltaLogOptions } from './delta/read-log.js';
 export type { DeltaCommit, DeltaFile } from './delta/table-state.js';
 export {
