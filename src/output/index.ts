@@ -5,6 +5,7 @@
  * output/ through this file.
  */
 export type { DeltaAdd, DeltaFileStats, DeltaMetaData, DeltaProtocol, DeltaTxn } from './delta/actions.js';
+export { type CheckpointState, type LastCheckpointJson, writeCheckpoint } from './delta/checkpoint-writer.js';
 export {
   addAction,
   commitInfoAction,
