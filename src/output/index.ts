@@ -23,18 +23,6 @@ export {
 } from './delta/commit.js';
 export { type DeltaSnapshot, MAX_COMMIT_BYTES, readDeltaLog, type ReadDeltaLogOptions } from './delta/read-log.js';
 export type { DeltaCommit, DeltaFile } from './delta/table-state.js';
-export {
-  type DeltaColumn,
-  deltaColumns,
-  deltaDataSchema,
-  deltaSchema,
-  deltaSchemaString,
-  type DeltaStructType,
-  type DeltaType,
-  toDeltaBatch,
-  toDeltaTable,
-} from './delta/schema.js';
-export { type DeltaStats, deltaStats, deltaStatsJson } from './delta/stats.js';
 export { createLocalStore } from './local-store.js';
 export { LockedError, type LockOptions, type LockOwner, type LockState } from './lock.js';
 export { destinationOf, isObjectStorageUrl, openStore, type StoreOptions } from './open-store.js';

@@ -19,6 +19,7 @@ import {
   writeCommit,
 } from '../../src/output/index.js';
 import { type Duck, openDuck } from '../support/export-duckdb.js';
+import { deltaSchemaString } from '../../src/sink/delta/index.js';
 import { tempDir } from '../support/resume-harness.js';
 
 /**
@@ -31,6 +32,7 @@ const GOLDEN = fileURLToPath(new URL('../fixtures/delta-golden/', import.meta.ur
 const SPARK_CHECKPOINT = join(GOLDEN, 'basic-with-inserts-deletes-checkpoint', '_delta_log', '00000000000000000010.checkpoint.parquet');
 const T0 = Date.UTC(2026, 10, 29, 12, 0, 0);
 const SCHEMA = new Schema([new Field('key', new Utf8(), false), new Field('id', new Int64(), true)]);
+const SCHEMA_STRING = deltaSchemaString(SCHEMA);
 
 let duck: Duck;
 beforeAll(async () => {
@@ -57,7 +59,7 @@ async function twelveVersions(): Promise<{ dir: string; store: OutputStore }> {
   await writeCommit(store, 't', 0, [
     commitInfoAction({ timestamp: T0, operation: 'CREATE TABLE' }),
     protocolAction(),
-    metaDataAction({ schema: SCHEMA, createdTime: T0, id: '0c0c0c0c-0000-4000-8000-000000000000' }),
+    metaDataAction({ schemaString: SCHEMA_STRING, createdTime: T0, id: '0c0c0c0c-0000-4000-8000-000000000000' }),
     add('run 0/a b.parquet', 3, T0),
   ]);
   for (let version = 1; version < 12; version++) {

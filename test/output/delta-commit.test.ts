@@ -20,6 +20,7 @@ import {
   type WriteAction,
   writeCommit,
 } from '../../src/output/index.js';
+import { deltaSchemaString } from '../../src/sink/delta/index.js';
 import { tempDir } from '../support/resume-harness.js';
 
 /**
@@ -37,6 +38,7 @@ const SCHEMA = new Schema([
   new Field('id', new Int64(), true),
   new Field('lastUpdatedTime', new TimestampMillisecond('UTC'), true),
 ]);
+const SCHEMA_STRING = deltaSchemaString(SCHEMA);
 
 function statsOf(rows: number, from: number): string {
   return JSON.stringify({
@@ -83,7 +85,7 @@ function membersOf(action: WriteAction): string[] {
 describe('the action builders', () => {
   it('write each action as one exact line', () => {
     expect(firstLine(protocolAction())).toBe('{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}');
-    expect(firstLine(metaDataAction({ schema: SCHEMA, createdTime: T0, id: 'a7d1f1b4-0000-4000-8000-000000000001' })))
+    expect(firstLine(metaDataAction({ schemaString: SCHEMA_STRING, createdTime: T0, id: 'a7d1f1b4-0000-4000-8000-000000000001' })))
       .toBe(
         '{"metaData":{"id":"a7d1f1b4-0000-4000-8000-000000000001","format":{"provider":"parquet","options":{}},' +
         String.raw`"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"key\",\"type\":\"string\",\"nullable\":false,\"metadata\":{}},` +
@@ -122,14 +124,14 @@ describe('the action builders', () => {
     const v0 = goldenMembers('basic-with-inserts-deletes-checkpoint', '00000000000000000000');
     const v5 = goldenMembers('basic-with-inserts-deletes-checkpoint', '00000000000000000005');
     expect(membersOf(protocolAction())).toEqual(v0.protocol);
-    expect(membersOf(metaDataAction({ schema: SCHEMA, createdTime: T0 }))).toEqual(v0.metaData);
+    expect(membersOf(metaDataAction({ schemaString: SCHEMA_STRING, createdTime: T0 }))).toEqual(v0.metaData);
     expect(membersOf(addAction({ path: 'a.parquet', size: 1, modificationTime: T0, stats: statsOf(1, 0) }))).toEqual(v0.add);
     expect(membersOf(removeAction({ path: 'a.parquet', size: 1, deletionTimestamp: T0 }))).toEqual(v5.remove);
   });
 
   it('give every table a fresh UUID unless told its id', () => {
     const newId = () => {
-      const action = metaDataAction({ schema: SCHEMA, createdTime: T0 });
+      const action = metaDataAction({ schemaString: SCHEMA_STRING, createdTime: T0 });
       return 'metaData' in action ? action.metaData.id : '';
     };
     const [a, b] = [newId(), newId()];
@@ -149,7 +151,7 @@ describe('the action builders', () => {
 
   it('refuse a commit a valid version cannot be', () => {
     const add = (path: string) => addAction({ path, size: 1, modificationTime: T0 });
-    const meta = metaDataAction({ schema: SCHEMA, createdTime: T0 });
+    const meta = metaDataAction({ schemaString: SCHEMA_STRING, createdTime: T0 });
     expect(() => commitText(0, [meta, add('a')])).toThrow(/version 0 needs a protocol and a metaData/);
     expect(() => commitText(0, [protocolAction(), add('a')])).toThrow(/version 0 needs a protocol and a metaData/);
     expect(() => commitText(3, [meta, meta])).toThrow(/has 2 metaData actions/);
@@ -169,7 +171,7 @@ describe('writeCommit and the log reader', () => {
   it('replays versions 0 (create), 1 (add and remove) and 2 (txn) to the files, stats and txn written', async () => {
     const { dir, store, file } = newTable();
     const table = 'events';
-    const meta = metaDataAction({ schema: SCHEMA, createdTime: T0, id: 'f00d0000-0000-4000-8000-000000000000' });
+    const meta = metaDataAction({ schemaString: SCHEMA_STRING, createdTime: T0, id: 'f00d0000-0000-4000-8000-000000000000' });
     const v0: WriteAction[] = [
       addAction({ path: '000000.parquet', size: file(`${table}/000000.parquet`, 100), modificationTime: T0, stats: statsOf(2, 0) }),
       addAction({ path: '000001.parquet', size: file(`${table}/000001.parquet`, 110), modificationTime: T0, stats: statsOf(3, 2) }),
@@ -226,7 +228,7 @@ describe('writeCommit and the log reader', () => {
     const { store, file } = newTable();
     expect(await writeCommit(store, '', 0, [
       protocolAction(),
-      metaDataAction({ schema: SCHEMA, createdTime: T0 }),
+      metaDataAction({ schemaString: SCHEMA_STRING, createdTime: T0 }),
       addAction({ path: 'a.parquet', size: file('a.parquet', 5), modificationTime: T0 }),
     ])).toBe(true);
     expect((await readDeltaLog(store, '')).files.map((each) => [each.key, each.stats])).toEqual([['a.parquet', undefined]]);
@@ -234,7 +236,10 @@ describe('writeCommit and the log reader', () => {
 
   it('answers false for a version another writer took, leaving its file as it was', async () => {
     const { dir, store } = newTable();
-    const create = (id: string) => [protocolAction(), metaDataAction({ schema: SCHEMA, createdTime: T0, id })];
+    const create = (id: string) => [
+      protocolAction(),
+      metaDataAction({ schemaString: SCHEMA_STRING, createdTime: T0, id }),
+    ];
     expect(await writeCommit(store, 't', 0, create('11111111-0000-4000-8000-000000000000'))).toBe(true);
     const path = join(dir, 't', '_delta_log', '00000000000000000000.json');
     const before = readFileSync(path);
@@ -252,7 +257,7 @@ describe('writeCommit and the log reader', () => {
     const { dir, store, file } = newTable();
     const names = ['run 1/a b.parquet', 'x%41y/100%.parquet', 'zoë/日本語 😀.parquet', 'c:d/#1?.parquet', 'part=2-of-3/p+q.parquet'];
     const adds = names.map((name) => addAction({ path: name, size: file(`tbl/${name}`, name.length), modificationTime: T0 }));
-    expect(await writeCommit(store, 'tbl', 0, [protocolAction(), metaDataAction({ schema: SCHEMA, createdTime: T0 }), ...adds]))
+    expect(await writeCommit(store, 'tbl', 0, [protocolAction(), metaDataAction({ schemaString: SCHEMA_STRING, createdTime: T0 }), ...adds]))
       .toBe(true);
     const logged = readFileSync(join(dir, 'tbl', '_delta_log', '00000000000000000000.json'), 'utf8')
       .trimEnd().split('\n').map((line) => JSON.parse(line) as { add?: { path: string } })

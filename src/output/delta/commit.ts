@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Schema } from 'apache-arrow';
 import { VERSION } from '../../version.js';
 import type { OutputStore } from '../store.js';
 import type { DeltaProtocol, DeltaTxn } from './actions.js';
 import { commitName, LOG_FOLDER } from './log-names.js';
-import { deltaSchemaString } from './schema.js';
-import { type DeltaStats, deltaStatsJson } from './stats.js';
 
 /**
  * The actions of a Delta commit as this writer writes them (delta-io/delta PROTOCOL.md, "Actions"),
@@ -73,8 +70,8 @@ export function protocolAction(): WriteAction {
 }
 
 export interface MetaDataOptions {
-  /** The stream's Arrow schema (as the sinks write it); its Delta schema goes into schemaString. */
-  schema: Schema;
+  /** The table's schema as Delta writes it (sink/delta deltaSchemaString of the stream's Arrow schema). */
+  schemaString: string;
   createdTime: number;
   /** The table's id; a fresh UUID when absent. */
   id?: string;
@@ -86,7 +83,7 @@ export function metaDataAction(options: MetaDataOptions): WriteAction {
     metaData: {
       id: options.id ?? randomUUID(),
       format: { provider: 'parquet', options: {} },
-      schemaString: deltaSchemaString(options.schema),
+      schemaString: options.schemaString,
       partitionColumns: [],
       configuration: {},
       createdTime: wholeMillis(options.createdTime, 'createdTime'),
@@ -101,8 +98,8 @@ export interface AddOptions {
   modificationTime: number;
   /** false only for a rearrangement of data already in the table; true when absent. */
   dataChange?: boolean;
-  /** The file's stats (stats.ts), or their JSON as deltaStatsJson made it. */
-  stats?: DeltaStats | string;
+  /** The file's stats as JSON (sink/delta deltaStatsJson). */
+  stats?: string;
 }
 
 export function addAction(options: AddOptions): WriteAction {
@@ -114,7 +111,7 @@ export function addAction(options: AddOptions): WriteAction {
       size: count(options.size, 'size'),
       modificationTime: wholeMillis(options.modificationTime, 'modificationTime'),
       dataChange: options.dataChange ?? true,
-      ...(stats === undefined ? {} : { stats: typeof stats === 'string' ? stats : deltaStatsJson(stats) }),
+      ...(stats === undefined ? {} : { stats }),
     },
   };
 }

@@ -49,20 +49,39 @@ export const STRING_PREFIX = 32;
 
 /** The stats of one data file holding `batches`, all of `schema`. */
 export function deltaStats(schema: Schema, batches: readonly RecordBatch[]): DeltaStats {
-  const columns = schema.fields.map((field) => collector(field.type as DataType));
-  for (const batch of batches) {
-    schema.fields.forEach((field, c) => {
+  const collector = new DeltaStatsCollector(schema);
+  for (const batch of batches) collector.add(batch);
+  return collector.stats();
+}
+
+/**
+ * The stats of a data file gathered a batch at a time, as its writer hands the batches on: what
+ * each column needs is kept (a count, a least and a greatest value), never the batches.
+ */
+export class DeltaStatsCollector {
+  private readonly columns: Collector[];
+  private rows = 0;
+
+  constructor(private readonly schema: Schema) {
+    this.columns = schema.fields.map((field) => collector(field.type as DataType));
+  }
+
+  add(batch: RecordBatch): void {
+    this.schema.fields.forEach((field, c) => {
       const data = batch.data.children[c];
       if (data === undefined || !sameType(data.type, field.type as DataType)) {
         throw new TypeError(`a batch's column ${c} is not ${field.name} ${arrowTypeName(field.type as DataType)}`);
       }
-      columns[c]!.add(data, data.nullCount === 0 ? undefined : (row) => data.getValid(row));
+      this.columns[c]!.add(data, data.nullCount === 0 ? undefined : (row) => data.getValid(row));
     });
+    this.rows += batch.numRows;
   }
-  const stats: DeltaStats = { numRecords: 0, minValues: record(), maxValues: record(), nullCount: record() };
-  stats.numRecords = batches.reduce((rows, batch) => rows + batch.numRows, 0);
-  fill(stats, schema.fields, columns);
-  return stats;
+
+  stats(): DeltaStats {
+    const stats: DeltaStats = { numRecords: this.rows, minValues: record(), maxValues: record(), nullCount: record() };
+    fill(stats, this.schema.fields, this.columns);
+    return stats;
+  }
 }
 
 /** The stats as the `stats` string of an `add` action, members in Spark's order. */

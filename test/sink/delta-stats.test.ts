@@ -19,8 +19,8 @@ import {
 } from 'apache-arrow';
 import * as wasm from 'parquet-wasm';
 import { describe, expect, it } from 'vitest';
-import { toDeltaBatch } from '../../src/output/delta/schema.js';
-import { deltaStats, deltaStatsJson, maxPrefix, minPrefix } from '../../src/output/delta/stats.js';
+import { toDeltaBatch } from '../../src/sink/delta/schema.js';
+import { deltaStats, deltaStatsJson, maxPrefix, minPrefix } from '../../src/sink/delta/stats.js';
 import { RowGroupBuilder } from '../../src/sink/parquet/row-group.js';
 
 /**

@@ -30,7 +30,7 @@ import {
   deltaSchemaString,
   toDeltaBatch,
   toDeltaTable,
-} from '../../src/output/delta/schema.js';
+} from '../../src/sink/delta/schema.js';
 import { type InstanceColumn, type InstanceColumnKind, pointColumns, RESOURCES } from '../../src/resources/index.js';
 import { instanceSchema } from '../../src/sink/instances/instance-rows.js';
 import { arrowType } from '../../src/sink/parquet/column-kinds.js';
