@@ -25,7 +25,16 @@ export interface StreamShape {
   formats: readonly Format[];
   /** Metadata keys the Parquet shards also hold as `metadata_<key>` columns. */
   metadataColumns?: readonly string[] | undefined;
+  /**
+   * 'delta': the stream is a Delta table, its Parquet shards the table's data files, written as the
+   * protocol wants them (timestamps in microseconds) and committed with their stats (deltaStats).
+   * Undefined: plain files.
+   */
+  table?: TableKind | undefined;
 }
+
+/** How a stream's shards are published: plain files, or the data files of a Delta table. */
+export type TableKind = 'files' | 'delta';
 
 /** An instances stream's view, and its columns once the run has read them. */
 export interface InstancesShape {
