@@ -8,7 +8,6 @@ export {
   type ShardSinkOptions,
   type StageShard,
   type StreamShape,
-  type TableKind,
 } from './shard-sink.js';
 export { shardExtension, shardFileName, shardSeq } from './shard-files.js';
 export type { CommittedShard, ShardWriter } from './shard-writer.js';

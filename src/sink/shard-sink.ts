@@ -1,4 +1,4 @@
-import type { Format, OutputConfig, StreamResource } from '../config/job-schema.js';
+import type { Format, OutputConfig, StreamResource, TableKind } from '../config/job-schema.js';
 import type { Logger } from '../log.js';
 import type { PointsShape } from '../resources/index.js';
 import type { PageItems } from '../page/index.js';
@@ -32,9 +32,6 @@ export interface StreamShape {
    */
   table?: TableKind | undefined;
 }
-
-/** How a stream's shards are published: plain files, or the data files of a Delta table. */
-export type TableKind = 'files' | 'delta';
 
 /** An instances stream's view, and its columns once the run has read them. */
 export interface InstancesShape {

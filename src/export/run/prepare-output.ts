@@ -156,8 +156,10 @@ function nextRuns(
   for (const stream of streams) {
     const state = runs.checkpoint.streams[stream.name];
     if (state === undefined) {
-      runs.checkpoint = withStream(runs.checkpoint, stream.name, newStreamState(stream, now));
-      runs.uncommitted.push(stream.name);
+      const started = newStreamState(stream, now);
+      runs.checkpoint = withStream(runs.checkpoint, stream.name, started);
+      // A Delta table's files stay until a version that no longer references them is committed.
+      runs.uncommitted.push(stream.table === 'delta' ? windowDir(stream.name, started.run) : stream.name);
     } else if (isComplete(state) && !repair) {
       runs.toSeal.push({ stream: stream.name, state, files: recorded.files, keep: stream.keep });
       const next = nextWindow(state, stream, now);

@@ -93,8 +93,8 @@ function windowOf(checkpoint: Checkpoint, name: string): Record<string, unknown>
  */
 export async function runJob(options: RunOptions): Promise<RunResult> {
   const { config, logger, clock = systemClock } = options;
-  const streams = planStreams(config.streams, config.output.formats, options.stream);
-  const jobStreams = planStreams(config.streams, config.output.formats);
+  const streams = planStreams(config.streams, config.output.formats, options.stream, config.output.table);
+  const jobStreams = planStreams(config.streams, config.output.formats, undefined, config.output.table);
   const now = () => new Date(clock.now()).toISOString();
   const startedAtMs = clock.now();
   const scope = runScope(options);

@@ -1,0 +1,220 @@
+import { DeltaLogError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import {
+  addAction,
+  commitInfoAction,
+  type DeltaSnapshot,
+  ENGINE_INFO,
+  metaDataAction,
+  type OutputStore,
+  protocolAction,
+  readDeltaLog,
+  removeAction,
+  txnAction,
+  type WriteAction,
+  writeCheckpoint,
+  writeCommit,
+} from '../../output/index.js';
+import { deltaDataSchema, deltaSchemaString } from '../../sink/delta/index.js';
+import { streamArrowSchema, type SchemaSource } from '../../sink/stream-schema.js';
+import { runStartMs, type StreamState } from './checkpoint.js';
+import { removeOwnedTree } from './clean-up.js';
+import { isOwnedKey, RUN_PREFIX, SUCCESS_FILE } from './layout.js';
+import type { ManifestFile } from './manifest.js';
+
+/**
+ * The transaction identifier of every commit bulk-extract makes to a stream's table (PROTOCOL.md,
+ * "Transaction Identifiers"): its version is the committed run's start in milliseconds (its
+ * `run=<id>`), so a run committed once is never committed again, and a table without it is not ours.
+ */
+export const TXN_APP_ID = 'bulk-extract';
+/** Versions between checkpoints: a reader replays at most this many JSON commits after one. */
+export const CHECKPOINT_INTERVAL = 10;
+const LOG_FOLDER = '_delta_log';
+
+export interface TableRun {
+  stream: string;
+  state: StreamState;
+  /** Files of the output; the run's own (stream and run) are picked out. */
+  files: readonly ManifestFile[];
+  /** Versions whose files are kept (snapshot `keep`); undefined: all. */
+  keep: number | undefined;
+}
+
+export interface TableTarget {
+  store: OutputStore;
+  logger: Logger;
+}
+
+/**
+ * Commits a completed run of a Delta table stream as one version of the table in the stream's
+ * folder, then writes a checkpoint every CHECKPOINT_INTERVAL versions and deletes the files that no
+ * kept version references. What the version holds:
+ *
+ * - an incremental stream's window after its first: the window's files, appended;
+ * - anything else (a full export, a snapshot, an incremental stream's first window, which a
+ *   --fresh start is too): every file of the table removed, the run's files added (an overwrite).
+ *
+ * Idempotent, as sealing is: a run whose transaction identifier the table holds is not committed
+ * again, only its checkpoint and cleanup finished. The version is created only if absent (the
+ * store's put-if-absent), under the output's lock: a version another writer took fails the run.
+ */
+export async function commitTableRun(target: TableTarget, run: TableRun): Promise<void> {
+  const { store, logger } = target;
+  const { stream, state } = run;
+  if (state.run === null) throw new Error(`stream ${stream}: a Delta table's run needs its run id`);
+  const txnVersion = runStartMs(state.run);
+  const before = await readTable(store, stream);
+  const committed = before?.txns.get(TXN_APP_ID)?.version;
+  let version: number;
+  if (committed === txnVersion) {
+    version = before!.version;
+  } else {
+    if (committed !== undefined && committed > txnVersion) {
+      throw new DeltaLogError(
+        `${store.where(`${stream}/${LOG_FOLDER}`)}: the table holds a run later than ${RUN_PREFIX}${state.run} (${TXN_APP_ID} transaction ${committed}), which is still to be committed: the clock went back between runs, or another job writes this table`,
+      );
+    }
+    version = before === undefined ? 0 : before.version + 1;
+    const actions = runActions(store, run, before, txnVersion);
+    if (!(await writeCommit(store, stream, version, actions))) {
+      // Taken: by a retried request of this commit, or by another writer.
+      const now = await readTable(store, stream);
+      if (now?.txns.get(TXN_APP_ID)?.version !== txnVersion) {
+        throw new DeltaLogError(
+          `${store.where(`${stream}/${LOG_FOLDER}`)}: version ${version} of the table was written by another writer while this run committed ${RUN_PREFIX}${state.run}; nothing of this run was committed. Only one job may write a table.`,
+        );
+      }
+    }
+    logger.info({ stream, version, run: state.run }, `committed version ${version} of the Delta table ${stream}`);
+  }
+  if (version > 0 && version % CHECKPOINT_INTERVAL === 0) await checkpointIfMissing(store, stream, version);
+  const keep = versionsKept(run);
+  if (keep !== undefined) await removeUnreferenced(target, run, version, keep);
+}
+
+/** The version's actions: commitInfo, protocol and metaData (a new table, or new columns), txn, removes, adds. */
+function runActions(
+  store: OutputStore,
+  run: TableRun,
+  before: DeltaSnapshot | undefined,
+  txnVersion: number,
+): WriteAction[] {
+  const { stream, state } = run;
+  const now = Date.now();
+  const overwrite = isOverwrite(state);
+  const schemaString = deltaSchemaString(deltaDataSchema(streamArrowSchema(state as SchemaSource)));
+  const files = run.files.filter((file) => file.stream === stream && file.run === state.run && file.format === 'parquet');
+  const rows = files.reduce((sum, file) => sum + file.rows, 0);
+  const actions: WriteAction[] = [
+    commitInfoAction({
+      timestamp: now,
+      operation: before === undefined ? 'CREATE TABLE AS SELECT' : 'WRITE',
+      operationParameters: { mode: overwrite ? 'Overwrite' : 'Append', partitionBy: '[]' },
+      operationMetrics: { numFiles: String(files.length), numOutputRows: String(rows) },
+      own: { stream, run: state.run, mode: state.mode, ...(state.window === null ? {} : { window: state.window }) },
+    }),
+    txnAction(TXN_APP_ID, txnVersion, now),
+  ];
+  if (before === undefined) {
+    actions.push(protocolAction(), metaDataAction({ schemaString, createdTime: now }));
+  } else {
+    assertOurs(store, stream, before);
+    if (before.metaData.schemaString !== schemaString) {
+      if (!overwrite) assertAdditive(store, stream, before.metaData.schemaString ?? '{"fields":[]}', schemaString);
+      const { createdTime = now, id } = before.metaData;
+      actions.push(metaDataAction({ schemaString, createdTime, id }));
+    }
+    if (overwrite) {
+      for (const file of before.files) {
+        const path = file.key.slice(stream.length + 1);
+        actions.push(removeAction({ path, size: file.size, deletionTimestamp: now }));
+      }
+    }
+  }
+  for (const file of files) {
+    actions.push(addAction({
+      path: file.path.slice(stream.length + 1),
+      size: file.bytes,
+      modificationTime: now,
+      ...(file.deltaStats === undefined ? {} : { stats: file.deltaStats }),
+    }));
+  }
+  return actions;
+}
+
+/** An overwrite, not an append: anything but an incremental stream's windows after its first. */
+function isOverwrite(state: StreamState): boolean {
+  return state.mode !== 'incremental' || state.watermark === null;
+}
+
+/** Versions whose files stay: a snapshot stream's `keep` (all without one); one for the rest, once they overwrote. */
+function versionsKept(run: TableRun): number | undefined {
+  if (run.state.mode === 'snapshot') return run.keep;
+  return isOverwrite(run.state) ? 1 : undefined;
+}
+
+/** The table's latest version, or undefined when its folder holds no log yet. */
+async function readTable(store: OutputStore, stream: string): Promise<DeltaSnapshot | undefined> {
+  const entries = await store.list(`${stream}/${LOG_FOLDER}/`);
+  if (!entries.some((key) => /\/\d{20}\.json$/.test(key))) return undefined;
+  return readDeltaLog(store, stream);
+}
+
+/** Refuses a table bulk-extract did not start: its files are not ours to remove or add to. */
+function assertOurs(store: OutputStore, stream: string, table: DeltaSnapshot): void {
+  if (table.txns.has(TXN_APP_ID)) return;
+  throw new DeltaLogError(
+    `${store.where(stream)} holds a Delta table that ${ENGINE_INFO.split('/')[0]} did not write (no ${TXN_APP_ID} transaction in its log, version ${table.version}); give the stream another name or output.dir`,
+  );
+}
+
+/**
+ * An append may only add columns: a file written before must read the same under the new schema.
+ * A stream's columns are pinned by its checkpoint, so this holds unless the table was changed by hand.
+ */
+function assertAdditive(store: OutputStore, stream: string, before: string, after: string): void {
+  const fields = (text: string) => {
+    const { fields: list } = JSON.parse(text) as { fields: { name: string }[] };
+    return new Map(list.map((field) => [field.name, JSON.stringify(field)]));
+  };
+  const now = fields(after);
+  const changed = [...fields(before)].filter(([name, field]) => now.get(name) !== field).map(([name]) => name);
+  if (changed.length === 0) return;
+  throw new DeltaLogError(
+    `${store.where(`${stream}/${LOG_FOLDER}`)}: the table's columns ${changed.join(', ')} differ from the stream's, so its window cannot be appended; run with --fresh --stream ${stream} to write the table again`,
+  );
+}
+
+/** The checkpoint of `version`, unless it is there (a rerun after a crash between the commit and it). */
+async function checkpointIfMissing(store: OutputStore, stream: string, version: number): Promise<void> {
+  const name = `${String(version).padStart(20, '0')}.checkpoint.parquet`;
+  if ((await store.size(`${stream}/${LOG_FOLDER}/${name}`)) !== undefined) return;
+  await writeCheckpoint(store, stream, version, await readDeltaLog(store, stream, { asOf: version }));
+}
+
+/**
+ * Deletes the run folders of the stream that none of the newest `keep` versions references (their
+ * `_SUCCESS` first, then every file bulk-extract writes there); the run just committed always
+ * stays, and so does any file bulk-extract did not write. Versions before those keep no files: time
+ * travel to them fails.
+ */
+async function removeUnreferenced(target: TableTarget, run: TableRun, version: number, keep: number): Promise<void> {
+  const { store, logger } = target;
+  const { stream, state } = run;
+  const referenced = new Set<string>([`${RUN_PREFIX}${state.run}`]);
+  for (let v = version; v > version - keep && v >= 0; v--) {
+    const table = v === version ? await readDeltaLog(store, stream) : await readDeltaLog(store, stream, { asOf: v });
+    for (const file of table.files) referenced.add(file.key.slice(stream.length + 1).split('/')[0]!);
+  }
+  const folders = new Set<string>();
+  for (const key of await store.list(`${stream}/`)) {
+    const folder = key.slice(stream.length + 1).split('/')[0]!;
+    if (folder.startsWith(RUN_PREFIX) && !referenced.has(folder) && isOwnedKey(key)) folders.add(folder);
+  }
+  for (const folder of [...folders].sort()) {
+    logger.info({ stream, run: folder, keep }, `deleting ${stream}/${folder}: no version of the Delta table kept (${keep}) references it`);
+    await store.remove([`${stream}/${folder}/${SUCCESS_FILE}`]);
+    await removeOwnedTree(store, `${stream}/${folder}`, logger);
+  }
+}
