@@ -252,7 +252,7 @@ export const jobSchema = z
         ctx.addIssue({
           code: 'custom',
           path: stream.formats === undefined ? ['output', 'formats'] : ['streams', i, 'formats'],
-          message: `stream '${name}' is a Delta table (table: delta), whose data files are Parquet only; set formats: [parquet]${stream.formats === undefined ? ` (or give the stream table: files)` : ''}`,
+          message: `stream '${name}' is a Delta table (table: delta), whose data files are Parquet only; set formats: [parquet]${stream.formats === undefined ? ' (or give the stream table: files)' : ''}`,
         });
       }
       if (stream.resource === 'datapoints' || stream.resource === 'instances') {

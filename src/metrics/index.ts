@@ -51,7 +51,7 @@ export async function startMetrics(
   const wanted = settings?.textfile ?? settings?.pushgateway ?? settings?.port;
   if (settings === undefined || wanted === undefined) return undefined;
   const now = options.now ?? Date.now;
-  const streams = planStreams(config.streams, config.output.formats, options.only, config.output.table).map((stream) => ({
+  const streams = planStreams(config.streams, config.output.formats, options.only).map((stream) => ({
     name: stream.name,
     formats: stream.formats,
     mode: stream.mode,
