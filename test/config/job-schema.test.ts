@@ -39,6 +39,7 @@ describe('streams: valid files', () => {
     expect(config.output).toEqual({
       dir: './out',
       formats: ['parquet'],
+      table: 'files',
       parquet: { compression: 'zstd', rowGroupRows: 100_000 },
       ndjson: { compression: 'none' },
       shard: { maxRows: 1_000_000, maxBytes: 256 * 1024 * 1024 },
