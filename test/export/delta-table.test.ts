@@ -1,6 +1,7 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { verifyOutput } from '../../src/export/inspect/verify.js';
 import { runJob } from '../../src/export/run/run-job.js';
 import { runId } from '../../src/export/state/checkpoint.js';
 import { silentLogger } from '../../src/log.js';
@@ -106,6 +107,34 @@ describe('output.table: delta', () => {
       `run=${runId(T0 + 2 * MINUTE)}`,
     ]);
     expect((await table(out, 'events', 0)).files.every((file) => !existsSync(join(out, file.key)))).toBe(true);
+    const verified = await verifyOutput(out);
+    expect(verified.problems).toEqual([]);
+    expect(verified.tables).toEqual({ events: { version: 1, files: v1.files.length, rows: EVENTS } });
+  });
+
+  it('verify reports a file the table references that is gone, and a sealed run the table lacks', async () => {
+    const out = join(tempDir(), 'out');
+    const clock = createFakeClock(T0);
+    await run(out, { resource: 'events' }, clock);
+    const v0 = await table(out, 'events');
+    rmSync(join(out, v0.files[0]!.key));
+    const gone = await verifyOutput(out);
+    expect(gone.problems).toContain(`${v0.files[0]!.key}: version 0 of the Delta table events references it, but it is missing`);
+
+    // A version lost (here by hand): the newest sealed run is not in the version the log now ends at.
+    const other = join(tempDir(), 'out');
+    const otherClock = createFakeClock(T0);
+    await run(other, { resource: 'events' }, otherClock);
+    otherClock.advance(MINUTE);
+    await run(other, { resource: 'events' }, otherClock, true);
+    const sealed = (await table(other, 'events')).files[0]!.key;
+    rmSync(join(other, 'events', '_delta_log', '00000000000000000001.json'));
+    const behind = await verifyOutput(other);
+    expect(behind.problems).toContain(`${sealed}: sealed in run=${runId(T0 + MINUTE)} but not in version 0 of the Delta table events`);
+
+    rmSync(join(other, 'events', '_delta_log'), { recursive: true });
+    const lost = await verifyOutput(other);
+    expect(lost.problems.some((problem) => problem.endsWith('_delta_log: missing, but the stream is a Delta table with sealed runs'))).toBe(true);
   });
 
   it('snapshot with keep 2: each snapshot an overwrite version; files of the two newest versions stay', async () => {
@@ -129,6 +158,9 @@ describe('output.table: delta', () => {
       expect(kept.files.every((file) => existsSync(join(out, file.key)))).toBe(true);
       expect(await rowsOf(kept, out)).toEqual(ALL_EVENTS);
     }
+    const verified = await verifyOutput(out);
+    expect(verified.problems).toEqual([]);
+    expect(verified.tables?.events?.version).toBe(3);
   });
 
   it('incremental: an append per window with its txn, the current state by the latest row of each id; a checkpoint at version 10', async () => {
@@ -165,5 +197,8 @@ describe('output.table: delta', () => {
     );
     expect(asNumber(current.n)).toBe(EVENTS);
     expect(asNumber(current.ids)).toBe(EVENTS);
+    const verified = await verifyOutput(out);
+    expect(verified.problems).toEqual([]);
+    expect(verified.tables).toEqual({ events: { version: 11, files: latest.files.length, rows, checkpoint: 10 } });
   });
 });
