@@ -1,9 +1,11 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readStatus } from '../../src/export/inspect/read-status.js';
 import { verifyOutput } from '../../src/export/inspect/verify.js';
 import { runJob } from '../../src/export/run/run-job.js';
 import { runId } from '../../src/export/state/checkpoint.js';
+import { outputAt } from '../../src/export/state/output-target.js';
 import { silentLogger } from '../../src/log.js';
 import { createLocalStore, type DeltaSnapshot, readDeltaLog } from '../../src/output/index.js';
 import { EVENT_ID_BASE, EVENT_ID_STRIDE, type Simulator, startSimulator } from '../../src/simulator/index.js';
@@ -110,6 +112,13 @@ describe('output.table: delta', () => {
     const verified = await verifyOutput(out);
     expect(verified.problems).toEqual([]);
     expect(verified.tables).toEqual({ events: { version: 1, files: v1.files.length, rows: EVENTS } });
+    const status = await readStatus(outputAt(out, silentLogger));
+    expect(status?.streams[0]?.table).toEqual({
+      version: 1,
+      committedAt: expect.any(Number) as number,
+      run: runId(T0 + 2 * MINUTE),
+      files: v1.files.length,
+    });
   });
 
   it('verify reports a file the table references that is gone, and a sealed run the table lacks', async () => {
