@@ -3,7 +3,7 @@ import { type FileHandle, link, open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { OutputAccessError, OutputError } from '../errors.js';
 import { deniedCause, isWriteDenied } from './write-denied.js';
-import { injectedWriteError } from './crash-point.js';
+import { crashPoint, injectedWriteError } from './crash-point.js';
 
 /** Suffix of a file being written: never a committed file, removed on resume. */
 export const TEMP_SUFFIX = '.inprogress';
@@ -56,6 +56,7 @@ export async function writeFileIfAbsent(path: string, data: string | Uint8Array)
     } finally {
       await handle.close();
     }
+    crashPoint('after-create-temp');
     try {
       await link(temp, path);
       created = true;

@@ -16,6 +16,7 @@ import {
   writeCommit,
 } from '../../output/index.js';
 import { deltaDataSchema, deltaSchemaString } from '../../sink/delta/index.js';
+import { crashPoint } from '../../util/crash-point.js';
 import { streamArrowSchema, type SchemaSource } from '../../sink/stream-schema.js';
 import { runStartMs, type StreamState } from './checkpoint.js';
 import { removeOwnedTree } from './clean-up.js';
@@ -64,6 +65,7 @@ export async function commitTableRun(target: TableTarget, run: TableRun): Promis
   const { stream, state } = run;
   if (state.run === null) throw new Error(`stream ${stream}: a Delta table's run needs its run id`);
   const txnVersion = runStartMs(state.run);
+  await removeLeftTemps(store, stream);
   const before = await readTable(store, stream);
   const committed = before?.txns.get(TXN_APP_ID)?.version;
   let version: number;
@@ -77,6 +79,7 @@ export async function commitTableRun(target: TableTarget, run: TableRun): Promis
     }
     version = before === undefined ? 0 : before.version + 1;
     const actions = runActions(store, run, before, txnVersion);
+    crashPoint('before-table-commit');
     if (!(await writeCommit(store, stream, version, actions))) {
       // Taken: by a retried request of this commit, or by another writer.
       const now = await readTable(store, stream);
@@ -87,6 +90,7 @@ export async function commitTableRun(target: TableTarget, run: TableRun): Promis
       }
     }
     logger.info({ stream, version, run: state.run }, `committed version ${version} of the Delta table ${stream}`);
+    crashPoint('after-table-commit');
   }
   if (version > 0 && version % CHECKPOINT_INTERVAL === 0) await checkpointIfMissing(store, stream, version);
   const keep = versionsKept(run);
@@ -152,6 +156,18 @@ function isOverwrite(state: StreamState): boolean {
 function versionsKept(run: TableRun): number | undefined {
   if (run.state.mode === 'snapshot') return run.keep;
   return isOverwrite(run.state) ? 1 : undefined;
+}
+
+/**
+ * Temporaries of a commit or checkpoint that a killed run left in the log folder (named as
+ * writeFileIfAbsent and writeCheckpoint name them: `<file>.<pid>-<8 hex>.inprogress`). Readers pass
+ * over them; the output's lock, held here, says no live run of ours writes them.
+ */
+const LEFT_TEMP = /\/\d{20}\.(?:json|checkpoint\.parquet)\.\d+-[0-9a-f]{8}\.inprogress$/;
+
+async function removeLeftTemps(store: OutputStore, stream: string): Promise<void> {
+  const left = (await store.list(`${stream}/${LOG_FOLDER}/`)).filter((key) => LEFT_TEMP.test(key));
+  if (left.length > 0) await store.remove(left);
 }
 
 /** The table's latest version, or undefined when its folder holds no log yet. */

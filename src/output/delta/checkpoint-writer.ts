@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import type { DataType } from 'apache-arrow';
 import type { OutputStore } from '../store.js';
 import type { DeltaMetaData, DeltaProtocol, DeltaTxn } from './actions.js';
 import { checkpointNames, LAST_CHECKPOINT, LOG_FOLDER } from './log-names.js';
 import type { DeltaFile } from './table-state.js';
+import { TEMP_SUFFIX } from '../../util/durable-file.js';
 
 /**
  * A classic single-part checkpoint (delta-io/delta PROTOCOL.md, "Checkpoints" and "Checkpoint
@@ -158,7 +159,8 @@ function big(value: number | undefined): bigint | null {
 /** Puts `bytes` at `key` whole: a temp file beside the staged place, fsynced and renamed, then published. */
 async function putBytes(store: OutputStore, key: string, bytes: Uint8Array): Promise<void> {
   const staged = await store.stage(key);
-  const temp = `${staged}.${randomUUID()}.tmp`;
+  // Named as writeFileIfAbsent names its temporaries, so that one cleanup knows both.
+  const temp = `${staged}.${process.pid}-${randomBytes(4).toString('hex')}${TEMP_SUFFIX}`;
   try {
     const handle = await open(temp, 'wx');
     try {
