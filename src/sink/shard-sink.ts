@@ -122,25 +122,26 @@ export function createShardSink(stage: StageShard, output: OutputConfig, options
       const { resource } = folder.stream;
       if (resource === 'datapoints') throw new Error(`${folder.dir} holds datapoints: open its shards with openPoints`);
       const table = tableOf(folder.stream);
+      const writerOptions = { table: folder.stream.table };
       const files = await staged(folder, seq);
       return Promise.all(
         files.map(async ({ format, gzip, key, path }) => {
           const writer = format === 'ndjson'
             ? await NdjsonWriter.create(path, gzip)
-            : await (await parquetWriter()).create(path, table, output.parquet, parquet);
+            : await (await parquetWriter()).create(path, table, output.parquet, parquet, writerOptions);
           return new KeyedShard(key, writer);
         }),
       );
     },
     openPoints: async (folder, seq) => {
-      const { shape } = folder.stream;
+      const { shape, table } = folder.stream;
       if (shape === undefined) throw new Error(`${folder.dir} holds no datapoints: open its shards with open`);
       const files = await staged(folder, seq);
       return Promise.all(
         files.map(async ({ format, gzip, key, path }) => {
           const writer = format === 'ndjson'
             ? await PointsNdjsonWriter.create(path, gzip)
-            : (await pointsParquetWriter()).create(path, shape, output.parquet, parquet);
+            : (await pointsParquetWriter()).create(path, shape, output.parquet, parquet, { table });
           return Object.assign(writer, { key });
         }),
       );

@@ -13,4 +13,5 @@ export {
   toDeltaBatch,
   toDeltaTable,
 } from './schema.js';
+export { DeltaBatches } from './delta-batches.js';
 export { type DeltaStats, deltaStats, DeltaStatsCollector, deltaStatsJson } from './stats.js';

@@ -72,7 +72,7 @@ export class DeltaStatsCollector {
       if (data === undefined || !sameType(data.type, field.type as DataType)) {
         throw new TypeError(`a batch's column ${c} is not ${field.name} ${arrowTypeName(field.type as DataType)}`);
       }
-      this.columns[c]!.add(data, data.nullCount === 0 ? undefined : (row) => data.getValid(row));
+      this.columns[c]!.add(data, validity(data), data.nullCount);
     });
     this.rows += batch.numRows;
   }
@@ -122,7 +122,8 @@ function fill(target: DeltaStats, fields: readonly Field[], columns: readonly Co
 type Valid = ((row: number) => boolean) | undefined;
 
 interface Collector {
-  add(data: Data, valid: Valid): void;
+  /** Adds a Data's values where `valid`; `nulls`: the rows it says are not. */
+  add(data: Data, valid: Valid, nulls: number): void;
   nulls(): number | DeltaNullCounts;
   min(): DeltaStatValue | undefined;
   max(): DeltaStatValue | undefined;
@@ -153,27 +154,39 @@ function collector(type: DataType): Collector {
   }
 }
 
-/** Rows that are null: its own nulls, and where `valid` (its parents' validity) says so. */
-function countNulls(data: Data, valid: Valid): number {
-  if (valid === undefined) return data.nullCount;
+/**
+ * A Data's own validity, read from its bitmap: Data.getValid asks the type whether it is a union,
+ * and the Data whether it is nullable, at every row.
+ */
+function validity(data: Data): Valid {
+  if (data.nullCount === 0) return undefined;
+  const { nullBitmap: bitmap, offset } = data;
+  if (bitmap === undefined || bitmap.length === 0) return (row) => data.getValid(row);
+  return (row) => (bitmap[(offset + row) >> 3]! & (1 << ((offset + row) & 7))) !== 0;
+}
+
+/** Rows of `length` that `valid` says are null. */
+function countNulls(valid: Valid, length: number): number {
+  if (valid === undefined) return 0;
   let nulls = 0;
-  for (let i = 0; i < data.length; i++) if (!valid(i)) nulls++;
+  for (let i = 0; i < length; i++) if (!valid(i)) nulls++;
   return nulls;
 }
 
 /** `valid` of a struct's field: its own validity where its struct's rows are valid. */
 function within(parent: Valid, data: Data): Valid {
-  if (data.nullCount === 0) return parent;
-  if (parent === undefined) return (row) => data.getValid(row);
-  return (row) => parent(row) && data.getValid(row);
+  const own = validity(data);
+  if (own === undefined) return parent;
+  if (parent === undefined) return own;
+  return (row) => parent(row) && own(row);
 }
 
 /** A column with a null count only. */
 class NullStats implements Collector {
   private count = 0;
 
-  add(data: Data, valid: Valid): void {
-    this.count += countNulls(data, valid);
+  add(_data: Data, _valid: Valid, nulls: number): void {
+    this.count += nulls;
   }
 
   nulls(): number {
@@ -199,8 +212,9 @@ class NumberStats<T extends number | bigint> extends NullStats {
     super();
   }
 
-  override add(data: Data, valid: Valid): void {
-    super.add(data, valid);
+  override add(data: Data, valid: Valid, nulls: number): void {
+    super.add(data, valid, nulls);
+    if (nulls === data.length) return;
     const values = data.values as ArrayLike<T>;
     for (let i = 0; i < data.length; i++) {
       if (valid !== undefined && !valid(i)) continue;
@@ -247,8 +261,9 @@ class TimeStats extends NullStats {
     super();
   }
 
-  override add(data: Data, valid: Valid): void {
-    super.add(data, valid);
+  override add(data: Data, valid: Valid, nulls: number): void {
+    super.add(data, valid, nulls);
+    if (nulls === data.length) return;
     const values = data.values as BigInt64Array;
     for (let i = 0; i < data.length; i++) {
       if (valid !== undefined && !valid(i)) continue;
@@ -299,8 +314,9 @@ class StringStats extends NullStats {
   private low: Uint8Array | undefined;
   private high: Uint8Array | undefined;
 
-  override add(data: Data, valid: Valid): void {
-    super.add(data, valid);
+  override add(data: Data, valid: Valid, nulls: number): void {
+    super.add(data, valid, nulls);
+    if (nulls === data.length) return;
     const offsets = data.valueOffsets as ArrayLike<number | bigint>;
     const bytes = data.values as Uint8Array;
     let low: [number, number] | undefined;
@@ -380,11 +396,13 @@ class StructStats implements Collector {
     this.columns = fields.map((field) => collector(field.type as DataType));
   }
 
-  add(data: Data, valid: Valid): void {
+  add(data: Data, valid: Valid, nulls: number): void {
     const rows = within(valid, data);
+    const rowNulls = rows === valid ? nulls : countNulls(rows, data.length);
     this.columns.forEach((column, c) => {
       const child = data.children[c]!;
-      column.add(child, within(rows, child));
+      const fieldValid = within(rows, child);
+      column.add(child, fieldValid, fieldValid === rows ? rowNulls : countNulls(fieldValid, child.length));
     });
   }
 
