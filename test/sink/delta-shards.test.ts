@@ -15,8 +15,8 @@ import {
   type PointBatch,
   type ShardSink,
   type StreamShape,
-  type TableKind,
 } from '../../src/sink/index.js';
+import type { TableKind } from '../../src/config/job-schema.js';
 import { SPILL_ROWS } from '../../src/sink/parquet/parquet-writer.js';
 import { type Duck, openDuck, type Row } from '../support/export-duckdb.js';
 import { removeTempDirs, sha256File, sql, tempDir } from '../support/export-harness.js';

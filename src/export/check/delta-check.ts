@@ -1,8 +1,7 @@
 import { DeltaLogError } from '../../errors.js';
 import { type DeltaSnapshot, type OutputStore, readDeltaLog } from '../../output/index.js';
 import type { Mode } from '../../config/job-schema.js';
-import { SUCCESS_FILE } from '../state/layout.js';
-import type { ManifestFile, WindowManifest } from '../state/manifest.js';
+import { type ManifestFile, SUCCESS_FILE, type WindowManifest } from '../state/index.js';
 
 /** A stream's Delta table as verify found it. */
 export interface TableReport {

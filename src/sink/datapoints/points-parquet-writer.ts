@@ -1,4 +1,4 @@
-import type { OutputConfig } from '../../config/job-schema.js';
+import type { OutputConfig, TableKind } from '../../config/job-schema.js';
 import { type ColumnSpec, pointColumns, type PointsShape } from '../../resources/index.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
@@ -6,7 +6,6 @@ import { DeltaBatches } from '../delta/index.js';
 import type { EncodedColumn } from '../parquet/encode.js';
 import { type ParquetWriterDeps, rowGroupRowsFor } from '../parquet/parquet-writer.js';
 import { SpillFile } from '../parquet/spill.js';
-import type { TableKind } from '../shard-sink.js';
 import type { CommittedShard } from '../shard-writer.js';
 import type { PointBatch, PointShardWriter } from './point-batch.js';
 import { PointBatches, pointSchema } from './point-batches.js';

@@ -1,12 +1,12 @@
 import { type RecordBatch, type Schema, Table, tableToIPC } from 'apache-arrow';
-import type { OutputConfig, Resource } from '../../config/job-schema.js';
+import type { OutputConfig, Resource, TableKind } from '../../config/job-schema.js';
 import { type InstanceTable, instanceEncodings } from '../instances/instance-table.js';
 import { InstanceRowBuilder } from '../instances/instance-rows.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
 import { PageItems } from '../../page/index.js';
 import { DeltaBatches } from '../delta/index.js';
-import type { StreamShape, TableKind } from '../shard-sink.js';
+import type { StreamShape } from '../shard-sink.js';
 import type { CommittedShard, ShardWriter } from '../shard-writer.js';
 import type { BytesPerRow } from './bytes-per-row.js';
 import { collectionEncodings, type EncodedColumn } from './encode.js';
