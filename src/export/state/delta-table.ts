@@ -1,4 +1,4 @@
-import { DeltaLogError } from '../../errors.js';
+import { ConfigError, DeltaLogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import {
   addAction,
@@ -18,7 +18,7 @@ import {
 import { deltaDataSchema, deltaSchemaString } from '../../sink/delta/index.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { streamArrowSchema, type SchemaSource } from '../../sink/stream-schema.js';
-import { runStartMs, type StreamState } from './checkpoint.js';
+import { type Checkpoint, isComplete, runStartMs, type StreamState } from './checkpoint.js';
 import { removeOwnedTree } from './clean-up.js';
 import { isOwnedKey, RUN_PREFIX, SUCCESS_FILE } from './layout.js';
 import type { ManifestFile } from './manifest.js';
@@ -97,6 +97,29 @@ export async function commitTableRun(target: TableTarget, run: TableRun): Promis
   if (keep !== undefined) await removeUnreferenced(target, run, version, keep);
 }
 
+/**
+ * Refuses, before a run writes anything, a Delta table stream whose columns Delta cannot hold (a
+ * name it rejects, two names equal but for case, as an instance view's properties can be): found
+ * at the commit, the run's files would be written for nothing. Streams already complete are passed.
+ */
+export function assertTableSchemas(names: readonly string[], checkpoint: Checkpoint): void {
+  for (const name of names) {
+    const state = checkpoint.streams[name];
+    if (state?.table !== 'delta' || isComplete(state)) continue;
+    try {
+      tableSchemaString(state);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      throw new ConfigError(`stream '${name}' is a Delta table, and ${error.message}; give it table: files, or leave such columns out`);
+    }
+  }
+}
+
+/** The Delta schema of a stream's files, as its metaData holds it. */
+function tableSchemaString(state: StreamState): string {
+  return deltaSchemaString(deltaDataSchema(streamArrowSchema(state as SchemaSource)));
+}
+
 /** The version's actions: commitInfo, protocol and metaData (a new table, or new columns), txn, removes, adds. */
 function runActions(
   store: OutputStore,
@@ -107,7 +130,7 @@ function runActions(
   const { stream, state } = run;
   const now = Date.now();
   const overwrite = isOverwrite(state);
-  const schemaString = deltaSchemaString(deltaDataSchema(streamArrowSchema(state as SchemaSource)));
+  const schemaString = tableSchemaString(state);
   const files = run.files.filter((file) => file.stream === stream && file.run === state.run && file.format === 'parquet');
   const rows = files.reduce((sum, file) => sum + file.rows, 0);
   const actions: WriteAction[] = [
