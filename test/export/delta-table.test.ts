@@ -121,6 +121,27 @@ describe('output.table: delta', () => {
     });
   });
 
+  it('refuses to start plain files in a stream folder that is a Delta table, and a table switched to files is drift', async () => {
+    const out = join(tempDir(), 'out');
+    const clock = createFakeClock(T0);
+    await run(out, { resource: 'events' }, clock);
+    const before = await table(out, 'events');
+    const files = loadJob(join(out, '..'), {
+      baseUrl: sim.baseUrl,
+      out,
+      streams: [{ resource: 'events', partitions: 3, limit: 100 }],
+      output: { formats: ['parquet'] },
+    });
+    await expect(runJob({ config: files, logger: silentLogger, clock })).rejects.toThrow(
+      "stream 'events': table delta in the checkpoint, files in the config",
+    );
+    await expect(runJob({ config: files, logger: silentLogger, clock, fresh: true })).rejects.toThrow(
+      `${join(out, 'events')} is a Delta table (it has a _delta_log), and the job makes stream 'events' plain files: give it table: delta, or another name or output.dir`,
+    );
+    expect(await table(out, 'events')).toEqual(before);
+    expect(before.files.every((file) => existsSync(join(out, file.key)))).toBe(true);
+  });
+
   it('verify reports a file the table references that is gone, and a sealed run the table lacks', async () => {
     const out = join(tempDir(), 'out');
     const clock = createFakeClock(T0);
