@@ -135,7 +135,13 @@ describe.concurrent('every kind of stream as a Delta table, full', () => {
     const settings = { endpoint: s3.endpoint, forcePathStyle: true, staging: join(dir, 'staging') };
     const config = job(dir, url, 'delta', settings);
     await exportJob(config);
-    const store = createS3Store({ url, endpoint: s3.endpoint, forcePathStyle: true, logger: silentLogger, ...S3RVER_ACCESS });
+    const store = createS3Store({
+      url,
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      logger: silentLogger,
+      ...S3RVER_ACCESS,
+    });
     expect((await verifyStore(store)).problems).toEqual([]);
     const local = await downloadAll(store, join(dir, 'copy'));
     await expectTables(local);

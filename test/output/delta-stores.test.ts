@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { createAzureStore } from '../../src/output/azure-store.js';
-import { createLocalStore, type DeltaSnapshot, type OutputStore, readDeltaLog } from '../../src/output/index.js';
+import { createLocalStore, type DeltaSnapshot, type OutputStore, readDeltaLog, writeCheckpoint } from '../../src/output/index.js';
 import { createS3Store } from '../../src/output/s3-store.js';
 import { type AzureProxy, startAzureProxy, startAzurite } from '../support/azurite.js';
 import { S3RVER_ACCESS, type S3TestServer, startS3Server } from '../support/s3-server.js';
@@ -48,11 +48,11 @@ const kinds: [string, () => OutputStore][] = [
   ],
 ];
 
-/** Every file of the golden table `name`, uploaded under the same keys. */
-async function upload(store: OutputStore, name: string): Promise<void> {
+/** Every file of the golden table `name`, uploaded under the same keys (or those of the folder `as`). */
+async function upload(store: OutputStore, name: string, as = name): Promise<void> {
   const entries = readdirSync(join(GOLDEN, name), { recursive: true, withFileTypes: true });
   for (const file of entries.filter((each) => each.isFile())) {
-    const key = join(file.parentPath, file.name).slice(GOLDEN.length);
+    const key = as + join(file.parentPath, file.name).slice(GOLDEN.length + name.length);
     copyFileSync(join(file.parentPath, file.name), await store.stage(key));
     await store.publish(key);
   }
@@ -79,5 +79,28 @@ describe.each(kinds)('the Delta log reader through %s', (_kind, open) => {
       const sizes = await Promise.all(snapshot.files.map((file) => store.size(file.key)));
       expect(sizes).toEqual(snapshot.files.map((file) => file.size));
     }
+  });
+
+  it('writes a checkpoint there that replays to the table it was made from', async () => {
+    const store = open();
+    stores.push(store);
+    await store.prepare();
+    await upload(store, 'snapshot-data2-deleted', 'checkpointed');
+    const before = await readDeltaLog(store, 'checkpointed');
+    expect(before.checkpoint).toBeUndefined();
+    await writeCheckpoint(store, 'checkpointed', before.version, before);
+    const after = await readDeltaLog(store, 'checkpointed');
+    expect(after.checkpoint).toBe(before.version);
+    // Files read from a checkpoint count as added by its version: it does not say which added them.
+    const addedAt = (snapshot: DeltaSnapshot, version: number) => ({
+      ...snapshot,
+      files: snapshot.files.map((file) => ({ ...file, version })),
+    });
+    const expected = { ...(decided(addedAt(before, before.version)) as object), checkpoint: before.version };
+    expect(decided(after)).toEqual(expected);
+    expect(JSON.parse((await store.getText('checkpointed/_delta_log/_last_checkpoint')) ?? '{}')).toMatchObject({
+      version: before.version,
+      numOfAddFiles: before.files.length,
+    });
   });
 });
