@@ -30,8 +30,8 @@ async function setUp(stream: Record<string, unknown>) {
     maxRows: 300,
     table: 'delta',
   });
-  const run = (crashAt?: string) =>
-    runCliWith(['run', '--config', file], {
+  const run = (crashAt?: string, args: string[] = []) =>
+    runCliWith(['run', '--config', file, ...args], {
       cwd: dir,
       env: { SIM_KEY: KEY, ...(crashAt === undefined ? {} : { BULK_EXTRACT_CRASH_AT: crashAt }) },
     });
@@ -121,6 +121,20 @@ describe('a Delta table stream killed while it commits', () => {
     const latest = await table(out);
     expect(latest.version).toBe(2);
     expect(await rowsOf(out, latest)).toEqual({ rows: EVENTS + 5, ids: EVENTS });
+    expect((await verifyOutput(out)).problems).toEqual([]);
+  });
+
+  it('a split job of two workers, one killed after its share: the last to finish commits version 0 once', { timeout: TIMEOUT_MS }, async () => {
+    const { out, run } = await setUp({ partitions: 4 });
+    const [first, killed] = await Promise.all([run(undefined, ['--shard', '0/2']), run('after-shard-rename:2', ['--shard', '1/2'])]);
+    expect(first.code, describeExit(first)).toBe(0);
+    expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
+    expect(existsSync(join(out, 'events', '_delta_log')), 'no version before every share is done').toBe(false);
+    const resumed = await run(undefined, ['--shard', '1/2']);
+    expect(resumed.code, describeExit(resumed)).toBe(0);
+    const latest = await table(out);
+    expect(latest.version).toBe(0);
+    expect(await rowsOf(out, latest)).toEqual({ rows: EVENTS, ids: EVENTS });
     expect((await verifyOutput(out)).problems).toEqual([]);
   });
 });
