@@ -78,6 +78,11 @@ export class PointsParquetWriter implements PointShardWriter {
     this.tableKind = writerOptions.table;
   }
 
+  /** What this shard's bytes per row are learned under: Delta files (microsecond times) apart from plain ones. */
+  private get sizeKey(): string {
+    return this.tableKind === 'delta' ? 'datapoints (delta)' : 'datapoints';
+  }
+
   static create(
     path: string,
     shape: PointsShape,
@@ -94,7 +99,7 @@ export class PointsParquetWriter implements PointShardWriter {
 
   /** Estimated from the last committed datapoints shard, as for the collections' files. */
   get bytes(): number {
-    return this.deps.bytesPerRow.estimate('datapoints', this.rows);
+    return this.deps.bytesPerRow.estimate(this.sizeKey, this.rows);
   }
 
   /** Adds the batch's points to the table, writing its rows as a sorted run each time it is full. */
@@ -137,7 +142,7 @@ export class PointsParquetWriter implements PointShardWriter {
         },
       );
       const done = await file.commit();
-      this.deps.bytesPerRow.learn('datapoints', done.bytes, rows);
+      this.deps.bytesPerRow.learn(this.sizeKey, done.bytes, rows);
       return { ...done, format: 'parquet', rows, ...stats };
     } catch (error) {
       await file?.abort();
