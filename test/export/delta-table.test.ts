@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readStatus } from '../../src/export/inspect/read-status.js';
@@ -140,6 +140,34 @@ describe('output.table: delta', () => {
     );
     expect(await table(out, 'events')).toEqual(before);
     expect(before.files.every((file) => existsSync(join(out, file.key)))).toBe(true);
+  });
+
+  it('repair: a damaged file of a committed run, read again, is a new version that replaces it', async () => {
+    const out = join(tempDir(), 'out');
+    const clock = createFakeClock(T0);
+    await run(out, { resource: 'events' }, clock);
+    const v0 = await table(out, 'events');
+    const damaged = v0.files[0]!;
+    truncateSync(join(out, damaged.key), 100);
+    expect((await verifyOutput(out)).problems.length).toBeGreaterThan(0);
+    // Items of the run's window changed since: the partition read again holds fewer rows, in a file of another size.
+    sim.update('events', [0, 3, 6, 9, 12, 15], T0 + 10 * MINUTE);
+    clock.advance(MINUTE);
+    const repaired = await runJob({ config: job(out, { resource: 'events' }), logger: silentLogger, clock, repair: true });
+    expect(repaired.errors).toEqual([]);
+    const v1 = await table(out, 'events');
+    expect(v1.version).toBe(1);
+    expect(v1.txns.get('bulk-extract')?.version).toBe(T0);
+    const replaced = v1.files.find((file) => file.key === damaged.key);
+    expect(replaced?.size).not.toBe(damaged.size);
+    expect(v1.files.map((file) => file.key).sort()).toEqual(v0.files.map((file) => file.key).sort());
+    expect(await rowsOf(v1, out)).toMatchObject({ rows: (await rowsOf(v1, out)).ids });
+    await expectStats(v1, out);
+    expect((await verifyOutput(out)).problems).toEqual([]);
+    // Sealed again with nothing changed: no version more.
+    clock.advance(MINUTE);
+    await runJob({ config: job(out, { resource: 'events' }), logger: silentLogger, clock });
+    expect((await table(out, 'events')).version).toBe(1);
   });
 
   it('verify reports a file the table references that is gone, and a sealed run the table lacks', async () => {

@@ -68,22 +68,22 @@ export async function commitTableRun(target: TableTarget, run: TableRun): Promis
   await removeLeftTemps(store, stream);
   const before = await readTable(store, stream);
   const committed = before?.txns.get(TXN_APP_ID)?.version;
-  let version: number;
-  if (committed === txnVersion) {
-    version = before!.version;
-  } else {
-    if (committed !== undefined && committed > txnVersion) {
-      throw new DeltaLogError(
-        `${store.where(`${stream}/${LOG_FOLDER}`)}: the table holds a run later than ${RUN_PREFIX}${state.run} (${TXN_APP_ID} transaction ${committed}), which is still to be committed: the clock went back between runs, or another job writes this table`,
-      );
-    }
+  if (committed !== undefined && committed > txnVersion) {
+    throw new DeltaLogError(
+      `${store.where(`${stream}/${LOG_FOLDER}`)}: the table holds a run later than ${RUN_PREFIX}${state.run} (${TXN_APP_ID} transaction ${committed}), which is still to be committed: the clock went back between runs, or another job writes this table`,
+    );
+  }
+  // Committed before: only a repair (--repair) that read a partition again changes its files since.
+  const actions =
+    committed === txnVersion ? repairActions(run, before!, txnVersion) : runActions(store, run, before, txnVersion);
+  let version = before?.version ?? 0;
+  if (actions !== undefined) {
     version = before === undefined ? 0 : before.version + 1;
-    const actions = runActions(store, run, before, txnVersion);
     crashPoint('before-table-commit');
     if (!(await writeCommit(store, stream, version, actions))) {
       // Taken: by a retried request of this commit, or by another writer.
       const now = await readTable(store, stream);
-      if (now?.txns.get(TXN_APP_ID)?.version !== txnVersion) {
+      if (now?.txns.get(TXN_APP_ID)?.version !== txnVersion || changedFiles(run, now).length > 0) {
         throw new DeltaLogError(
           `${store.where(`${stream}/${LOG_FOLDER}`)}: version ${version} of the table was written by another writer while this run committed ${RUN_PREFIX}${state.run}; nothing of this run was committed. Only one job may write a table.`,
         );
@@ -131,7 +131,7 @@ function runActions(
   const now = Date.now();
   const overwrite = isOverwrite(state);
   const schemaString = tableSchemaString(state);
-  const files = run.files.filter((file) => file.stream === stream && file.run === state.run && file.format === 'parquet');
+  const files = runFiles(run);
   const rows = files.reduce((sum, file) => sum + file.rows, 0);
   const actions: WriteAction[] = [
     commitInfoAction({
@@ -153,21 +153,63 @@ function runActions(
       actions.push(metaDataAction({ schemaString, createdTime, id }));
     }
     if (overwrite) {
-      for (const file of before.files) {
-        const path = file.key.slice(stream.length + 1);
-        actions.push(removeAction({ path, size: file.size, deletionTimestamp: now }));
-      }
+      for (const file of before.files) actions.push(removeFile(stream, file, now));
     }
   }
-  for (const file of files) {
-    actions.push(addAction({
-      path: file.path.slice(stream.length + 1),
-      size: file.bytes,
-      modificationTime: now,
-      ...(file.deltaStats === undefined ? {} : { stats: file.deltaStats }),
-    }));
-  }
+  for (const file of files) actions.push(addFile(stream, file, now));
   return actions;
+}
+
+/** The run's files as its manifest lists them (Parquet, the table's data files). */
+function runFiles(run: TableRun): ManifestFile[] {
+  return run.files.filter((file) => file.stream === run.stream && file.run === run.state.run && file.format === 'parquet');
+}
+
+/** The run's files the table does not hold as they are now (absent, or of another size). */
+function changedFiles(run: TableRun, table: DeltaSnapshot): ManifestFile[] {
+  const active = new Map(table.files.map((file) => [file.key, file.size]));
+  return runFiles(run).filter((file) => active.get(file.path) !== file.bytes);
+}
+
+/**
+ * A committed run whose partitions were read again (--repair): a version that removes the run's
+ * files the table holds that changed or are gone and adds them as they are now; undefined when
+ * the table holds the run's files as they are.
+ */
+function repairActions(run: TableRun, table: DeltaSnapshot, txnVersion: number): WriteAction[] | undefined {
+  const { stream, state } = run;
+  const changed = changedFiles(run, table);
+  const listed = new Set(runFiles(run).map((file) => file.path));
+  const prefix = `${stream}/${RUN_PREFIX}${state.run}/`;
+  const stale = table.files.filter((file) => file.key.startsWith(prefix) && !listed.has(file.key));
+  if (changed.length === 0 && stale.length === 0) return undefined;
+  const now = Date.now();
+  const replaced = new Set(changed.map((file) => file.path));
+  const removed = [...stale, ...table.files.filter((file) => replaced.has(file.key))];
+  return [
+    commitInfoAction({
+      timestamp: now,
+      operation: 'WRITE',
+      operationParameters: { mode: 'Append', partitionBy: '[]' },
+      own: { stream, run: state.run, mode: state.mode, repaired: changed.length + stale.length },
+    }),
+    txnAction(TXN_APP_ID, txnVersion, now),
+    ...removed.map((file) => removeFile(stream, file, now)),
+    ...changed.map((file) => addFile(stream, file, now)),
+  ];
+}
+
+function removeFile(stream: string, file: DeltaSnapshot['files'][number], now: number): WriteAction {
+  return removeAction({ path: file.key.slice(stream.length + 1), size: file.size, deletionTimestamp: now });
+}
+
+function addFile(stream: string, file: ManifestFile, now: number): WriteAction {
+  return addAction({
+    path: file.path.slice(stream.length + 1),
+    size: file.bytes,
+    modificationTime: now,
+    ...(file.deltaStats === undefined ? {} : { stats: file.deltaStats }),
+  });
 }
 
 /** An overwrite, not an append: anything but an incremental stream's windows after its first. */
