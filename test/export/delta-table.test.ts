@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync, truncateSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readStatus } from '../../src/export/inspect/read-status.js';
@@ -99,8 +99,13 @@ describe('output.table: delta', () => {
     await runJob({ config: job(out, { resource: 'events' }), logger: silentLogger, clock });
     expect((await table(out, 'events')).version).toBe(0);
 
+    // Temporaries a killed commit, checkpoint or _last_checkpoint write left: the next commit removes them, only them.
+    const log = join(out, 'events', '_delta_log');
+    const left = ['00000000000000000001.json.4242-0a1b2c3d.inprogress', '_last_checkpoint.inprogress'];
+    for (const name of [...left, 'notes.txt']) writeFileSync(join(log, name), 'x');
     clock.advance(MINUTE);
     await run(out, { resource: 'events' }, clock, true);
+    expect(readdirSync(log).sort()).toEqual(['00000000000000000000.json', '00000000000000000001.json', 'notes.txt']);
     const v1 = await table(out, 'events');
     expect(v1.version).toBe(1);
     expect(await rowsOf(v1, out)).toEqual(ALL_EVENTS);

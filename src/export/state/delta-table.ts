@@ -224,11 +224,12 @@ function versionsKept(run: TableRun): number | undefined {
 }
 
 /**
- * Temporaries of a commit or checkpoint that a killed run left in the log folder (named as
- * writeFileIfAbsent and writeCheckpoint name them: `<file>.<pid>-<8 hex>.inprogress`). Readers pass
- * over them; the output's lock, held here, says no live run of ours writes them.
+ * Temporaries of a commit, checkpoint or `_last_checkpoint` that a killed run left in the log
+ * folder (named as writeFileIfAbsent and writeCheckpoint name them, `<file>.<pid>-<8 hex>.inprogress`,
+ * and a folder's putText, `_last_checkpoint.inprogress`). Readers pass over them; the output's
+ * lock, held here, says no live run of ours writes them.
  */
-const LEFT_TEMP = /\/\d{20}\.(?:json|checkpoint\.parquet)\.\d+-[0-9a-f]{8}\.inprogress$/;
+const LEFT_TEMP = /\/(?:\d{20}\.(?:json|checkpoint\.parquet)\.\d+-[0-9a-f]{8}|_last_checkpoint)\.inprogress$/;
 
 async function removeLeftTemps(store: OutputStore, stream: string): Promise<void> {
   const left = (await store.list(`${stream}/${LOG_FOLDER}/`)).filter((key) => LEFT_TEMP.test(key));
