@@ -7,7 +7,7 @@ import { AuthError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import { createShardSink, type ShardSink } from '../../sink/index.js';
 import { type Clock, systemClock } from '../../util/clock.js';
-import { assertTableSchemas, type Checkpoint, type Manifest, openOutput, type RunState, sentBounds, streamOf, type StreamPlan, syncField } from '../state/index.js';
+import { assertTablesWritable, type Checkpoint, type Manifest, openOutput, type RunState, sentBounds, streamOf, type StreamPlan, syncField } from '../state/index.js';
 import { countStreams, type PartitionPlan, planStreams, type StreamCounts } from '../plan/index.js';
 import { finishRun } from './finish-run.js';
 import { drainPartition, type PartitionContext, type PartitionOutcome } from './drain-partition.js';
@@ -130,7 +130,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
         counts = await countStreams(client, streams, checkpoint, logger, signal);
         // Instances' columns are known now: a Delta table's schema is checked before anything is written.
         const tables = streams.filter((stream) => stream.table === 'delta').map((stream) => stream.name);
-        await assertTableSchemas(tables, checkpoint);
+        await assertTablesWritable(store, tables, checkpoint);
       },
     };
     const start = await scope.start(setup);

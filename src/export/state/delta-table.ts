@@ -98,11 +98,16 @@ export async function commitTableRun(target: TableTarget, run: TableRun): Promis
 }
 
 /**
- * Refuses, before a run writes anything, a Delta table stream whose columns Delta cannot hold (a
- * name it rejects, two names equal but for case, as an instance view's properties can be): found
+ * Refuses, before a run writes anything, a Delta table stream that could not be committed: its
+ * folder holds a table bulk-extract did not write (its files are not ours to remove or add to), or
+ * its columns are ones Delta cannot hold (a name it rejects, two names equal but for case). Found
  * at the commit, the run's files would be written for nothing. Streams already complete are passed.
  */
-export function assertTableSchemas(names: readonly string[], checkpoint: Checkpoint): void {
+export async function assertTablesWritable(
+  store: OutputStore,
+  names: readonly string[],
+  checkpoint: Checkpoint,
+): Promise<void> {
   for (const name of names) {
     const state = checkpoint.streams[name];
     if (state?.table !== 'delta' || isComplete(state)) continue;
@@ -112,6 +117,8 @@ export function assertTableSchemas(names: readonly string[], checkpoint: Checkpo
       if (!(error instanceof ConfigError)) throw error;
       throw new ConfigError(`stream '${name}' is a Delta table, and ${error.message}; give it table: files, or leave such columns out`);
     }
+    const table = await readTable(store, name);
+    if (table !== undefined) assertOurs(store, name, table);
   }
 }
 
@@ -246,7 +253,7 @@ async function readTable(store: OutputStore, stream: string): Promise<DeltaSnaps
 /** Refuses a table bulk-extract did not start: its files are not ours to remove or add to. */
 function assertOurs(store: OutputStore, stream: string, table: DeltaSnapshot): void {
   if (table.txns.has(TXN_APP_ID)) return;
-  throw new DeltaLogError(
+  throw new ConfigError(
     `${store.where(stream)} holds a Delta table that ${ENGINE_INFO.split('/')[0]} did not write (no ${TXN_APP_ID} transaction in its log, version ${table.version}); give the stream another name or output.dir`,
   );
 }
