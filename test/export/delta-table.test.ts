@@ -147,6 +147,26 @@ describe('output.table: delta', () => {
     expect(before.files.every((file) => existsSync(join(out, file.key)))).toBe(true);
   });
 
+  it('a plain export made a table with --fresh: the plain files go once the first version is committed', async () => {
+    const out = join(tempDir(), 'out');
+    const clock = createFakeClock(T0);
+    const plain = loadJob(join(out, '..'), {
+      baseUrl: sim.baseUrl,
+      out,
+      streams: [{ resource: 'events', partitions: 3, limit: 100 }],
+      output: { formats: ['parquet'] },
+    });
+    expect((await runJob({ config: plain, logger: silentLogger, clock })).state).toBe('complete');
+    expect(readdirSync(join(out, 'events')).filter((name) => name.startsWith('part='))).toHaveLength(3);
+    writeFileSync(join(out, 'events', 'part=1-of-3', 'notes.txt'), 'theirs');
+    clock.advance(MINUTE);
+    await run(out, { resource: 'events' }, clock, true);
+    expect(await rowsOf(await table(out, 'events'), out)).toEqual(ALL_EVENTS);
+    expect(readdirSync(join(out, 'events')).filter((name) => name.startsWith('part='))).toEqual(['part=1-of-3']);
+    expect(readdirSync(join(out, 'events', 'part=1-of-3'))).toEqual(['notes.txt']);
+    expect((await verifyOutput(out)).problems).toEqual([]);
+  });
+
   it('repair: a damaged file of a committed run, read again, is a new version that replaces it', async () => {
     const out = join(tempDir(), 'out');
     const clock = createFakeClock(T0);

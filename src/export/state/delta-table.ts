@@ -20,7 +20,7 @@ import { crashPoint } from '../../util/crash-point.js';
 import { streamArrowSchema, type SchemaSource } from '../../sink/stream-schema.js';
 import { type Checkpoint, isComplete, runStartMs, type StreamState } from './checkpoint.js';
 import { removeOwnedTree } from './clean-up.js';
-import { isOwnedKey, RUN_PREFIX, SUCCESS_FILE } from './layout.js';
+import { isOwnedKey, PART_PREFIX, RUN_PREFIX, SUCCESS_FILE } from './layout.js';
 import type { ManifestFile } from './manifest.js';
 
 /**
@@ -283,8 +283,9 @@ async function checkpointIfMissing(store: OutputStore, stream: string, version: 
 }
 
 /**
- * Deletes the run folders of the stream that none of the newest `keep` versions references (their
- * `_SUCCESS` first, then every file bulk-extract writes there); the run just committed always
+ * Deletes the run folders of the stream that none of the newest `keep` versions references, and the
+ * partition folders a plain full export of the stream left (their `_SUCCESS` first, then every file
+ * bulk-extract writes there); the run just committed always
  * stays, and so does any file bulk-extract did not write. Versions before those keep no files: time
  * travel to them fails.
  */
@@ -299,7 +300,9 @@ async function removeUnreferenced(target: TableTarget, run: TableRun, version: n
   const folders = new Set<string>();
   for (const key of await store.list(`${stream}/`)) {
     const folder = key.slice(stream.length + 1).split('/')[0]!;
-    if (folder.startsWith(RUN_PREFIX) && !referenced.has(folder) && isOwnedKey(key)) folders.add(folder);
+    // Run folders, and the partition folders a plain full export of the stream left (--fresh to a table).
+    const data = folder.startsWith(RUN_PREFIX) || folder.startsWith(PART_PREFIX);
+    if (data && !referenced.has(folder) && isOwnedKey(key)) folders.add(folder);
   }
   for (const folder of [...folders].sort()) {
     logger.info({ stream, run: folder, keep }, `deleting ${stream}/${folder}: no version of the Delta table kept (${keep}) references it`);
