@@ -118,6 +118,24 @@ describe('writeCheckpoint', () => {
     expect([...latest.txns.values()]).toEqual([{ appId: 'bulk-extract:t', version: 11, lastUpdated: T0 + 11_000 }]);
   });
 
+  it('writes each stats string as the log held it: a long beyond 2^53 stays exact', async () => {
+    const dir = tempDir('delta-checkpoint');
+    const store = createLocalStore(dir, silentLogger);
+    mkdirSync(join(dir, 'big'), { recursive: true });
+    writeFileSync(join(dir, 'big', 'a.parquet'), 'a');
+    const stats = '{"numRecords":2,"minValues":{"id":9007199254740993},"maxValues":{"id":9223372036854775807},"nullCount":{"id":0}}';
+    await writeCommit(store, 'big', 0, [
+      protocolAction(),
+      metaDataAction({ schemaString: SCHEMA_STRING, createdTime: T0 }),
+      addAction({ path: 'a.parquet', size: 1, modificationTime: T0, stats }),
+    ]);
+    await writeCheckpoint(store, 'big', 0, await readDeltaLog(store, 'big'));
+    await store.remove(['big/_delta_log/00000000000000000000.json']);
+    const fromCheckpoint = await readDeltaLog(store, 'big');
+    expect(fromCheckpoint.checkpoint).toBe(0);
+    expect(fromCheckpoint.files[0]?.statsText).toBe(stats);
+  });
+
   it('has the top-level columns of a Spark checkpoint but domainMetadata, as DuckDB sees them', async () => {
     const { dir, store } = await twelveVersions();
     await writeCheckpoint(store, 't', 10, await readDeltaLog(store, 't', { asOf: 10 }));

@@ -43,6 +43,8 @@ export interface DeltaAdd {
   modificationTime: number;
   dataChange: boolean;
   stats?: DeltaFileStats;
+  /** `stats` as the log holds it, the JSON text: written back as it is (a long beyond 2^53 stays exact). */
+  statsText?: string;
 }
 
 export interface DeltaRemove {
@@ -132,6 +134,7 @@ function addOf(body: Fields, at: string): DeltaAdd {
     modificationTime: integer(body, 'modificationTime', at),
     dataChange: flag(body, 'dataChange', at),
     ...optional('stats', stats === undefined ? undefined : statsOf(stats, `${at}.stats`)),
+    ...optional('statsText', stats),
   };
 }
 

@@ -37,7 +37,7 @@ export interface LastCheckpointJson {
  * `_last_checkpoint`. The checkpoint file appears whole (a temp file renamed, or one upload); it
  * replaces a checkpoint of the same version, which holds the same state. Tombstones (removes) are
  * not kept: the snapshot has none, and a checkpoint may drop them (only VACUUM reads them).
- * A stats string is written back from the parsed stats (a long beyond 2^53 is not exact).
+ * A stats string is written back as the log held it.
  */
 export async function writeCheckpoint(
   store: OutputStore,
@@ -136,7 +136,7 @@ export async function checkpointBytes(state: CheckpointState): Promise<Uint8Arra
         size: BigInt(file.size),
         modificationTime: BigInt(file.modificationTime),
         dataChange: file.dataChange,
-        stats: file.stats === undefined ? null : JSON.stringify(file.stats),
+        stats: file.statsText ?? (file.stats === undefined ? null : JSON.stringify(file.stats)),
       },
     })),
   ];
