@@ -57,7 +57,8 @@ export interface TableTarget {
  *   --fresh start is too): every file of the table removed, the run's files added (an overwrite).
  *
  * Idempotent, as sealing is: a run whose transaction identifier the table holds is not committed
- * again, only its checkpoint and cleanup finished. The version is created only if absent (the
+ * again, only its checkpoint and cleanup finished; unless a repair read some of its partitions
+ * again since, whose files then replace the run's in one more version (repairActions). The version is created only if absent (the
  * store's put-if-absent), under the output's lock: a version another writer took fails the run.
  */
 export async function commitTableRun(target: TableTarget, run: TableRun): Promise<void> {
