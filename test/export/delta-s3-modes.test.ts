@@ -13,7 +13,7 @@ import { asNumber, type Duck, openDuck } from '../support/export-duckdb.js';
 import { removeTempDirs, SIM_ENV, sql, tempDir } from '../support/export-harness.js';
 import { createFakeClock, type FakeClock } from '../support/fake-clock.js';
 import { downloadAll } from '../support/s3-download.js';
-import { S3RVER_ACCESS, startS3Server, type S3TestServer } from '../support/s3-server.js';
+import { S3RVER_ACCESS, S3RVER_ENV, startS3Server, type S3TestServer } from '../support/s3-server.js';
 
 /**
  * The scheduled modes of a Delta table on s3:// (s3rver, with the conditional put the test server
@@ -34,12 +34,7 @@ let duck: Duck;
 
 beforeAll(async () => {
   // The run's S3 client takes its credentials from the environment, as a user's does.
-  Object.assign(process.env, {
-    AWS_ACCESS_KEY_ID: 'S3RVER',
-    AWS_SECRET_ACCESS_KEY: 'S3RVER',
-    AWS_REGION: 'us-east-1',
-    AWS_EC2_METADATA_DISABLED: 'true',
-  });
+  Object.assign(process.env, S3RVER_ENV);
   s3 = await startS3Server({ bucket: 'lake' });
   duck = await openDuck();
 });

@@ -12,7 +12,7 @@ import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { asNumber, type Duck, openDuck } from '../support/export-duckdb.js';
 import { removeTempDirs, SIM_ENV, sql, tempDir } from '../support/export-harness.js';
 import { downloadAll } from '../support/s3-download.js';
-import { S3RVER_ACCESS, startS3Server, type S3TestServer } from '../support/s3-server.js';
+import { S3RVER_ACCESS, S3RVER_ENV, startS3Server, type S3TestServer } from '../support/s3-server.js';
 
 /**
  * Every kind of stream as a Delta table, full: the six collections, raw datapoints and the nodes of
@@ -63,13 +63,8 @@ async function exportJob(config: ReturnType<typeof job>): Promise<void> {
 }
 
 beforeAll(async () => {
-  // The run's S3 client takes its credentials from the environment, as a user's does; no instance metadata lookup.
-  Object.assign(process.env, {
-    AWS_ACCESS_KEY_ID: 'S3RVER',
-    AWS_SECRET_ACCESS_KEY: 'S3RVER',
-    AWS_REGION: 'us-east-1',
-    AWS_EC2_METADATA_DISABLED: 'true',
-  });
+  // The run's S3 client takes its credentials from the environment, as a user's does.
+  Object.assign(process.env, S3RVER_ENV);
   sim = await startSimulator({
     seed: 46,
     apiKeys: [KEY],

@@ -98,6 +98,12 @@ export interface S3ServerOptions {
 /** The credentials s3rver accepts, as the environment of a CLI process names them. */
 export const S3RVER_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' } as const;
 
+/**
+ * The environment an export run in this process (runJob) needs for s3rver, as a user's run takes
+ * its credentials from the environment; no instance metadata lookup (169.254.169.254 is not loopback).
+ */
+export const S3RVER_ENV = { ...S3RVER_CREDENTIALS, AWS_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' } as const;
+
 /** The same as options of a store this process opens (createS3Store), with the region s3rver signs for. */
 export const S3RVER_ACCESS = {
   region: 'us-east-1',
