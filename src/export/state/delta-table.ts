@@ -58,8 +58,9 @@ export interface TableTarget {
  *
  * Idempotent, as sealing is: a run whose transaction identifier the table holds is not committed
  * again, only its checkpoint and cleanup finished; unless a repair read some of its partitions
- * again since, whose files then replace the run's in one more version (repairActions). The version is created only if absent (the
- * store's put-if-absent), under the output's lock: a version another writer took fails the run.
+ * again since, whose files then replace the run's in one more version (repairActions). The
+ * version is created only if absent (the store's put-if-absent), under the output's lock: a
+ * version another writer took fails the run.
  */
 export async function commitTableRun(target: TableTarget, run: TableRun): Promise<void> {
   const { store, logger } = target;
