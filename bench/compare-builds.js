@@ -14,6 +14,11 @@
 //   node bench/compare-builds.js --build node20=/tmp/wt-abc --build node24=/tmp/wt-abc \
 //     --node node20=/usr/bin/node --node node24=node_modules/.bin/node --formats ndjson --rounds 3
 //
+// One build writing files and Delta tables: name it twice and give one name --table NAME=delta
+// (Parquet only):
+//
+//   node bench/compare-builds.js --build files=. --build delta=. --table delta=delta --formats parquet --rounds 3
+//
 // With 2 or more cores the simulator and the exports get a core each (bench/lib/harness.js;
 // BENCH_NO_PIN=1 to share them).
 import { spawnSync } from 'node:child_process';
@@ -25,6 +30,7 @@ const { values } = parseArgs({
   options: {
     build: { type: 'string', multiple: true, default: [] },
     node: { type: 'string', multiple: true, default: [] },
+    table: { type: 'string', multiple: true, default: [] },
     formats: { type: 'string', default: 'ndjson,parquet' },
     events: { type: 'string', default: '1000000' },
     rounds: { type: 'string', default: '2' },
@@ -32,9 +38,11 @@ const { values } = parseArgs({
   },
 });
 const nodes = new Map(values.node.map((spec) => [spec.slice(0, spec.indexOf('=')), resolve(spec.slice(spec.indexOf('=') + 1))]));
+const tables = new Map(values.table.map((spec) => spec.split('=')));
 const builds = values.build.map((spec) => {
   const [name, dir] = spec.includes('=') ? spec.split('=') : [spec, spec];
-  return { name, cli: join(resolve(dir), 'bin', 'bulk-extract.js'), node: nodes.get(name) ?? process.execPath };
+  const cli = join(resolve(dir), 'bin', 'bulk-extract.js');
+  return { name, cli, node: nodes.get(name) ?? process.execPath, table: tables.get(name) };
 });
 if (builds.length === 0) {
   console.error('Give at least one --build NAME=DIR.');
@@ -49,8 +57,9 @@ await withSimulator({ events }, async (sim) => {
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const build of builds) {
       for (const format of formats) {
-        const { cli, node } = build;
-        const result = await runExport(sim, { partitions, formats: [format] }, { expectRows: events, cli, node });
+        const { cli, node, table: kind } = build;
+        const extra = kind === undefined ? {} : { output: { table: kind } };
+        const result = await runExport(sim, { partitions, formats: [format], extra }, { expectRows: events, cli, node });
         const key = `${build.name}/${format}`;
         samples.set(key, [...(samples.get(key) ?? []), result]);
         console.error(`${key}: ${result.wallS} s, ${result.cpuS.toFixed(2)} CPU s, ${Math.round(result.peakRssMB)} MB`);

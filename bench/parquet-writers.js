@@ -15,7 +15,10 @@
 // Candidates: Arrow columns filled by hand (typed arrays) or through apache-arrow's Builders, then
 // parquet-wasm; hyparquet-writer's ParquetWriter; plain NDJSON as the baseline. Variants: another
 // codec (-snappy, -gzip) and -delta (DELTA_BINARY_PACKED ids and times, DELTA_BYTE_ARRAY externalId,
-// no dictionary for them). Output: one JSON line per candidate, then one line of ratios to ndjson.
+// no dictionary for them). bulk-extract-sink is the export's own ParquetShardWriter (spill file, encoder
+// thread); bulk-extract-sink-delta-table the same writer for a Delta table stream (its timestamps in
+// microseconds, the file's add stats gathered). Output: one JSON line per candidate, then one line of
+// ratios to ndjson.
 //
 //   npm run build && node bench/parquet-writers.js [--rows 1000000] [--candidates a,b] [--keep]
 //   node bench/parquet-writers.js --only NAME --rows N --dir DIR   (child mode, used by the parent)
@@ -64,7 +67,9 @@ function extraOf(item) {
 const CANDIDATES = {
   'parse-only': { run: runParseOnly, ext: null },
   'ndjson': { run: runNdjson, ext: 'ndjson' },
-  'bulk-extract-sink': { run: runSink, ext: 'parquet' },
+  'bulk-extract-sink': { run: (pages, out) => runSink(pages, out, 'files'), ext: 'parquet' },
+  // The same shard as a Delta table's data file: timestamps in microseconds, the add stats gathered.
+  'bulk-extract-sink-delta-table': { run: (pages, out) => runSink(pages, out, 'delta'), ext: 'parquet' },
   'arrow-hand+parquet-wasm': { run: (pages, out) => runArrowParquetWasm(pages, out, 'hand', 'ZSTD'), ext: 'parquet' },
   'arrow-hand+parquet-wasm-snappy': {
     run: (pages, out) => runArrowParquetWasm(pages, out, 'hand', 'SNAPPY'), ext: 'parquet',
@@ -291,7 +296,7 @@ async function child(name) {
 const modules = {};
 /** Loads the writer's modules (and instantiates wasm) outside the timed window. */
 async function prepare(name) {
-  if (name.includes('parquet-wasm') || name === 'bulk-extract-sink') await loadArrowWasm();
+  if (name.includes('parquet-wasm') || name.startsWith('bulk-extract-sink')) await loadArrowWasm();
   if (name.startsWith('hyparquet')) modules.hyparquet = await import('hyparquet-writer');
 }
 async function loadArrowWasm() {
@@ -444,16 +449,20 @@ function* handBatches(pages) {
 }
 
 /** The production sink itself (src/sink/parquet/parquet-writer.ts): zstd, delta on integer columns. */
-async function runSink(pages, out) {
+async function runSink(pages, out, table) {
   const writer = await modules.writer.ParquetShardWriter.create(
     out,
     'events',
     { compression: 'zstd', rowGroupRows: ROW_GROUP },
     modules.parquetDeps,
+    { table },
   );
   for (const items of pages) await writer.append(items);
-  await writer.commit();
-  return { codec: 'zstd + DELTA_BINARY_PACKED on integer and time columns (bulk-extract sink)' };
+  const { deltaStats } = await writer.commit();
+  return {
+    codec: 'zstd + DELTA_BINARY_PACKED on integer and time columns (bulk-extract sink)',
+    extra: { table, ...(deltaStats === undefined ? {} : { deltaStatsBytes: deltaStats.length }) },
+  };
 }
 
 // --- hyparquet-writer: ParquetWriter, one row group per write() ---------------------------------

@@ -67,3 +67,12 @@ export class BadItemError extends BulkExtractError {
 export class SyncCursorError extends BulkExtractError {
   readonly code = 'E_SYNC_CURSOR';
 }
+
+/**
+ * A Delta table's transaction log cannot be read as the protocol says: a version missing from the
+ * sequence, a line that is not an action, a checkpoint that is gone, a protocol this reader does not
+ * support. The message names the log file and what is wrong with it.
+ */
+export class DeltaLogError extends BulkExtractError {
+  readonly code = 'E_DELTA_LOG';
+}

@@ -66,7 +66,7 @@ export async function dryRun(
       }
       if (plan.instances !== undefined) {
         const queries = plan.partitions === 1 ? '1 query' : `${plan.partitions} queries (split), each its own cursor chain`;
-        lines.push(`stream ${plan.name}: ${listed} in ${queries} -> ${plan.formats.join(' + ')}, ${plan.mode}`);
+        lines.push(`stream ${plan.name}: ${listed} in ${queries} -> ${written(plan)}`);
         const columns = await viewColumns(client, stream);
         if (typeof columns === 'string') lines.push(`  columns: ${columns}`);
         // The project refused once is said once.
@@ -77,7 +77,7 @@ export async function dryRun(
         else lines.push(`  ${feedRead(since)}`, `  ${describe(action, since === null ? undefined : 'the cursors the last run ended with')}`);
         continue;
       }
-      lines.push(`stream ${plan.name}: ${listed} in ${plan.partitions} partition(s) -> ${plan.formats.join(' + ')}, ${plan.mode}`);
+      lines.push(`stream ${plan.name}: ${listed} in ${plan.partitions} partition(s) -> ${written(plan)}`);
       if (stream.metadataColumns !== undefined) lines.push(`  ${describeMetadataColumns(stream.metadataColumns, plan.formats)}`);
       lines.push(`  ${describe(action)}`);
     }
@@ -206,7 +206,7 @@ async function describePoints(
   const count = series === undefined ? 'series count unknown' : `${series.toLocaleString('en-US')} series`;
   const requests = series === undefined ? '' : `, at least ${Math.ceil(series / 100).toLocaleString('en-US')} request(s) of up to 100 series`;
   return [
-    `stream ${plan.name}: ${what} of ${which}${window}, in ${plan.partitions} partition(s) -> ${plan.formats.join(' + ')}, ${plan.mode}`,
+    `stream ${plan.name}: ${what} of ${which}${window}, in ${plan.partitions} partition(s) -> ${written(plan)}`,
     `  ${count}${requests}`,
   ];
 }
@@ -216,4 +216,9 @@ function shownBody(body: unknown): string {
   return JSON.stringify(body, (_key, value: unknown) =>
     Array.isArray(value) && value.length > 10 ? [...(value as unknown[]).slice(0, 5), `... ${value.length - 5} more`] : value,
   );
+}
+
+/** What a stream's runs write: its formats and mode, and whether its folder is a Delta table. */
+function written(plan: StreamInspection['plan']): string {
+  return `${plan.formats.join(' + ')}, ${plan.mode}${plan.table === 'delta' ? ', a Delta table (one version per completed run)' : ''}`;
 }

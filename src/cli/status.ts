@@ -146,7 +146,17 @@ function describeStream(s: StreamStatus): string {
     s.mode !== 'incremental'
       ? ''
       : `; watermark ${s.watermark === null ? 'none yet (no window completed)' : new Date(s.watermark).toISOString()}`;
-  return `${s.mode}${run}, ${window}${latest}${watermark}`;
+  return `${s.mode}${run}, ${window}${latest}${watermark}${tableText(s.table)}`;
+}
+
+/** A Delta table stream's latest version: when it was committed, for which run. */
+function tableText(table: StreamStatus['table']): string {
+  if (table === undefined) return '';
+  if (table === null) return '; Delta table: no version committed yet';
+  if ('problem' in table) return `; Delta table: its log cannot be read: ${table.problem}`;
+  const when = table.committedAt === null ? '' : ` committed ${new Date(table.committedAt).toISOString()}`;
+  const run = table.run === null ? '' : ` (run=${table.run})`;
+  return `; Delta table version ${table.version}${when}${run}, ${table.files} files`;
 }
 
 /** What an instances stream's run reads: the view whole, or the platform's sync feed. */

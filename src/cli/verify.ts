@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load-config.js';
 import { UsageError } from '../errors.js';
-import { verifyJob, verifyOutput, type VerifyReport } from '../export/index.js';
+import { type TableReport, verifyJob, verifyOutput, type VerifyReport } from '../export/index.js';
 import { silentLogger } from '../log.js';
 import { Redactor } from '../util/redact.js';
 import { EXIT } from './exit-codes.js';
@@ -70,11 +70,18 @@ export function verdict(report: VerifyReport): string {
     report.keysChecked > 0 ? `${report.keysChecked.toLocaleString('en-US')} keys checked` : 'no keys checked',
     ...(report.changeRows > 0 ? [changeRowsChecked(report.changeRows)] : []),
     report.checkpointChecked ? 'checkpoint compared' : 'no checkpoint found to compare',
+    ...Object.entries(report.tables ?? {}).map(([stream, table]) => tableLine(stream, table)),
   ].join('; ');
   const unique = report.keysChecked > 0 ? ', every key is unique' : '';
   if (report.problems.length === 0) return `OK: every file matches the manifest${unique}\n${checked}`;
   const problems = report.problems.map((problem) => `  - ${problem}`);
   return [`FAILED: ${report.problems.length} problem(s)`, ...problems, checked].join('\n');
+}
+
+/** A Delta table's latest version, as verify replayed it. */
+function tableLine(stream: string, table: TableReport): string {
+  const from = table.checkpoint === undefined ? '' : `, from the checkpoint of version ${table.checkpoint}`;
+  return `Delta table ${stream}: version ${table.version}, ${table.files} files, ${table.rows.toLocaleString('en-US')} rows${from}`;
 }
 
 /** The rows of incremental instances runs: each has its key, which may repeat (a change feed). */

@@ -12,11 +12,11 @@ import { compareCodePoints } from '../util/code-point-order.js';
 
 /**
  * The keys of job-schema.ts's `common` an instances stream takes: `name`, `limit` (1..1000,
- * default 1000, as the platform's), `formats`, `mode` and `keep`. Not `partitions` (the API has
+ * default 1000, as the platform's), `formats`, `table`, `mode` and `keep`. Not `partitions` (the API has
  * none: `split` makes several queries), `metadataColumns` (instances have no metadata map) or
  * `safetyLag` (incremental runs follow the platform's sync cursor, not a window of times).
  */
-export const INSTANCES_COMMON_KEYS = ['name', 'limit', 'formats', 'mode', 'keep'] as const;
+export const INSTANCES_COMMON_KEYS = ['name', 'limit', 'formats', 'table', 'mode', 'keep'] as const;
 
 /** `spaces:` lists at most this many (each is one query with `split: space`). */
 export const MAX_SPACES = 100;

@@ -22,6 +22,9 @@ export const FORMATS = ['parquet', 'ndjson'] as const;
 export type Format = (typeof FORMATS)[number];
 
 export const MODES = ['full', 'incremental', 'snapshot'] as const;
+/** How a stream's shards are published: plain files, or the data files of a Delta Lake table. */
+export const TABLES = ['files', 'delta'] as const;
+export type TableKind = (typeof TABLES)[number];
 export type Mode = (typeof MODES)[number];
 
 /** A stream's name: its folder in the output, so nothing that could lead elsewhere. */
@@ -36,6 +39,8 @@ const common = {
   limit: z.number().int().min(1).max(1000).default(1000),
   /** Overrides output.formats for this stream. */
   formats: z.array(z.enum(FORMATS)).min(1).optional(),
+  /** Overrides output.table for this stream. */
+  table: z.enum(TABLES).optional(),
   /**
    * full: the whole collection, as it was when the first run started (resumed runs read the same
    * snapshot); later runs have nothing to do. incremental: each run reads what changed since the
@@ -90,6 +95,7 @@ const instancesStream = z.strictObject({
   name: common.name,
   limit: common.limit,
   formats: common.formats,
+  table: common.table,
   mode: common.mode,
   keep: common.keep,
   ...instancesKeys,
@@ -158,6 +164,11 @@ const outputKeys = z.strictObject({
   /** Given only with an Azure dir, which gets its defaults when the job file leaves them out. */
   azure: azureSchema.optional(),
   formats: z.array(z.enum(FORMATS)).min(1).default(['parquet']),
+  /**
+   * files: each stream a folder of Parquet or NDJSON shards with our manifest. delta: each stream a
+   * Delta Lake table (Parquet only), committed when a run, window or snapshot completes.
+   */
+  table: z.enum(TABLES).default('files'),
   parquet: z
     .strictObject({
       compression: z.enum(['zstd', 'snappy', 'none']).default('zstd'),
@@ -235,6 +246,15 @@ export const jobSchema = z
         });
       }
       seen.add(name);
+      const table = stream.table ?? job.output.table;
+      const formats = stream.formats ?? job.output.formats;
+      if (table === 'delta' && formats.some((format) => format !== 'parquet')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: stream.formats === undefined ? ['output', 'formats'] : ['streams', i, 'formats'],
+          message: `stream '${name}' is a Delta table (table: delta), whose data files are Parquet only; set formats: [parquet]${stream.formats === undefined ? ' (or give the stream table: files)' : ''}`,
+        });
+      }
       if (stream.resource === 'datapoints' || stream.resource === 'instances') {
         const problems = stream.resource === 'datapoints' ? datapointsProblems(stream) : instancesProblems(stream);
         for (const { path, message } of problems) ctx.addIssue({ code: 'custom', path: ['streams', i, ...path], message });

@@ -28,6 +28,7 @@ export {
   type StreamStatus,
   verifyJob,
   verifyOutput,
+  type TableReport,
   type VerifyReport,
   type WorkerShare,
 } from './inspect/index.js';

@@ -1,12 +1,12 @@
 import { createReadStream, type Dirent } from 'node:fs';
-import { mkdir, readdir, readFile, rmdir, stat, unlink } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, readlink, rmdir, stat, unlink } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { CheckpointError, ConfigError, OutputError } from '../errors.js';
 import { deniedCause } from '../util/write-denied.js';
 import type { Logger } from '../log.js';
-import { outputError, writeFileAtomic } from '../util/durable-file.js';
+import { outputError, writeFileAtomic, writeFileIfAbsent } from '../util/durable-file.js';
 import { ifFound } from '../util/if-found.js';
-import { realFolder } from '../util/real-folder.js';
+import { LinkInOutputError, realFolder } from '../util/real-folder.js';
 import { assertCreatable, assertWritable } from './folder-access.js';
 import { acquireLock, inspectLock } from './folder-lock.js';
 import type { LocalCopy, OutputStore } from './store.js';
@@ -40,6 +40,13 @@ export function createLocalStore(dir: string, logger: Logger): OutputStore {
     async putText(key, text) {
       await realFolder(root, parentKey(key), true);
       await writeFileAtomic(path(key), text);
+    },
+    async createText(key, text) {
+      await realFolder(root, parentKey(key), true);
+      if (await writeFileIfAbsent(path(key), text)) return true;
+      // Something was there and is left as it was; only a file counts as "already created".
+      await assertFileAt(root, path(key));
+      return false;
     },
     getText: (key) => readText(path(key)),
     size: async (key) => {
@@ -95,6 +102,23 @@ function folderAt(dir: string): Folder {
 /** The folder of a key ('' for the root). */
 function parentKey(key: string): string {
   return key.slice(0, Math.max(0, key.lastIndexOf('/')));
+}
+
+/**
+ * Refuses what createText found at `file` when it is not a file: a symbolic link (LinkInOutputError:
+ * its target, inside the output or not, is never taken for the object) or a folder (OutputError).
+ * A file gone again since is fine: it was there.
+ */
+async function assertFileAt(root: string, file: string): Promise<void> {
+  const info = await ifFound(lstat(file), file);
+  if (info === undefined || info.isFile()) return;
+  if (info.isSymbolicLink()) {
+    const target = await readlink(file).catch(() => undefined);
+    throw new LinkInOutputError(
+      `${file} is a symbolic link${target === undefined ? '' : ` (to ${target})`} inside the output folder ${root}, where bulk-extract creates a file of its own: it never writes through a link in its output, nor takes one for its own file. Remove the link.`,
+    );
+  }
+  throw new OutputError(`${file} exists and is not a file, so it cannot be created there; move it away.`);
 }
 
 async function readText(file: string): Promise<string | undefined> {

@@ -23,7 +23,11 @@ export type StoreObjects = Pick<
    * On failure the error is an OutputError naming the key.
    */
   publishFile(localPath: string, key: string): Promise<void>;
-  /** Creates `key` only if it does not exist (If-None-Match: *); false when it does. */
+  /**
+   * Creates `key` only if it does not exist (If-None-Match: *); false when it does. A server that
+   * ignores the condition (s3rver 4.0.4: it checks If-None-Match on GET and HEAD only) overwrites
+   * the object and answers true. A retried request that had passed answers false.
+   */
   putTextIfAbsent(key: string, text: string): Promise<boolean>;
 };
 
@@ -70,6 +74,8 @@ export function createObjectStore(objects: StoreObjects, options: ObjectStoreOpt
     location: objects.location,
     where: objects.where,
     putText: objects.putText,
+    // If-None-Match: * (see StoreObjects.putTextIfAbsent): true only on a server that honours it.
+    createText: (key, text) => objects.putTextIfAbsent(key, text),
     getText: objects.getText,
     size: objects.size,
     keys: objects.keys,

@@ -37,11 +37,14 @@ export function createS3Objects(options: S3StoreOptions): S3Objects {
   };
 }
 
+function contentType(key: string): string {
+  return key.endsWith('.json') ? 'application/json' : 'text/plain; charset=utf-8';
+}
+
 async function putText(at: Bucket, key: string, text: string): Promise<void> {
   const body = Buffer.from(text, 'utf8');
-  const type = key.endsWith('.json') ? 'application/json' : 'text/plain; charset=utf-8';
   await request(at, 'PutObject', key, () => at.client.send(new PutObjectCommand({
-    Bucket: at.bucket, Key: at.root + key, Body: body, ContentLength: body.length, ContentType: type,
+    Bucket: at.bucket, Key: at.root + key, Body: body, ContentLength: body.length, ContentType: contentType(key),
   })));
 }
 
@@ -49,7 +52,8 @@ async function putTextIfAbsent(at: Bucket, key: string, text: string): Promise<b
   const body = Buffer.from(text, 'utf8');
   try {
     await at.client.send(new PutObjectCommand({
-      Bucket: at.bucket, Key: at.root + key, Body: body, ContentLength: body.length, IfNoneMatch: '*',
+      Bucket: at.bucket, Key: at.root + key, Body: body, ContentLength: body.length, ContentType: contentType(key),
+      IfNoneMatch: '*',
     }));
     return true;
   } catch (error) {

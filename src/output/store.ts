@@ -5,8 +5,8 @@ import type { LockOptions, LockState } from './lock.js';
  * storage (s3-store.ts). The export layer builds one per run and does all its reading and writing
  * through it. Keys are relative paths with '/' separators, e.g. 'events/part=1-of-10/000000.parquet'.
  *
- * What a reader may rely on, for both: a file put with `putText` or `publish` appears whole or
- * not at all; a key removed is gone for every later `list`, `size` and `getText`.
+ * What a reader may rely on, for both: a file put with `putText`, `createText` or `publish`
+ * appears whole or not at all; a key removed is gone for every later `list`, `size` and `getText`.
  */
 export interface OutputStore {
   /** For messages and logs: the output folder, or s3://bucket/prefix (never credentials). */
@@ -30,6 +30,23 @@ export interface OutputStore {
   publish(key: string): Promise<void>;
   /** Small text files (checkpoint, manifest, markers), replaced atomically: readers see old or new, never part. */
   putText(key: string, text: string): Promise<void>;
+  /**
+   * Creates the small text file `key` only if nothing is there: true when this call created it,
+   * false when it already existed (left as it was). Atomic and single-winner: readers see no file
+   * or all of `text`, and of callers racing for one key exactly one gets true. For commits that
+   * must never replace one another (a Delta log's `NNN.json`).
+   * - A folder: a temp file of this call's own, fsynced, hard-linked to `key` (link fails instead of
+   *   replacing anything), the temp name unlinked, the folder fsynced; missing folders are created
+   *   as for putText. A symbolic link at `key` is refused (LinkInOutputError), never written
+   *   through nor taken for the file; a folder there is refused too (OutputError).
+   * - S3: PutObject with If-None-Match: *, which AWS S3 honours (412 when it exists). A server that
+   *   ignores the condition (s3rver 4 does; the tests' server adds it) overwrites and answers true:
+   *   single-winner then rests on the caller's lock alone.
+   * - Azure: Put Blob with If-None-Match: *, which Azure, ADLS Gen2, OneLake and Azurite honour.
+   * On S3 and Azure a request whose answer was lost is retried: the retry finds the object this call
+   * wrote and answers false. A caller that must tell compares getText with its own text.
+   */
+  createText(key: string, text: string): Promise<boolean>;
   /** undefined when absent. */
   getText(key: string): Promise<string | undefined>;
   /** Size in bytes, undefined when absent. */

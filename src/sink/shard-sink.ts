@@ -1,4 +1,4 @@
-import type { Format, OutputConfig, StreamResource } from '../config/job-schema.js';
+import type { Format, OutputConfig, StreamResource, TableKind } from '../config/job-schema.js';
 import type { Logger } from '../log.js';
 import type { PointsShape } from '../resources/index.js';
 import type { PageItems } from '../page/index.js';
@@ -25,6 +25,12 @@ export interface StreamShape {
   formats: readonly Format[];
   /** Metadata keys the Parquet shards also hold as `metadata_<key>` columns. */
   metadataColumns?: readonly string[] | undefined;
+  /**
+   * 'delta': the stream is a Delta table, its Parquet shards the table's data files, written as the
+   * protocol wants them (timestamps in microseconds) and committed with their stats (deltaStats).
+   * Undefined: plain files.
+   */
+  table?: TableKind | undefined;
 }
 
 /** An instances stream's view, and its columns once the run has read them. */
@@ -116,25 +122,26 @@ export function createShardSink(stage: StageShard, output: OutputConfig, options
       const { resource } = folder.stream;
       if (resource === 'datapoints') throw new Error(`${folder.dir} holds datapoints: open its shards with openPoints`);
       const table = tableOf(folder.stream);
+      const writerOptions = { table: folder.stream.table };
       const files = await staged(folder, seq);
       return Promise.all(
         files.map(async ({ format, gzip, key, path }) => {
           const writer = format === 'ndjson'
             ? await NdjsonWriter.create(path, gzip)
-            : await (await parquetWriter()).create(path, table, output.parquet, parquet);
+            : await (await parquetWriter()).create(path, table, output.parquet, parquet, writerOptions);
           return new KeyedShard(key, writer);
         }),
       );
     },
     openPoints: async (folder, seq) => {
-      const { shape } = folder.stream;
+      const { shape, table } = folder.stream;
       if (shape === undefined) throw new Error(`${folder.dir} holds no datapoints: open its shards with open`);
       const files = await staged(folder, seq);
       return Promise.all(
         files.map(async ({ format, gzip, key, path }) => {
           const writer = format === 'ndjson'
             ? await PointsNdjsonWriter.create(path, gzip)
-            : (await pointsParquetWriter()).create(path, shape, output.parquet, parquet);
+            : (await pointsParquetWriter()).create(path, shape, output.parquet, parquet, { table });
           return Object.assign(writer, { key });
         }),
       );

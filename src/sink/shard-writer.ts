@@ -9,6 +9,8 @@ export interface CommittedShard {
   rows: number;
   bytes: number;
   sha256: string;
+  /** A Delta table's data file (StreamShape.table 'delta'): its add action's stats, as JSON (sink/delta). */
+  deltaStats?: string;
 }
 
 /**

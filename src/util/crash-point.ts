@@ -19,7 +19,13 @@ export type CrashPoint =
   /** A part of a multipart upload to object storage was sent; the upload is not complete. */
   'after-upload-part' |
   /** A piece of a Parquet file (a row group or the footer) was written; the file is not complete. */
-  'after-encode-chunk';
+  'after-encode-chunk' |
+  /** A Delta table's run is sealed but for its version: the run's files are in no version yet. */
+  'before-table-commit' |
+  /** A put-if-absent file (a Delta commit) is written under its temporary name, not linked to its own. */
+  'after-create-temp' |
+  /** A Delta version was committed; its checkpoint, the cleanup and the run's `_SUCCESS` are not written. */
+  'after-table-commit';
 
 /** The live progress file of a run or a worker (state/live-progress.ts names them). */
 const LIVE_PROGRESS = /\.progress\.json$/;

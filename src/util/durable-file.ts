@@ -1,9 +1,9 @@
-import { createHash, type Hash } from 'node:crypto';
-import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
+import { createHash, type Hash, randomBytes } from 'node:crypto';
+import { type FileHandle, link, open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { OutputAccessError, OutputError } from '../errors.js';
 import { deniedCause, isWriteDenied } from './write-denied.js';
-import { injectedWriteError } from './crash-point.js';
+import { crashPoint, injectedWriteError } from './crash-point.js';
 
 /** Suffix of a file being written: never a committed file, removed on resume. */
 export const TEMP_SUFFIX = '.inprogress';
@@ -31,6 +31,44 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
   } catch (error) {
     await file.abort();
     throw error;
+  }
+}
+
+/**
+ * Creates `path` holding `data` only if nothing is there; true when this call created it, false
+ * when something (a file, a link, anything) already was, which is left as it is. Atomic and
+ * single-winner: the data goes into a temp file of this call's own beside it
+ * (`<path>.<pid>-<random>.inprogress`, created exclusively, so never through a link), which is
+ * fsynced and then hard-linked to `path`: link(2) fails with EEXIST instead of replacing anything
+ * and never follows a link at `path`, so of callers racing for one path (in any process) exactly
+ * one gets true, and a reader sees no file or the whole of it. The temp name is then unlinked and
+ * the folder fsynced. A crash can leave the temp file (`.inprogress`, never `path` itself).
+ * Needs a file system with hard links (every local POSIX one, NTFS); the folder must exist.
+ */
+export async function writeFileIfAbsent(path: string, data: string | Uint8Array): Promise<boolean> {
+  const temp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}${TEMP_SUFFIX}`;
+  let created = false;
+  try {
+    const handle = await open(temp, 'wx');
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    crashPoint('after-create-temp');
+    try {
+      await link(temp, path);
+      created = true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    await unlink(temp);
+    if (created) await fsyncDir(dirname(path));
+    return created;
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw outputError('Creating', path, error);
   }
 }
 

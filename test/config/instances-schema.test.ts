@@ -15,8 +15,8 @@ import { describeZodIssues, formatPath } from '../../src/util/zod-issues.js';
  * stream has that INSTANCES_COMMON_KEYS names (taken from the events stream's schema, so that they
  * are job-schema's own), the instances keys, and instancesProblems as the job's superRefine runs it.
  */
-const { name, limit, formats, mode, keep } = streamSchema.options[0].shape;
-const common = { name, limit, formats, mode, keep };
+const { name, limit, formats, table, mode, keep } = streamSchema.options[0].shape;
+const common = { name, limit, formats, table, mode, keep };
 const instancesStream = z.strictObject({ ...common, ...instancesKeys }).superRefine((stream, ctx) => {
   for (const { path, message } of instancesProblems(stream)) ctx.addIssue({ code: 'custom', path, message });
 });

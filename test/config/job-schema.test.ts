@@ -39,6 +39,7 @@ describe('streams: valid files', () => {
     expect(config.output).toEqual({
       dir: './out',
       formats: ['parquet'],
+      table: 'files',
       parquet: { compression: 'zstd', rowGroupRows: 100_000 },
       ndjson: { compression: 'none' },
       shard: { maxRows: 1_000_000, maxBytes: 256 * 1024 * 1024 },
@@ -345,5 +346,31 @@ describe('jobSchema', () => {
     const parsed = jobSchema.safeParse({ source: { baseUrl: SOURCE.baseUrl, auth: { type: 'token', token: 'x' } } });
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues[0]?.path).toEqual(['source', 'auth', 'token']);
+  });
+});
+
+describe('table: delta', () => {
+  it('is output-wide or a stream\'s own; a stream says files to stay out of it', () => {
+    const config = load({
+      output: { table: 'delta' },
+      streams: [{ resource: 'events' }, { resource: 'assets', table: 'files', formats: ['ndjson'] }],
+    });
+    expect(config.output.table).toBe('delta');
+    expect(config.streams.map((stream) => stream.table)).toEqual([undefined, 'files']);
+  });
+
+  it('refuses a Delta stream with NDJSON, where the formats are set', () => {
+    const outputWide = configError({ output: { table: 'delta', formats: ['parquet', 'ndjson'] }, ...withStream({}) });
+    expect(outputWide).toContain('output.formats: ');
+    expect(outputWide).toContain("stream 'events' is a Delta table (table: delta), whose data files are Parquet only; set formats: [parquet] (or give the stream table: files)");
+    const own = configError(withStream({ table: 'delta', formats: ['ndjson'] }));
+    expect(own).toContain('streams.0.formats: ');
+    expect(own).toContain('set formats: [parquet]');
+    expect(own).not.toContain('table: files');
+  });
+
+  it('names the kinds it knows for a wrong one', () => {
+    expect(configError({ output: { table: 'lake' } })).toMatch(/output\.table: .*'files'.*'delta'|output\.table: .*files.*delta/);
+    expect(configError(withStream({ table: 'Delta' }))).toContain('streams.0.table: ');
   });
 });

@@ -4,7 +4,7 @@ import { jobSchema } from '../../src/config/job-schema.js';
 import { knownKeysAt } from '../../src/config/known-keys.js';
 import { filterKeys, RESOURCES } from '../../src/resources/index.js';
 
-const STREAM = ['resource', 'filter', 'name', 'partitions', 'limit', 'formats', 'mode', 'keep', 'safetyLag', 'metadataColumns'];
+const STREAM = ['resource', 'filter', 'name', 'partitions', 'limit', 'formats', 'table', 'mode', 'keep', 'safetyLag', 'metadataColumns'];
 const ASSET_FILTER = filterKeys('assets');
 const EVENT_FILTER = filterKeys('events');
 /** Every collection's filter keys, once each. */

@@ -85,6 +85,7 @@ describe('loadConfig: a valid file', () => {
     expect(config.output).toEqual({
       dir: './out',
       formats: ['parquet'],
+      table: 'files',
       parquet: { compression: 'zstd', rowGroupRows: 100_000 },
       ndjson: { compression: 'none' },
       shard: { maxRows: 1_000_000, maxBytes: 256 * 1024 * 1024 },

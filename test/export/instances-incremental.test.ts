@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runJob } from '../../src/export/run/run-job.js';
 import { verifyOutput } from '../../src/export/inspect/verify.js';
 import { silentLogger } from '../../src/log.js';
+import { createLocalStore, readDeltaLog } from '../../src/output/index.js';
 import { type InstanceKind, type InstanceRef, type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { fencedBlocks } from '../docs/fenced-blocks.js';
 import { openDuck, type Duck, parquetAt } from '../support/export-duckdb.js';
@@ -54,11 +55,12 @@ const STREAMS = [
 ];
 
 /** Runs the job in process, each run a minute after the one before (its run folder is named by its start). */
-function runner(sim: Simulator, streams: readonly Record<string, unknown>[] = STREAMS) {
+function runner(sim: Simulator, streams: readonly Record<string, unknown>[] = STREAMS, table: 'files' | 'delta' = 'files') {
   const dir = tempDir('instances-incremental-');
   const out = join(dir, 'out');
   const clock = createFakeClock(Date.UTC(2026, 5, 1));
-  const config = loadJob(dir, { baseUrl: sim.baseUrl, out, streams: [...streams], output: { formats: ['parquet', 'ndjson'] } });
+  const formats = table === 'delta' ? ['parquet'] : ['parquet', 'ndjson'];
+  const config = loadJob(dir, { baseUrl: sim.baseUrl, out, streams: [...streams], output: { formats, table } });
   return {
     out,
     dir,
@@ -178,6 +180,31 @@ describe('instances, mode: incremental', () => {
     expect(verified.problems).toEqual([]);
     // Every row is of a change feed (both streams are incremental): each has its key, none is held to be unique.
     expect(verified).toMatchObject({ keysChecked: 0, changeRows: 600 + 11 + 200 + 1 });
+  });
+
+  it('as a Delta table: the backfill is version 0, the changes an append; the docs\' rule over its files gives the view', async () => {
+    const { sim, clock } = await simulator();
+    const job = runner(sim, STREAMS.slice(0, 1), 'delta');
+    expect((await job.run()).state).toBe('complete');
+    clock.advance(5_000);
+    sim.updateInstances([3, 40, 333].map((i) => refOf(sim, 'asset', i)));
+    sim.insertInstances('asset', 2);
+    sim.deleteInstances([7, 250].map((i) => refOf(sim, 'asset', i)));
+    expect((await job.run()).state).toBe('complete');
+    const table = await readDeltaLog(createLocalStore(job.out, silentLogger), 'assets');
+    expect(table.version).toBe(1);
+    const runFiles = runsOf(job.out, 'assets').flatMap((run) =>
+      readdirSync(join(job.out, 'assets', run), { recursive: true, encoding: 'utf8' })
+        .filter((name) => name.endsWith('.parquet'))
+        .map((name) => `assets/${run}/${name.split('\\').join('/')}`),
+    );
+    expect(table.files.map((file) => file.key).sort()).toEqual(runFiles.sort());
+    const files = `[${table.files.map((file) => `'${join(job.out, file.key)}'`).join(', ')}]`;
+    const applied = appliedQuery(job.out, 'assets').replace(`'${job.out}/assets/run=*/part=*/*.parquet'`, files);
+    expect(applied).toContain(files);
+    const rows = await duck.rows(`SELECT space || ':' || externalId AS k FROM (${applied}) ORDER BY k`);
+    expect(rows.map((row) => String(row.k))).toEqual([...liveKeys(sim, 'asset')].sort());
+    expect((await verifyOutput(job.out)).problems).toEqual([]);
   });
 
   it('refuses a cursor the platform has expired, with the two ways on; each of them works', async () => {

@@ -14,7 +14,7 @@ import type { OutputStore } from '../../src/output/store.js';
 import { closedPort } from '../support/closed-port.js';
 import { captureLogger } from '../support/log-capture.js';
 import { tempDir } from '../support/resume-harness.js';
-import { catchError, expectSmallFilesRoundTrip, expectStagedShardPublished, localFile, sha256Of } from '../support/store-helpers.js';
+import { catchError, expectCreatedOnce, expectSmallFilesRoundTrip, expectStagedShardPublished, localFile, sha256Of } from '../support/store-helpers.js';
 import { AZURITE_ACCOUNT, AZURITE_KEY, type Azurite, type AzureProxy, startAzurite, startAzureProxy } from '../support/azurite.js';
 
 /**
@@ -185,6 +185,10 @@ describe('small blobs', () => {
     expect(await sha256Of(await store.read('a.ndjson'))).toBe(createHash('sha256').update('{"id":1}\n').digest('hex'));
     await expect(store.read('missing.ndjson')).rejects.toThrow(OutputError);
     await expect(store.read('missing.ndjson')).rejects.toThrow(`${abfss('read')}/missing.ndjson does not exist`);
+  });
+
+  it('createText creates only if absent, one winner of several at once (Put Blob with If-None-Match: *)', async () => {
+    await expectCreatedOnce(storeAt(abfss('create')));
   });
 
   it('creates only if absent: the conditional Put Blob says whether it did', async () => {

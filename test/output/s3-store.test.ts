@@ -16,6 +16,7 @@ import { captureLogger } from '../support/log-capture.js';
 import { tempDir } from '../support/resume-harness.js';
 import {
   catchError,
+  expectCreatedOnce,
   expectSmallFilesRoundTrip,
   expectStagedShardPublished,
   localFile,
@@ -140,6 +141,25 @@ describe('small objects', () => {
     await store.putText('rootkey/marker', 'x');
     expect(existsSync(join(server.directory, server.bucket, 'rootkey', 'marker._S3rver_object'))).toBe(true);
     expect(await store.list('rootkey/')).toEqual(['rootkey/marker']);
+  });
+
+  it('createText creates only if absent, one winner of several at once (the server answers If-None-Match: * as S3 does)', async () => {
+    const store = storeAt('s3://test-bucket/create');
+    await expectCreatedOnce(store);
+    const creates = requestsUnder('create/').filter((r) => r.operation === 'PutObject' && r.key.endsWith('.json'));
+    expect(creates.filter((r) => r.status === 412).length).toBeGreaterThan(0);
+  });
+
+  it('createText on s3rver alone: it ignores If-None-Match: * on PutObject, so the second create overwrites and says true', async () => {
+    const plain = await startS3Server({ bucket: 'plain', conditionalPut: false });
+    try {
+      const store = storeAt('s3://plain/create', { endpoint: plain.endpoint });
+      expect(await store.createText('_delta_log/00000000000000000000.json', 'first')).toBe(true);
+      expect(await store.createText('_delta_log/00000000000000000000.json', 'second')).toBe(true);
+      expect(await store.getText('_delta_log/00000000000000000000.json')).toBe('second');
+    } finally {
+      await plain.close();
+    }
   });
 
   it('read streams an object and throws OutputError when it is absent', async () => {

@@ -30,9 +30,13 @@ export async function openDuck(): Promise<Duck> {
   };
 }
 
-/** `read_parquet` of a glob, without the hive `part` column. */
-export function parquetAt(glob: string): string {
-  return `read_parquet('${glob}', hive_partitioning = false)`;
+/**
+ * `read_parquet` of a glob, or of exactly the files listed (a Delta version's), without the hive
+ * `part` column.
+ */
+export function parquetAt(glob: string | readonly string[]): string {
+  const files = typeof glob === 'string' ? `'${glob}'` : `[${glob.map((path) => `'${path.replaceAll('\'', '\'\'')}'`).join(', ')}]`;
+  return `read_parquet(${files}, hive_partitioning = false)`;
 }
 
 export function ndjsonAt(glob: string): string {
@@ -91,10 +95,15 @@ export function asNumber(value: DuckDBValue | undefined): number {
 }
 
 /**
- * Reads Parquet rows back as the items the platform sent: times as epoch ms, lists and maps via
- * JSON, nulls left out, `extra` merged back in. Ids stay below 2^53, so numbers are exact.
+ * Reads Parquet rows back (of a glob, or of the files listed) as the items the platform sent: times
+ * as epoch ms, lists and maps via JSON, nulls left out, `extra` merged back in. Ids stay below
+ * 2^53, so numbers are exact.
  */
-export async function parquetItems(duck: Duck, resource: Resource, glob: string): Promise<Record<string, unknown>[]> {
+export async function parquetItems(
+  duck: Duck,
+  resource: Resource,
+  glob: string | readonly string[],
+): Promise<Record<string, unknown>[]> {
   const select = columnsOf(resource)
     .map((spec) => {
       const col = `"${spec.name}"`;

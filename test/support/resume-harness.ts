@@ -187,6 +187,8 @@ export interface JobSpec {
   auth?: Record<string, string>;
   /** Keep the default retry policy instead of the fast one (backoff of 1 to 5 ms). */
   defaultRetry?: boolean;
+  /** output.table; default files. */
+  table?: 'files' | 'delta';
 }
 
 /** The job as YAML, credential as `apiKey: ${SIM_KEY}`. */
@@ -205,6 +207,7 @@ export function jobYaml(spec: JobSpec): string {
       shard: { maxRows: spec.maxRows ?? 2000 },
       parquet: { rowGroupRows: spec.rowGroupRows ?? 1000 },
       ...(spec.ndjsonCompression === undefined ? {} : { ndjson: { compression: spec.ndjsonCompression } }),
+      ...(spec.table === undefined ? {} : { table: spec.table }),
     },
     ...(spec.checkpoint === undefined ? {} : { checkpoint: spec.checkpoint }),
   };

@@ -18,12 +18,14 @@ import {
 
 /**
  * A loopback S3 server for tests: s3rver 4.0.4 (files on disk, one bucket), with an observer of requests
- * and three shims for what it lacks or gets wrong:
+ * and shims for what it lacks or gets wrong:
  * - AbortMultipartUpload (s3rver answers 405): deletes the upload's folder, as S3 drops its parts.
  * - ListObjectsV2 continuation tokens: s3rver encrypts them with DES, which OpenSSL 3 refuses (500
  *   InternalError on every truncated page). The shim hands out its own tokens; s3rver still does the listing.
  * - DeleteObjects deletes its keys concurrently, and s3rver's cleanup of emptied folders races with itself
  *   (ENOENT, 500): the shim runs the deletions of a request one after another.
+ * - PutObject with If-None-Match: * (S3's conditional create): s3rver checks the header on GET and HEAD
+ *   only and overwrites; the shim answers 412 PreconditionFailed when the object exists, as S3 does.
  * s3rver lacks ListMultipartUploads and ListParts too; uploadsInProgress() reads its folder instead.
  * s3rver lists keys in the order of its folders, not S3's byte order of keys: where a key sorts before a
  * folder it shares a start with ('a-b/x' before 'a/y'), a listing of more than one page can skip it.
@@ -86,10 +88,21 @@ export interface S3ServerOptions {
   abortMultipartUpload?: boolean;
   /** Reject requests whose signature does not match the secret (s3rver's account is S3RVER/S3RVER). Default false. */
   checkSignatures?: boolean;
+  /**
+   * Emulate PutObject's If-None-Match: * (412 when the object exists). Default true; false leaves
+   * s3rver's own answer, which ignores the condition and overwrites.
+   */
+  conditionalPut?: boolean;
 }
 
 /** The credentials s3rver accepts, as the environment of a CLI process names them. */
 export const S3RVER_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' } as const;
+
+/**
+ * The environment an export run in this process (runJob) needs for s3rver, as a user's run takes
+ * its credentials from the environment; no instance metadata lookup (169.254.169.254 is not loopback).
+ */
+export const S3RVER_ENV = { ...S3RVER_CREDENTIALS, AWS_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' } as const;
 
 /** The same as options of a store this process opens (createS3Store), with the region s3rver signs for. */
 export const S3RVER_ACCESS = {
@@ -132,7 +145,8 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Te
   // sees every answer), the rest just before the router (inside the XML encoder, so bodies are still objects).
   if (s3rver.middleware.at(-1)?.name !== 'dispatch') throw new Error('s3rver changed: its router is not its last middleware');
   s3rver.middleware.unshift(observer.middleware);
-  const shims = [listTokenShim, serialDeleteShim, conditionalPutShim()];
+  const shims = [listTokenShim, serialDeleteShim];
+  if (options.conditionalPut !== false) shims.push(conditionalPutShim());
   if (options.abortMultipartUpload !== false) shims.push(abortShim(uploadsDir));
   s3rver.middleware.splice(s3rver.middleware.length - 1, 0, ...shims);
   const { port } = await s3rver.run();

@@ -66,3 +66,30 @@ export async function expectStagedShardPublished(store: OutputStore): Promise<st
   await expect(store.publish('events/part=2-of-2/000000.ndjson')).rejects.toThrow('cannot read the local file');
   return path;
 }
+
+/**
+ * createText on `store`: the first call creates the key (its folder too) and the text reads back
+ * whole; a second call, and one on a key putText wrote, answer false and change nothing; of
+ * `racers` calls at once on a fresh key exactly one answers true and its text is what is there.
+ * Nothing else is left under the keys' folder (no temporary file).
+ */
+export async function expectCreatedOnce(store: OutputStore, racers = 8): Promise<void> {
+  const key = '_delta_log/00000000000000000000.json';
+  const first = '{"commitInfo":{"by":"first","name":"Zürich ✓"}}\n';
+  expect(await store.createText(key, first)).toBe(true);
+  expect(await store.getText(key)).toBe(first);
+  expect(await store.createText(key, '{"commitInfo":{"by":"second"}}\n')).toBe(false);
+  expect(await store.getText(key)).toBe(first);
+  expect(await store.size(key)).toBe(Buffer.byteLength(first));
+
+  await store.putText('_delta_log/_last_checkpoint', '{"version":0}');
+  expect(await store.createText('_delta_log/_last_checkpoint', 'other')).toBe(false);
+  expect(await store.getText('_delta_log/_last_checkpoint')).toBe('{"version":0}');
+
+  const raced = '_delta_log/00000000000000000001.json';
+  const texts = Array.from({ length: racers }, (_, i) => `{"commitInfo":{"by":${i}}}\n`.repeat(200));
+  const answers = await Promise.all(texts.map((text) => store.createText(raced, text)));
+  expect(answers.filter(Boolean)).toHaveLength(1);
+  expect(await store.getText(raced)).toBe(texts[answers.indexOf(true)]);
+  expect(await store.list('_delta_log/')).toEqual([key, raced, '_delta_log/_last_checkpoint']);
+}

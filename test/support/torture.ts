@@ -19,6 +19,7 @@ import {
 } from './resume-harness.js';
 import { type MisbehaviourRates, startMisbehavingProxy } from './misbehaving-proxy.js';
 import { expectEveryInstance, expectedInstanceIds, expectNoWrongInstance, type InstancesStreamSpec, queriesOf } from './torture-instances.js';
+import { TableWatch } from './torture-delta.js';
 import { expectEveryPoint, expectNoWrongPoint, type PointsStreamSpec } from './torture-points.js';
 
 const KEY = 'torture-test-key-0001';
@@ -29,6 +30,8 @@ const FAILPOINTS = [
   'after-manifest-write',
   'after-checkpoint-write',
 ] as const;
+/** The steps of committing a Delta table's version (state/delta-table.ts; its temporary: util/durable-file.ts). */
+const TABLE_POINTS = ['before-table-commit', 'after-create-temp', 'after-table-commit'] as const;
 
 export interface TortureOptions {
   /** SIGKILLs to land in all. */
@@ -48,6 +51,17 @@ export interface TortureOptions {
   /** output.shard.maxRows (default 2000, newJob's). */
   maxRows?: number;
   faults: FaultOptionsInput;
+  /**
+   * output.table: `delta` makes every stream a Delta table (formats [parquet]; collection streams
+   * only), checked version by version after every run (support/torture-delta.ts). Default files.
+   */
+  table?: 'files' | 'delta';
+  /**
+   * Scheduled streams (mode incremental or snapshot): each round after the first goes on from the
+   * last, `between` changing the source before it, instead of starting over with --fresh; at least
+   * `rounds` rounds are run, those after the kills are used up without one.
+   */
+  schedule?: { rounds: number; between(sim: Simulator, random: () => number): void };
   /**
    * A platform that misbehaves besides the faults: the CLI reads through a proxy that breaks
    * answers at these rates (support/misbehaving-proxy.ts). A run it fails must exit 1 with one of
@@ -77,6 +91,8 @@ export interface TortureReport {
   refused: Record<string, number>;
   /** The misbehaving answers the proxy sent, by kind. */
   misbehaved: Record<string, number>;
+  /** Delta tables: the latest version of each, by stream. */
+  versions?: Record<string, number>;
   seconds: number;
 }
 
@@ -87,7 +103,8 @@ const MAX_REFUSED_IN_A_ROW = 40;
  * Crash torture: runs the real CLI against the simulator (faults on) and kills it with SIGKILL at
  * seeded moments, a failpoint at a random count or an outside kill at a random log line, then
  * resumes, again and again. When an export completes it is checked row by row against the
- * simulator's data, and a new round starts (`--fresh`) until `kills` kills have landed.
+ * simulator's data, and a new round starts (`--fresh`, or the next scheduled run) until `kills`
+ * kills have landed. Delta tables are also checked after every run, a killed one too.
  */
 export async function torture(options: TortureOptions): Promise<TortureReport> {
   const started = performance.now();
@@ -131,9 +148,11 @@ async function tortureThrough(
       formats: options.formats,
       ndjsonCompression: options.ndjsonGzip === true ? 'gzip' : 'none',
       ...(options.maxRows === undefined ? {} : { maxRows: options.maxRows }),
+      ...(options.table === undefined ? {} : { table: options.table }),
     },
     'torture',
   );
+  const tables = options.table === 'delta' ? new TableWatch(job.out, options.streams.map(asCollection)) : undefined;
   const report: TortureReport = {
     kills: 0,
     byPoint: {},
@@ -146,17 +165,24 @@ async function tortureThrough(
   };
   let fresh = false;
   let refusedInARow = 0;
+  /** A round completed: the output checked, then the next round is a --fresh export, or follows the schedule. */
+  const roundDone = async () => {
+    await expectEveryRow(sim, job.out, options, tables);
+    report.rounds++;
+    if (options.schedule === undefined) fresh = true;
+    else options.schedule.between(sim, random);
+  };
   while (report.kills < options.kills) {
     const args = ['run', '--config', job.file, ...(fresh ? ['--fresh'] : [])];
     fresh = false;
     let exit: Exit;
     let point: string;
-    if (random() < 0.75) {
-      point = FAILPOINTS[Math.floor(random() * FAILPOINTS.length)] ?? 'after-append';
-      const at = `${point}:${1 + Math.floor(random() * 6)}`;
+    const failpoint = failpointOf(random, tables === undefined ? 0 : options.streams.length);
+    if (failpoint !== undefined) {
+      point = failpoint.point;
       exit = await runCliWith([...args, '--log-level', 'warn'], {
         cwd: job.dir,
-        env: { SIM_KEY: KEY, BULK_EXTRACT_CRASH_AT: at },
+        env: { SIM_KEY: KEY, BULK_EXTRACT_CRASH_AT: failpoint.at },
       });
     } else {
       // From outside, at a log line: SIGKILL, or SIGTERM (Ctrl-C, a scheduler: the run commits what is complete).
@@ -171,6 +197,7 @@ async function tortureThrough(
     }
     report.runs++;
     countRetries(exit.stderr, report.retries);
+    await tables?.afterRun();
     // A run stopped by SIGTERM exits 130 once it has committed what was complete; before it
     // listens for the signal (as it starts), the signal ends it as a kill would.
     const stopped = point === 'sigterm' && (exit.code === 130 || exit.signal === 'SIGTERM');
@@ -188,38 +215,65 @@ async function tortureThrough(
     }
     refusedInARow = 0;
     expect(exit.code, `a run that was not killed must complete; ${describeExit(exit)}`).toBe(0);
-    await expectEveryRow(sim, job.out, options);
-    report.rounds++;
-    fresh = true;
+    await roundDone();
   }
-  for (;;) {
-    const last = await runCliWith(['run', '--config', job.file, '--log-level', 'warn'], {
-      cwd: job.dir,
-      env: { SIM_KEY: KEY },
-    });
-    report.runs++;
-    countRetries(last.stderr, report.retries);
-    const refusal = refusalOf(last, options);
-    if (refusal === undefined) {
-      expect(last.code, describeExit(last)).toBe(0);
-      break;
+  // The last round, unkilled (and those a schedule still asks for).
+  do {
+    for (;;) {
+      const last = await runCliWith(['run', '--config', job.file, '--log-level', 'warn'], {
+        cwd: job.dir,
+        env: { SIM_KEY: KEY },
+      });
+      report.runs++;
+      countRetries(last.stderr, report.retries);
+      await tables?.afterRun();
+      const refusal = refusalOf(last, options);
+      if (refusal === undefined) {
+        expect(last.code, describeExit(last)).toBe(0);
+        break;
+      }
+      report.refused[refusal] = (report.refused[refusal] ?? 0) + 1;
+      expect(++refusedInARow, `${refusedInARow} runs in a row refused: the export never finishes`).toBeLessThan(MAX_REFUSED_IN_A_ROW);
+      await expectNoWrongRow(sim, job.out, options);
     }
-    report.refused[refusal] = (report.refused[refusal] ?? 0) + 1;
-    expect(++refusedInARow, `${refusedInARow} runs in a row refused: the export never finishes`).toBeLessThan(MAX_REFUSED_IN_A_ROW);
-    await expectNoWrongRow(sim, job.out, options);
-  }
-  await expectEveryRow(sim, job.out, options);
-  report.rounds++;
+    await roundDone();
+  } while (report.rounds < (options.schedule?.rounds ?? 0));
+  if (tables !== undefined) report.versions = tables.latestVersions();
   report.seconds = Math.round((performance.now() - started) / 1000);
   return report;
 }
 
 /**
+ * Where the next kill lands: a crash point and the hit that fires it, or undefined for a kill from
+ * outside at a log line. The torture picks kill moments by crash point and count (and by log line),
+ * never by time. Three quarters of the kills: one of FAILPOINTS on its 1st to 6th hit, as a run
+ * reaches each many times. With `tables` Delta tables, half of all kills land first in a table's
+ * commit: one of TABLE_POINTS on its 1st to `tables`-th hit, as a run reaches each once per version
+ * it commits, about one per table; a larger count would mostly let the run finish unkilled.
+ */
+function failpointOf(random: () => number, tables: number): { point: string; at: string } | undefined {
+  if (tables > 0 && random() < 0.5) {
+    const point = TABLE_POINTS[Math.floor(random() * TABLE_POINTS.length)] ?? 'after-table-commit';
+    return { point, at: `${point}:${1 + Math.floor(random() * tables)}` };
+  }
+  if (random() >= 0.75) return undefined;
+  const point = FAILPOINTS[Math.floor(random() * FAILPOINTS.length)] ?? 'after-append';
+  return { point, at: `${point}:${1 + Math.floor(random() * 6)}` };
+}
+
+/**
  * The output equals the simulator's data: the exact-output checks (of the whole output, and of
  * each collection and instances stream), then every row of every format; every point of a
- * datapoints stream; every instance of an instances stream.
+ * datapoints stream; every instance of an instances stream. Delta tables: their latest versions,
+ * row for row, and their sealed runs (TableWatch.expectRound).
  */
-async function expectEveryRow(sim: Simulator, out: string, options: TortureOptions): Promise<void> {
+async function expectEveryRow(
+  sim: Simulator,
+  out: string,
+  options: TortureOptions,
+  tables: TableWatch | undefined,
+): Promise<void> {
+  if (tables !== undefined) return tables.expectRound((resource) => itemsByKey(sim, resource));
   const streams = options.streams.filter(isCollection);
   const instances = options.streams.filter((stream) => stream.resource === 'instances');
   await expectExactOutput(out, [
@@ -283,6 +337,12 @@ async function expectNoWrongRow(sim: Simulator, out: string, options: TortureOpt
 
 function isCollection(stream: TortureStream): stream is StreamSpec {
   return stream.resource !== 'datapoints' && stream.resource !== 'instances';
+}
+
+/** A stream of a Delta torture: collection streams only (support/torture-delta.ts checks those). */
+function asCollection(stream: TortureStream): StreamSpec {
+  if (!isCollection(stream)) throw new Error(`the torture checks Delta tables of collections only, not ${stream.resource}`);
+  return stream;
 }
 
 /** Every item of a collection by its key (`id`, or `externalId` for relationships). */

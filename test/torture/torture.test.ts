@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/simulator/index.js';
 import type { InstancesStreamSpec } from '../support/torture-instances.js';
 import { torture } from '../support/torture.js';
 
 /**
- * Crash torture, bounded: about 20 SIGKILLs per `npm test`, shared among seven scenarios. The long run is
+ * Crash torture, bounded: about 20 SIGKILLs per `npm test`, shared among nine scenarios. The long run is
  * `npm run torture -- --kills 200 [--seed S]` (TORTURE_KILLS / TORTURE_SEED); its figures are in bench/RESULTS.md.
  */
 const KILLS = Number(process.env.TORTURE_KILLS ?? 20);
@@ -36,10 +37,11 @@ const REFUSALS = ['E_BAD_RESPONSE', 'E_CURSOR_LOOP', 'E_REPEATED_PAGE', 'E_READ_
 const TIMEOUT_MS = 60_000 + 15_000 * KILLS;
 
 describe('crash torture: SIGKILL at seeded moments, resume, repeat; the output equals the source row for row', { timeout: TIMEOUT_MS }, () => {
-  const [killsA, killsB, killsSix, killsPoints, killsInstances, killsPointsBroken, killsInstancesBroken] = Array.from(
-    { length: 7 },
-    (_, i) => share(KILLS, i, 7),
-  ) as [number, number, number, number, number, number, number];
+  const kills = Array.from({ length: 9 }, (_, i) => share(KILLS, i, 9));
+  const [killsA, killsB, killsSix, killsPoints, killsInstances, killsPointsBroken, killsInstancesBroken] = kills as [
+    number, number, number, number, number, number, number,
+  ];
+  const [killsDelta, killsScheduled] = kills.slice(7) as [number, number];
 
   it(`events in 3 partitions and assets in 1, Parquet + NDJSON, faults on (${killsA} kills)`, async () => {
     const report = await torture({
@@ -188,7 +190,62 @@ describe('crash torture: SIGKILL at seeded moments, resume, repeat; the output e
     expect(report.rounds).toBeGreaterThanOrEqual(1);
     expect(sent(report.misbehaved), JSON.stringify(report.misbehaved)).toBeGreaterThan(0);
   });
+
+  // Half the kills of a Delta scenario land in a table's commit: before the version, with it written
+  // under its temporary name only, or after it (support/torture.ts, failpointOf).
+  it(`Delta tables, full exports: events in 3 partitions and assets in 1, Parquet, faults on (${killsDelta} kills)`, async () => {
+    const report = await torture({
+      kills: killsDelta,
+      seed: SEED + 7,
+      sizes: { events: 12_000, assets: 800 },
+      streams: [
+        { resource: 'events', partitions: 3, limit: 500 },
+        { resource: 'assets', partitions: 1, limit: 200 },
+      ],
+      formats: ['parquet'],
+      table: 'delta',
+      faults: FAULTS,
+    });
+    console.info(`torture H (Delta, full): ${JSON.stringify(report)}`);
+    expect(report.kills).toBe(killsDelta);
+    expect(report.rounds).toBeGreaterThanOrEqual(1);
+  });
+
+  it(`Delta tables, scheduled: events incremental, assets snapshots kept 2, the source changed between rounds (${killsScheduled} kills)`, async () => {
+    const report = await torture({
+      kills: killsScheduled,
+      seed: SEED + 8,
+      sizes: { events: 6000, assets: 800 },
+      streams: [
+        { resource: 'events', mode: 'incremental', safetyLag: 0, partitions: 3, limit: 500 },
+        { resource: 'assets', mode: 'snapshot', keep: 2, partitions: 1, limit: 200 },
+      ],
+      formats: ['parquet'],
+      maxRows: 1000,
+      table: 'delta',
+      faults: FAULTS,
+      // Enough rounds for the third snapshot to delete the first one's files.
+      schedule: { rounds: 4, between: changeCollections },
+    });
+    console.info(`torture I (Delta, scheduled): ${JSON.stringify(report)}`);
+    expect(report.kills).toBe(killsScheduled);
+    expect(report.rounds).toBeGreaterThanOrEqual(4);
+    expect(report.versions?.assets, JSON.stringify(report.versions)).toBeGreaterThanOrEqual(3);
+  });
 });
+
+/**
+ * Between two scheduled rounds, what clients of the platform would do: about 1% of the events and
+ * 2% of the assets updated (a new lastUpdatedTime, now, and a changed field), a few of each inserted.
+ */
+function changeCollections(sim: Simulator, random: () => number): void {
+  const pick = (count: number, fraction: number) =>
+    Array.from({ length: Math.ceil(count * fraction) }, () => Math.floor(random() * count));
+  sim.update('events', pick(sim.dataset.events.count, 0.01));
+  sim.update('assets', pick(sim.dataset.assets.count, 0.02));
+  sim.insert('events', 1 + Math.floor(random() * 20));
+  sim.insert('assets', 1 + Math.floor(random() * 5));
+}
 
 /** Misbehaving answers sent, of every kind. */
 function sent(misbehaved: Record<string, number>): number {

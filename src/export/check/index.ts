@@ -8,3 +8,4 @@ export { recordProblems } from './record-problems.js';
 export { assertShardsPresent, disagreeError, disagreements, readManifest, restarted } from './recorded.js';
 export { checkShard, joinedKey, type RowReader } from './verify-shard.js';
 export { type PointWindow, PointRowCheck } from './point-rows.js';
+export { checkTable, type TableCheck, type TableReport } from './delta-check.js';

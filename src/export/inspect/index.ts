@@ -12,3 +12,4 @@ export {
 export { probeAccess } from './probe-access.js';
 export { type OutputStatus, type PartStatus, readStatus, type StreamStatus } from './read-status.js';
 export { NotAnOutputError, verifyJob, verifyOutput, type VerifyReport } from './verify.js';
+export type { TableReport } from '../check/index.js';

@@ -92,7 +92,7 @@ export async function inspectRun(
   now: string,
 ): Promise<RunInspection> {
   const { only, fresh, repair, worker } = options;
-  const streams = planStreams(config.streams, config.output.formats, only);
+  const streams = planStreams(config.streams, config.output.formats, only, config.output.table);
   const refusals: BulkExtractError[] = [];
   const { store, checkpointKey } = await openOutput(config, logger);
   try {

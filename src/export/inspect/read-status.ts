@@ -1,5 +1,6 @@
 import { silentLogger } from '../../log.js';
-import type { LockOwner, OutputStore } from '../../output/index.js';
+import { DeltaLogError } from '../../errors.js';
+import { type LockOwner, type OutputStore, readDeltaLog } from '../../output/index.js';
 import {
   LATEST_FILE,
   LOCK_FILE,
@@ -53,7 +54,14 @@ export interface StreamStatus {
   /** snapshot: the newest sealed run (its folder name), and how many sealed runs the folder keeps. */
   latest?: string | null;
   snapshots?: number;
+  /** A Delta table stream: its latest version, or null before the first commit. */
+  table?: TableStatus | null;
 }
+
+/** A stream's Delta table: its latest version and that version's commit, or why its log cannot be read. */
+export type TableStatus =
+  | { version: number; committedAt: number | null; run: string | null; files: number } |
+  { problem: string };
 
 /** An output's progress as its state files record it, read without a lock and without the platform. */
 export interface OutputStatus {
@@ -109,7 +117,8 @@ export async function readStatus(output: Output, now = Date.now()): Promise<Outp
   for (const [name, state] of Object.entries(checkpoint.streams)) {
     const { mode, run, window, resource } = state;
     const watermark = mode === 'incremental' ? (dataEndOf(state, undefined) ?? null) : null;
-    const base = { stream: name, resource, mode, run, window, watermark };
+    const table = state.table === 'delta' ? { table: await tableStatus(store, name) } : {};
+    const base = { stream: name, resource, mode, run, window, watermark, ...table };
     if (state.mode !== 'snapshot') {
       streams.push(base);
       continue;
@@ -128,6 +137,36 @@ export async function readStatus(output: Output, now = Date.now()): Promise<Outp
       ? {}
       : { workers: split.workers, split: { count: split.agreement.count, since: split.agreement.createdAt } }),
   };
+}
+
+/** Bytes of a commit file status reads for its commitInfo; a larger one is left unread (its time unknown). */
+const MAX_COMMIT_INFO_BYTES = 16 * 1024 * 1024;
+
+/** The latest version of the Delta table in a stream's folder and when it was committed, for which run. */
+async function tableStatus(store: OutputStore, stream: string): Promise<TableStatus | null> {
+  const log = `${stream}/_delta_log`;
+  if (!(await store.list(`${log}/`)).some((key) => /\/\d{20}\.json$/.test(key))) return null;
+  try {
+    const { version, files, commits } = await readDeltaLog(store, stream);
+    // The version's commitInfo, replayed after the checkpoint; or, for the checkpoint's own version, its commit file.
+    const key = `${log}/${String(version).padStart(20, '0')}.json`;
+    const replayed = commits.find((commit) => commit.version === version)?.info;
+    const small = replayed === undefined && ((await store.size(key)) ?? Infinity) <= MAX_COMMIT_INFO_BYTES;
+    const text = small ? await store.getText(key) : undefined;
+    const line = text?.split('\n').find((entry) => entry.startsWith('{"commitInfo"'));
+    const parsed = line === undefined ? undefined : (JSON.parse(line) as { commitInfo?: Record<string, unknown> });
+    const info = replayed ?? parsed?.commitInfo;
+    const own = info?.bulkExtract as { run?: unknown } | undefined;
+    return {
+      version,
+      committedAt: typeof info?.timestamp === 'number' ? info.timestamp : null,
+      run: typeof own?.run === 'string' ? own.run : null,
+      files: files.length,
+    };
+  } catch (error) {
+    if (error instanceof DeltaLogError || error instanceof SyntaxError) return { problem: error.message };
+    throw error;
+  }
 }
 
 /**

@@ -4,7 +4,7 @@ import { type Logger, silentLogger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
 import { resourceSpec, shapeFromParams } from '../../resources/index.js';
 import { type Checkpoint, CHECKPOINT_FILE, isOwnedKey, LATEST_FILE, type Manifest, MANIFEST_FILE, type ManifestFile, openOutput, outputAt, parseCheckpoint, parseStateFile, readManifestFile, RUN_PREFIX, type WindowManifest, windowManifestSchema, shardSeq, SUCCESS_FILE } from '../state/index.js';
-import { checkShard, joinedKey, KeyCheck, type KeyReport, PointRowCheck, recordProblems, type RowReader } from '../check/index.js';
+import { checkShard, checkTable, joinedKey, KeyCheck, type KeyReport, PointRowCheck, recordProblems, type RowReader, type TableReport } from '../check/index.js';
 
 /** The folder is not a bulk-extract output (no readable manifest). */
 export class NotAnOutputError extends BulkExtractError {
@@ -22,6 +22,8 @@ export interface VerifyReport {
   keysChecked: number;
   /** Rows of incremental instances runs (change feeds) whose key was read: each has one, but a key may repeat. */
   changeRows: number;
+  /** The streams that are Delta tables: each one's latest version, as its log replays. */
+  tables?: Record<string, TableReport>;
   problems: string[];
 }
 
@@ -63,7 +65,8 @@ export async function verifyJob(
  * manifest lists, a `_LATEST` that names no sealed run, the manifest's row counts against its
  * shards', formats of one shard that disagree, a checkpoint that disagrees with the manifest, and
  * a key (`id`, or `externalId`) that two rows of a stream's run share (but for a run of an
- * incremental instances stream, a change feed, where an instance changed twice appears twice).
+ * incremental instances stream, a change feed, where an instance changed twice appears twice), and
+ * a stream's Delta table that disagrees with its sealed runs (checkTable).
  */
 export async function verifyStore(store: OutputStore, options: VerifyOptions = {}): Promise<VerifyReport> {
   const manifest = await readManifest(store);
@@ -98,6 +101,13 @@ export async function verifyStore(store: OutputStore, options: VerifyOptions = {
   }
 
   for (const stream of streams) problems.push(...(await checkLatest(store, stream)));
+  const tables: Record<string, TableReport> = {};
+  for (const stream of streams) {
+    const expected = checkpoint?.streams[stream]?.table === 'delta';
+    const found = await checkTable(store, stream, manifest.streams[stream]?.mode, runs, expected);
+    problems.push(...found.problems);
+    if (found.table !== undefined) tables[stream] = found.table;
+  }
   const listed = new Set(groups.flatMap((group) => group.files.map((file) => file.path)));
   for (const key of await shardKeys(store, streams)) {
     if (!listed.has(key)) problems.push(`${key}: a shard file the manifest does not list`);
@@ -111,7 +121,9 @@ export async function verifyStore(store: OutputStore, options: VerifyOptions = {
     entry.rows += file.rows;
   }
   const checkpointChecked = checkpoint !== undefined;
-  return { state: manifest.state, success, formats, checkpointChecked, keysChecked, changeRows, problems };
+  const { state } = manifest;
+  const report: VerifyReport = { state, success, formats, checkpointChecked, keysChecked, changeRows, problems };
+  return Object.keys(tables).length > 0 ? { ...report, tables } : report;
 }
 
 /** The shards of one stream's run, whose keys must be unique among them. */

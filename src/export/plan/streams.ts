@@ -4,6 +4,7 @@ import type {
   Format,
   InstancesStreamConfig,
   StreamConfig,
+  TableKind,
 } from '../../config/job-schema.js';
 import { splitFilters, splitScopes } from '../../config/instances-schema.js';
 import { pointsParams, type PointsPlan, pointsShape, type StreamPlan } from '../state/index.js';
@@ -15,13 +16,15 @@ export function streamName(stream: StreamConfig): string {
 }
 
 /**
- * The streams of a job (or only `only`), with their request parameters and formats. Filters are
- * sent in the order the collection lists them (resources/), so equal configs give equal requests.
+ * The streams of a job (or only `only`), with their request parameters, formats and table kind
+ * (`table` set for a Delta table only). Filters are sent in the order the collection lists them
+ * (resources/), so equal configs give equal requests.
  */
 export function planStreams(
   streams: readonly StreamConfig[],
   defaultFormats: readonly Format[],
   only?: string,
+  defaultTable: TableKind = 'files',
 ): StreamPlan[] {
   const selected = only === undefined ? streams : streams.filter((s) => streamName(s) === only);
   if (selected.length === 0) {
@@ -32,22 +35,27 @@ export function planStreams(
     );
   }
   return selected.map((stream): StreamPlan => {
-    if (stream.resource === 'datapoints') return planDatapoints(stream, defaultFormats);
-    if (stream.resource === 'instances') return planInstances(stream, defaultFormats);
-    const params = listParams(stream.resource, stream.limit, stream.filter);
-    return {
-      name: streamName(stream),
-      resource: stream.resource,
-      params,
-      partitions: stream.partitions,
-      formats: [...new Set(stream.formats ?? defaultFormats)],
-      mode: stream.mode,
-      safetyLagMs: stream.safetyLag,
-      keep: stream.keep,
-      metadataColumns: stream.metadataColumns,
-      updatedBetween: { min: stream.filter.minLastUpdatedTime, max: stream.filter.maxLastUpdatedTime },
-    };
+    const table = stream.table ?? defaultTable;
+    return { ...planStream(stream, defaultFormats), ...(table === 'delta' ? { table } : {}) };
   });
+}
+
+function planStream(stream: StreamConfig, defaultFormats: readonly Format[]): StreamPlan {
+  if (stream.resource === 'datapoints') return planDatapoints(stream, defaultFormats);
+  if (stream.resource === 'instances') return planInstances(stream, defaultFormats);
+  const params = listParams(stream.resource, stream.limit, stream.filter);
+  return {
+    name: streamName(stream),
+    resource: stream.resource,
+    params,
+    partitions: stream.partitions,
+    formats: [...new Set(stream.formats ?? defaultFormats)],
+    mode: stream.mode,
+    safetyLagMs: stream.safetyLag,
+    keep: stream.keep,
+    metadataColumns: stream.metadataColumns,
+    updatedBetween: { min: stream.filter.minLastUpdatedTime, max: stream.filter.maxLastUpdatedTime },
+  };
 }
 
 /** A collection's chain parameters: `limit`, then each filter set, in the collection's order. */

@@ -32,5 +32,6 @@ export async function commitShard(
     rows: shard.rows,
     bytes: shard.bytes,
     sha256: shard.sha256,
+    ...(shard.deltaStats === undefined ? {} : { deltaStats: shard.deltaStats }),
   }));
 }

@@ -80,7 +80,7 @@ export async function finalizeJob(
 ): Promise<AbsorbOutcome> {
   const { store, checkpointKey } = await openOutput(config, logger);
   const now = () => new Date(clock.now()).toISOString();
-  const jobStreams = planStreams(config.streams, config.output.formats);
+  const jobStreams = planStreams(config.streams, config.output.formats, undefined, config.output.table);
   try {
     const baseUrl = config.source.baseUrl;
     return await finalizeWorkers({ store, checkpointKey, baseUrl, logger, now, jobStreams, clock });

@@ -1,4 +1,4 @@
-import { CheckpointError } from '../../errors.js';
+import { CheckpointError, ConfigError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
 import { type Checkpoint, findDrift, isComplete, LOCK_FILE, type Manifest, MANIFEST_FILE, newCheckpoint, newStreamState, nextWindow, pairKey, parseCheckpoint, partDir, reconcile, removeOwnedTree, restartPart, sameBaseUrl, windowDir, type WindowToSeal, sealWindow, type StreamPlan, type StreamState, SUCCESS_FILE } from '../state/index.js';
@@ -63,6 +63,7 @@ export async function prepareOutput(options: PrepareOptions): Promise<PreparedOu
   if (disagree.length > 0 && !repair) throw disagreeError(store, checkpointKey, disagree);
   const written = options.recorded === undefined ? restarted(read, now) : read;
   const recorded = reconcile(written, taken);
+  await refuseTablesAsFiles(store, streams.filter((stream) => stream.table !== 'delta' && taken.streams[stream.name] === undefined));
   const runs = nextRuns(taken, streams, recorded, { repair, now });
   let { checkpoint } = runs;
   const names = streams.map((s) => s.name);
@@ -156,8 +157,10 @@ function nextRuns(
   for (const stream of streams) {
     const state = runs.checkpoint.streams[stream.name];
     if (state === undefined) {
-      runs.checkpoint = withStream(runs.checkpoint, stream.name, newStreamState(stream, now));
-      runs.uncommitted.push(stream.name);
+      const started = newStreamState(stream, now);
+      runs.checkpoint = withStream(runs.checkpoint, stream.name, started);
+      // A Delta table's files stay until a version that no longer references them is committed.
+      runs.uncommitted.push(stream.table === 'delta' ? windowDir(stream.name, started.run) : stream.name);
     } else if (isComplete(state) && !repair) {
       runs.toSeal.push({ stream: stream.name, state, files: recorded.files, keep: stream.keep });
       const next = nextWindow(state, stream, now);
@@ -173,6 +176,20 @@ function nextRuns(
     }
   }
   return runs;
+}
+
+/**
+ * Refuses a stream of plain files starting in a folder that holds a Delta table: the cleanup of a
+ * new stream's folder would delete the table's data files and leave its log naming them.
+ */
+async function refuseTablesAsFiles(store: OutputStore, streams: readonly StreamPlan[]): Promise<void> {
+  for (const stream of streams) {
+    const log = await store.list(`${stream.name}/_delta_log/`);
+    if (!log.some((key) => /\/\d{20}\.json$/.test(key))) continue;
+    throw new ConfigError(
+      `${store.where(stream.name)} is a Delta table (it has a _delta_log), and the job makes stream '${stream.name}' plain files: give it table: delta, or another name or output.dir`,
+    );
+  }
 }
 
 /** Refuses, before any write, a run whose folders or files this process may not write. */

@@ -7,7 +7,7 @@ import { AuthError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import { createShardSink, type ShardSink } from '../../sink/index.js';
 import { type Clock, systemClock } from '../../util/clock.js';
-import { type Checkpoint, type Manifest, openOutput, type RunState, sentBounds, streamOf, type StreamPlan, syncField } from '../state/index.js';
+import { assertTablesWritable, type Checkpoint, type Manifest, openOutput, type RunState, sentBounds, streamOf, type StreamPlan, syncField } from '../state/index.js';
 import { countStreams, type PartitionPlan, planStreams, type StreamCounts } from '../plan/index.js';
 import { finishRun } from './finish-run.js';
 import { drainPartition, type PartitionContext, type PartitionOutcome } from './drain-partition.js';
@@ -93,8 +93,8 @@ function windowOf(checkpoint: Checkpoint, name: string): Record<string, unknown>
  */
 export async function runJob(options: RunOptions): Promise<RunResult> {
   const { config, logger, clock = systemClock } = options;
-  const streams = planStreams(config.streams, config.output.formats, options.stream);
-  const jobStreams = planStreams(config.streams, config.output.formats);
+  const streams = planStreams(config.streams, config.output.formats, options.stream, config.output.table);
+  const jobStreams = planStreams(config.streams, config.output.formats, undefined, config.output.table);
   const now = () => new Date(clock.now()).toISOString();
   const startedAtMs = clock.now();
   const scope = runScope(options);
@@ -128,6 +128,9 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       beforeWrite: async (checkpoint: Checkpoint) => {
         await hold();
         counts = await countStreams(client, streams, checkpoint, logger, signal);
+        // Instances' columns are known now: a Delta table's schema is checked before anything is written.
+        const tables = streams.filter((stream) => stream.table === 'delta').map((stream) => stream.name);
+        await assertTablesWritable(store, tables, checkpoint);
       },
     };
     const start = await scope.start(setup);

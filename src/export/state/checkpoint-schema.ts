@@ -115,6 +115,8 @@ const streamSchema = z.strictObject({
   parts: z.record(z.string(), partSchema),
   /** An instances stream: its view's columns, fixed when the stream began (a resume keeps its schema). */
   instances: z.strictObject({ columns: z.array(instanceColumnSchema).min(1) }).optional(),
+  /** 'delta': the stream's folder is a Delta table, committed as each run completes; absent: plain files. */
+  table: z.literal('delta').optional(),
 });
 
 export const checkpointSchema = z.strictObject({

@@ -46,13 +46,15 @@ export function newStreamState(stream: StreamPlan, now: string): StreamState {
       points === undefined
         ? { from: stream.updatedBetween.min ?? null, until: windowEnd(stream, startedAtMs) }
         : pointsWindow(points, stream, startedAtMs),
-    run: stream.mode === 'full' ? null : runId(startedAtMs),
+    // A Delta table's full export has a run folder too: a --fresh export writes beside the version readers see.
+    run: stream.mode === 'full' && stream.table !== 'delta' ? null : runId(startedAtMs),
     watermark: null,
     partitions: stream.partitions,
     formats: [...stream.formats],
     ...metadataColumnsState(stream.metadataColumns),
     ...schemaVersionState(stream.resource),
     parts: freshParts(stream.partitions, now),
+    ...(stream.table === 'delta' ? { table: 'delta' as const } : {}),
   };
 }
 
@@ -115,6 +117,14 @@ export function runId(startedAtMs: number): string {
   return new Date(startedAtMs).toISOString().replace(/[-:]/g, '');
 }
 
+/** The start of the run `run` (runId's format) in milliseconds since the epoch. */
+export function runStartMs(run: string): number {
+  const [, date = '', hh = '', mm = '', rest = ''] = /^(\d{8})T(\d\d)(\d\d)(\d\d\.\d{3}Z)$/.exec(run) ?? [];
+  const ms = Date.parse(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6)}T${hh}:${mm}:${rest}`);
+  if (!Number.isSafeInteger(ms)) throw new TypeError(`not a run id: ${run}`);
+  return ms;
+}
+
 export function isComplete(state: StreamState): boolean {
   return Object.values(state.parts).every((part) => part.done);
 }
@@ -174,6 +184,9 @@ export function findDrift(checkpoint: Checkpoint, baseUrl: string, streams: read
     drift.push(...metadataColumnsDrift(at, saved, stream));
     drift.push(...schemaVersionDrift(at, saved, stream));
     drift.push(...instanceColumnsDrift(at, saved, stream));
+    if ((saved.table ?? 'files') !== (stream.table ?? 'files')) {
+      drift.push(`${at}: table ${saved.table ?? 'files'} in the checkpoint, ${stream.table ?? 'files'} in the config`);
+    }
     if ([...saved.formats].sort().join() !== [...stream.formats].sort().join()) {
       drift.push(`${at}: formats ${saved.formats.join('+')} in the checkpoint, ${stream.formats.join('+')} in the config`);
     }

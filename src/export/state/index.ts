@@ -56,5 +56,6 @@ export {
 } from './manifest.js';
 export { destinationOf, openOutput, type Output, outputAt } from './output-target.js';
 export { type WindowToSeal, sealedWindows, sealWindow } from './seal-window.js';
+export { assertTablesWritable } from './tables-writable.js';
 export { type LiveProgress, liveProgressSchema, progressKeyOf, readLiveProgress } from './live-progress.js';
 export { parseStateFile } from './state-file.js';

@@ -27,7 +27,8 @@ export const LATEST_FILE = '_LATEST';
  * Every `key=value` folder's key is one of FOLDER_KEYS (resources/), which no column is named.
  */
 export const RUN_PREFIX = `${RUN_FOLDER_KEY}=`;
-const PART_PREFIX = `${PART_FOLDER_KEY}=`;
+/** The folder of a partition's shards is `part=<m>-of-<n>`. */
+export const PART_PREFIX = `${PART_FOLDER_KEY}=`;
 /** One record of each run, what `run --json` prints, named by when the run ended. */
 export const RUNS_DIR = '_runs';
 

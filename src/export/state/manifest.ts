@@ -14,6 +14,8 @@ import { shardFileName } from '../../sink/index.js';
 import { parseStateFile } from './state-file.js';
 
 export const MANIFEST_VERSION = 1;
+/** Far above the stats of any view's columns: a bound on what a manifest may make a run write into a commit. */
+const MAX_STATS_CHARS = 1024 * 1024;
 
 const manifestFileSchema = z.object({
   /** Relative to the output folder, with `/` separators: always where the shard belongs (shardPaths). */
@@ -28,6 +30,8 @@ const manifestFileSchema = z.object({
   rows: z.number().int().min(0),
   bytes: z.number().int().min(0),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** A Delta table's data file: the stats its add action carries (JSON, as Spark writes them). */
+  deltaStats: z.string().max(MAX_STATS_CHARS).optional(),
 }).superRefine((file, ctx) => {
   const paths = shardPaths(file);
   if (!paths.includes(file.path)) {

@@ -24,9 +24,10 @@ export interface WindowToSeal {
 }
 
 /**
- * Seals a completed window or snapshot (the `run=<id>` folder of a scheduled stream): its manifest,
- * then its `_SUCCESS`. A snapshot then becomes the stream's `_LATEST`, and only after that are
- * snapshots beyond `keep` deleted, oldest first. Idempotent: the run that completes the window
+ * Seals a completed window or snapshot (the `run=<id>` folder of a scheduled stream, or of a Delta
+ * table's full export): its manifest, its version of the Delta table (delta-table.ts), then its
+ * `_SUCCESS`. A snapshot then becomes the stream's `_LATEST`, and only after that are snapshots
+ * beyond `keep` deleted, oldest first. Idempotent: the run that completes the window
  * calls it, and so does the next run before it opens a new window, in case the first stopped in between.
  */
 export async function sealWindow(target: SealTarget, { stream, state, files, keep }: WindowToSeal): Promise<void> {
@@ -49,10 +50,16 @@ export async function sealWindow(target: SealTarget, { stream, state, files, kee
   };
   const dir = windowDir(stream, run);
   await store.putText(`${dir}/${MANIFEST_FILE}`, `${JSON.stringify(manifest, null, 2)}\n`);
+  if (state.table === 'delta') {
+    // The version readers see; loaded here only, as it brings the Parquet and Arrow code along.
+    const { commitTableRun } = await import('./delta-table.js');
+    await commitTableRun(target, { stream, state, files, keep });
+  }
   await store.putText(`${dir}/${SUCCESS_FILE}`, '');
   if (state.mode !== 'snapshot') return;
   await store.putText(`${stream}/${LATEST_FILE}`, `${RUN_PREFIX}${run}\n`);
-  if (keep !== undefined) await pruneSnapshots(target, stream, keep);
+  // A Delta table's old snapshots went with the commit, by the versions that reference them.
+  if (keep !== undefined && state.table !== 'delta') await pruneSnapshots(target, stream, keep);
 }
 
 /** Deletes the sealed snapshots of a stream beyond the newest `keep`; unsealed folders stay. */

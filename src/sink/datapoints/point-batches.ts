@@ -1,5 +1,6 @@
 import { type DataType, Field, makeData, RecordBatch, Schema, Struct, Table, tableToIPC } from 'apache-arrow';
 import type { ColumnSpec } from '../../resources/index.js';
+import type { DeltaBatches } from '../delta/index.js';
 import { arrowType } from '../parquet/column-kinds.js';
 import type { SpillFile } from '../parquet/spill.js';
 import { type BatchColumn, constantText, externalIds, seriesIds, timestamps, valueColumn } from './batch-columns.js';
@@ -9,12 +10,18 @@ import type { SeriesTable } from './series-table.js';
 /** Rows of one Arrow batch handed to the encoder. */
 const BATCH_ROWS = 65_536;
 
+/** The Arrow schema of a datapoints shard of `columns` (pointColumns): only required columns are non-nullable. */
+export function pointSchema(columns: readonly ColumnSpec[]): Schema {
+  return new Schema(columns.map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
+}
+
 /**
  * The Arrow batches of a datapoints shard, built from RowBlocks in file order and appended to its
  * spill file as Arrow IPC records of BATCH_ROWS rows. Each column is filled straight from the
  * blocks' typed arrays (a range of rows at a time where a column allows), the series' ids and
  * externalIds from its SeriesTable (externalIds as the UTF-8 encoded once per series). One set of
- * buffers serves every batch: tableToIPC copies them out.
+ * buffers serves every batch: tableToIPC copies them out. A Delta table's data file hands each batch
+ * through its DeltaBatches on the way (timestamps in microseconds, the file's stats gathered).
  */
 export class PointBatches {
   private readonly schema: Schema;
@@ -23,17 +30,21 @@ export class PointBatches {
   private readonly capacity: number;
   private length = 0;
 
-  /** `rows`: the shard's, so that the buffers of a small shard are small. */
+  /**
+   * `rows`: the shard's, so that the buffers of a small shard are small. `delta`: a Delta table's
+   * data file's, over pointSchema(columns); undefined for plain files.
+   */
   constructor(
     columns: readonly ColumnSpec[],
     granularity: string | undefined,
     series: SeriesTable,
     private readonly spill: SpillFile,
     rows: number,
+    private readonly delta?: DeltaBatches,
   ) {
     this.capacity = Math.min(BATCH_ROWS, rows);
     const { capacity } = this;
-    this.schema = new Schema(columns.map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
+    this.schema = pointSchema(columns);
     let part = 0;
     this.outs = columns.map((spec) => {
       switch (spec.name) {
@@ -79,7 +90,8 @@ export class PointBatches {
     const { fields } = this.schema;
     const children = this.outs.map((out, i) => out.data(fields[i]!.type as DataType, this.length));
     const data = makeData({ type: new Struct(fields), length: this.length, nullCount: 0, children });
-    const ipc = tableToIPC(new Table(new RecordBatch(this.schema, data)), 'stream');
+    const batch = new RecordBatch(this.schema, data);
+    const ipc = tableToIPC(new Table(this.delta === undefined ? batch : this.delta.convert(batch)), 'stream');
     for (const out of this.outs) out.reset();
     this.length = 0;
     await this.spill.append(ipc);

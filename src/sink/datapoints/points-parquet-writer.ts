@@ -1,13 +1,14 @@
-import type { OutputConfig } from '../../config/job-schema.js';
+import type { OutputConfig, TableKind } from '../../config/job-schema.js';
 import { type ColumnSpec, pointColumns, type PointsShape } from '../../resources/index.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
+import { DeltaBatches } from '../delta/index.js';
 import type { EncodedColumn } from '../parquet/encode.js';
 import { type ParquetWriterDeps, rowGroupRowsFor } from '../parquet/parquet-writer.js';
 import { SpillFile } from '../parquet/spill.js';
 import type { CommittedShard } from '../shard-writer.js';
 import type { PointBatch, PointShardWriter } from './point-batch.js';
-import { PointBatches } from './point-batches.js';
+import { PointBatches, pointSchema } from './point-batches.js';
 import { blockRowsFor, PointRuns } from './point-runs.js';
 import { PointTable } from './point-table.js';
 import { RowBlock } from './row-block.js';
@@ -31,6 +32,8 @@ function encodings(columns: readonly ColumnSpec[]): EncodedColumn[] {
 export interface PointsParquetOptions {
   /** Rows held in memory before they go to the runs file as a sorted run; default runRowsFor(columns). */
   runRows?: number;
+  /** The stream's table (StreamShape.table): 'delta' writes the shard as a Delta data file. Default 'files'. */
+  table?: TableKind | undefined;
 }
 
 /**
@@ -45,7 +48,8 @@ export interface PointsParquetOptions {
  * to a spill file that an encoder thread turns into the Parquet file (parquet-writer.ts says why
  * the spill file). A shard of fewer rows than a run is sorted in memory and needs no runs file.
  * The runs file is removed on commit (done or failed) and on abort, only by the writer that
- * created it.
+ * created it. A Delta table's data file (PointsParquetOptions.table 'delta') spills its batches
+ * converted (DeltaBatches) and commits with their stats.
  */
 export class PointsParquetWriter implements PointShardWriter {
   readonly format = 'parquet';
@@ -58,6 +62,8 @@ export class PointsParquetWriter implements PointShardWriter {
   private runs: PointRuns | undefined;
   /** Rows in the runs written. */
   private rowsInRuns = 0;
+  /** 'delta': the shard is a Delta table's data file (PointsParquetOptions.table). */
+  private readonly tableKind: TableKind | undefined;
 
   private constructor(
     private readonly path: string,
@@ -69,6 +75,12 @@ export class PointsParquetWriter implements PointShardWriter {
     this.columns = pointColumns(shape);
     this.table = new PointTable(this.columns, shape, writerOptions.runRows);
     this.blockRows = blockRowsFor(this.table.runRows);
+    this.tableKind = writerOptions.table;
+  }
+
+  /** What this shard's bytes per row are learned under: Delta files (microsecond times) apart from plain ones. */
+  private get sizeKey(): string {
+    return this.tableKind === 'delta' ? 'datapoints (delta)' : 'datapoints';
   }
 
   static create(
@@ -87,7 +99,7 @@ export class PointsParquetWriter implements PointShardWriter {
 
   /** Estimated from the last committed datapoints shard, as for the collections' files. */
   get bytes(): number {
-    return this.deps.bytesPerRow.estimate('datapoints', this.rows);
+    return this.deps.bytesPerRow.estimate(this.sizeKey, this.rows);
   }
 
   /** Adds the batch's points to the table, writing its rows as a sorted run each time it is full. */
@@ -107,7 +119,8 @@ export class PointsParquetWriter implements PointShardWriter {
     let file: DurableFile | undefined;
     try {
       spill = await SpillFile.create(`${this.path}.spill${TEMP_SUFFIX}`);
-      const batches = new PointBatches(this.columns, this.shape.granularity, this.table.series, spill, rows);
+      const delta = this.tableKind === 'delta' ? new DeltaBatches(pointSchema(this.columns)) : undefined;
+      const batches = new PointBatches(this.columns, this.shape.granularity, this.table.series, spill, rows, delta);
       if (this.runs === undefined) {
         await this.batchesFromTable(batches);
       } else {
@@ -117,6 +130,7 @@ export class PointsParquetWriter implements PointShardWriter {
       }
       await batches.finish();
       await spill.close();
+      const stats = delta === undefined ? {} : { deltaStats: delta.statsJson() };
       file = await DurableFile.create(this.path);
       const opened = file;
       const rowGroupRows = rowGroupRowsFor(this.options.rowGroupRows, spill.bytes, rows);
@@ -128,8 +142,8 @@ export class PointsParquetWriter implements PointShardWriter {
         },
       );
       const done = await file.commit();
-      this.deps.bytesPerRow.learn('datapoints', done.bytes, rows);
-      return { ...done, format: 'parquet', rows };
+      this.deps.bytesPerRow.learn(this.sizeKey, done.bytes, rows);
+      return { ...done, format: 'parquet', rows, ...stats };
     } catch (error) {
       await file?.abort();
       throw error;

@@ -7,18 +7,29 @@ import {
   Int64,
   List,
   Map_,
+  Schema,
   Struct,
   TimestampMillisecond,
   Utf8,
 } from 'apache-arrow';
 import { BoolColumn, type Column, Float64Column, Int64Column, Utf8Column } from './columns.js';
 import { Int64ListColumn, LabelListColumn, StringMapColumn } from './nested-columns.js';
-import { type ColumnKind, EXTRA_COLUMN, SEQUENCE_COLUMN_FIELDS } from './schemas.js';
+import { type ColumnKind, type ColumnSpec, EXTRA_COLUMN, SEQUENCE_COLUMN_FIELDS } from './schemas.js';
 import { StructListColumn } from './struct-list-column.js';
 
 /** The struct of one element of sequences' `columns`: every field nullable but the required. */
 function sequenceColumnStruct(): Struct {
-  return new Struct(SEQUENCE_COLUMN_FIELDS.map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
+  return new Struct(SEQUENCE_COLUMN_FIELDS.map(specField));
+}
+
+/** A column as an Arrow field: nullable unless required. */
+function specField(spec: ColumnSpec): Field {
+  return new Field(spec.name, arrowType(spec.kind), !spec.required);
+}
+
+/** The Arrow schema of these columns, in their order. */
+export function specSchema(columns: readonly ColumnSpec[]): Schema {
+  return new Schema(columns.map(specField));
 }
 
 export function arrowType(kind: ColumnKind): DataType {

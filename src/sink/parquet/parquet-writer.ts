@@ -1,10 +1,11 @@
-import { type RecordBatch, Table, tableToIPC } from 'apache-arrow';
-import type { OutputConfig, Resource } from '../../config/job-schema.js';
+import { type RecordBatch, type Schema, Table, tableToIPC } from 'apache-arrow';
+import type { OutputConfig, Resource, TableKind } from '../../config/job-schema.js';
 import { type InstanceTable, instanceEncodings } from '../instances/instance-table.js';
 import { InstanceRowBuilder } from '../instances/instance-rows.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
 import { PageItems } from '../../page/index.js';
+import { DeltaBatches } from '../delta/index.js';
 import type { StreamShape } from '../shard-sink.js';
 import type { CommittedShard, ShardWriter } from '../shard-writer.js';
 import type { BytesPerRow } from './bytes-per-row.js';
@@ -30,17 +31,6 @@ export interface ParquetWriterDeps {
 }
 
 /**
- * One Parquet file. Rows gather in reusable Arrow columns; every SPILL_ROWS rows the batch goes,
- * as Arrow IPC, to a spill file beside the shard. On commit an encoder thread (encoder-pool.ts)
- * turns the spill file into the Parquet file, row groups of exactly `rowGroupRows`, and the main
- * thread writes its bytes through a DurableFile (sha256, fsync, rename).
- *
- * Why a spill file: every open parquet-wasm writer holds 10-20 MB of wasm memory whatever its
- * rows, plus its row group in progress, so ten partitions writing at once cost 600+ MB. With the
- * spill file, memory holds one batch per open shard and one writer per encoder thread; the price
- * is temporary disk of about the shard's NDJSON size (bench/RESULTS.md, "Levers kept").
- */
-/**
  * What a shard holds: a collection's items, with the stream's `metadata_<key>` columns if any; or
  * the instances of a data-model view, in its columns.
  */
@@ -51,6 +41,7 @@ export type ShardTable =
 
 /** What fills a shard's batches: RowGroupBuilder for collections, InstanceRowBuilder for instances. */
 interface RowSource {
+  readonly schema: Schema;
   readonly rows: number;
   addItem(page: PageItems, i: number): void;
   batch(): RecordBatch;
@@ -74,6 +65,25 @@ function tableOf(table: ShardTable): { builder: RowSource; encodings: EncodedCol
   };
 }
 
+/** What a collection's or an instance view's Parquet shard's writer may be told besides the output's settings. */
+export interface ParquetShardOptions {
+  /** The stream's table (StreamShape.table): 'delta' writes the shard as a Delta data file. Default 'files'. */
+  table?: TableKind | undefined;
+}
+
+/**
+ * One Parquet file. Rows gather in reusable Arrow columns; every SPILL_ROWS rows the batch goes,
+ * as Arrow IPC, to a spill file beside the shard. On commit an encoder thread (encoder-pool.ts)
+ * turns the spill file into the Parquet file, row groups of exactly `rowGroupRows`, and the main
+ * thread writes its bytes through a DurableFile (sha256, fsync, rename). A Delta table's data file
+ * (ParquetShardOptions.table 'delta') spills its batches converted (DeltaBatches) and commits
+ * with their stats.
+ *
+ * Why a spill file: every open parquet-wasm writer holds 10-20 MB of wasm memory whatever its
+ * rows, plus its row group in progress, so ten partitions writing at once cost 600+ MB. With the
+ * spill file, memory holds one batch per open shard and one writer per encoder thread; the price
+ * is temporary disk of about the shard's NDJSON size (bench/RESULTS.md, "Levers kept").
+ */
 export class ParquetShardWriter implements ShardWriter {
   readonly format = 'parquet';
   private readonly builder: RowSource;
@@ -83,6 +93,8 @@ export class ParquetShardWriter implements ShardWriter {
   private count = 0;
   /** Bytes (as received) of the items in the batch being gathered. */
   private batchBytes = 0;
+  /** A Delta table's data file: converts each batch before it is spilled and gathers the file's stats. */
+  private readonly delta: DeltaBatches | undefined;
 
   private constructor(
     private readonly path: string,
@@ -90,8 +102,14 @@ export class ParquetShardWriter implements ShardWriter {
     table: ShardTable,
     private readonly options: OutputConfig['parquet'],
     private readonly deps: ParquetWriterDeps,
+    writerOptions: ParquetShardOptions,
   ) {
-    ({ builder: this.builder, encodings: this.encodings, sizeKey: this.sizeKey } = tableOf(table));
+    const { builder, encodings, sizeKey } = tableOf(table);
+    this.builder = builder;
+    this.encodings = encodings;
+    this.delta = writerOptions.table === 'delta' ? new DeltaBatches(builder.schema) : undefined;
+    // Microsecond times make a Delta file larger than a plain one of the same rows: learned apart.
+    this.sizeKey = this.delta === undefined ? sizeKey : `${sizeKey} (delta)`;
   }
 
   static async create(
@@ -99,8 +117,10 @@ export class ParquetShardWriter implements ShardWriter {
     table: ShardTable,
     options: OutputConfig['parquet'],
     deps: ParquetWriterDeps,
+    writerOptions: ParquetShardOptions = {},
   ): Promise<ParquetShardWriter> {
-    return new ParquetShardWriter(path, await SpillFile.create(`${path}.spill${TEMP_SUFFIX}`), table, options, deps);
+    const spill = await SpillFile.create(`${path}.spill${TEMP_SUFFIX}`);
+    return new ParquetShardWriter(path, spill, table, options, deps, writerOptions);
   }
 
   get rows(): number {
@@ -133,6 +153,7 @@ export class ParquetShardWriter implements ShardWriter {
     await this.spill.close();
     const file = await DurableFile.create(this.path);
     try {
+      const stats = this.delta === undefined ? {} : { deltaStats: this.delta.statsJson() };
       const rowGroupRows = rowGroupRowsFor(this.options.rowGroupRows, this.spill.bytes, this.count);
       await this.deps.encoders.encode(
         {
@@ -148,7 +169,7 @@ export class ParquetShardWriter implements ShardWriter {
       );
       const done = await file.commit();
       this.deps.bytesPerRow.learn(this.sizeKey, done.bytes, this.count);
-      return { ...done, format: 'parquet', rows: this.count };
+      return { ...done, format: 'parquet', rows: this.count, ...stats };
     } catch (error) {
       await file.abort();
       throw error;
@@ -162,8 +183,9 @@ export class ParquetShardWriter implements ShardWriter {
   }
 
   private async spillBatch(): Promise<void> {
-    // The IPC copy is taken before the reused buffers are reset.
-    const ipc = tableToIPC(new Table(this.builder.batch()), 'stream');
+    // The IPC copy (and a Delta file's stats) are taken before the reused buffers are reset.
+    const batch = this.builder.batch();
+    const ipc = tableToIPC(new Table(this.delta === undefined ? batch : this.delta.convert(batch)), 'stream');
     this.builder.reset();
     this.batchBytes = 0;
     await this.spill.append(ipc);

@@ -1,9 +1,9 @@
-import { type DataType, Field, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
+import { type DataType, makeData, RecordBatch, type Schema, Struct } from 'apache-arrow';
 import type { Resource } from '../../config/job-schema.js';
 import { BadItemError } from '../../errors.js';
 import { resourceSpec, streamColumns } from '../../resources/index.js';
 import { PageItems } from '../../page/index.js';
-import { arrowType, newColumn } from './column-kinds.js';
+import { newColumn, specSchema } from './column-kinds.js';
 import { type Column, ColumnTypeError, describe, Utf8Column } from './columns.js';
 import { ItemWalk } from './item-walk.js';
 import { type ColumnSpec, EXTRA_COLUMN, columnsOf } from './schemas.js';
@@ -14,7 +14,7 @@ import { type ColumnSpec, EXTRA_COLUMN, columnsOf } from './schemas.js';
  */
 export function arrowSchema(resource: Resource, metadataColumns: readonly string[] = []): Schema {
   const columns = streamColumns(columnsOf(resource), metadataColumns);
-  return new Schema(columns.map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
+  return specSchema(columns);
 }
 
 /** `metadata[key]` when it is a string; the `metadata` column itself refuses a map of another shape. */
