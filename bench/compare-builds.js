@@ -59,7 +59,8 @@ await withSimulator({ events }, async (sim) => {
       for (const format of formats) {
         const { cli, node, table: kind } = build;
         const extra = kind === undefined ? {} : { output: { table: kind } };
-        const result = await runExport(sim, { partitions, formats: [format], extra }, { expectRows: events, cli, node });
+        const job = { partitions, formats: [format], extra };
+        const result = await runExport(sim, job, { expectRows: events, cli, node });
         const key = `${build.name}/${format}`;
         samples.set(key, [...(samples.get(key) ?? []), result]);
         console.error(`${key}: ${result.wallS} s, ${result.cpuS.toFixed(2)} CPU s, ${Math.round(result.peakRssMB)} MB`);
