@@ -21,7 +21,8 @@ export {
   type WriteAction,
   writeCommit,
 } from './delta/commit.js';
-export { type DeltaSnapshot, MAX_COMMIT_BYTES, readDeltaLog, type ReadDeltaLogOptions } from './delta/read-log.js';
+export { type DeltaSnapshot, hasDeltaLog, MAX_COMMIT_BYTES, readDeltaLog, type ReadDeltaLogOptions } from './delta/read-log.js';
+export { checkpointNames, commitName, LOG_FOLDER } from './delta/log-names.js';
 export type { DeltaCommit, DeltaFile } from './delta/table-state.js';
 export { createLocalStore } from './local-store.js';
 export { LockedError, type LockOptions, type LockOwner, type LockState } from './lock.js';

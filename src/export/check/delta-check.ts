@@ -1,5 +1,5 @@
 import { DeltaLogError } from '../../errors.js';
-import { type DeltaSnapshot, type OutputStore, readDeltaLog } from '../../output/index.js';
+import { type DeltaSnapshot, hasDeltaLog, LOG_FOLDER, type OutputStore, readDeltaLog } from '../../output/index.js';
 import type { Mode } from '../../config/job-schema.js';
 import { type ManifestFile, SUCCESS_FILE, type WindowManifest } from '../state/index.js';
 
@@ -33,10 +33,9 @@ export async function checkTable(
   runs: readonly WindowManifest[],
   expected: boolean,
 ): Promise<TableCheck> {
-  const log = `${stream}/_delta_log`;
-  const commits = (await store.list(`${log}/`)).filter((key) => /\/\d{20}\.json$/.test(key));
+  const log = `${stream}/${LOG_FOLDER}`;
   const sealed = await sealedRuns(store, stream, runs);
-  if (commits.length === 0) {
+  if (!(await hasDeltaLog(store, stream))) {
     const missing = expected && sealed.length > 0;
     return { table: undefined, problems: missing ? [`${store.where(log)}: missing, but the stream is a Delta table with sealed runs`] : [] };
   }

@@ -1,6 +1,6 @@
 import { silentLogger } from '../../log.js';
 import { DeltaLogError } from '../../errors.js';
-import { type LockOwner, type OutputStore, readDeltaLog } from '../../output/index.js';
+import { commitName, hasDeltaLog, LOG_FOLDER, type LockOwner, type OutputStore, readDeltaLog } from '../../output/index.js';
 import {
   LATEST_FILE,
   LOCK_FILE,
@@ -144,12 +144,11 @@ const MAX_COMMIT_INFO_BYTES = 16 * 1024 * 1024;
 
 /** The latest version of the Delta table in a stream's folder and when it was committed, for which run. */
 async function tableStatus(store: OutputStore, stream: string): Promise<TableStatus | null> {
-  const log = `${stream}/_delta_log`;
-  if (!(await store.list(`${log}/`)).some((key) => /\/\d{20}\.json$/.test(key))) return null;
+  if (!(await hasDeltaLog(store, stream))) return null;
   try {
     const { version, files, commits } = await readDeltaLog(store, stream);
     // The version's commitInfo, replayed after the checkpoint; or, for the checkpoint's own version, its commit file.
-    const key = `${log}/${String(version).padStart(20, '0')}.json`;
+    const key = `${stream}/${LOG_FOLDER}/${commitName(version)}`;
     const replayed = commits.find((commit) => commit.version === version)?.info;
     const small = replayed === undefined && ((await store.size(key)) ?? Infinity) <= MAX_COMMIT_INFO_BYTES;
     const text = small ? await store.getText(key) : undefined;

@@ -1,6 +1,6 @@
 import { CheckpointError, ConfigError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { OutputStore } from '../../output/index.js';
+import { hasDeltaLog, type OutputStore } from '../../output/index.js';
 import { type Checkpoint, findDrift, isComplete, LOCK_FILE, type Manifest, MANIFEST_FILE, newCheckpoint, newStreamState, nextWindow, pairKey, parseCheckpoint, partDir, reconcile, removeOwnedTree, restartPart, sameBaseUrl, windowDir, type WindowToSeal, sealWindow, type StreamPlan, type StreamState, SUCCESS_FILE } from '../state/index.js';
 import { assertShardsPresent, disagreeError, disagreements, findDamage, readManifest, restarted } from '../check/index.js';
 
@@ -184,8 +184,7 @@ function nextRuns(
  */
 async function refuseTablesAsFiles(store: OutputStore, streams: readonly StreamPlan[]): Promise<void> {
   for (const stream of streams) {
-    const log = await store.list(`${stream.name}/_delta_log/`);
-    if (!log.some((key) => /\/\d{20}\.json$/.test(key))) continue;
+    if (!(await hasDeltaLog(store, stream.name))) continue;
     throw new ConfigError(
       `${store.where(stream.name)} is a Delta table (it has a _delta_log), and the job makes stream '${stream.name}' plain files: give it table: delta, or another name or output.dir`,
     );

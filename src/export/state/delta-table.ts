@@ -2,9 +2,12 @@ import { ConfigError, DeltaLogError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import {
   addAction,
+  checkpointNames,
   commitInfoAction,
   type DeltaSnapshot,
   ENGINE_INFO,
+  hasDeltaLog,
+  LOG_FOLDER,
   metaDataAction,
   type OutputStore,
   protocolAction,
@@ -31,7 +34,6 @@ import type { ManifestFile } from './manifest.js';
 export const TXN_APP_ID = 'bulk-extract';
 /** Versions between checkpoints: a reader replays at most this many JSON commits after one. */
 export const CHECKPOINT_INTERVAL = 10;
-const LOG_FOLDER = '_delta_log';
 
 export interface TableRun {
   stream: string;
@@ -247,9 +249,7 @@ async function removeLeftTemps(store: OutputStore, stream: string): Promise<void
 
 /** The table's latest version, or undefined when its folder holds no log yet. */
 async function readTable(store: OutputStore, stream: string): Promise<DeltaSnapshot | undefined> {
-  const entries = await store.list(`${stream}/${LOG_FOLDER}/`);
-  if (!entries.some((key) => /\/\d{20}\.json$/.test(key))) return undefined;
-  return readDeltaLog(store, stream);
+  return (await hasDeltaLog(store, stream)) ? readDeltaLog(store, stream) : undefined;
 }
 
 /** Refuses a table bulk-extract did not start: its files are not ours to remove or add to. */
@@ -279,8 +279,8 @@ function assertAdditive(store: OutputStore, stream: string, before: string, afte
 
 /** The checkpoint of `version`, unless it is there (a rerun after a crash between the commit and it). */
 async function checkpointIfMissing(store: OutputStore, stream: string, version: number): Promise<void> {
-  const name = `${String(version).padStart(20, '0')}.checkpoint.parquet`;
-  if ((await store.size(`${stream}/${LOG_FOLDER}/${name}`)) !== undefined) return;
+  const [name] = checkpointNames(version, 1);
+  if ((await store.size(`${stream}/${LOG_FOLDER}/${name!}`)) !== undefined) return;
   await writeCheckpoint(store, stream, version, await readDeltaLog(store, stream, { asOf: version }));
 }
 

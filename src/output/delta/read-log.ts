@@ -34,6 +34,18 @@ export interface DeltaSnapshot {
   checkpoint?: number;
 }
 
+/**
+ * Whether the folder `root` of `store` holds a Delta table: a commit or a checkpoint in its
+ * `_delta_log/` (what readDeltaLog needs to read one). The listing stops at the first.
+ */
+export async function hasDeltaLog(store: OutputStore, root: string): Promise<boolean> {
+  const logFolder = root === '' ? LOG_FOLDER : `${root}/${LOG_FOLDER}`;
+  for await (const key of store.keys(`${logFolder}/`)) {
+    if (logEntryOf(key.slice(logFolder.length + 1)) !== undefined) return true;
+  }
+  return false;
+}
+
 /** What the log folder's listing holds, by version. */
 interface LogListing {
   commits: Set<number>;
