@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AskedQuery } from '../../src/export/run/points-answer.js';
+import type { AskedQuery } from '../../src/export/kinds/datapoints/points-answer.js';
 import { type Aggregate, pointColumns, type PointsShape } from '../../src/resources/index.js';
 import { PointTable } from '../../src/sink/datapoints/point-table.js';
 import { PointList } from '../../src/sink/index.js';

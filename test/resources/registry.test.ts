@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { streamSchema } from '../../src/config/job-schema.js';
-import { aggregateFilter } from '../../src/export/plan/chain-request.js';
+import { aggregateFilter } from '../../src/export/kinds/collections/chain-request.js';
 import { EXTRA_COLUMN, type FilterSpec, filterKeys, RESOURCE_SPECS, RESOURCES, resourceSpec } from '../../src/resources/index.js';
 import { parseAggregateBody } from '../../src/simulator/aggregate-query.js';
 import { parseListBody } from '../../src/simulator/list-body.js';

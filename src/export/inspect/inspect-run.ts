@@ -21,10 +21,10 @@ import {
   instancesRequest,
   instancesSyncRequest,
   type ListRequest,
-  type PartitionPlan,
   planPartitions,
   planStreams,
 } from '../plan/index.js';
+import type { PartitionPlan } from '../partition/index.js';
 import { type IdleStream, prepareOutput } from '../run/index.js';
 import { restarted } from '../check/index.js';
 

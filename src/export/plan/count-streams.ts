@@ -4,8 +4,7 @@ import type { PlatformClient } from '../../http/platform-client.js';
 import type { Logger } from '../../log.js';
 import { resourceSpec } from '../../resources/index.js';
 import { type Checkpoint, isComplete, type StreamPlan } from '../state/index.js';
-import { aggregateFilter } from './chain-request.js';
-import { countInstances, readViewColumns } from './instances-request.js';
+import { aggregateFilter, countInstances, readViewColumns } from '../kinds/index.js';
 import { chainParams } from './partitions.js';
 
 /** The platform's counts of what the streams' current runs read, by stream name. */

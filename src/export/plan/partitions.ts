@@ -1,19 +1,6 @@
 import { filterKeys } from '../../resources/index.js';
+import type { PartitionPlan } from '../partition/index.js';
 import { partDir, sentBounds, type StreamPlan, type StreamState } from '../state/index.js';
-
-/** One cursor chain to drain: a stream's partition m of n. */
-export interface PartitionPlan {
-  /** The stream's plan, whose settings (collection, formats, metadata columns) the partition has. */
-  stream: StreamPlan;
-  m: number;
-  n: number;
-  /** Every request parameter of the chain but `cursor`, in the order sent; includes `partition` when n > 1. */
-  params: [string, string][];
-  /** incremental and snapshot: the run the chain belongs to (its folder `run=<run>`); null for a full export. */
-  run: string | null;
-  /** The partition's folder, relative to the output folder. */
-  dir: string;
-}
 
 /**
  * The parameters a stream's chains send in its current run: the config's, with the

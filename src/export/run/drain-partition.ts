@@ -1,57 +1,24 @@
-import { type ChainClient, type ChainPage, drainCursorChain } from '../../http/cursor-chain.js';
+import { type ChainPage, drainCursorChain } from '../../http/cursor-chain.js';
 import { drainSyncFeed, type SyncPage } from '../../http/sync-chain.js';
 import { AbortedError, HttpStatusError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
-import type { OutputStore } from '../../output/index.js';
 import type { OpenShard } from '../../sink/index.js';
-import type { ByteBudget } from '../../page/index.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { TEMP_SUFFIX } from '../../util/durable-file.js';
 import { prefetchOne } from '../../util/prefetch.js';
-import { chainRequest, instancesCheck, instancesRequest, instancesSyncRequest, type PartitionPlan } from '../plan/index.js';
+import { chainRequest, drainPoints, instancesCheck, instancesRequest, instancesSyncRequest, type PointsContext } from '../kinds/index.js';
 import { isOwnedKey, type PartState, removeOwnedTree, shardSeq } from '../state/index.js';
-import type { Committer } from './committer.js';
-import { commitShard } from './commit-shard.js';
-import { ResumeCursorRefused, syncCursorRefused } from './cursor-refused.js';
-import { drainPoints } from './drain-points.js';
-import type { ListedSeries } from './listed-series.js';
-import type { PointsClient } from './point-requests.js';
-import type { OpenPointShard } from '../../sink/index.js';
+import { commitShard, type PartitionContext, type PartitionOutcome, type PartitionPlan, ResumeCursorRefused, syncCursorRefused } from '../partition/index.js';
 
-export interface PartitionContext {
-  /** Where committed shards go (a folder: they are in place already; a bucket: uploaded). */
-  store: OutputStore;
-  /** Lists pages; datapoints partitions also post their reads of points. */
-  client: ChainClient & PointsClient;
-  /** The run's budget of response bytes held at once (source.maxBufferedBytes). */
-  budget?: ByteBudget | undefined;
-  committer: Committer;
-  /** Opens the shard `seq` of a partition, one writer per format. */
-  openShard(plan: PartitionPlan, seq: number): Promise<OpenShard[]>;
-  /** Opens the shard `seq` of a datapoints partition, one writer per format. */
-  openPoints(plan: PartitionPlan, seq: number): Promise<OpenPointShard[]>;
-  /** Per datapoints stream whose series are listed: the series its partitions took (listed-series.ts). */
-  listedSeries?: ReadonlyMap<string, ListedSeries>;
-  /** Series a datapoints partition asked for that the platform did not know. */
-  onUnknown?(refs: readonly unknown[], plan: PartitionPlan): void;
-  /** Series of a datapoints partition read to their end (or unknown to the platform). */
-  onSeriesDone?(count: number, plan: PartitionPlan): void;
-  limits: { maxRows: number; maxBytes: number };
-  /** Aborted on SIGINT/SIGTERM: the drain commits what it holds and stops. */
-  signal: AbortSignal;
-  logger: Logger;
-  /** Rows of a page written by the partition `plan`; throws (ReadLimitError) to stop the partition. */
-  onRows(rows: number, plan: PartitionPlan): void;
-}
-
-export type PartitionOutcome = 'done' | 'skipped' | 'interrupted';
+/** What the run gives each partition: every kind's context. */
+export type DrainContext = PartitionContext & PointsContext;
 
 /**
  * Drains one partition into shards. A shard closes at a page boundary once it reaches a size limit,
  * at the end of the chain, or on interruption; it is committed data first (files fsynced and
  * renamed), checkpoint last, so the checkpointed cursor never runs ahead of the rows on disk.
  */
-export async function drainPartition(ctx: PartitionContext, plan: PartitionPlan): Promise<PartitionOutcome> {
+export async function drainPartition(ctx: DrainContext, plan: PartitionPlan): Promise<PartitionOutcome> {
   const log = ctx.logger.child({ stream: plan.stream.name, partition: `${plan.m}/${plan.n}` });
   if (ctx.committer.part(plan.stream.name, plan.m).done) return 'skipped';
   await removeLeftovers(ctx, plan);

@@ -8,11 +8,11 @@ import type { Logger } from '../../log.js';
 import { createShardSink, type ShardSink } from '../../sink/index.js';
 import { type Clock, systemClock } from '../../util/clock.js';
 import { assertTablesWritable, type Checkpoint, type Manifest, openOutput, type RunState, sentBounds, streamOf, type StreamPlan, syncField } from '../state/index.js';
-import { countStreams, type PartitionPlan, planStreams, type StreamCounts } from '../plan/index.js';
+import { countStreams, planStreams, type StreamCounts } from '../plan/index.js';
 import { finishRun } from './finish-run.js';
-import { drainPartition, type PartitionContext, type PartitionOutcome } from './drain-partition.js';
-import { checkReadLimit } from './read-limit.js';
-import { ListedSeries } from './listed-series.js';
+import { type DrainContext, drainPartition } from './drain-partition.js';
+import { checkReadLimit, type PartitionOutcome, type PartitionPlan } from '../partition/index.js';
+import { ListedSeries } from '../kinds/index.js';
 import type { IdleStream } from './prepare-output.js';
 import { LiveProgressFile } from './live-progress.js';
 import { RunProgress, type RunHandle } from './run-progress.js';
@@ -174,7 +174,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
  * bytes; a refused credential stops them all, a stream read past its limit stops its partitions.
  */
 function drainAll(
-  context: Omit<PartitionContext, 'client' | 'budget' | 'openShard' | 'openPoints' | 'limits' | 'onRows'> & {
+  context: Omit<DrainContext, 'client' | 'budget' | 'openShard' | 'openPoints' | 'limits' | 'onRows'> & {
     client: PlatformClient;
     sink: ShardSink;
   },
@@ -191,7 +191,7 @@ function drainAll(
   // The client's budget (source.maxBufferedBytes): every request of the process holds its bytes there.
   const { budget } = context.client;
   run.onStart?.(progress.handle(context.client, budget, () => context.committer.files));
-  const partition: PartitionContext = {
+  const partition: DrainContext = {
     ...context,
     budget,
     openShard: context.sink.open,

@@ -1,7 +1,7 @@
 import type { PlatformClient } from '../../http/platform-client.js';
 import type { ByteBudget } from '../../page/index.js';
 import { type Checkpoint, type ManifestFile, streamOf, type StreamPlan, syncPhase } from '../state/index.js';
-import type { PartitionPlan } from '../plan/index.js';
+import type { PartitionPlan } from '../partition/index.js';
 
 /** A stream's progress as the run sees it. */
 export interface StreamProgress {

@@ -1,6 +1,6 @@
 import { SyncCursorError } from '../../errors.js';
 import type { HttpStatusError } from '../../http/errors.js';
-import type { PartitionPlan } from '../plan/index.js';
+import type { PartitionPlan } from './partition-plan.js';
 import type { StreamState } from '../state/index.js';
 
 /**

@@ -1,9 +1,9 @@
 import { isUtf8 } from 'node:buffer';
-import type { RequestContext } from '../../http/errors.js';
-import { BAD, CLOSED, JsonGrammar } from '../../page/index.js';
-import { isCountAggregate } from '../../resources/index.js';
-import type { PointList } from '../../sink/index.js';
-import { ABSENT, PointFields } from '../../sink/datapoints/point-fields.js';
+import type { RequestContext } from '../../../http/errors.js';
+import { BAD, CLOSED, JsonGrammar } from '../../../page/index.js';
+import { isCountAggregate } from '../../../resources/index.js';
+import type { PointList } from '../../../sink/index.js';
+import { ABSENT, PointFields } from '../../../sink/datapoints/point-fields.js';
 import {
   CLOSE_ARRAY,
   CLOSE_OBJECT,
@@ -16,7 +16,7 @@ import {
   QUOTE,
   sameBytes,
   ZERO,
-} from '../../sink/parquet/json-bytes.js';
+} from '../../../sink/parquet/json-bytes.js';
 import { PointSpans } from './point-spans.js';
 import { type AggregatesAsked, AnswerMatch, type AskedQuery, type SeriesAnswer } from './points-answer.js';
 

@@ -1,7 +1,7 @@
-import { BulkExtractError } from '../../errors.js';
-import type { Logger } from '../../log.js';
-import { IdSet, MAX_ID_SLOTS } from '../../util/id-set.js';
-import { checkSeriesReadLimit } from './read-limit.js';
+import { BulkExtractError } from '../../../errors.js';
+import type { Logger } from '../../../log.js';
+import { IdSet, MAX_ID_SLOTS } from '../../../util/id-set.js';
+import { checkSeriesReadLimit } from '../../partition/index.js';
 
 /** The platform listed a series twice: its points would be written twice. */
 export class SeriesRepeatedError extends BulkExtractError {

@@ -1,4 +1,4 @@
-import { HttpStatusError, type RequestContext, RequestError } from '../../http/errors.js';
+import { HttpStatusError, type RequestContext, RequestError } from '../../../http/errors.js';
 import type { AskedQuery, SeriesRef } from './points-answer.js';
 import type { PointsClient } from './point-requests.js';
 

@@ -1,6 +1,6 @@
-import { BadResponseError, type RequestContext } from '../../http/errors.js';
-import { type Aggregate, isCountAggregate } from '../../resources/index.js';
-import { PointList, type PointValue } from '../../sink/index.js';
+import { BadResponseError, type RequestContext } from '../../../http/errors.js';
+import { type Aggregate, isCountAggregate } from '../../../resources/index.js';
+import { PointList, type PointValue } from '../../../sink/index.js';
 
 /** A datapoints query names its series by id or by externalId. */
 export type SeriesRef = { id: number } | { externalId: string };

@@ -1,6 +1,6 @@
 import type { OutputStore } from '../../output/index.js';
 import type { CommittedShard } from '../../sink/index.js';
-import type { PartitionPlan } from '../plan/index.js';
+import type { PartitionPlan } from './partition-plan.js';
 import type { ManifestFile } from '../state/index.js';
 
 /** A shard's writer of any stream, with the key its file is published under. */

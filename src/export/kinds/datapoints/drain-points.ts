@@ -1,15 +1,14 @@
 import { setMaxListeners } from 'node:events';
-import { AbortedError } from '../../http/errors.js';
-import type { Logger } from '../../log.js';
-import type { OpenPointShard } from '../../sink/index.js';
-import { crashPoint } from '../../util/crash-point.js';
-import type { PartitionPlan } from '../plan/index.js';
-import type { PointsPartState } from '../state/index.js';
-import type { PartitionContext, PartitionOutcome } from './drain-partition.js';
+import { AbortedError } from '../../../http/errors.js';
+import type { Logger } from '../../../log.js';
+import type { ChainClient } from '../../../http/cursor-chain.js';
+import type { OpenPointShard } from '../../../sink/index.js';
+import { crashPoint } from '../../../util/crash-point.js';
+import type { PointsPartState } from '../../state/index.js';
 import type { SeriesRef } from './points-answer.js';
-import { commitShard } from './commit-shard.js';
-import { ResumeCursorRefused } from './cursor-refused.js';
-import { type PointsAnswer, requestPoints, type SentRequest, takeAnswer } from './point-requests.js';
+import { commitShard, type PartitionContext, type PartitionOutcome, type PartitionPlan, ResumeCursorRefused } from '../../partition/index.js';
+import type { ListedSeries } from './listed-series.js';
+import { type PointsAnswer, type PointsClient, requestPoints, type SentRequest, takeAnswer } from './point-requests.js';
 import { MAX_QUERIES, SeriesTasks } from './series-tasks.js';
 
 /**
@@ -20,8 +19,19 @@ import { MAX_QUERIES, SeriesTasks } from './series-tasks.js';
 export const LANES = 4;
 import { SeriesSource } from './series-source.js';
 
-/** What draining a datapoints partition needs: a partition's context. */
-export type PointsContext = Omit<PartitionContext, 'openShard'>;
+/** What draining a datapoints partition needs: a partition's context, and its points' own. */
+export interface PointsContext extends Omit<PartitionContext, 'openShard' | 'client'> {
+  /** Lists the series and posts the reads of points. */
+  client: ChainClient & PointsClient;
+  /** Opens the shard `seq` of a datapoints partition, one writer per format. */
+  openPoints(plan: PartitionPlan, seq: number): Promise<OpenPointShard[]>;
+  /** Per datapoints stream whose series are listed: the series its partitions took (listed-series.ts). */
+  listedSeries?: ReadonlyMap<string, ListedSeries>;
+  /** Series a datapoints partition asked for that the platform did not know. */
+  onUnknown?(refs: readonly unknown[], plan: PartitionPlan): void;
+  /** Series of a datapoints partition read to their end (or unknown to the platform). */
+  onSeriesDone?(count: number, plan: PartitionPlan): void;
+}
 
 /**
  * Drains one datapoints partition: its series (listed a page at a time, or its share of an explicit

@@ -1,12 +1,12 @@
-import type { QueryScope } from '../../config/instances-schema.js';
-import { ConfigError } from '../../errors.js';
-import { parseInstancesCount } from '../../http/aggregate-count.js';
-import type { PlatformClient } from '../../http/platform-client.js';
-import type { PageItems } from '../../page/index.js';
-import { compareCodePoints } from '../../util/code-point-order.js';
-import { instanceColumns, type InstanceColumn, type ViewDefinition } from '../../resources/index.js';
-import type { StreamPlan } from '../state/index.js';
-import type { ListRequest } from './chain-request.js';
+import type { QueryScope } from '../../../config/instances-schema.js';
+import { ConfigError } from '../../../errors.js';
+import { parseInstancesCount } from '../../../http/aggregate-count.js';
+import type { PlatformClient } from '../../../http/platform-client.js';
+import type { PageItems } from '../../../page/index.js';
+import { compareCodePoints } from '../../../util/code-point-order.js';
+import { instanceColumns, type InstanceColumn, type ViewDefinition } from '../../../resources/index.js';
+import type { StreamPlan } from '../../state/index.js';
+import type { ListRequest } from '../collections/index.js';
 
 /**
  * Query `m` (1-based) of an instances stream: `POST /models/instances/list` for the stream's view

@@ -1,12 +1,12 @@
-import { AbortedError, BadResponseError, type RequestContext } from '../../http/errors.js';
-import type { ReadResponse } from '../../http/platform-client.js';
-import type { BudgetHold, ByteBudget } from '../../page/index.js';
-import type { PointBatch } from '../../sink/index.js';
-import { bucketReachMs } from '../../resources/index.js';
+import { AbortedError, BadResponseError, type RequestContext } from '../../../http/errors.js';
+import type { ReadResponse } from '../../../http/platform-client.js';
+import type { BudgetHold, ByteBudget } from '../../../page/index.js';
+import type { PointBatch } from '../../../sink/index.js';
+import { bucketReachMs } from '../../../resources/index.js';
 import { confirmUnknown } from './confirm-unknown.js';
 import { type AggregatesAsked, readAnswer, type SeriesAnswer, type SeriesRef } from './points-answer.js';
 import { readScannedAnswer } from './points-scan.js';
-import type { PointsPlan } from '../state/index.js';
+import type { PointsPlan } from '../../state/index.js';
 import { MAX_EMPTY_ANSWERS, type SeriesTask, type SeriesTasks } from './series-tasks.js';
 
 export const POINTS_PATH = '/timeseries/data/list';

@@ -1,4 +1,4 @@
-import { PointList } from '../../sink/index.js';
+import { PointList } from '../../../sink/index.js';
 
 /**
  * The bytes a plain point usually takes: `{"timestamp":<13 digits>,"value":<number>},` is 32 with a

@@ -1,5 +1,5 @@
-import type { ListedResource, Resource } from '../../config/job-schema.js';
-import { type FilterSpec, resourceSpec } from '../../resources/index.js';
+import type { ListedResource, Resource } from '../../../config/job-schema.js';
+import { type FilterSpec, resourceSpec } from '../../../resources/index.js';
 
 /**
  * The `filter` object of `POST /{resource}/list` and `/aggregate` for a chain's parameters: each

@@ -1,8 +1,8 @@
-import { type ChainClient, type ChainPage, drainCursorChain } from '../../http/cursor-chain.js';
-import { BadResponseError, HttpStatusError } from '../../http/errors.js';
-import { ResumeCursorRefused } from './cursor-refused.js';
-import type { ByteBudget } from '../../page/index.js';
-import { chainRequest } from '../plan/index.js';
+import { type ChainClient, type ChainPage, drainCursorChain } from '../../../http/cursor-chain.js';
+import { BadResponseError, HttpStatusError } from '../../../http/errors.js';
+import { ResumeCursorRefused } from '../../partition/index.js';
+import type { ByteBudget } from '../../../page/index.js';
+import { chainRequest } from '../collections/index.js';
 import type { SeriesRef } from './points-answer.js';
 
 /** Where a partition's listing of series stands: what the checkpoint records of it. */
