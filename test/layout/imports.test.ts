@@ -200,3 +200,35 @@ describe('the rooms of src/export/', () => {
     expect(rooms.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
   });
 });
+
+/**
+ * Where a stream's kind may be told apart by its name: its own room (export/kinds/), the job
+ * file's schema (config/), and the record table of state/ (stream-records.ts). The engine, the
+ * CLI and the metrics ask the kind (or the record table) instead.
+ */
+const KIND_NAMES = /(?:[!=]==\s*'(?:datapoints|instances)'|'(?:datapoints|instances)'\s*[!=]==|case\s+'(?:datapoints|instances)'\s*:)/;
+const MAY_NAME_KINDS = (file: string) =>
+  file.startsWith('export/kinds/') || file.startsWith('config/') || file === 'export/state/stream-records.ts';
+
+describe('the kinds of stream', () => {
+  const watched = files.filter((file) => ['export', 'cli', 'metrics'].includes(folderOf(file)));
+
+  it('are told apart by name only in kinds/, config/ and the record table', () => {
+    const found = watched
+      .filter((file) => !MAY_NAME_KINDS(file))
+      .flatMap((file) =>
+        readFileSync(join(SRC, file), 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (KIND_NAMES.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+      );
+    expect(found).toEqual([]);
+  });
+
+  it('the check sees a comparison where there is one', () => {
+    const named = files.filter(MAY_NAME_KINDS).filter((file) => KIND_NAMES.test(readFileSync(join(SRC, file), 'utf8')));
+    expect(named).toEqual(expect.arrayContaining(['export/kinds/stream-kinds.ts', 'export/state/stream-records.ts']));
+    expect(KIND_NAMES.test("if (stream.resource === 'datapoints') {")).toBe(true);
+    expect(KIND_NAMES.test("case 'instances':")).toBe(true);
+    expect(KIND_NAMES.test("const kind = 'datapoints';")).toBe(false);
+  });
+});

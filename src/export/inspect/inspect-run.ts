@@ -15,16 +15,8 @@ import {
   syncPhase,
 } from '../state/index.js';
 import { pairsOfWorker, readWorkersProgress, workerLockKey, type WorkersAgreement, type WorkerSpec } from '../workers/index.js';
-import {
-  chainParams,
-  chainRequest,
-  instancesRequest,
-  instancesSyncRequest,
-  type ListRequest,
-  planPartitions,
-  planStreams,
-} from '../plan/index.js';
-import type { PartitionPlan } from '../partition/index.js';
+import { firstRequest, planPartitions, planStreams } from '../plan/index.js';
+import type { ListRequest, PartitionPlan } from '../partition/index.js';
 import { type IdleStream, prepareOutput } from '../run/index.js';
 import { restarted } from '../check/index.js';
 
@@ -129,7 +121,7 @@ export async function inspectRun(
       checkpointLocation: store.where(checkpointKey),
       streams: streams.map((plan) => ({
         plan,
-        request: firstRequest(plan, checkpoint),
+        request: firstRequest(plan, checkpoint.streams[plan.name] ?? { window: null }),
         pointWindow: pointWindowOf(plan, checkpoint),
         metadataColumns: plan.metadataColumns?.map((key) => ({ key, column: metadataColumnName(key) })),
         action: fresh ? { kind: 'fresh' } : actionOf(plan, checkpoint, prepared?.resumed ?? false, idle.get(plan.name)),
@@ -220,13 +212,4 @@ function shareOf(
 function pointWindowOf(plan: StreamPlan, checkpoint: Checkpoint): { start: number; end: number } | undefined {
   const window = plan.resource === 'datapoints' ? checkpoint.streams[plan.name]?.window : undefined;
   return window === undefined || window === null ? undefined : { start: window.from ?? 0, end: window.until };
-}
-
-/** The request of a stream's first chain (the others differ by their partition or query). */
-function firstRequest(plan: StreamPlan, checkpoint: Checkpoint): ListRequest {
-  const state = checkpoint.streams[plan.name] ?? { window: null };
-  if (plan.resource !== 'instances') return chainRequest(plan.resource, chainParams(plan, state));
-  if (plan.mode !== 'incremental') return instancesRequest(plan, 1);
-  const { path, body } = instancesSyncRequest(plan, 1);
-  return { method: 'POST', path, body };
 }

@@ -1,5 +1,6 @@
 import type { ListedResource, Resource } from '../../../config/job-schema.js';
 import { type FilterSpec, resourceSpec } from '../../../resources/index.js';
+import type { ListRequest } from '../../partition/index.js';
 
 /**
  * The `filter` object of `POST /{resource}/list` and `/aggregate` for a chain's parameters: each
@@ -57,11 +58,6 @@ function needsBody(spec: FilterSpec | undefined, value: string): boolean {
   if ((spec.kind !== 'ids' && spec.kind !== 'strings') || spec.maxItemsOnGet === undefined) return false;
   return (JSON.parse(value) as unknown[]).length > spec.maxItemsOnGet;
 }
-
-/** A chain's first request: GET with a query, or POST with a JSON body. */
-export type ListRequest =
-  | { method: 'GET'; path: string; params: readonly (readonly [string, string])[] } |
-  { method: 'POST'; path: string; body: Record<string, unknown> };
 
 /**
  * How a chain with these parameters is listed: `GET /{resource}` with them as its query, or, when

@@ -1,14 +1,13 @@
 import { setMaxListeners } from 'node:events';
 import { AbortedError } from '../../../http/errors.js';
 import type { Logger } from '../../../log.js';
-import type { ChainClient } from '../../../http/cursor-chain.js';
 import type { OpenPointShard } from '../../../sink/index.js';
 import { crashPoint } from '../../../util/crash-point.js';
 import type { PointsPartState } from '../../state/index.js';
 import type { SeriesRef } from './points-answer.js';
 import { commitShard, type PartitionContext, type PartitionOutcome, type PartitionPlan, ResumeCursorRefused } from '../../partition/index.js';
 import type { ListedSeries } from './listed-series.js';
-import { type PointsAnswer, type PointsClient, requestPoints, type SentRequest, takeAnswer } from './point-requests.js';
+import { type PointsAnswer, requestPoints, type SentRequest, takeAnswer } from './point-requests.js';
 import { MAX_QUERIES, SeriesTasks } from './series-tasks.js';
 
 /**
@@ -19,20 +18,6 @@ import { MAX_QUERIES, SeriesTasks } from './series-tasks.js';
 export const LANES = 4;
 import { SeriesSource } from './series-source.js';
 
-/** What draining a datapoints partition needs: a partition's context, and its points' own. */
-export interface PointsContext extends Omit<PartitionContext, 'openShard' | 'client'> {
-  /** Lists the series and posts the reads of points. */
-  client: ChainClient & PointsClient;
-  /** Opens the shard `seq` of a datapoints partition, one writer per format. */
-  openPoints(plan: PartitionPlan, seq: number): Promise<OpenPointShard[]>;
-  /** Per datapoints stream whose series are listed: the series its partitions took (listed-series.ts). */
-  listedSeries?: ReadonlyMap<string, ListedSeries>;
-  /** Series a datapoints partition asked for that the platform did not know. */
-  onUnknown?(refs: readonly unknown[], plan: PartitionPlan): void;
-  /** Series of a datapoints partition read to their end (or unknown to the platform). */
-  onSeriesDone?(count: number, plan: PartitionPlan): void;
-}
-
 /**
  * Drains one datapoints partition: its series (listed a page at a time, or its share of an explicit
  * list) are read into shards, up to MAX_QUERIES at once in each request. As for a collection, a
@@ -40,7 +25,12 @@ export interface PointsContext extends Omit<PartitionContext, 'openShard' | 'cli
  * and, per series not done, the timestamp of its last committed point, from which a resumed run
  * starts the series again by time (`start` = that timestamp + 1): no point lost or repeated.
  */
-export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: Logger): Promise<PartitionOutcome> {
+export async function drainPoints(
+  ctx: PartitionContext,
+  plan: PartitionPlan,
+  log: Logger,
+  listed: ListedSeries | undefined,
+): Promise<PartitionOutcome> {
   const points = plan.stream.points;
   const state = ctx.committer.state.streams[plan.stream.name];
   if (points === undefined || state?.window === null || state === undefined) {
@@ -58,7 +48,7 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
   const byId = points.ids?.map((id): SeriesRef => ({ id }));
   const explicit = byId ?? points.externalIds?.map((externalId): SeriesRef => ({ externalId }));
   // Listed series are taken once in this process, and counted: a listing that names one twice is refused.
-  const ledger = explicit === undefined ? ctx.listedSeries?.get(plan.stream.name) : undefined;
+  const ledger = explicit === undefined ? listed : undefined;
   ledger?.resume(plan.m, saved.series.flatMap((series) => (series.id === undefined ? [] : [series.id])));
   const listing = { cursor: saved.listing, listed: saved.listed || window.end <= window.start };
   // Stops the partition's own requests, queued or in flight, the moment it fails: a request that
@@ -189,12 +179,11 @@ export async function drainPoints(ctx: PointsContext, plan: PartitionPlan, log: 
         { series: fresh.slice(0, 10), count: fresh.length },
         `the platform does not know ${fresh.length} series asked for (deleted, or never there); skipped`,
       );
-      ctx.onUnknown?.(fresh, plan);
     }
     if (answer.finished > 0) ctx.onSeriesDone?.(answer.finished, plan);
     const rows = answer.batch.reduce((sum, series) => sum + series.points.length, 0);
     if (rows === 0) return;
-    writers ??= await ctx.openPoints(plan, seq);
+    writers ??= await ctx.sink.openPoints(plan, seq);
     for (const writer of writers) await writer.append(answer.batch);
     for (const { task, last } of answer.written) task.written = last;
     ctx.onRows(rows, plan);

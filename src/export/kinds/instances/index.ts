@@ -1,4 +1,5 @@
 /** Data-model instances: a view's instances read by query (list) or followed by a sync feed. */
+export { instances } from './instances-kind.js';
 export {
   countInstances,
   INSTANCES_AGGREGATE_PATH,

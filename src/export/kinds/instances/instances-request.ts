@@ -6,7 +6,7 @@ import type { PageItems } from '../../../page/index.js';
 import { compareCodePoints } from '../../../util/code-point-order.js';
 import { instanceColumns, type InstanceColumn, type ViewDefinition } from '../../../resources/index.js';
 import type { StreamPlan } from '../../state/index.js';
-import type { ListRequest } from '../collections/index.js';
+import type { ListRequest } from '../../partition/index.js';
 
 /**
  * Query `m` (1-based) of an instances stream: `POST /models/instances/list` for the stream's view

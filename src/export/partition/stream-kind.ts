@@ -1,0 +1,75 @@
+import type { Format, StreamConfig } from '../../config/job-schema.js';
+import type { HttpStatusError } from '../../http/errors.js';
+import type { PlatformClient } from '../../http/platform-client.js';
+import type { Logger } from '../../log.js';
+import type { Checkpoint, StreamPlan, StreamState } from '../state/index.js';
+import type { PartitionContext, PartitionOutcome } from './partition-context.js';
+import type { PartitionPlan } from './partition-plan.js';
+
+/** A chain's first request: GET with a query, or POST with a JSON body. */
+export type ListRequest =
+  | { method: 'GET'; path: string; params: readonly (readonly [string, string])[] } |
+  { method: 'POST'; path: string; body: Record<string, unknown> };
+
+/** The client a kind counts with before the run writes anything. */
+export type CountClient = Pick<PlatformClient, 'aggregateCount' | 'get' | 'post'>;
+
+/** The platform's count of what a stream's run reads: its rows, or (datapoints) the series it lists. */
+export interface StreamTotal {
+  items?: number | undefined;
+  series?: number | undefined;
+}
+
+/** What a kind is given when its stream's partitions start draining in this process. */
+export interface StreamRun {
+  stream: StreamPlan;
+  /** The stream's partitions this process drains (a worker of a split job drains some). */
+  plans: readonly PartitionPlan[];
+  checkpoint: Checkpoint;
+  /** The platform's count of the stream (countStreams), once known. */
+  total: () => StreamTotal | undefined;
+  /** source.maxReadFactor: how far past its count a stream may read. */
+  maxReadFactor: number;
+  logger: Logger;
+}
+
+/** How the partitions of one stream drain in this run. */
+export interface StreamDrain {
+  /** Drains one partition into shards, from where its checkpoint stands. */
+  drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): Promise<PartitionOutcome>;
+}
+
+/**
+ * A kind of stream (the six collections, datapoints, data-model instances): everything the engine
+ * asks of a stream that depends on what it reads. The engine plans, counts, drains and describes
+ * every stream through its kind, and never asks which kind it is.
+ */
+export interface StreamKind<C extends StreamConfig = StreamConfig> {
+  /** The stream of the job file, planned: its parameters (a change of which is drift), partitions, formats, mode. */
+  plan(stream: C, defaultFormats: readonly Format[]): StreamPlan;
+  /** The parameters a partition's chain sends in the stream's current run (its window's bounds included). */
+  chainParams(stream: StreamPlan, state: Pick<StreamState, 'window'>): [string, string][];
+  /** The parameter that names partition m of n among a chain's (`partition`, or `query` for instances' split). */
+  readonly partitionParam: string;
+  /**
+   * What a run reads before it writes (which proves the credential): the platform's count of the
+   * stream, and what its shards need to know first (an instances stream's view columns, kept in
+   * `state`). A refused credential or access is thrown.
+   */
+  count(
+    client: CountClient,
+    stream: StreamPlan,
+    state: StreamState,
+    logger: Logger,
+    signal?: AbortSignal,
+  ): Promise<StreamTotal>;
+  /** The stream's partitions' drain in this run. */
+  start(run: StreamRun): StreamDrain;
+  /**
+   * A resume cursor the platform refused: the error that fails the partition, or undefined to read
+   * it again from its first page.
+   */
+  cursorRefused(cause: HttpStatusError, plan: PartitionPlan, state: StreamState | undefined): Error | undefined;
+  /** The request a partition's chain starts with (the dry run shows the first). */
+  firstRequest(stream: StreamPlan, state: Pick<StreamState, 'window'>): ListRequest;
+}
