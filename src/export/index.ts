@@ -67,5 +67,6 @@ export {
   type Output,
   outputAt,
   type RunState,
+  streamRecord,
 } from './state/index.js';
 export { resolveWorker, type WorkerSpec } from './workers/index.js';

@@ -11,6 +11,8 @@ import {
   openOutput,
   pairKey,
   type PartState,
+  pointWindowOf,
+  type PointWindow,
   type StreamPlan,
   syncPhase,
 } from '../state/index.js';
@@ -122,7 +124,7 @@ export async function inspectRun(
       streams: streams.map((plan) => ({
         plan,
         request: firstRequest(plan, checkpoint.streams[plan.name] ?? { window: null }),
-        pointWindow: pointWindowOf(plan, checkpoint),
+        pointWindow: pointWindowIn(plan, checkpoint),
         metadataColumns: plan.metadataColumns?.map((key) => ({ key, column: metadataColumnName(key) })),
         action: fresh ? { kind: 'fresh' } : actionOf(plan, checkpoint, prepared?.resumed ?? false, idle.get(plan.name)),
       })),
@@ -209,7 +211,7 @@ function shareOf(
 }
 
 /** A datapoints stream's window of point times, as the checkpoint (or a new run) pins it. */
-function pointWindowOf(plan: StreamPlan, checkpoint: Checkpoint): { start: number; end: number } | undefined {
-  const window = plan.resource === 'datapoints' ? checkpoint.streams[plan.name]?.window : undefined;
-  return window === undefined || window === null ? undefined : { start: window.from ?? 0, end: window.until };
+function pointWindowIn(plan: StreamPlan, checkpoint: Checkpoint): PointWindow | undefined {
+  const state = checkpoint.streams[plan.name];
+  return state === undefined ? undefined : pointWindowOf(state);
 }

@@ -2,6 +2,7 @@ import type { Format, StreamConfig } from '../../config/job-schema.js';
 import type { HttpStatusError } from '../../http/errors.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import type { Logger } from '../../log.js';
+import type { Resource } from '../../resources/index.js';
 import type { Checkpoint, StreamPlan, StreamState } from '../state/index.js';
 import type { PartitionContext, PartitionOutcome } from './partition-context.js';
 import type { PartitionPlan } from './partition-plan.js';
@@ -70,6 +71,11 @@ export interface StreamKind<C extends StreamConfig = StreamConfig> {
    * it again from its first page.
    */
   cursorRefused(cause: HttpStatusError, plan: PartitionPlan, state: StreamState | undefined): Error | undefined;
+  /**
+   * The collection whose pages the stream's chains list (datapoints: the series'), which the dry
+   * run probes; none for instances.
+   */
+  listedCollection(stream: StreamPlan): Resource | undefined;
   /** The request a partition's chain starts with (the dry run shows the first). */
   firstRequest(stream: StreamPlan, state: Pick<StreamState, 'window'>): ListRequest;
 }

@@ -3,7 +3,7 @@ import { AuthError } from '../../http/errors.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import { errorFields } from '../../log.js';
 import { schemaColumns } from '../../sink/parquet/schemas.js';
-import { isComplete, type Manifest, type RunState } from '../state/index.js';
+import { collectionOf, isComplete, type Manifest, type RunState } from '../state/index.js';
 import type { Committer, PartitionOutcome, PartitionPlan } from '../partition/index.js';
 import type { FinalizeResult } from './finalize.js';
 import type { RunScope } from './run-scope.js';
@@ -66,7 +66,7 @@ export async function finishRun(options: {
     schema: Object.fromEntries(
       [...new Set(streams.filter((s) => s.formats.includes('parquet')).map((s) => s.resource))]
         // Datapoints and instances streams list their columns in their own entry of the manifest.
-        .filter((r) => r !== 'datapoints' && r !== 'instances')
+        .flatMap((resource) => collectionOf(resource) ?? [])
         .map((r) => [r, schemaColumns(r)]),
     ),
   });

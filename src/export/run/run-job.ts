@@ -7,7 +7,18 @@ import { AuthError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import { createShardSink, type ShardSink } from '../../sink/index.js';
 import { type Clock, systemClock } from '../../util/clock.js';
-import { assertTablesWritable, type Checkpoint, type Manifest, openOutput, type RunState, sentBounds, streamOf, type StreamPlan, syncField } from '../state/index.js';
+import {
+  assertTablesWritable,
+  type Checkpoint,
+  type Manifest,
+  openOutput,
+  pointWindowOf,
+  type RunState,
+  sentWindow,
+  streamOf,
+  type StreamPlan,
+  syncField,
+} from '../state/index.js';
 import { countStreams, planStreams, type StreamCounts } from '../plan/index.js';
 import { finishRun } from './finish-run.js';
 import { drainPartition } from './drain-partition.js';
@@ -63,26 +74,20 @@ export interface RunResult {
   finalize?: FinalizeResult;
 }
 
-/** For the log: what a stream's run reads (lastUpdatedTime bounds as sent) and its run folder. */
+/** For the log: what a stream's run reads (lastUpdatedTime bounds as sent, or point times) and its run folder. */
 function windowOf(checkpoint: Checkpoint, name: string): Record<string, unknown> {
   const state = streamOf(checkpoint, name);
   if (state.window === null) return {};
-  if (state.resource === 'instances') {
-    // Not a window of times: the whole view, or the sync feed from where the last run ended.
-    return { ...(state.run === null ? {} : { run: state.run }), ...syncField(state) };
-  }
-  if (state.resource === 'datapoints') {
-    // Point times: start inclusive, end exclusive.
-    const { from, until } = state.window;
-    const run = state.run === null ? {} : { run: state.run };
-    return { start: new Date(from ?? 0).toISOString(), end: new Date(until).toISOString(), ...run };
-  }
-  const { minLastUpdatedTime: min, maxLastUpdatedTime: max } = sentBounds(state.window);
-  return {
-    minLastUpdatedTime: min === null ? undefined : new Date(min).toISOString(),
-    maxLastUpdatedTime: new Date(max).toISOString(),
-    ...(state.run === null ? {} : { run: state.run }),
-  };
+  const run = state.run === null ? {} : { run: state.run };
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const points = pointWindowOf(state);
+  // Point times: start inclusive, end exclusive.
+  if (points !== undefined) return { start: iso(points.start), end: iso(points.end), ...run };
+  const sent = sentWindow(state);
+  // Not a window of times (instances): the whole view, or the sync feed from where the last run ended.
+  if (sent === null) return { ...run, ...syncField(state) };
+  const { minLastUpdatedTime: min, maxLastUpdatedTime: max } = sent;
+  return { minLastUpdatedTime: min === null ? undefined : iso(min), maxLastUpdatedTime: iso(max), ...run };
 }
 
 /**

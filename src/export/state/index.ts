@@ -23,11 +23,22 @@ export {
   type PointsPartState,
   restartPart,
   type SeriesProgress,
-  sentBounds,
   streamOf,
   type StreamState,
 } from './checkpoint.js';
-export { syncField, syncPhase } from './sync-phase.js';
+export {
+  collectionOf,
+  pointWindowOf,
+  type PointWindow,
+  type RowKey,
+  type SentBounds,
+  sentBounds,
+  sentWindow,
+  streamRecord,
+  type StreamRecord,
+  syncField,
+  syncPhase,
+} from './stream-records.js';
 export { removeOwnedTree } from './clean-up.js';
 export {
   CHECKPOINT_FILE,

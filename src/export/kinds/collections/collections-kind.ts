@@ -5,7 +5,7 @@ import { HttpStatusError } from '../../../http/errors.js';
 import type { Logger } from '../../../log.js';
 import { filterKeys, type Resource, resourceSpec } from '../../../resources/index.js';
 import { countOrUnknown, drainPages, type StreamKind } from '../../partition/index.js';
-import { sentBounds, type StreamPlan, type StreamState } from '../../state/index.js';
+import { collectionOf, sentBounds, type StreamPlan, type StreamState } from '../../state/index.js';
 import { aggregateFilter, chainRequest } from './chain-request.js';
 
 /**
@@ -29,7 +29,7 @@ export const collections: StreamKind<CollectionStreamConfig> = {
   chainParams,
   partitionParam: 'partition',
   count: async (client, stream, state, logger, signal) => {
-    const resource = collectionOf(stream);
+    const resource = readCollection(stream);
     const items = await countOrUnknown(
       () => countItems(client, stream, resource, state, logger, signal),
       (error) => {
@@ -46,7 +46,7 @@ export const collections: StreamKind<CollectionStreamConfig> = {
         feed: false,
         pages: ({ cursor, lastPage }) =>
           drainCursorChain(ctx.client, {
-            ...chainRequest(collectionOf(plan.stream), plan.params),
+            ...chainRequest(readCollection(plan.stream), plan.params),
             startCursor: cursor ?? undefined,
             signal: ctx.signal,
             budget: ctx.budget,
@@ -55,12 +55,15 @@ export const collections: StreamKind<CollectionStreamConfig> = {
       }),
   }),
   cursorRefused: () => undefined,
-  firstRequest: (stream, state) => chainRequest(collectionOf(stream), chainParams(stream, state)),
+  listedCollection: (stream) => collectionOf(stream.resource),
+  firstRequest: (stream, state) => chainRequest(readCollection(stream), chainParams(stream, state)),
 };
 
 /** The collection a collection stream reads. */
-function collectionOf(stream: StreamPlan): Resource {
-  return stream.resource as Resource;
+function readCollection(stream: StreamPlan): Resource {
+  const collection = collectionOf(stream.resource);
+  if (collection === undefined) throw new Error(`${stream.name} is not a collection stream`);
+  return collection;
 }
 
 /**
@@ -73,7 +76,7 @@ function chainParams(stream: StreamPlan, state: Pick<StreamState, 'window'>): [s
   const bounds = sentBounds(state.window);
   const values = new Map<string, string | number | null>([...stream.params, ...Object.entries(bounds)]);
   const params: [string, string][] = [['limit', String(values.get('limit'))]];
-  for (const key of filterKeys(collectionOf(stream))) {
+  for (const key of filterKeys(readCollection(stream))) {
     const value = values.get(key);
     if (value !== undefined && value !== null) params.push([key, String(value)]);
   }

@@ -65,6 +65,7 @@ export const datapoints: StreamKind<DatapointsStreamConfig> = {
     return { drain: (ctx, plan, log) => drainPoints(ctx, plan, log, ledger) };
   },
   cursorRefused: () => undefined,
+  listedCollection: () => 'timeseries',
   firstRequest: (stream) => chainRequest('datapoints', seriesListing(stream)),
 };
 

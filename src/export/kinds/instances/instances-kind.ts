@@ -78,6 +78,7 @@ export const instances: StreamKind<InstancesStreamConfig> = {
     const changes = isSyncFeed(plan.stream) && state !== undefined && state.watermark !== null;
     return changes ? syncCursorRefused(cause, plan, state) : undefined;
   },
+  listedCollection: () => undefined,
   firstRequest: (stream) => {
     if (!isSyncFeed(stream)) return instancesRequest(stream, 1);
     const { path, body } = instancesSyncRequest(stream, 1);
