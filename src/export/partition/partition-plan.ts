@@ -1,9 +1,9 @@
 import type { StreamPlan } from '../state/index.js';
 
 /** One cursor chain to drain: a stream's partition m of n. */
-export interface PartitionPlan {
+export interface PartitionPlan<P extends StreamPlan = StreamPlan> {
   /** The stream's plan, whose settings (collection, formats, metadata columns) the partition has. */
-  stream: StreamPlan;
+  stream: P;
   m: number;
   n: number;
   /** Every request parameter of the chain but `cursor`, in the order sent; includes `partition` when n > 1. */

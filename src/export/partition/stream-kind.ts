@@ -22,10 +22,10 @@ export interface StreamTotal {
 }
 
 /** What a kind is given when its stream's partitions start draining in this process. */
-export interface StreamRun {
-  stream: StreamPlan;
+export interface StreamRun<P extends StreamPlan = StreamPlan> {
+  stream: P;
   /** The stream's partitions this process drains (a worker of a split job drains some). */
-  plans: readonly PartitionPlan[];
+  plans: readonly PartitionPlan<P>[];
   checkpoint: Checkpoint;
   /** The platform's count of the stream (countStreams), once known. */
   total: () => StreamTotal | undefined;
@@ -35,9 +35,9 @@ export interface StreamRun {
 }
 
 /** How the partitions of one stream drain in this run. */
-export interface StreamDrain {
+export interface StreamDrain<P extends StreamPlan = StreamPlan> {
   /** Drains one partition into shards, from where its checkpoint stands. */
-  drain(ctx: PartitionContext, plan: PartitionPlan, log: Logger): Promise<PartitionOutcome>;
+  drain(ctx: PartitionContext, plan: PartitionPlan<P>, log: Logger): Promise<PartitionOutcome>;
 }
 
 /**
@@ -45,11 +45,11 @@ export interface StreamDrain {
  * asks of a stream that depends on what it reads. The engine plans, counts, drains and describes
  * every stream through its kind, and never asks which kind it is.
  */
-export interface StreamKind<C extends StreamConfig = StreamConfig> {
+export interface StreamKind<C extends StreamConfig = StreamConfig, P extends StreamPlan = StreamPlan> {
   /** The stream of the job file, planned: its parameters (a change of which is drift), partitions, formats, mode. */
-  plan(stream: C, defaultFormats: readonly Format[]): StreamPlan;
+  plan(stream: C, defaultFormats: readonly Format[]): P;
   /** The parameters a partition's chain sends in the stream's current run (its window's bounds included). */
-  chainParams(stream: StreamPlan, state: Pick<StreamState, 'window'>): [string, string][];
+  chainParams(stream: P, state: Pick<StreamState, 'window'>): [string, string][];
   /** The parameter that names partition m of n among a chain's (`partition`, or `query` for instances' split). */
   readonly partitionParam: string;
   /**
@@ -59,23 +59,23 @@ export interface StreamKind<C extends StreamConfig = StreamConfig> {
    */
   count(
     client: CountClient,
-    stream: StreamPlan,
+    stream: P,
     state: StreamState,
     logger: Logger,
     signal?: AbortSignal,
   ): Promise<StreamTotal>;
   /** The stream's partitions' drain in this run. */
-  start(run: StreamRun): StreamDrain;
+  start(run: StreamRun<P>): StreamDrain<P>;
   /**
    * A resume cursor the platform refused: the error that fails the partition, or undefined to read
    * it again from its first page.
    */
-  cursorRefused(cause: HttpStatusError, plan: PartitionPlan, state: StreamState | undefined): Error | undefined;
+  cursorRefused(cause: HttpStatusError, plan: PartitionPlan<P>, state: StreamState | undefined): Error | undefined;
   /**
    * The collection whose pages the stream's chains list (datapoints: the series'), which the dry
    * run probes; none for instances.
    */
-  listedCollection(stream: StreamPlan): Resource | undefined;
+  listedCollection(stream: P): Resource | undefined;
   /** The request a partition's chain starts with (the dry run shows the first). */
-  firstRequest(stream: StreamPlan, state: Pick<StreamState, 'window'>): ListRequest;
+  firstRequest(stream: P, state: Pick<StreamState, 'window'>): ListRequest;
 }

@@ -5,7 +5,7 @@ import { HttpStatusError } from '../../../http/errors.js';
 import type { Logger } from '../../../log.js';
 import { filterKeys, type Resource, resourceSpec } from '../../../resources/index.js';
 import { countOrUnknown, drainPages, type StreamKind } from '../../partition/index.js';
-import { collectionOf, sentBounds, type StreamPlan, type StreamState } from '../../state/index.js';
+import { type CollectionStreamPlan, sentBounds, type StreamState } from '../../state/index.js';
 import { aggregateFilter, chainRequest } from './chain-request.js';
 
 /**
@@ -13,7 +13,7 @@ import { aggregateFilter, chainRequest } from './chain-request.js';
  * partition one cursor chain of `GET /{collection}` (or `POST /{collection}/list`), its window the
  * items' lastUpdatedTime.
  */
-export const collections: StreamKind<CollectionStreamConfig> = {
+export const collections: StreamKind<CollectionStreamConfig, CollectionStreamPlan> = {
   plan: (stream, defaultFormats) => ({
     name: stream.name ?? stream.resource,
     resource: stream.resource,
@@ -29,7 +29,7 @@ export const collections: StreamKind<CollectionStreamConfig> = {
   chainParams,
   partitionParam: 'partition',
   count: async (client, stream, state, logger, signal) => {
-    const resource = readCollection(stream);
+    const resource = stream.resource;
     const items = await countOrUnknown(
       () => countItems(client, stream, resource, state, logger, signal),
       (error) => {
@@ -46,7 +46,7 @@ export const collections: StreamKind<CollectionStreamConfig> = {
         feed: false,
         pages: ({ cursor, lastPage }) =>
           drainCursorChain(ctx.client, {
-            ...chainRequest(readCollection(plan.stream), plan.params),
+            ...chainRequest(plan.stream.resource, plan.params),
             startCursor: cursor ?? undefined,
             signal: ctx.signal,
             budget: ctx.budget,
@@ -55,28 +55,21 @@ export const collections: StreamKind<CollectionStreamConfig> = {
       }),
   }),
   cursorRefused: () => undefined,
-  listedCollection: (stream) => collectionOf(stream.resource),
-  firstRequest: (stream, state) => chainRequest(readCollection(stream), chainParams(stream, state)),
+  listedCollection: (stream) => stream.resource,
+  firstRequest: (stream, state) => chainRequest(stream.resource, chainParams(stream, state)),
 };
-
-/** The collection a collection stream reads. */
-function readCollection(stream: StreamPlan): Resource {
-  const collection = collectionOf(stream.resource);
-  if (collection === undefined) throw new Error(`${stream.name} is not a collection stream`);
-  return collection;
-}
 
 /**
  * The parameters a stream's chains send in its current run: the config's, with the
  * lastUpdatedTime bounds of the run's window in place of the config's own.
  * A checkpoint of version 1 has no window: its chains go on with the config's parameters.
  */
-function chainParams(stream: StreamPlan, state: Pick<StreamState, 'window'>): [string, string][] {
+function chainParams(stream: CollectionStreamPlan, state: Pick<StreamState, 'window'>): [string, string][] {
   if (state.window === null) return [...stream.params];
   const bounds = sentBounds(state.window);
   const values = new Map<string, string | number | null>([...stream.params, ...Object.entries(bounds)]);
   const params: [string, string][] = [['limit', String(values.get('limit'))]];
-  for (const key of filterKeys(readCollection(stream))) {
+  for (const key of filterKeys(stream.resource)) {
     const value = values.get(key);
     if (value !== undefined && value !== null) params.push([key, String(value)]);
   }
@@ -86,7 +79,7 @@ function chainParams(stream: StreamPlan, state: Pick<StreamState, 'window'>): [s
 /** A stream's item count; undefined for a collection the platform does not count (a page proves the credential). */
 async function countItems(
   client: Parameters<StreamKind['count']>[0],
-  stream: StreamPlan,
+  stream: CollectionStreamPlan,
   resource: Resource,
   state: StreamState,
   logger: Logger,

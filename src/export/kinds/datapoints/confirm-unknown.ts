@@ -1,6 +1,6 @@
 import { HttpStatusError, type RequestContext, RequestError } from '../../../http/errors.js';
 import type { AskedQuery, SeriesRef } from './points-answer.js';
-import type { PointsClient } from './point-requests.js';
+import type { PlatformClient } from '../../../http/platform-client.js';
 
 /**
  * The platform left a series out of an answer (asked with `ignoreUnknownIds: true`), and did not
@@ -20,7 +20,7 @@ export class SeriesMissingError extends RequestError {
  * SeriesMissingError naming the series (a request that fails is thrown as it is).
  */
 export async function confirmUnknown(
-  client: Pick<PointsClient, 'postRead'>,
+  client: Pick<Pick<PlatformClient, 'postRead'>, 'postRead'>,
   path: string,
   queries: readonly AskedQuery[],
   answered: RequestContext,

@@ -2,7 +2,7 @@ import type { DatapointsStreamConfig } from '../../../config/job-schema.js';
 import { refusedAccess } from '../../../http/access-refused.js';
 import { filterKeys } from '../../../resources/index.js';
 import { countOrUnknown, type CountClient, type StreamKind, type StreamRun } from '../../partition/index.js';
-import { pointsParams, type PointsPlan, pointsShape, type StreamPlan, streamOf } from '../../state/index.js';
+import { type DatapointsStreamPlan, pointsParams, type PointsPlan, pointsShape, type StreamPlan, streamOf } from '../../state/index.js';
 import { aggregateFilter, chainRequest, listParams } from '../collections/index.js';
 import { drainPoints } from './drain-points.js';
 import { ListedSeries } from './listed-series.js';
@@ -11,7 +11,7 @@ import { ListedSeries } from './listed-series.js';
  * Datapoints of time series: each partition reads its share of the series (listed through the
  * timeseries collection, or given) in windows of point times; the run's window is of point times.
  */
-export const datapoints: StreamKind<DatapointsStreamConfig> = {
+export const datapoints: StreamKind<DatapointsStreamConfig, DatapointsStreamPlan> = {
   plan: (stream, defaultFormats) => {
     const { ids, externalIds, ...filter } = stream.timeseries;
     const points: PointsPlan = {
@@ -100,10 +100,10 @@ async function countSeries(
  * stream's partitions, with what its checkpoint counts, against the platform's count of its
  * series (this run's share of it: a worker drains some of the partitions).
  */
-function listedSeries(run: StreamRun): ListedSeries | undefined {
+function listedSeries(run: StreamRun<DatapointsStreamPlan>): ListedSeries | undefined {
   const { stream, plans, checkpoint, total, maxReadFactor, logger } = run;
   const points = stream.points;
-  if (points === undefined || points.ids !== undefined || points.externalIds !== undefined) return undefined;
+  if (points.ids !== undefined || points.externalIds !== undefined) return undefined;
   const mine = plans.length;
   const parts = Object.entries(streamOf(checkpoint, stream.name).parts);
   const counts = new Map(parts.map(([m, part]) => [Number(m), part.points?.listedSeries ?? 0]));

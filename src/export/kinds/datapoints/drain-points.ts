@@ -3,7 +3,7 @@ import { AbortedError } from '../../../http/errors.js';
 import type { Logger } from '../../../log.js';
 import type { OpenPointShard } from '../../../sink/index.js';
 import { crashPoint } from '../../../util/crash-point.js';
-import type { PointsPartState } from '../../state/index.js';
+import type { DatapointsStreamPlan, PointsPartState } from '../../state/index.js';
 import type { SeriesRef } from './points-answer.js';
 import { commitShard, type PartitionContext, type PartitionOutcome, type PartitionPlan, ResumeCursorRefused } from '../../partition/index.js';
 import type { ListedSeries } from './listed-series.js';
@@ -27,14 +27,14 @@ import { SeriesSource } from './series-source.js';
  */
 export async function drainPoints(
   ctx: PartitionContext,
-  plan: PartitionPlan,
+  plan: PartitionPlan<DatapointsStreamPlan>,
   log: Logger,
   listed: ListedSeries | undefined,
 ): Promise<PartitionOutcome> {
   const points = plan.stream.points;
   const state = ctx.committer.state.streams[plan.stream.name];
-  if (points === undefined || state?.window === null || state === undefined) {
-    throw new Error(`stream ${plan.stream.name} is not a datapoints stream with a window`);
+  if (state?.window === null || state === undefined) {
+    throw new Error(`stream ${plan.stream.name} has no window`);
   }
   const aggregates = points.aggregates !== undefined;
   const window = { start: state.window.from ?? 0, end: state.window.until, aggregates };

@@ -10,7 +10,7 @@ import {
   type PartitionPlan,
   type StreamKind,
 } from '../../partition/index.js';
-import type { StreamPlan } from '../../state/index.js';
+import type { InstancesStreamPlan, StreamPlan } from '../../state/index.js';
 import { countInstances, instancesCheck, instancesRequest, instancesSyncRequest, readViewColumns } from './instances-request.js';
 import { syncCursorRefused } from './sync-cursor-refused.js';
 
@@ -19,7 +19,7 @@ import { syncCursorRefused } from './sync-cursor-refused.js';
  * read whole by `POST /models/instances/list`, or, incremental, followed by the sync feed from
  * where the last run ended.
  */
-export const instances: StreamKind<InstancesStreamConfig> = {
+export const instances: StreamKind<InstancesStreamConfig, InstancesStreamPlan> = {
   plan: (stream, defaultFormats) => {
     const { view, instanceType, spaces, filter, split } = stream;
     const queries = splitFilters(stream);
@@ -61,7 +61,7 @@ export const instances: StreamKind<InstancesStreamConfig> = {
     // columns then come from the checkpoint, and its files keep their schema.
     const columns = state.instances?.columns ?? (await readViewColumns(client, stream, signal));
     state.instances = { columns };
-    stream.instances!.columns = columns;
+    stream.instances.columns = columns;
     const items = await countOrUnknown(
       () => countInstances(client, stream, signal),
       (error) =>
@@ -87,7 +87,7 @@ export const instances: StreamKind<InstancesStreamConfig> = {
 };
 
 /** Query m's pages: its list, or (incremental) its sync feed until it has caught up; each checked against the query. */
-function pagesOf(ctx: PartitionContext, plan: PartitionPlan): PageSource {
+function pagesOf(ctx: PartitionContext, plan: PartitionPlan<InstancesStreamPlan>): PageSource {
   const { stream, m } = plan;
   const feed = isSyncFeed(stream);
   return {
