@@ -18,9 +18,9 @@ export type {
   ResourceName,
 } from './dataset/dataset.js';
 export { createDataset } from './dataset/dataset.js';
-export type { DatapointSet } from './dataset/datapoints.js';
-export type { PointStatus, PointValue, Quality } from './dataset/point-values.js';
-export type { Datapoint, SeriesPoints } from './dataset/series-points.js';
+export type { DatapointSet } from './datapoints/datapoint-set.js';
+export type { PointStatus, PointValue, Quality } from './datapoints/point-values.js';
+export type { Datapoint, SeriesPoints } from './datapoints/series-points.js';
 export { EVENT_ID_BASE, EVENT_ID_STRIDE } from './dataset/events.js';
 export { FILE_ID_BASE, FILE_ID_STRIDE } from './dataset/files.js';
 export { DATA_SET_ID_BASE } from './dataset/links.js';

@@ -7,7 +7,7 @@ import { missingCapability } from './capabilities.js';
 import { type AuthContext, handleLogin, handleLoginStatus, handleLogout, handleToken } from './auth-handlers.js';
 import type { Credentials } from './credentials.js';
 import { CursorCodec } from './cursor.js';
-import { handleDatapoints } from './datapoints-handler.js';
+import { handleDatapoints } from './datapoints/datapoints-handler.js';
 import type { Dataset } from './dataset/dataset.js';
 import { FaultPlanner, RateGate } from './faults.js';
 import { handleList, type ListContext } from './list-handler.js';

@@ -1,11 +1,11 @@
-import { type SeriesRef, seriesIndexOf } from './dataset/series-lookup.js';
+import { type SeriesRef, seriesIndexOf } from './series-lookup.js';
 import { answerOf, type ServedQuery } from './datapoints-answer.js';
 import { type PointQuery, parseDatapointsBody } from './datapoints-query.js';
-import { capReached, countInFlight, isStatusFault, sendStatusFault } from './fault-response.js';
-import type { FaultPlan } from './faults.js';
-import type { ListContext } from './list-handler.js';
-import { type Exchange, readResourceBody, sendError, sendJson, sendText } from './respond.js';
-import { increment, type RequestNotes } from './stats.js';
+import { capReached, countInFlight, isStatusFault, sendStatusFault } from '../fault-response.js';
+import type { FaultPlan } from '../faults.js';
+import type { ListContext } from '../list-handler.js';
+import { type Exchange, readResourceBody, sendError, sendJson, sendText } from '../respond.js';
+import { increment, type RequestNotes } from '../stats.js';
 
 /** A short page is drawn as a share of this; each query then gets that share of its own limit. */
 const SHORT_SCALE = 1000;
