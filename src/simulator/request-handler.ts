@@ -7,20 +7,23 @@ import { missingCapability } from './capabilities.js';
 import { type AuthContext, handleLogin, handleLoginStatus, handleLogout, handleToken } from './auth-handlers.js';
 import type { Credentials } from './credentials.js';
 import { CursorCodec } from './cursor.js';
-import { handleDatapoints } from './datapoints/datapoints-handler.js';
+import { handleDatapoints } from './datapoints/index.js';
 import type { Dataset } from './dataset/dataset.js';
 import { FaultPlanner, RateGate } from './faults.js';
 import { handleList, type ListContext } from './list-handler.js';
 import type { SimulatorConfig } from './options.js';
 import { type Exchange, sendError } from './respond.js';
 import type { CollectionChurn } from './collection-churn.js';
-import type { Churn } from './models/churn.js';
-import type { InstanceStore } from './models/instance-store.js';
-import { handleInstancesAggregate } from './models/instances-aggregate-handler.js';
-import { handleInstancesList } from './models/instances-list-handler.js';
-import type { ModelsContext } from './models/models-context.js';
-import { handleSync } from './models/sync-handler.js';
-import { handleViewsByIds, handleViewsList } from './models/views-handler.js';
+import {
+  type Churn,
+  handleInstancesAggregate,
+  handleInstancesList,
+  handleSync,
+  handleViewsByIds,
+  handleViewsList,
+  type InstanceStore,
+  type ModelsContext,
+} from './models/index.js';
 import { matchModelsRoute, matchResourceRoute, type ModelsRoute, routeName } from './routes.js';
 import { countClient, increment, type RecordedRequest, type RequestNotes, type SimulatorStats } from './stats.js';
 
