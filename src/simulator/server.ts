@@ -10,7 +10,8 @@ import { parseSimulatorOptions, type SimulatorConfig, type SimulatorConfigInput 
 import { CollectionChurn } from './collection-churn.js';
 import { Churn, type InstanceKind, type InstanceRef, InstanceStore } from './models/index.js';
 import { hashString } from './random.js';
-import { requestHandler, type Served, TOKEN_PATH } from './request-handler.js';
+import { requestHandler, type Served } from './request-handler.js';
+import { TOKEN_PATH } from './routes.js';
 import { emptyStats, type RecordedRequest, type SimulatorStats } from './stats.js';
 
 export interface SimulatorOptions extends SimulatorConfigInput {
