@@ -233,3 +233,48 @@ describe('the kinds of stream', () => {
     expect(KIND_NAMES.test("const kind = 'datapoints';")).toBe(false);
   });
 });
+
+/** The rooms of src/simulator/: each holds one service's routes and data, entered through its index.ts. */
+const SIMULATOR_ROOMS = ['datapoints', 'models'];
+
+/** The room of a file of src/simulator/ (`simulator/models/sync-feed.ts` -> `models`); undefined outside them. */
+function simulatorRoomOf(file: string): string | undefined {
+  const parts = file.split('/');
+  return parts[0] === 'simulator' && parts.length === 3 && SIMULATOR_ROOMS.includes(parts[1] ?? '') ? parts[1] : undefined;
+}
+
+describe('the rooms of src/simulator/', () => {
+  it('each have a front door', () => {
+    expect(SIMULATOR_ROOMS.filter((room) => !files.includes(`simulator/${room}/index.ts`))).toEqual([]);
+  });
+
+  it('are entered from outside each room only through its index.ts', () => {
+    const inner = imports.filter(({ from, to }) => {
+      const room = simulatorRoomOf(to);
+      return room !== undefined && simulatorRoomOf(from) !== room && !to.endsWith('/index.ts');
+    });
+    expect(inner.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
+  });
+
+  it('and the rest of the simulator make no cycle of files, type-only imports included', () => {
+    const simulator = files.filter((file) => file.startsWith('simulator/'));
+    const next = new Map<string, string[]>(simulator.map((file) => [file, []]));
+    for (const { from, to } of imports) next.get(from)?.push(to);
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const path: string[] = [];
+    const visit = (file: string): void => {
+      state.set(file, 'open');
+      path.push(file);
+      for (const to of next.get(file) ?? []) {
+        if (state.get(to) === 'open') cycles.push([...path.slice(path.indexOf(to)), to].join(' -> '));
+        else if (state.get(to) === undefined) visit(to);
+      }
+      path.pop();
+      state.set(file, 'done');
+    };
+    for (const file of simulator) if (state.get(file) === undefined) visit(file);
+    expect(simulator.length, 'the check sees the simulator').toBeGreaterThan(50);
+    expect(cycles).toEqual([]);
+  });
+});

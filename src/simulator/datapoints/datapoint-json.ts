@@ -1,6 +1,6 @@
 import { type AggregateName, SERVED_AGGREGATES } from './datapoints-fields.js';
-import type { SeriesPoints } from './dataset/series-points.js';
-import type { GeneratedTimeseries } from './dataset/timeseries.js';
+import type { SeriesPoints } from './series-points.js';
+import type { GeneratedTimeseries } from '../dataset/timeseries.js';
 
 /**
  * The JSON text of a datapoints answer, written by hand rather than through objects and

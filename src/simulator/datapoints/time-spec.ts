@@ -1,4 +1,4 @@
-import { shown } from './filter-object.js';
+import { shown } from '../filter-object.js';
 
 /**
  * A time of a datapoints query (`start`, `end`): epoch milliseconds, negative before 1970, or

@@ -1,4 +1,4 @@
-import { shown } from './filter-object.js';
+import { shown } from '../filter-object.js';
 
 /**
  * The `granularity` of an aggregate query, `N` + unit, and the buckets it cuts time into.

@@ -1,5 +1,5 @@
 import { hash3 } from '../random.js';
-import { POINT_STRINGS } from './vocabulary.js';
+import { POINT_STRINGS } from '../dataset/vocabulary.js';
 
 /**
  * The value and the status of point k of a series, each a pure function of (series key, k), so

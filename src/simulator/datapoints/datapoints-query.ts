@@ -13,8 +13,8 @@ import {
   stringField,
   timeZoneField,
 } from './datapoints-fields.js';
-import type { SeriesRef } from './dataset/series-lookup.js';
-import { isRecord, shown } from './filter-object.js';
+import type { SeriesRef } from './series-lookup.js';
+import { isRecord, shown } from '../filter-object.js';
 import { type Granularity, parseGranularity } from './granularity.js';
 import { resolveTime, type TimeParse } from './time-spec.js';
 

@@ -1,6 +1,6 @@
-import type { SeriesRef } from './dataset/series-lookup.js';
-import { isRecord, shown } from './filter-object.js';
-import { PLATFORM_AGGREGATES } from '../resources/index.js';
+import type { SeriesRef } from './series-lookup.js';
+import { isRecord, shown } from '../filter-object.js';
+import { PLATFORM_AGGREGATES } from '../../resources/index.js';
 
 /**
  * The fields of a `POST /timeseries/data/list` body, one validator each: each takes the value and

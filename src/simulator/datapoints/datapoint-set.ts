@@ -2,8 +2,8 @@ import { hash3, Rng } from '../random.js';
 import { pointsOfRank, SeriesOrder } from './point-spread.js';
 import type { ValueShape } from './point-values.js';
 import { SeriesPoints } from './series-points.js';
-import { TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
-import type { TimeseriesSet } from './timeseries.js';
+import { TIME_BASE_MS, TIME_SPAN_MS } from '../dataset/shared.js';
+import type { TimeseriesSet } from '../dataset/timeseries.js';
 
 /** Slot widths a series' points are spaced by (each point at a random offset inside its slot). */
 const STEPS_MS = [1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 300_000, 900_000, 3_600_000];

@@ -1,4 +1,4 @@
-import { TIMESERIES_ID_BASE, TIMESERIES_ID_STRIDE, type TimeseriesSet } from './timeseries.js';
+import { TIMESERIES_ID_BASE, TIMESERIES_ID_STRIDE, type TimeseriesSet } from '../dataset/timeseries.js';
 
 /** A time series named by one of its three identifiers, as a datapoints query gives it. */
 export type SeriesRef = { id: number } | { externalId: string } | { instanceId: { space: string; externalId: string } };

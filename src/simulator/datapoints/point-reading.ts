@@ -1,5 +1,5 @@
-import type { Quality } from './dataset/point-values.js';
-import type { SeriesPoints } from './dataset/series-points.js';
+import type { Quality } from './point-values.js';
+import type { SeriesPoints } from './series-points.js';
 import { aggregatePointJson, type BucketSums, rawPointJson } from './datapoint-json.js';
 import type { PointQuery } from './datapoints-query.js';
 import { bucketOf, type Granularity, nextBucket } from './granularity.js';

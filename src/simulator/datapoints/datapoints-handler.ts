@@ -1,11 +1,22 @@
-import { type SeriesRef, seriesIndexOf } from './dataset/series-lookup.js';
+import { type SeriesRef, seriesIndexOf } from './series-lookup.js';
 import { answerOf, type ServedQuery } from './datapoints-answer.js';
 import { type PointQuery, parseDatapointsBody } from './datapoints-query.js';
-import { capReached, countInFlight, isStatusFault, sendStatusFault } from './fault-response.js';
-import type { FaultPlan } from './faults.js';
-import type { ListContext } from './list-handler.js';
-import { type Exchange, readResourceBody, sendError, sendJson, sendText } from './respond.js';
-import { increment, type RequestNotes } from './stats.js';
+import { capReached, countInFlight, isStatusFault, sendStatusFault } from '../fault-response.js';
+import type { FaultPlan } from '../faults.js';
+import type { TimeseriesSet } from '../dataset/timeseries.js';
+import { type Exchange, readResourceBody, sendError, sendJson, sendText } from '../respond.js';
+import type { ServeContext } from '../serve-context.js';
+import { increment, type RequestNotes } from '../stats.js';
+import type { DatapointSet } from './datapoint-set.js';
+
+/**
+ * What the datapoints route reads: what every data route reads, the time series and their points.
+ * The lists' context is one (the dataset holds both), named by shape here so that the datapoints
+ * import nothing that imports the dataset, which makes their DatapointSet.
+ */
+export interface PointsContext extends ServeContext {
+  dataset: { readonly timeseries: TimeseriesSet; readonly datapoints: DatapointSet };
+}
 
 /** A short page is drawn as a share of this; each query then gets that share of its own limit. */
 const SHORT_SCALE = 1000;
@@ -15,7 +26,7 @@ const SHORT_SCALE = 1000;
  * series per request, raw or aggregated, each query with its own cursor. Caps, latency and
  * faults apply as on the collections' lists; a short page shortens every query of the answer.
  */
-export async function handleDatapoints(ctx: ListContext, ex: Exchange, notes: RequestNotes): Promise<void> {
+export async function handleDatapoints(ctx: PointsContext, ex: Exchange, notes: RequestNotes): Promise<void> {
   const body = await readResourceBody(ex, notes);
   if (!body.ok) return sendError(ex, body.status, body.message);
   const parsed = parseDatapointsBody(body.value, ctx.clock.now());
@@ -49,7 +60,7 @@ export async function handleDatapoints(ctx: ListContext, ex: Exchange, notes: Re
 }
 
 /** The queries whose series exist, with its index; and each identifier not found, once, as given. */
-function findSeries(ctx: ListContext, queries: readonly PointQuery[]): {
+function findSeries(ctx: PointsContext, queries: readonly PointQuery[]): {
   found: { query: PointQuery; index: number }[];
   missing: SeriesRef[];
 } {
@@ -65,7 +76,7 @@ function findSeries(ctx: ListContext, queries: readonly PointQuery[]): {
 
 /** Each found query with its series and its cursor's position; or the 400 message of the first refused. */
 function servedQueries(
-  ctx: ListContext,
+  ctx: PointsContext,
   found: readonly { query: PointQuery; index: number }[],
 ): ServedQuery[] | string {
   const served: ServedQuery[] = [];
@@ -83,7 +94,7 @@ function servedQueries(
 }
 
 /** Where the query's cursor says to go on (undefined without a cursor); a string says why it is refused. */
-function positionOf(ctx: ListContext, query: PointQuery): number | undefined | string {
+function positionOf(ctx: PointsContext, query: PointQuery): number | undefined | string {
   if (query.cursor === undefined) return undefined;
   const decoded = ctx.cursors.decode(query.cursor, query.binding, ctx.clock.now(), ctx.config.faults.cursorTtlMs);
   if (decoded.ok) return decoded.state.position;

@@ -1,6 +1,6 @@
-import type { CursorCodec } from './cursor.js';
-import type { SeriesPoints } from './dataset/series-points.js';
-import type { GeneratedTimeseries } from './dataset/timeseries.js';
+import type { CursorCodec } from '../cursor.js';
+import type { SeriesPoints } from './series-points.js';
+import type { GeneratedTimeseries } from '../dataset/timeseries.js';
 import { answerItemJson } from './datapoint-json.js';
 import type { PointQuery } from './datapoints-query.js';
 import { alignToUnit, type Granularity } from './granularity.js';
