@@ -21,7 +21,9 @@ function membersOf(file: string, name: string): string[] {
     (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === name,
   );
   if (found === undefined) throw new Error(`${file} declares no interface ${name}`);
-  return found.members.flatMap((member) => (member.name !== undefined && ts.isIdentifier(member.name) ? [member.name.text] : []));
+  return found.members.flatMap((member) =>
+    member.name !== undefined && ts.isIdentifier(member.name) ? [member.name.text] : [],
+  );
 }
 
 /** The members the guide lists for StreamKind: its bullets `- \`name\`: ...` under item 3. */
