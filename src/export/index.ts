@@ -15,6 +15,7 @@
 export { LockedError } from '../output/index.js';
 export {
   dataEndOf,
+  dryRunLines,
   inspectRun,
   NotAnOutputError,
   type OutputStatus,

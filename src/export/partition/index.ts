@@ -11,6 +11,9 @@ export type { PartitionContext, PartitionOutcome } from './partition-context.js'
 export type { PartitionPlan } from './partition-plan.js';
 export type {
   CountClient,
+  DryRunClient,
+  DryRunLines,
+  DryRunStream,
   ListRequest,
   StreamDrain,
   StreamKind,

@@ -1,5 +1,6 @@
 import type { Format, StreamConfig } from '../../config/job-schema.js';
-import type { HttpStatusError } from '../../http/errors.js';
+import type { ConfigError } from '../../errors.js';
+import type { AccessError, AuthError, HttpStatusError } from '../../http/errors.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import type { Logger } from '../../log.js';
 import type { Resource } from '../../resources/index.js';
@@ -78,4 +79,36 @@ export interface StreamKind<C extends StreamConfig = StreamConfig, P extends Str
   listedCollection(stream: P): Resource | undefined;
   /** The request a partition's chain starts with (the dry run shows the first). */
   firstRequest(stream: P, state: Pick<StreamState, 'window'>): ListRequest;
+  /**
+   * The dry run's lines about the stream, from what it asks the platform (a count, the view's
+   * columns), and the refusal a run would stop with, if any.
+   */
+  dryRun(client: DryRunClient, stream: DryRunStream<P>): Promise<DryRunLines>;
+}
+
+/** The client the dry run asks with. */
+export type DryRunClient = Pick<PlatformClient, 'aggregateCount' | 'post'>;
+
+/** What the dry run knows of a stream before its kind describes it. */
+export interface DryRunStream<P extends StreamPlan = StreamPlan> {
+  plan: P;
+  /** Its chains' first request (firstRequest), and that request as the dry run shows it. */
+  request: ListRequest;
+  listed: string;
+  /** What its runs write: formats, mode, a Delta table. */
+  written: string;
+  /** The point times a run reads (datapoints). */
+  pointWindow?: { start: number; end: number } | undefined;
+  /** The Parquet column each of its `metadataColumns` keys becomes. */
+  metadataColumns?: { key: string; column: string }[] | undefined;
+  /** Where the run before left its window (an incremental stream's last start); null: none, or --fresh. */
+  since: number | null;
+  /** What this run does with the stream; `from`: where a run that starts reads from. */
+  action: (from?: string) => string;
+}
+
+/** A stream's lines of the dry run, each a line of text, and what a run would be refused for. */
+export interface DryRunLines {
+  lines: string[];
+  refusal?: ConfigError | AccessError | AuthError | undefined;
 }

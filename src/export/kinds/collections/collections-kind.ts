@@ -57,7 +57,24 @@ export const collections: StreamKind<CollectionStreamConfig, CollectionStreamPla
   cursorRefused: () => undefined,
   listedCollection: (stream) => stream.resource,
   firstRequest: (stream, state) => chainRequest(stream.resource, chainParams(stream, state)),
+  dryRun: (_client, { plan, listed, written, metadataColumns, action }) => {
+    const lines = [`stream ${plan.name}: ${listed} in ${plan.partitions} partition(s) -> ${written}`];
+    if (metadataColumns !== undefined) lines.push(`  ${describeMetadataColumns(metadataColumns, plan.formats)}`);
+    lines.push(`  ${action()}`);
+    return Promise.resolve({ lines });
+  },
 };
+
+/** The Parquet columns a stream's metadataColumns keys become (`metadata_<key>`), each with its key. */
+function describeMetadataColumns(
+  columns: readonly { key: string; column: string }[],
+  formats: readonly string[],
+): string {
+  const named = columns.map(({ key, column }) => `${column} (${JSON.stringify(key)})`).join(', ');
+  return formats.includes('parquet')
+    ? `metadata columns: ${named}`
+    : `metadata columns: none written (they are Parquet columns; this stream writes ${formats.join(' + ')})`;
+}
 
 /**
  * The parameters a stream's chains send in its current run: the config's, with the

@@ -1,7 +1,15 @@
 import type { DatapointsStreamConfig } from '../../../config/job-schema.js';
 import { refusedAccess } from '../../../http/access-refused.js';
 import { filterKeys } from '../../../resources/index.js';
-import { countOrUnknown, type CountClient, type StreamKind, type StreamRun } from '../../partition/index.js';
+import type { AggregateFilter } from '../../../http/platform-client.js';
+import {
+  countOrUnknown,
+  type CountClient,
+  type DryRunClient,
+  type DryRunStream,
+  type StreamKind,
+  type StreamRun,
+} from '../../partition/index.js';
 import { type DatapointsStreamPlan, pointsParams, type PointsPlan, pointsShape, type StreamPlan, streamOf } from '../../state/index.js';
 import { aggregateFilter, chainRequest, listParams } from '../collections/index.js';
 import { drainPoints } from './drain-points.js';
@@ -67,7 +75,30 @@ export const datapoints: StreamKind<DatapointsStreamConfig, DatapointsStreamPlan
   cursorRefused: () => undefined,
   listedCollection: () => 'timeseries',
   firstRequest: (stream) => chainRequest('datapoints', seriesListing(stream)),
+  dryRun: async (client, stream) => ({ lines: [...(await describePoints(client, stream)), `  ${stream.action()}`] }),
 };
+
+/**
+ * A datapoints stream's lines: which series (and how many: the count aggregate of the listing, or
+ * the explicit list), the window of point times, what each point row holds, and the requests a
+ * run needs at least (one per 100 series; long series need more, found only by reading them).
+ */
+async function describePoints(client: DryRunClient, stream: DryRunStream<DatapointsStreamPlan>): Promise<string[]> {
+  const { plan, request, pointWindow, listed, written } = stream;
+  const { points } = plan;
+  const explicit = points.ids?.length ?? points.externalIds?.length;
+  const filter = request.method === 'POST' ? (request.body.filter as AggregateFilter) : aggregateFilter('timeseries', request.params);
+  const series = explicit ?? (await client.aggregateCount('timeseries', filter).catch(() => undefined));
+  const which = explicit === undefined ? `the series of ${listed}` : `${explicit} listed series (${points.ids === undefined ? 'externalIds' : 'ids'})`;
+  const window = pointWindow === undefined ? '' : ` from ${new Date(pointWindow.start).toISOString()} to ${new Date(pointWindow.end).toISOString()} (end exclusive)`;
+  const what = points.aggregates === undefined ? 'raw points' : `aggregates ${points.aggregates.join(', ')} per ${points.granularity ?? '?'}`;
+  const count = series === undefined ? 'series count unknown' : `${series.toLocaleString('en-US')} series`;
+  const requests = series === undefined ? '' : `, at least ${Math.ceil(series / 100).toLocaleString('en-US')} request(s) of up to 100 series`;
+  return [
+    `stream ${plan.name}: ${what} of ${which}${window}, in ${plan.partitions} partition(s) -> ${written}`,
+    `  ${count}${requests}`,
+  ];
+}
 
 /**
  * A datapoints stream's series listing: `limit` and the timeseries filters of its parameters (the

@@ -1,10 +1,14 @@
 import { splitFilters, splitScopes } from '../../../config/instances-schema.js';
+import { ConfigError } from '../../../errors.js';
+import { refusedAccess } from '../../../http/access-refused.js';
+import type { AccessError, AuthError } from '../../../http/errors.js';
 import type { InstancesStreamConfig } from '../../../config/job-schema.js';
 import { drainCursorChain } from '../../../http/cursor-chain.js';
 import { drainSyncFeed } from '../../../http/sync-chain.js';
 import {
   countOrUnknown,
   drainPages,
+  type DryRunClient,
   type PageSource,
   type PartitionContext,
   type PartitionPlan,
@@ -84,7 +88,42 @@ export const instances: StreamKind<InstancesStreamConfig, InstancesStreamPlan> =
     const { path, body } = instancesSyncRequest(stream, 1);
     return { method: 'POST', path, body };
   },
+  dryRun: async (client, { plan, listed, written, since, action }) => {
+    const queries = plan.partitions === 1 ? '1 query' : `${plan.partitions} queries (split), each its own cursor chain`;
+    const lines = [`stream ${plan.name}: ${listed} in ${queries} -> ${written}`];
+    const columns = await viewColumns(client, plan);
+    if (typeof columns === 'string') lines.push(`  columns: ${columns}`);
+    if (plan.mode !== 'incremental') lines.push(`  ${action()}`);
+    else lines.push(`  ${feedRead(since)}`, `  ${action(since === null ? undefined : 'the cursors the last run ended with')}`);
+    return { lines, refusal: typeof columns === 'string' ? undefined : columns };
+  },
 };
+
+/**
+ * The Parquet columns an instances stream would write, from its view as the platform has it now (a
+ * resumed stream keeps the columns it began with); a view the platform does not have, or a 403
+ * or 404 (refusedAccess), is the refusal a run would stop with.
+ */
+async function viewColumns(
+  client: DryRunClient,
+  plan: InstancesStreamPlan,
+): Promise<string | ConfigError | AccessError | AuthError> {
+  try {
+    return (await readViewColumns(client, plan)).map((column) => column.name).join(', ');
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    const refusal = refusedAccess(error);
+    if (refusal !== undefined) return refusal;
+    throw error;
+  }
+}
+
+/** What an incremental instances stream's run reads of the sync feed: its backfill, or changes since the last run. */
+function feedRead(since: number | null): string {
+  return since === null
+    ? 'reads the sync feed from its start: every instance of the view, then the changes made meanwhile (the backfill)'
+    : `reads the sync feed's changes since the run that started ${new Date(since).toISOString()}, deletes included`;
+}
 
 /** Query m's pages: its list, or (incremental) its sync feed until it has caught up; each checked against the query. */
 function pagesOf(ctx: PartitionContext, plan: PartitionPlan<InstancesStreamPlan>): PageSource {
