@@ -2,8 +2,8 @@ import type { Schema } from 'apache-arrow';
 import type { Resource } from '../config/job-schema.js';
 import { type InstanceColumn, pointColumns, shapeFromParams } from '../resources/index.js';
 import { instanceSchema } from './instances/instance-rows.js';
-import { specSchema } from './parquet/column-kinds.js';
-import { arrowSchema } from './parquet/row-group.js';
+import { specSchema } from './parquet/arrow-types.js';
+import { arrowSchema } from './collections/row-group.js';
 
 /** What decides a stream's Parquet columns, as its checkpoint records it. */
 export type SchemaSource =

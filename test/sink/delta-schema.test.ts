@@ -33,8 +33,8 @@ import {
 } from '../../src/sink/delta/schema.js';
 import { type InstanceColumn, type InstanceColumnKind, pointColumns, RESOURCES } from '../../src/resources/index.js';
 import { instanceSchema } from '../../src/sink/instances/instance-rows.js';
-import { arrowType } from '../../src/sink/parquet/column-kinds.js';
-import { arrowSchema, RowGroupBuilder } from '../../src/sink/parquet/row-group.js';
+import { arrowType } from '../../src/sink/parquet/arrow-types.js';
+import { arrowSchema, RowGroupBuilder } from '../../src/sink/collections/row-group.js';
 import { type Duck, openDuck } from '../support/export-duckdb.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
 

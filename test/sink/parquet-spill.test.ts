@@ -13,7 +13,7 @@ import {
   SPILL_ROWS,
 } from '../../src/sink/parquet/parquet-writer.js';
 import { PageItems, scanPage } from '../../src/page/index.js';
-import { RowGroupBuilder } from '../../src/sink/parquet/row-group.js';
+import { RowGroupBuilder } from '../../src/sink/collections/row-group.js';
 import { readSpill, SpillFile } from '../../src/sink/parquet/spill.js';
 import { asNumber, parquetItems } from '../support/export-duckdb.js';
 import { sha256File, sql, tempDir } from '../support/export-harness.js';

@@ -1,7 +1,7 @@
 import { type DataType, Field, makeData, RecordBatch, Schema, Struct, Table, tableToIPC } from 'apache-arrow';
 import type { ColumnSpec } from '../../resources/index.js';
 import type { DeltaBatches } from '../delta/index.js';
-import { arrowType } from '../parquet/column-kinds.js';
+import { arrowType } from '../parquet/arrow-types.js';
 import type { SpillFile } from '../parquet/spill.js';
 import { type BatchColumn, constantText, externalIds, seriesIds, timestamps, valueColumn } from './batch-columns.js';
 import type { RowBlock } from './row-block.js';

@@ -11,7 +11,7 @@ import type { CommittedShard, ShardWriter } from '../shard-writer.js';
 import type { BytesPerRow } from './bytes-per-row.js';
 import { collectionEncodings, type EncodedColumn } from './encode.js';
 import type { EncoderPool } from './encoder-pool.js';
-import { RowGroupBuilder } from './row-group.js';
+import { RowGroupBuilder } from '../collections/row-group.js';
 import { SpillFile } from './spill.js';
 
 /** Rows gathered in memory before they go to the spill file as one Arrow batch (about 1.5 MB of events). */
