@@ -7,8 +7,8 @@ export {
   type ShardSink,
   type ShardSinkOptions,
   type StageShard,
-  type StreamShape,
 } from './shard-sink.js';
+export type { StreamShape } from './stream-shape.js';
 export { shardExtension, shardFileName, shardSeq } from './shard-files.js';
 export type { CommittedShard, ShardWriter } from './shard-writer.js';
 export { type PointBatch, PointList, type PointValue, type SeriesPoints } from './datapoints/point-batch.js';
