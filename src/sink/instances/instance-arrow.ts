@@ -14,15 +14,8 @@ import {
   Utf8,
 } from 'apache-arrow';
 import type { InstanceColumn, InstanceColumnKind } from '../../resources/index.js';
-import { BoolColumn, Float64Column, Int64Column, Utf8Column } from '../parquet/columns.js';
-import {
-  checked,
-  type CheckedColumn,
-  Float32Column,
-  Int32Column,
-  ListColumn,
-  StructColumn,
-} from '../parquet/typed-columns.js';
+import { BoolColumn, type CheckedColumn, Float64Column, Int64Column, Utf8Column } from '../parquet/columns.js';
+import { Float32Column, Int32Column, ListColumn, StructColumn } from '../parquet/typed-columns.js';
 
 /** A direct relation (or an instance's `type`, `startNode`, `endNode`): `{space, externalId}`. */
 function nodeRefType(): Struct {
@@ -62,32 +55,28 @@ export function arrowField(column: InstanceColumn): Field {
   return new Field(column.name, type, !column.required);
 }
 
-const isText = (value: unknown) => typeof value === 'string';
-const isInt64 = (value: unknown) =>
-  Number.isSafeInteger(value) || (typeof value === 'bigint' && BigInt.asIntN(64, value) === value);
-
 function scalarColumn(kind: InstanceColumnKind, capacity: number): CheckedColumn {
   switch (kind) {
     case 'string':
     case 'json':
     case 'extra-json':
-      return checked(new Utf8Column(capacity), isText);
+      return new Utf8Column(capacity);
     case 'int32':
     case 'date':
       return new Int32Column(capacity);
     case 'int64':
     case 'timestamp':
-      return checked(new Int64Column(capacity), isInt64);
+      return new Int64Column(capacity);
     case 'float':
       return new Float32Column(capacity);
     case 'double':
-      return checked(new Float64Column(capacity), (value) => typeof value === 'number');
+      return new Float64Column(capacity);
     case 'boolean':
-      return checked(new BoolColumn(capacity), (value) => typeof value === 'boolean');
+      return new BoolColumn(capacity);
     case 'node-ref':
       return new StructColumn(capacity, [
-        { name: 'space', required: true, column: checked(new Utf8Column(capacity), isText) },
-        { name: 'externalId', required: true, column: checked(new Utf8Column(capacity), isText) },
+        { name: 'space', required: true, column: new Utf8Column(capacity) },
+        { name: 'externalId', required: true, column: new Utf8Column(capacity) },
       ]);
   }
 }

@@ -3,8 +3,7 @@ import { isInteger, isSafeNumber, parse as parseExact, stringify as stringifyExa
 import { BadItemError } from '../../errors.js';
 import { PageItems } from '../../page/index.js';
 import { type InstanceColumn, instanceRow, type ViewRef } from '../../resources/index.js';
-import { describe } from '../parquet/columns.js';
-import type { CheckedColumn } from '../parquet/typed-columns.js';
+import { type CheckedColumn, describe } from '../parquet/columns.js';
 import { arrowField, newInstanceColumn } from './instance-arrow.js';
 import { InstanceWalk } from './instance-walk.js';
 

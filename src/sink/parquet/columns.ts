@@ -59,10 +59,21 @@ export interface Column {
 }
 
 /**
+ * A column that can say, without changing anything, whether push() takes a value: a struct field or
+ * list element (typed-columns.ts) is checked whole before any of it is written.
+ */
+export interface CheckedColumn extends Column {
+  /** True for null, undefined and every value push() writes. */
+  accepts(value: unknown): boolean;
+}
+
+const isNull = (value: unknown) => value === undefined || value === null;
+
+/**
  * INT64 (ids, epoch-millisecond times): each safe integer split into two 32-bit words, no BigInt;
  * a BigInt is taken too, for the int64 values beyond 2^53 only it holds exactly.
  */
-export class Int64Column implements Column {
+export class Int64Column implements CheckedColumn {
   private words: Int32Array;
   private readonly validity: Validity;
   length = 0;
@@ -70,6 +81,10 @@ export class Int64Column implements Column {
   constructor(capacity: number) {
     this.words = new Int32Array(capacity * 2);
     this.validity = new Validity(capacity);
+  }
+
+  accepts(value: unknown): boolean {
+    return isNull(value) || Number.isSafeInteger(value) || (typeof value === 'bigint' && BigInt.asIntN(64, value) === value);
   }
 
   push(value: unknown): void {
@@ -122,7 +137,7 @@ export class Int64Column implements Column {
 }
 
 /** UTF-8 strings: Int32 offsets and one growing byte buffer written with TextEncoder.encodeInto. */
-export class Utf8Column implements Column {
+export class Utf8Column implements CheckedColumn {
   private offsets: Int32Array;
   private bytes: Uint8Array;
   private end = 0;
@@ -133,6 +148,10 @@ export class Utf8Column implements Column {
     this.offsets = new Int32Array(capacity + 1);
     this.bytes = new Uint8Array(capacity * 16);
     this.validity = new Validity(capacity);
+  }
+
+  accepts(value: unknown): boolean {
+    return isNull(value) || typeof value === 'string';
   }
 
   push(value: unknown): void {
@@ -189,7 +208,7 @@ export class Utf8Column implements Column {
 }
 
 /** BOOLEAN: values packed eight to a byte, least significant bit first, as the validity bitmap. */
-export class BoolColumn implements Column {
+export class BoolColumn implements CheckedColumn {
   private bits: Uint8Array;
   private readonly validity: Validity;
   length = 0;
@@ -197,6 +216,10 @@ export class BoolColumn implements Column {
   constructor(capacity: number) {
     this.bits = new Uint8Array((capacity + 7) >> 3);
     this.validity = new Validity(capacity);
+  }
+
+  accepts(value: unknown): boolean {
+    return isNull(value) || typeof value === 'boolean';
   }
 
   push(value: unknown): void {
@@ -230,7 +253,7 @@ export class BoolColumn implements Column {
 }
 
 /** DOUBLE: a finite JSON number, an integer such as 1 included. */
-export class Float64Column implements Column {
+export class Float64Column implements CheckedColumn {
   private values: Float64Array;
   private readonly validity: Validity;
   length = 0;
@@ -238,6 +261,10 @@ export class Float64Column implements Column {
   constructor(capacity: number) {
     this.values = new Float64Array(capacity);
     this.validity = new Validity(capacity);
+  }
+
+  accepts(value: unknown): boolean {
+    return isNull(value) || typeof value === 'number';
   }
 
   push(value: unknown): void {
