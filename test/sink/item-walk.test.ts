@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { PageItems } from '../../src/page/page-items.js';
 import { scanPage } from '../../src/page/page-scan.js';
 import { RESOURCES, type Resource, resourceSpec, streamColumns } from '../../src/resources/index.js';
-import { newColumn } from '../../src/sink/parquet/arrow-types.js';
+import { newColumn } from '../../src/sink/parquet/column-builders.js';
 import { Utf8Column } from '../../src/sink/parquet/columns.js';
 import { ItemWalk } from '../../src/sink/collections/item-walk.js';
 import { RowGroupBuilder } from '../../src/sink/collections/row-group.js';

@@ -1,7 +1,7 @@
-import { type DataType, Field, makeData, RecordBatch, Schema, Struct, Table, tableToIPC } from 'apache-arrow';
+import { type DataType, makeData, RecordBatch, type Schema, Struct, Table, tableToIPC } from 'apache-arrow';
 import type { ColumnSpec } from '../../resources/index.js';
 import type { DeltaBatches } from '../delta/index.js';
-import { arrowType } from '../parquet/arrow-types.js';
+import { columnsSchema } from '../parquet/arrow-types.js';
 import type { SpillFile } from '../parquet/spill.js';
 import { type BatchColumn, constantText, externalIds, seriesIds, timestamps, valueColumn } from './batch-columns.js';
 import type { RowBlock } from './row-block.js';
@@ -9,11 +9,6 @@ import type { SeriesTable } from './series-table.js';
 
 /** Rows of one Arrow batch handed to the encoder. */
 const BATCH_ROWS = 65_536;
-
-/** The Arrow schema of a datapoints shard of `columns` (pointColumns): only required columns are non-nullable. */
-export function pointSchema(columns: readonly ColumnSpec[]): Schema {
-  return new Schema(columns.map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
-}
 
 /**
  * The Arrow batches of a datapoints shard, built from RowBlocks in file order and appended to its
@@ -32,7 +27,7 @@ export class PointBatches {
 
   /**
    * `rows`: the shard's, so that the buffers of a small shard are small. `delta`: a Delta table's
-   * data file's, over pointSchema(columns); undefined for plain files.
+   * data file's, over columnsSchema(columns); undefined for plain files.
    */
   constructor(
     columns: readonly ColumnSpec[],
@@ -44,7 +39,7 @@ export class PointBatches {
   ) {
     this.capacity = Math.min(BATCH_ROWS, rows);
     const { capacity } = this;
-    this.schema = pointSchema(columns);
+    this.schema = columnsSchema(columns);
     let part = 0;
     this.outs = columns.map((spec) => {
       switch (spec.name) {
