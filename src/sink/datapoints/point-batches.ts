@@ -65,7 +65,7 @@ export class PointBatches {
   add(block: RowBlock, from: number, to: number): Promise<void> | undefined {
     while (from < to) {
       const n = Math.min(to - from, this.capacity - this.length);
-      for (const out of this.outs) out.copy(block, from, n, this.length);
+      for (const out of this.outs) out.copy(block, from, n);
       this.length += n;
       from += n;
       if (this.length === this.capacity) {
@@ -83,11 +83,11 @@ export class PointBatches {
 
   private async flush(): Promise<void> {
     const { fields } = this.schema;
-    const children = this.outs.map((out, i) => out.data(fields[i]!.type as DataType, this.length));
+    const children = this.outs.map((out, i) => out.column.toData(fields[i]!.type as DataType));
     const data = makeData({ type: new Struct(fields), length: this.length, nullCount: 0, children });
     const batch = new RecordBatch(this.schema, data);
     const ipc = tableToIPC(new Table(this.delta === undefined ? batch : this.delta.convert(batch)), 'stream');
-    for (const out of this.outs) out.reset();
+    for (const out of this.outs) out.column.reset();
     this.length = 0;
     await this.spill.append(ipc);
   }
