@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Table, tableFromIPC, tableToIPC } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
 import type { OutputConfig, Resource } from '../../src/config/job-schema.js';
-import { collectionEncodings, type EncodeJob } from '../../src/sink/parquet/encode.js';
+import { collectionEncodings } from '../../src/sink/collections/collection-encodings.js';
+import type { EncodeJob } from '../../src/sink/parquet/encode.js';
 import { EncoderPool } from '../../src/sink/parquet/encoder-pool.js';
 import {
   ParquetShardWriter,
