@@ -75,6 +75,16 @@ function importsOf(file: string): Import[] {
 
 const imports = files.flatMap(importsOf);
 
+/** The packages a file imports at run time (not only their types). */
+function packagesOf(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(join(SRC, file), 'utf8'), ts.ScriptTarget.Latest);
+  return source.statements.flatMap((statement) => {
+    if (!ts.isImportDeclaration(statement) || statement.importClause?.isTypeOnly === true) return [];
+    const { moduleSpecifier } = statement;
+    return ts.isStringLiteral(moduleSpecifier) && !moduleSpecifier.text.startsWith('.') ? [moduleSpecifier.text] : [];
+  });
+}
+
 function folderOf(file: string): string {
   if (file === 'index.ts') return 'entry';
   if (!file.includes('/') || file.startsWith('util/')) return 'base';
@@ -123,6 +133,22 @@ describe('the import statements of src/', () => {
 
   it('make no cycle of files, counting run-time imports', () => {
     expect(cyclesOf(imports.filter(({ typeOnly }) => !typeOnly))).toEqual([]);
+  });
+
+  it('load no apache-arrow or parquet-wasm through sink/index.ts: they load with the first Parquet shard', () => {
+    const next = new Map<string, string[]>();
+    for (const { from, to, typeOnly } of imports) if (!typeOnly) next.set(from, [...(next.get(from) ?? []), to]);
+    const reached = new Set<string>();
+    const stack = ['sink/index.ts'];
+    for (let file = stack.pop(); file !== undefined; file = stack.pop()) {
+      if (reached.has(file)) continue;
+      reached.add(file);
+      stack.push(...(next.get(file) ?? []));
+    }
+    expect(reached.size, 'the check sees them').toBeGreaterThan(10);
+    const heavy = [...reached].filter((file) => packagesOf(file).some((name) => ['apache-arrow', 'parquet-wasm'].includes(name)));
+    expect(heavy).toEqual([]);
+    expect(packagesOf('sink/parquet/arrow-types.ts'), 'the check sees them').toContain('apache-arrow');
   });
 
   it('make no cycle of files inside sink/, type-only imports included', () => {
