@@ -7,10 +7,8 @@ import { VERSION } from '../../version.js';
 import { type Checkpoint, sentBounds, type StreamState } from './checkpoint.js';
 import { syncField } from './sync-phase.js';
 
-import { typedColumns } from '../../sink/parquet/schemas.js';
-import { instanceTypedColumns } from '../../sink/instances/instance-types.js';
 import { MANIFEST_FILE, partDir } from './layout.js';
-import { shardFileName } from '../../sink/index.js';
+import { shardFileName, typedColumns, typedColumns as instanceTypedColumns } from '../../sink/index.js';
 import { parseStateFile } from './state-file.js';
 
 export const MANIFEST_VERSION = 1;
