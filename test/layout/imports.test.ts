@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The layout CONTRIBUTING.md describes, checked on the import statements of src/: folders import
- * only from folders below them, the export engine and output/ are entered only through their
+ * only from folders below them, the export engine, output/ and sink/ are entered only through their
  * index.ts, and no file reaches itself through its imports.
  */
 
@@ -75,11 +75,28 @@ function importsOf(file: string): Import[] {
 
 const imports = files.flatMap(importsOf);
 
+/** The packages a file imports at run time (not only their types). */
+function packagesOf(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(join(SRC, file), 'utf8'), ts.ScriptTarget.Latest);
+  return source.statements.flatMap((statement) => {
+    if (!ts.isImportDeclaration(statement) || statement.importClause?.isTypeOnly === true) return [];
+    const { moduleSpecifier } = statement;
+    return ts.isStringLiteral(moduleSpecifier) && !moduleSpecifier.text.startsWith('.') ? [moduleSpecifier.text] : [];
+  });
+}
+
 function folderOf(file: string): string {
   if (file === 'index.ts') return 'entry';
   if (!file.includes('/') || file.startsWith('util/')) return 'base';
   return file.split('/')[0] ?? '';
 }
+
+/**
+ * The files of sink/ the Delta table writer (export/state/delta-table.ts) takes past sink/index.ts:
+ * a stream's Delta schema is made with apache-arrow, which sink/index.ts must not load at start
+ * (CONTRIBUTING.md), and the writer is loaded only for a Delta table.
+ */
+const SINK_SIDE_DOORS = ['sink/delta/index.ts', 'sink/stream-schema.ts'];
 
 describe('the import statements of src/', () => {
   it('are read (the check sees the files it is about)', () => {
@@ -122,25 +139,64 @@ describe('the import statements of src/', () => {
   });
 
   it('make no cycle of files, counting run-time imports', () => {
-    const next = new Map<string, string[]>(files.map((file) => [file, []]));
-    for (const { from, to, typeOnly } of imports) if (!typeOnly) next.get(from)?.push(to);
-    const cycles: string[] = [];
-    const state = new Map<string, 'open' | 'done'>();
-    const path: string[] = [];
-    const visit = (file: string): void => {
-      state.set(file, 'open');
-      path.push(file);
-      for (const to of next.get(file) ?? []) {
-        if (state.get(to) === 'open') cycles.push([...path.slice(path.indexOf(to)), to].join(' -> '));
-        else if (state.get(to) === undefined) visit(to);
+    expect(cyclesOf(imports.filter(({ typeOnly }) => !typeOnly))).toEqual([]);
+  });
+
+  it('enter sink/ only through sink/index.ts, the Delta schema\'s two side doors aside', () => {
+    const inner = imports.filter(
+      ({ from, to }) =>
+        folderOf(to) === 'sink' && folderOf(from) !== 'sink' && to !== 'sink/index.ts' && !SINK_SIDE_DOORS.includes(to),
+    );
+    expect(inner.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
+    expect(SINK_SIDE_DOORS.filter((door) => !files.includes(door)), 'the side doors are files').toEqual([]);
+  });
+
+  it.each(['cli/main.ts', 'index.ts', 'sink/index.ts'])(
+    'load no apache-arrow or parquet-wasm from %s at start: they load with the first Parquet shard, or a Delta schema',
+    (entry) => {
+      const next = new Map<string, string[]>();
+      for (const { from, to, typeOnly } of imports) if (!typeOnly) next.set(from, [...(next.get(from) ?? []), to]);
+      const reached = new Set<string>();
+      const stack = [entry];
+      for (let file = stack.pop(); file !== undefined; file = stack.pop()) {
+        if (reached.has(file)) continue;
+        reached.add(file);
+        stack.push(...(next.get(file) ?? []));
       }
-      path.pop();
-      state.set(file, 'done');
-    };
-    for (const file of files) if (state.get(file) === undefined) visit(file);
-    expect(cycles).toEqual([]);
+      expect(reached.size, 'the check sees them').toBeGreaterThan(10);
+      const heavy = (file: string) => packagesOf(file).some((name) => ['apache-arrow', 'parquet-wasm'].includes(name));
+      expect([...reached].filter(heavy)).toEqual([]);
+      expect(heavy('sink/parquet/arrow-types.ts'), 'the check sees them').toBe(true);
+    },
+  );
+
+  it('make no cycle of files inside sink/, type-only imports included', () => {
+    const sink = imports.filter(({ from, to }) => folderOf(from) === 'sink' && folderOf(to) === 'sink');
+    expect(sink.length, 'the check sees them').toBeGreaterThan(50);
+    expect(cyclesOf(sink)).toEqual([]);
   });
 });
+
+/** The cycles the imports make, each as `a -> b -> ... -> a` (one per import that closes one). */
+function cyclesOf(edges: readonly Import[]): string[] {
+  const next = new Map<string, string[]>(files.map((file) => [file, []]));
+  for (const { from, to } of edges) next.get(from)?.push(to);
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (file: string): void => {
+    state.set(file, 'open');
+    path.push(file);
+    for (const to of next.get(file) ?? []) {
+      if (state.get(to) === 'open') cycles.push([...path.slice(path.indexOf(to)), to].join(' -> '));
+      else if (state.get(to) === undefined) visit(to);
+    }
+    path.pop();
+    state.set(file, 'done');
+  };
+  for (const file of files) if (state.get(file) === undefined) visit(file);
+  return cycles;
+}
 
 /**
  * The rooms of src/export/, lowest first. A room imports another only through that room's index.ts,

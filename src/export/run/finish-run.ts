@@ -2,7 +2,7 @@ import { SyncCursorError } from '../../errors.js';
 import { AuthError } from '../../http/errors.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import { errorFields } from '../../log.js';
-import { schemaColumns } from '../../sink/parquet/schemas.js';
+import { schemaColumns } from '../../sink/index.js';
 import { collectionOf, isComplete, type Manifest, type RunState } from '../state/index.js';
 import type { Committer, PartitionOutcome, PartitionPlan } from '../partition/index.js';
 import type { FinalizeResult } from './finalize.js';

@@ -1,7 +1,6 @@
 import type { StreamResource } from '../../config/job-schema.js';
 import { pointColumns, pointKey, type Resource, resourceSpec, shapeFromParams } from '../../resources/index.js';
-import { typedColumns } from '../../sink/parquet/schemas.js';
-import { instanceTypedColumns } from '../../sink/instances/instance-types.js';
+import { typedColumns } from '../../sink/index.js';
 import type { StreamState, UpdatedWindow } from './checkpoint-schema.js';
 
 /** What identifies a stream's rows in its manifest entry, with its columns (and a datapoints stream's point times). */
@@ -74,7 +73,7 @@ const INSTANCES: StreamRecord = {
   keyName: () => '(space, externalId)',
   key: (state) => {
     const columns = state.instances?.columns;
-    return { key: ['space', 'externalId'], ...(columns === undefined ? {} : { columns: instanceTypedColumns(columns) }) };
+    return { key: ['space', 'externalId'], ...(columns === undefined ? {} : { columns: typedColumns(columns) }) };
   },
 };
 

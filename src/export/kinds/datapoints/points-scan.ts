@@ -2,9 +2,8 @@ import { isUtf8 } from 'node:buffer';
 import type { RequestContext } from '../../../http/errors.js';
 import { BAD, CLOSED, JsonGrammar } from '../../../page/index.js';
 import { isCountAggregate } from '../../../resources/index.js';
-import type { PointList } from '../../../sink/index.js';
-import { ABSENT, PointFields } from '../../../sink/datapoints/point-fields.js';
 import {
+  ABSENT,
   CLOSE_ARRAY,
   CLOSE_OBJECT,
   LOWER_F,
@@ -13,10 +12,12 @@ import {
   NINE,
   OPEN_ARRAY,
   OPEN_OBJECT,
+  PointFields,
+  type PointList,
   QUOTE,
   sameBytes,
   ZERO,
-} from '../../../sink/parquet/json-bytes.js';
+} from '../../../sink/index.js';
 import { PointSpans } from './point-spans.js';
 import { type AggregatesAsked, AnswerMatch, type AskedQuery, type SeriesAnswer } from './points-answer.js';
 

@@ -15,8 +15,8 @@ import {
   QUOTE,
   sameBytes,
   ZERO,
-} from './json-bytes.js';
-import type { ColumnKind, ColumnSpec } from './schemas.js';
+} from '../parquet/json-bytes.js';
+import type { ColumnKind, ColumnSpec } from '../parquet/schemas.js';
 
 /** No value was given for the column (the field is absent). */
 export const ABSENT = -1;

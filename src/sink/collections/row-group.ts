@@ -3,10 +3,11 @@ import type { Resource } from '../../config/job-schema.js';
 import { BadItemError } from '../../errors.js';
 import { resourceSpec, streamColumns } from '../../resources/index.js';
 import { PageItems } from '../../page/index.js';
-import { newColumn, specSchema } from './column-kinds.js';
-import { type Column, ColumnTypeError, describe, Utf8Column } from './columns.js';
+import { columnsSchema } from '../parquet/arrow-types.js';
+import { newColumn } from '../parquet/column-builders.js';
+import { type Column, ColumnTypeError, describe, Utf8Column } from '../parquet/columns.js';
 import { ItemWalk } from './item-walk.js';
-import { type ColumnSpec, EXTRA_COLUMN, columnsOf } from './schemas.js';
+import { type ColumnSpec, EXTRA_COLUMN, columnsOf } from '../parquet/schemas.js';
 
 /**
  * The Arrow schema of a stream's Parquet files: its collection's columns and its metadata columns;
@@ -14,7 +15,7 @@ import { type ColumnSpec, EXTRA_COLUMN, columnsOf } from './schemas.js';
  */
 export function arrowSchema(resource: Resource, metadataColumns: readonly string[] = []): Schema {
   const columns = streamColumns(columnsOf(resource), metadataColumns);
-  return specSchema(columns);
+  return columnsSchema(columns);
 }
 
 /** `metadata[key]` when it is a string; the `metadata` column itself refuses a map of another shape. */

@@ -1,8 +1,8 @@
-import type { BoolColumn, Column, Float64Column, Int64Column, Utf8Column } from './columns.js';
+import type { BoolColumn, Column, Float64Column, Int64Column, Utf8Column } from '../parquet/columns.js';
 import { ItemFields, KEY_ESCAPED, VALUE_ESCAPED } from './item-fields.js';
-import { CLOSE_ARRAY, decodeString, LOWER_N, LOWER_T, sameBytes } from './json-bytes.js';
-import type { Int64ListColumn, LabelListColumn, StringMapColumn } from './nested-columns.js';
-import type { ColumnSpec } from './schemas.js';
+import { CLOSE_ARRAY, decodeString, LOWER_N, LOWER_T, sameBytes } from '../parquet/json-bytes.js';
+import type { Int64ListColumn, LabelListColumn, StringMapColumn } from '../parquet/nested-columns.js';
+import type { ColumnSpec } from '../parquet/schemas.js';
 
 /**
  * Reads one item straight from its bytes (as received, already checked to be valid JSON and UTF-8
