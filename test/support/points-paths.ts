@@ -10,7 +10,7 @@ import { PointTable } from '../../src/sink/datapoints/point-table.js';
 import { PointsNdjsonWriter } from '../../src/sink/datapoints/points-ndjson-writer.js';
 
 /**
- * The two ways an answer of `POST /timeseries/data/list` is read (export/run/point-requests.ts):
+ * The two ways an answer of `POST /timeseries/data/list` is read (export/kinds/datapoints/point-requests.ts):
  * from its bytes (readScannedAnswer, which leaves an answer that is not the plain case to
  * JSON.parse and readAnswer) and parsed (JSON.parse, then readAnswer); and what each gives to the
  * writers, for the differential tests of the scan.
