@@ -1,6 +1,6 @@
 import { AbortedError, BadResponseError, type RequestContext } from '../../../http/errors.js';
-import type { ReadResponse } from '../../../http/platform-client.js';
-import type { BudgetHold, ByteBudget } from '../../../page/index.js';
+import type { PlatformClient } from '../../../http/platform-client.js';
+import type { ByteBudget } from '../../../page/index.js';
 import type { PointBatch } from '../../../sink/index.js';
 import { bucketReachMs } from '../../../resources/index.js';
 import { confirmUnknown } from './confirm-unknown.js';
@@ -15,15 +15,7 @@ export const POINTS_PATH = '/timeseries/data/list';
  * What reading points needs of the platform client: a POST whose answer is read from its bytes
  * rather than parsed when it can be (PlatformClient.postRead).
  */
-export interface PointsClient {
-  postRead<T>(
-    path: string,
-    body: Readonly<Record<string, unknown>>,
-    read: (bytes: Buffer) => T | undefined,
-    signal?: AbortSignal,
-    hold?: BudgetHold,
-  ): Promise<ReadResponse<T>>;
-}
+export type PointsClient = Pick<PlatformClient, 'postRead'>;
 
 /** An answer taken in: the points to write (each series' tasks updated), and the series the platform did not know. */
 export interface PointsAnswer {
