@@ -13,7 +13,7 @@
 //
 // The requests are the export's by construction: which series go into a request, with which
 // limits, and when a chain is started again by time or a long series split into windows, is
-// decided by the export's own SeriesTasks (dist/export/run/series-tasks.js, so `npm run build`
+// decided by the export's own SeriesTasks (dist/export/kinds/datapoints/series-tasks.js, so `npm run build`
 // first), fed the same answers in the same order (the oldest request in flight is taken first, as
 // src/export/run/drain-points.ts does). Only what those decisions need is read from an answer, by
 // a byte search, no JSON.parse: per item its id, its nextCursor, the number of points, and the
@@ -33,7 +33,7 @@ import { parseArgs, promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import pLimit from 'p-limit';
 import { Pool } from 'undici';
-import { MAX_QUERIES, SeriesTasks } from '../../dist/export/run/series-tasks.js';
+import { MAX_QUERIES, SeriesTasks } from '../../dist/export/kinds/datapoints/series-tasks.js';
 import { failer, rawTarget } from './raw-peer.js';
 
 const gunzipAsync = promisify(gunzip);

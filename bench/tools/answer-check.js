@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { scanPage } from '../../dist/page/index.js';
-import { readScannedAnswer } from '../../dist/export/run/points-scan.js';
+import { readScannedAnswer } from '../../dist/export/kinds/datapoints/points-scan.js';
 import { startSimulator } from '../../dist/simulator/index.js';
 import { findJsonProblem } from '../../dist/util/json-limits.js';
 
