@@ -303,7 +303,7 @@ async function loadArrowWasm() {
   modules.arrow = await import('apache-arrow');
   // The node build of parquet-wasm instantiates its wasm synchronously on import; no init call.
   modules.wasm = await import('parquet-wasm');
-  modules.sink = await import('../dist/sink/parquet/row-group.js');
+  modules.sink = await import('../dist/sink/collections/row-group.js');
   modules.writer = await import('../dist/sink/parquet/parquet-writer.js');
   const { EncoderPool } = await import('../dist/sink/parquet/encoder-pool.js');
   const { BytesPerRow } = await import('../dist/sink/parquet/bytes-per-row.js');
@@ -335,7 +335,7 @@ async function runNdjson(pages, out) {
 
 // --- Arrow (by hand or Builders) -> IPC -> parquet-wasm -> one file ------------------------------
 
-/** The Arrow schema of the events profile: the production one (src/sink/parquet/row-group.ts). */
+/** The Arrow schema of the events profile: the production one (src/sink/collections/row-group.ts). */
 function arrowEventSchema() {
   return modules.sink.arrowSchema('events');
 }
@@ -432,7 +432,7 @@ function* builderBatches(pages, schema) {
 
 /**
  * Batches of ROW_GROUP rows from whole pages, Arrow buffers filled by hand: the production
- * RowGroupBuilder (src/sink/parquet/row-group.ts), so this measures the code that ships. A batch views
+ * RowGroupBuilder (src/sink/collections/row-group.ts), so this measures the code that ships. A batch views
  * the reused buffers, so the consumer serializes it (tableToIPC) before asking for the next one.
  */
 function* handBatches(pages) {

@@ -13,11 +13,11 @@
 //
 // The requests are the export's by construction: which series go into a request, with which
 // limits, and when a chain is started again by time or a long series split into windows, is
-// decided by the export's own SeriesTasks (dist/export/run/series-tasks.js, so `npm run build`
+// decided by the export's own SeriesTasks (dist/export/kinds/datapoints/series-tasks.js, so `npm run build`
 // first), fed the same answers in the same order (the oldest request in flight is taken first, as
-// src/export/run/drain-points.ts does). Only what those decisions need is read from an answer, by
+// src/export/kinds/datapoints/drain-points.ts does). Only what those decisions need is read from an answer, by
 // a byte search, no JSON.parse: per item its id, its nextCursor, the number of points, and the
-// first and last timestamps. --lanes is the export's LANES (src/export/run/drain-points.ts);
+// first and last timestamps. --lanes is the export's LANES (src/export/kinds/datapoints/drain-points.ts);
 // --concurrency its source.concurrency (default 8). --start defaults to the platform's (0), --end
 // to now, fixed when the program starts. Not sent: the export's one count of the series before it
 // starts (POST /timeseries/aggregate), which proves its credential.
@@ -33,7 +33,7 @@ import { parseArgs, promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import pLimit from 'p-limit';
 import { Pool } from 'undici';
-import { MAX_QUERIES, SeriesTasks } from '../../dist/export/run/series-tasks.js';
+import { MAX_QUERIES, SeriesTasks } from '../../dist/export/kinds/datapoints/series-tasks.js';
 import { failer, rawTarget } from './raw-peer.js';
 
 const gunzipAsync = promisify(gunzip);

@@ -22,7 +22,7 @@ export const title = 'Datapoints: the export against the SDK and a raw drain (is
 
 /** The window's end, exclusive: after every point of the simulator (2019 to 2024). */
 const END = Date.UTC(2026, 0, 1);
-const WINDOW = { start: 0, end: END };
+export const WINDOW = { start: 0, end: END };
 const LONG_SEED = 2;
 const FORMATS = ['parquet', 'ndjson'];
 const NAMES = { parquet: 'bulk-extract Parquet', ndjson: 'bulk-extract NDJSON', sdk: '@cognite/sdk to NDJSON', raw: 'raw drain (baseline)' };
@@ -43,11 +43,7 @@ export async function run({
   const truth = Object.fromEntries(Object.entries(sets).map(([name, set]) => [name, dataSetFacts(set)]));
   if (truth.long.stringPoints > 0) throw new Error(`seed ${LONG_SEED}'s only series is a string series: choose another seed`);
   const exportOf = (sim, set, format) =>
-    runExport(
-      sim,
-      { resource: 'datapoints', partitions, concurrency, formats: [format], extra: { stream: WINDOW } },
-      { expectRows: truth[set].points },
-    );
+    runExport(sim, pointsJob({ partitions, concurrency, format }), { expectRows: truth[set].points });
 
   const measured = [];
   for (let round = 0; round < rounds; round++) {
@@ -88,8 +84,16 @@ export async function run({
   return report({ sets, truth, measured, latency, partitions, concurrency, latencyMs });
 }
 
+/**
+ * The export's job (runExport's first argument): raw points of every series in the window, one format.
+ * bench/compare-builds.js --kind datapoints runs it too.
+ */
+export function pointsJob({ partitions, concurrency, format }) {
+  return { resource: 'datapoints', partitions, concurrency, formats: [format], extra: { stream: WINDOW } };
+}
+
 /** The points each program must read from a data set, and how many of them are in string series. */
-function dataSetFacts({ timeseries, datapoints, seed = 1 }) {
+export function dataSetFacts({ timeseries, datapoints, seed = 1 }) {
   const dataset = createDataset({ seed, timeseries, datapoints });
   let points = 0;
   let stringPoints = 0;

@@ -14,9 +14,9 @@ import { fmt, median, runExport, runSdkInstances, table, turn, withSimulator } f
 
 export const title = 'Data-model instances: the export against the SDK (issue 29)';
 
-const VIEW = { space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' };
+export const VIEW = { space: 'cdf_cdm', externalId: 'CogniteAsset', version: 'v1' };
 /** The instance spaces of the simulator's nodes (src/simulator/models/instance-values.ts, SITES). */
-const SPACES = ['sim_site_a', 'sim_site_b', 'sim_site_c'];
+export const SPACES = ['sim_site_a', 'sim_site_b', 'sim_site_c'];
 const PROGRAMS = ['parquet', 'ndjson', 'sdk'];
 const NAMES = {
   parquet: 'bulk-extract Parquet',
@@ -24,16 +24,21 @@ const NAMES = {
   sdk: '@cognite/sdk 10.5 `instances.list` + nextCursor to NDJSON',
 };
 
-export async function run({ instances = 1_000_000, rounds = 3 } = {}) {
-  // Only asset nodes: every one of them has data in CogniteAsset, and nothing else does.
-  const spec = `assets=${instances},activities=0,timeseries=0,edges=0`;
+/** The simulator's --instances for `instances` nodes: only asset nodes, each with data in CogniteAsset. */
+export const nodesOnly = (instances) => `assets=${instances},activities=0,timeseries=0,edges=0`;
+
+/**
+ * The export's job (runExport's first argument): every node of VIEW, one query per space at once, one
+ * format. bench/compare-builds.js --kind instances runs it too.
+ */
+export function instancesJob({ format }) {
   const stream = { view: VIEW, spaces: SPACES, split: 'space' };
-  const exportOf = (sim, format) =>
-    runExport(
-      sim,
-      { resource: 'instances', concurrency: SPACES.length, formats: [format], extra: { stream } },
-      { expectRows: instances },
-    );
+  return { resource: 'instances', concurrency: SPACES.length, formats: [format], extra: { stream } };
+}
+
+export async function run({ instances = 1_000_000, rounds = 3 } = {}) {
+  const spec = nodesOnly(instances);
+  const exportOf = (sim, format) => runExport(sim, instancesJob({ format }), { expectRows: instances });
   const measured = [];
   for (let round = 0; round < rounds; round++) {
     const runs = {};

@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { scanPage } from '../../dist/page/index.js';
-import { readScannedAnswer } from '../../dist/export/run/points-scan.js';
+import { readScannedAnswer } from '../../dist/export/kinds/datapoints/points-scan.js';
 import { startSimulator } from '../../dist/simulator/index.js';
 import { findJsonProblem } from '../../dist/util/json-limits.js';
 
@@ -22,7 +22,10 @@ const before = values.before === undefined
   ? undefined
   : {
       scanPage: (await fromBefore('page/index.js')).scanPage,
-      readScannedAnswer: (await fromBefore('export/run/points-scan.js')).readScannedAnswer,
+      // Where the build has it: export/kinds/datapoints/ since the stream kinds, export/run/ before.
+      readScannedAnswer: (
+        await fromBefore('export/kinds/datapoints/points-scan.js').catch(() => fromBefore('export/run/points-scan.js'))
+      ).readScannedAnswer,
     };
 const KEY = 'answer-check-key';
 const sim = await startSimulator({

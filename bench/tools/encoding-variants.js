@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import { Table, tableToIPC } from 'apache-arrow';
 import * as wasm from 'parquet-wasm';
-import { RowGroupBuilder } from '../../dist/sink/parquet/row-group.js';
+import { RowGroupBuilder } from '../../dist/sink/collections/row-group.js';
 import { createDataset } from '../../dist/simulator/dataset/dataset.js';
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '3' } } });

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Table, tableToIPC } from 'apache-arrow';
 import * as wasm from 'parquet-wasm';
-import { RowGroupBuilder } from '../../dist/sink/parquet/row-group.js';
+import { RowGroupBuilder } from '../../dist/sink/collections/row-group.js';
 import { createDataset } from '../../dist/simulator/dataset/dataset.js';
 
 const { values } = parseArgs({ options: { writers: { type: 'string', default: '10' }, rows: { type: 'string', default: '100000' } } });

@@ -14,7 +14,7 @@
 //   node bench/tools/parse-lever.js FILE.ndjson [--rounds 3]
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { RowGroupBuilder } from '../../dist/sink/parquet/row-group.js';
+import { RowGroupBuilder } from '../../dist/sink/collections/row-group.js';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: 'string', default: '3' } } });
 const body = readFileSync(positionals[0] ?? '');

@@ -4,19 +4,16 @@ import { describeMetrics } from '../config/metrics-schema.js';
 import type { JobConfig } from '../config/load-config.js';
 import { createPlatformClient } from '../connect/index.js';
 import {
-  aggregateFilter,
+  dryRunLines,
   idleMessage,
   inspectRun,
   probeAccess,
-  readViewColumns,
   type StreamAction,
   type StreamInspection,
   type WorkerSpec,
 } from '../export/index.js';
 import { ConfigError } from '../errors.js';
-import { refusedAccess } from '../http/access-refused.js';
 import type { AccessError, AuthError } from '../http/errors.js';
-import type { AggregateFilter, PlatformClient } from '../http/platform-client.js';
 import type { Logger } from '../log.js';
 import { missingFolders } from '../util/missing-folders.js';
 import { authStatus } from './auth.js';
@@ -60,26 +57,14 @@ export async function dryRun(
         request.method === 'POST'
           ? `POST ${request.path} ${shownBody(request.body)}`
           : `GET ${request.path}?${new URLSearchParams(request.params.map(([key, value]): [string, string] => [key, value])).toString()}`;
-      if (plan.points !== undefined) {
-        lines.push(...(await describePoints(client, stream, listed)), `  ${describe(action)}`);
-        continue;
-      }
-      if (plan.instances !== undefined) {
-        const queries = plan.partitions === 1 ? '1 query' : `${plan.partitions} queries (split), each its own cursor chain`;
-        lines.push(`stream ${plan.name}: ${listed} in ${queries} -> ${written(plan)}`);
-        const columns = await viewColumns(client, stream);
-        if (typeof columns === 'string') lines.push(`  columns: ${columns}`);
-        // The project refused once is said once.
-        else if (columns instanceof ConfigError || access === undefined) refused.push(columns);
-        const state = inspection.checkpoint?.streams[plan.name];
-        const since = state === undefined || action.kind === 'fresh' ? null : (state.window?.from ?? null);
-        if (plan.mode !== 'incremental') lines.push(`  ${describe(action)}`);
-        else lines.push(`  ${feedRead(since)}`, `  ${describe(action, since === null ? undefined : 'the cursors the last run ended with')}`);
-        continue;
-      }
-      lines.push(`stream ${plan.name}: ${listed} in ${plan.partitions} partition(s) -> ${written(plan)}`);
-      if (stream.metadataColumns !== undefined) lines.push(`  ${describeMetadataColumns(stream.metadataColumns, plan.formats)}`);
-      lines.push(`  ${describe(action)}`);
+      const state = inspection.checkpoint?.streams[plan.name];
+      const since = state === undefined || action.kind === 'fresh' ? null : (state.window?.from ?? null);
+      const words = { listed, written: written(plan), since, action: (from?: string) => describe(action, from) };
+      const described = await dryRunLines(client, stream, words);
+      lines.push(...described.lines);
+      // The project refused once is said once.
+      const { refusal } = described;
+      if (refusal !== undefined && (refusal instanceof ConfigError || access === undefined)) refused.push(refusal);
     }
     const { worker } = inspection;
     const held = formatByteSize(config.source.maxBufferedBytes);
@@ -133,41 +118,6 @@ async function textfileFolder(textfile: string | undefined): Promise<string> {
   return outermost === undefined ? '' : `; ${outermost} does not exist: the run creates it (mode 0755)`;
 }
 
-/**
- * The Parquet columns an instances stream would write, from its view as the platform has it now (a
- * resumed stream keeps the columns it began with); a view the platform does not have, or a 403
- * or 404 (refusedAccess), is the refusal a run would stop with.
- */
-async function viewColumns(
-  client: PlatformClient,
-  { plan }: StreamInspection,
-): Promise<string | ConfigError | AccessError | AuthError> {
-  try {
-    return (await readViewColumns(client, plan)).map((column) => column.name).join(', ');
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    const refusal = refusedAccess(error);
-    if (refusal !== undefined) return refusal;
-    throw error;
-  }
-}
-
-/** The Parquet columns a stream's metadataColumns keys become (`metadata_<key>`), each with its key. */
-function describeMetadataColumns(
-  columns: readonly { key: string; column: string }[],
-  formats: readonly string[],
-): string {
-  const named = columns.map(({ key, column }) => `${column} (${JSON.stringify(key)})`).join(', ');
-  return formats.includes('parquet') ? `metadata columns: ${named}` : `metadata columns: none written (they are Parquet columns; this stream writes ${formats.join(' + ')})`;
-}
-
-/** What an incremental instances stream's run reads of the sync feed: its backfill, or changes since the last run. */
-function feedRead(since: number | null): string {
-  return since === null
-    ? 'reads the sync feed from its start: every instance of the view, then the changes made meanwhile (the backfill)'
-    : `reads the sync feed's changes since the run that started ${new Date(since).toISOString()}, deletes included`;
-}
-
 function describe(action: StreamAction, from = 'the first page'): string {
   const run = 'run' in action && action.run !== null ? ` (run=${action.run})` : '';
   switch (action.kind) {
@@ -184,31 +134,6 @@ function describe(action: StreamAction, from = 'the first page'): string {
     case 'start':
       return `starts${run} from ${from}`;
   }
-}
-
-/**
- * A datapoints stream's lines: which series (and how many: the count aggregate of the listing, or
- * the explicit list), the window of point times, what each point row holds, and the requests a
- * run needs at least (one per 100 series; long series need more, found only by reading them).
- */
-async function describePoints(
-  client: Pick<PlatformClient, 'aggregateCount'>,
-  { plan, request, pointWindow }: StreamInspection,
-  listed: string,
-): Promise<string[]> {
-  const points = plan.points!;
-  const explicit = points.ids?.length ?? points.externalIds?.length;
-  const filter = request.method === 'POST' ? (request.body.filter as AggregateFilter) : aggregateFilter('timeseries', request.params);
-  const series = explicit ?? (await client.aggregateCount('timeseries', filter).catch(() => undefined));
-  const which = explicit === undefined ? `the series of ${listed}` : `${explicit} listed series (${points.ids === undefined ? 'externalIds' : 'ids'})`;
-  const window = pointWindow === undefined ? '' : ` from ${new Date(pointWindow.start).toISOString()} to ${new Date(pointWindow.end).toISOString()} (end exclusive)`;
-  const what = points.aggregates === undefined ? 'raw points' : `aggregates ${points.aggregates.join(', ')} per ${points.granularity ?? '?'}`;
-  const count = series === undefined ? 'series count unknown' : `${series.toLocaleString('en-US')} series`;
-  const requests = series === undefined ? '' : `, at least ${Math.ceil(series / 100).toLocaleString('en-US')} request(s) of up to 100 series`;
-  return [
-    `stream ${plan.name}: ${what} of ${which}${window}, in ${plan.partitions} partition(s) -> ${written(plan)}`,
-    `  ${count}${requests}`,
-  ];
 }
 
 /** A request body as JSON, each list of more than 10 entries cut to its first 5 and a count (5000 asset ids). */

@@ -10,6 +10,7 @@ import {
   readRunRecords,
   readStatus,
   streamName,
+  streamRecord,
   type StreamStatus,
 } from '../export/index.js';
 import { createLogger, silentLogger } from '../log.js';
@@ -133,13 +134,13 @@ function describePart(part: PartStatus): string {
 
 function describeStream(s: StreamStatus): string {
   const iso = (ms: number | null) => (ms === null ? 'the beginning' : new Date(ms).toISOString());
-  const field = s.resource === 'datapoints' ? 'points' : 'lastUpdatedTime';
+  const of = streamRecord(s.resource).window;
   const window =
-    s.resource === 'instances'
+    of === 'none'
       ? instancesRead(s)
       : s.window === null
         ? 'no window'
-        : `${field} from ${iso(s.window.from)} to before ${iso(s.window.until)}`;
+        : `${of} from ${iso(s.window.from)} to before ${iso(s.window.until)}`;
   const run = s.run === null ? '' : `, run=${s.run}`;
   const latest = s.mode !== 'snapshot' ? '' : `; latest complete snapshot: ${s.latest ?? 'none yet'} (${s.snapshots ?? 0} kept)`;
   const watermark =

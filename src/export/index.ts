@@ -1,7 +1,7 @@
 /**
  * The export engine's front door: what the CLI and library users call. Nothing outside
- * src/export/ imports its inner files, and its rooms (state/, plan/, check/, workers/, run/,
- * inspect/) import each other only through their own index.ts.
+ * src/export/ imports its inner files, and its rooms (state/, partition/, kinds/, plan/, check/,
+ * workers/, run/, inspect/) import each other only through their own index.ts.
  *
  * - runJob: a run (resume, --fresh, --repair, --stream, a worker of a split job);
  * - inspectRun: what a run would do and refuse, changing nothing (--dry-run);
@@ -15,6 +15,7 @@
 export { LockedError } from '../output/index.js';
 export {
   dataEndOf,
+  dryRunLines,
   inspectRun,
   NotAnOutputError,
   type OutputStatus,
@@ -67,5 +68,6 @@ export {
   type Output,
   outputAt,
   type RunState,
+  streamRecord,
 } from './state/index.js';
 export { resolveWorker, type WorkerSpec } from './workers/index.js';

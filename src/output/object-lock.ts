@@ -14,7 +14,7 @@ import {
   type LockSpot,
   type LockState,
 } from './lock.js';
-import type { StoreObjects } from './object-store.js';
+import type { StoreObjects } from './store.js';
 
 /** What the lock object says of its owner. */
 const objectLockOwnerSchema = heldOwnerSchema.extend({

@@ -10,26 +10,9 @@ import type { Logger } from '../log.js';
 import { realFolder } from '../util/real-folder.js';
 import { isAlive } from './lock.js';
 import { acquireObjectLock, objectLockState } from './object-lock.js';
-import type { LocalCopy, OutputStore } from './store.js';
+import type { LocalCopy, OutputStore, StoreObjects } from './store.js';
 
-/** The object operations of a bucket's store (s3-objects.ts) or a container's (azure-blobs.ts). */
-export type StoreObjects = Pick<
-  OutputStore,
-  'location' | 'where' | 'putText' | 'getText' | 'size' | 'keys' | 'list' | 'remove' | 'read' | 'close'
-> & {
-  /**
-   * Uploads the local file `localPath` to `key`, resolved only once the object is whole and
-   * visible (S3: CompleteMultipartUpload; Azure: Put Block List); then the local file is deleted.
-   * On failure the error is an OutputError naming the key.
-   */
-  publishFile(localPath: string, key: string): Promise<void>;
-  /**
-   * Creates `key` only if it does not exist (If-None-Match: *); false when it does. A server that
-   * ignores the condition (s3rver 4.0.4: it checks If-None-Match on GET and HEAD only) overwrites
-   * the object and answers true. A retried request that had passed answers false.
-   */
-  putTextIfAbsent(key: string, text: string): Promise<boolean>;
-};
+export type { StoreObjects };
 
 /** The keys `keys` streams, collected and sorted: `list` of a store that lists a page at a time. */
 export async function sortedKeys(keys: AsyncIterable<string>): Promise<string[]> {

@@ -105,3 +105,22 @@ export interface LocalCopy {
   path: string;
   release(): Promise<void>;
 }
+
+/** The object operations of a bucket's store (s3-objects.ts) or a container's (azure-blobs.ts). */
+export type StoreObjects = Pick<
+  OutputStore,
+  'location' | 'where' | 'putText' | 'getText' | 'size' | 'keys' | 'list' | 'remove' | 'read' | 'close'
+> & {
+  /**
+   * Uploads the local file `localPath` to `key`, resolved only once the object is whole and
+   * visible (S3: CompleteMultipartUpload; Azure: Put Block List); then the local file is deleted.
+   * On failure the error is an OutputError naming the key.
+   */
+  publishFile(localPath: string, key: string): Promise<void>;
+  /**
+   * Creates `key` only if it does not exist (If-None-Match: *); false when it does. A server that
+   * ignores the condition (s3rver 4.0.4: it checks If-None-Match on GET and HEAD only) overwrites
+   * the object and answers true. A retried request that had passed answers false.
+   */
+  putTextIfAbsent(key: string, text: string): Promise<boolean>;
+};

@@ -114,7 +114,7 @@ export function shapeFromParams(params: readonly (readonly [string, string])[]):
  */
 export function pointColumns(shape: PointsShape): ColumnSpec[] {
   const series = [column('timeseriesId', 'int64', true), column('externalId', 'string')];
-  const extra = column(EXTRA_COLUMN, 'extra-json');
+  const extra = column(EXTRA_COLUMN, 'unknown-fields');
   if (shape.aggregates !== undefined) {
     const values = shape.aggregates.map((name) => column(name, isCountAggregate(name) ? 'int64' : 'double'));
     return [...series, column('granularity', 'string', true), column('timestamp', 'timestamp', true), ...values, extra];

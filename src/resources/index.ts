@@ -7,8 +7,14 @@ import { sequences } from './sequences.js';
 import { timeseries } from './timeseries.js';
 
 export {
-  column,
+  COLUMN_KINDS,
   type ColumnKind,
+  type ColumnType,
+  INSTANCE_COLUMN_KINDS,
+  type InstanceColumnKind,
+} from './column-kinds.js';
+export {
+  column,
   type ColumnSpec,
   EXTRA_COLUMN,
   FOLDER_KEYS,
@@ -35,10 +41,8 @@ export {
 export {
   type ConnectionDefinition,
   fieldColumns,
-  INSTANCE_COLUMN_KINDS,
   INSTANCE_TYPES,
   type InstanceColumn,
-  type InstanceColumnKind,
   type InstanceColumns,
   instanceColumns,
   type InstanceType,

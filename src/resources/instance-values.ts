@@ -6,7 +6,8 @@
  */
 import { stringify as stringifyExact } from 'lossless-json';
 import { dmsDateDays, dmsTimestampMs } from './dms-time.js';
-import { type InstanceColumn, type InstanceColumnKind, type ViewRef, viewSourceKey } from './instances.js';
+import type { InstanceColumnKind } from './column-kinds.js';
+import { type InstanceColumn, type ViewRef, viewSourceKey } from './instances.js';
 
 export interface NodeRef {
   readonly space: string;

@@ -19,6 +19,7 @@
  * `_3`, ... while that too is taken; the later of two properties whose names differ only in case
  * is renamed the same way. `renamed` lists them.
  */
+import type { InstanceColumnKind } from './column-kinds.js';
 import { EXTRA_COLUMN, FOLDER_KEYS } from './resource.js';
 
 /** What a view definition (`POST /models/views/byids`, the SDK's ViewDefinition) holds that the columns need. */
@@ -57,22 +58,6 @@ export interface ViewRef {
 
 export const INSTANCE_TYPES = ['node', 'edge'] as const;
 export type InstanceType = (typeof INSTANCE_TYPES)[number];
-
-/** What a column can hold; each is nullable unless `required`, and `list` makes it a list of its kind. */
-export const INSTANCE_COLUMN_KINDS = [
-  'string',
-  'int32',
-  'int64',
-  'float',
-  'double',
-  'boolean',
-  'timestamp',
-  'date',
-  'json',
-  'node-ref',
-  'extra-json',
-] as const;
-export type InstanceColumnKind = (typeof INSTANCE_COLUMN_KINDS)[number];
 
 export interface InstanceColumn {
   /** The Parquet column's name. */

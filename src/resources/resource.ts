@@ -1,3 +1,4 @@
+import type { ColumnKind } from './column-kinds.js';
 import type { MetadataLimits } from './metadata-limits.js';
 
 /**
@@ -185,24 +186,6 @@ export const timeRange = <F extends string>(field: F, via?: 'body') => {
   ] as const satisfies readonly TimeFilterSpec[];
 };
 
-/**
- * Column kinds of the Parquet profile: ids INT64, times TIMESTAMP(MILLIS, UTC), metadata
- * MAP<STRING,STRING>, id lists LIST<INT64>, labels LIST<STRING> (the externalIds of the item's
- * `[{externalId}]`), sequences' columns LIST<STRUCT<...>>, and `extra`: every field the schema
- * does not know, as one JSON object string, so no field is dropped.
- */
-export type ColumnKind =
-  | 'int64' |
-  'string' |
-  'boolean' |
-  'double' |
-  'timestamp' |
-  'int64-list' |
-  'label-list' |
-  'string-map' |
-  'sequence-columns' |
-  'extra-json';
-
 export interface ColumnSpec {
   readonly name: string;
   readonly kind: ColumnKind;
@@ -243,7 +226,7 @@ export const SEQUENCE_COLUMN_FIELDS = [
   column('metadata', 'string-map'),
   column('createdTime', 'timestamp'),
   column('lastUpdatedTime', 'timestamp'),
-  column(EXTRA_COLUMN, 'extra-json'),
+  column(EXTRA_COLUMN, 'unknown-fields'),
 ] as const;
 
 /**
@@ -283,5 +266,5 @@ export function streamColumns(
 export const TIMES_AND_EXTRA = [
   column('createdTime', 'timestamp'),
   column('lastUpdatedTime', 'timestamp'),
-  column(EXTRA_COLUMN, 'extra-json'),
+  column(EXTRA_COLUMN, 'unknown-fields'),
 ] as const;

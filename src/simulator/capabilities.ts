@@ -1,8 +1,8 @@
+import type { Resource } from '../resources/index.js';
 import type { Principal } from './credentials.js';
-import type { ModelsRoute, ResourceRoute } from './routes.js';
 
 /** The platform's access control list that grants reading each collection. */
-const READ_ACL: Readonly<Record<ResourceRoute['resource'], string>> = {
+const READ_ACL: Readonly<Record<Resource, string>> = {
   assets: 'assetsAcl',
   events: 'eventsAcl',
   timeseries: 'timeSeriesAcl',
@@ -11,11 +11,15 @@ const READ_ACL: Readonly<Record<ResourceRoute['resource'], string>> = {
   relationships: 'relationshipsAcl',
 };
 
-/** The capability a route needs: `{acl}:READ` of its collection (datapoints: the time series'). */
-export function capabilityOf(route: ResourceRoute | ModelsRoute): string {
-  if (!('resource' in route)) return route.action.startsWith('views') ? 'dataModelsAcl:READ' : 'dataModelInstancesAcl:READ';
-  return `${READ_ACL[route.resource]}:READ`;
+/** The capability that reads a collection, `{acl}:READ`: its list, its count (datapoints: the time series'). */
+export function readCapability(resource: Resource): string {
+  return `${READ_ACL[resource]}:READ`;
 }
+
+/** The capability that reads the data-modeling service's views. */
+export const VIEWS_READ = 'dataModelsAcl:READ';
+/** The capability that reads its instances: lists, the sync feed, aggregates. */
+export const INSTANCES_READ = 'dataModelInstancesAcl:READ';
 
 /**
  * The capability a request lacks, if any: a credential named in `granted` (the simulator's
@@ -24,9 +28,8 @@ export function capabilityOf(route: ResourceRoute | ModelsRoute): string {
 export function missingCapability(
   granted: Readonly<Record<string, readonly string[]>>,
   principal: Principal,
-  route: ResourceRoute | ModelsRoute,
+  needed: string,
 ): string | undefined {
   const held = Object.hasOwn(granted, principal.credential) ? granted[principal.credential] : undefined;
-  const needed = capabilityOf(route);
   return held === undefined || held.includes(needed) ? undefined : needed;
 }

@@ -1,5 +1,5 @@
-import { type FilterSpec, resourceSpec } from '../resources/index.js';
-import type { FilterValue, ListFilter, ResourceName } from './dataset/dataset.js';
+import { type FilterSpec, type Resource, resourceSpec } from '../resources/index.js';
+import type { FilterValue, ListFilter } from './dataset/match.js';
 import { bodyValue, rangeEnd } from './filter-values.js';
 
 /**
@@ -11,14 +11,14 @@ import { bodyValue, rangeEnd } from './filter-values.js';
 export type FilterParse = { ok: true; filter: ListFilter } | { ok: false; message: string };
 
 /** The specs of each field of the filter object (a range has two: its min and its max). */
-function fieldsOf(resource: ResourceName): Map<string, FilterSpec[]> {
+function fieldsOf(resource: Resource): Map<string, FilterSpec[]> {
   const fields = new Map<string, FilterSpec[]>();
   for (const spec of resourceSpec(resource).filters) fields.set(spec.field, [...(fields.get(spec.field) ?? []), spec]);
   return fields;
 }
 
 /** `given` is the body's `filter` (absent: no filter); `route` names the endpoint in messages. */
-export function parseFilterObject(resource: ResourceName, given: unknown, route: string): FilterParse {
+export function parseFilterObject(resource: Resource, given: unknown, route: string): FilterParse {
   const object = given ?? {};
   if (!isRecord(object)) return { ok: false, message: `Invalid property 'filter': expected an object, got ${shown(object)}.` };
   const fields = fieldsOf(resource);

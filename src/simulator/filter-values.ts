@@ -5,7 +5,8 @@ import {
   type MetadataLimits,
   metadataLimitProblems,
 } from '../resources/index.js';
-import type { FilterValue, Ref } from './dataset/dataset.js';
+import type { Ref } from './dataset/links.js';
+import type { FilterValue } from './dataset/match.js';
 
 /**
  * One filter's value, validated the way the platform validates it: from its text in a GET query,

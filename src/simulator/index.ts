@@ -18,9 +18,7 @@ export type {
   ResourceName,
 } from './dataset/dataset.js';
 export { createDataset } from './dataset/dataset.js';
-export type { DatapointSet } from './dataset/datapoints.js';
-export type { PointStatus, PointValue, Quality } from './dataset/point-values.js';
-export type { Datapoint, SeriesPoints } from './dataset/series-points.js';
+export type { Datapoint, DatapointSet, PointStatus, PointValue, Quality, SeriesPoints } from './datapoints/index.js';
 export { EVENT_ID_BASE, EVENT_ID_STRIDE } from './dataset/events.js';
 export { FILE_ID_BASE, FILE_ID_STRIDE } from './dataset/files.js';
 export { DATA_SET_ID_BASE } from './dataset/links.js';
@@ -29,12 +27,21 @@ export { TIMESERIES_ID_BASE, TIMESERIES_ID_STRIDE } from './dataset/timeseries.j
 export type { FaultKind } from './faults.js';
 export type { FaultOptions, FaultOptionsInput, SimulatorConfig } from './options.js';
 export { parseFaultSpec } from './options.js';
-export { CORE_SPACE, SIM_SPACE, VIEWS, type ViewDefinition } from './models/core-model.js';
-export type { Instance, InstanceCounts, InstanceRef, InstanceStore } from './models/instance-store.js';
-export { EDGE_TYPE } from './models/instance-generators.js';
-export { SITES } from './models/instance-values.js';
-export { type InstanceKind, KINDS } from './models/node-links.js';
-export { SYNC_RETENTION_MS } from './models/sync-feed.js';
+export {
+  CORE_SPACE,
+  EDGE_TYPE,
+  type Instance,
+  type InstanceCounts,
+  type InstanceKind,
+  type InstanceRef,
+  type InstanceStore,
+  KINDS,
+  SIM_SPACE,
+  SITES,
+  SYNC_RETENTION_MS,
+  VIEWS,
+  type ViewDefinition,
+} from './models/index.js';
 export { MAX_PARTITIONS, partitionRange } from './partition.js';
 export { MAX_LIMIT } from './query.js';
 export type { Simulator, SimulatorOptions } from './server.js';

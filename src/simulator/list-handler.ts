@@ -1,23 +1,15 @@
-import type { Clock } from '../util/clock.js';
-import type { CursorCodec } from './cursor.js';
 import type { Dataset, ResourceName } from './dataset/dataset.js';
 import { capReached, countInFlight, isStatusFault, sendStatusFault } from './fault-response.js';
-import type { FaultPlanner, RateGate } from './faults.js';
-import type { SimulatorConfig } from './options.js';
 import { PartitionIndexes } from './partition.js';
 import { parseListBody } from './list-body.js';
 import { type ListQuery, type ParseResult, parseListQuery } from './query.js';
 import { type Exchange, readResourceBody, sendError, sendText } from './respond.js';
+import type { ServeContext } from './serve-context.js';
 import { increment, type RequestNotes, type SimulatorStats } from './stats.js';
 
-export interface ListContext {
-  config: SimulatorConfig;
+/** What the collections' lists read: what every data route reads, and the collections. */
+export interface ListContext extends ServeContext {
   dataset: Dataset;
-  cursors: CursorCodec;
-  planner: FaultPlanner;
-  rateGate: RateGate | undefined;
-  stats: SimulatorStats;
-  clock: Clock;
 }
 
 /**

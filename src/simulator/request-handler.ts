@@ -2,30 +2,19 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import type { Clock } from '../util/clock.js';
-import { handleAggregate } from './aggregate-handler.js';
 import { missingCapability } from './capabilities.js';
-import { type AuthContext, handleLogin, handleLoginStatus, handleLogout, handleToken } from './auth-handlers.js';
+import type { AuthContext } from './auth-handlers.js';
 import type { Credentials } from './credentials.js';
 import { CursorCodec } from './cursor.js';
-import { handleDatapoints } from './datapoints-handler.js';
 import type { Dataset } from './dataset/dataset.js';
 import { FaultPlanner, RateGate } from './faults.js';
-import { handleList, type ListContext } from './list-handler.js';
+import type { ListContext } from './list-handler.js';
 import type { SimulatorConfig } from './options.js';
 import { type Exchange, sendError } from './respond.js';
 import type { CollectionChurn } from './collection-churn.js';
-import type { Churn } from './models/churn.js';
-import type { InstanceStore } from './models/instance-store.js';
-import { handleInstancesAggregate } from './models/instances-aggregate-handler.js';
-import { handleInstancesList } from './models/instances-list-handler.js';
-import type { ModelsContext } from './models/models-context.js';
-import { handleSync } from './models/sync-handler.js';
-import { handleViewsByIds, handleViewsList } from './models/views-handler.js';
-import { matchModelsRoute, matchResourceRoute, type ModelsRoute, routeName } from './routes.js';
+import type { Churn, InstanceStore, ModelsContext } from './models/index.js';
+import { findRoute, type RouteContexts, type RouteMatch, routeName, TOKEN_PATH } from './routes.js';
 import { countClient, increment, type RecordedRequest, type RequestNotes, type SimulatorStats } from './stats.js';
-
-/** The identity provider's token endpoint, at the origin's root. */
-export const TOKEN_PATH = '/oauth2/token';
 
 /** What the simulator counts and records; `stats` is replaced whole when a test resets it. */
 export interface Counters {
@@ -48,10 +37,13 @@ export interface Served {
   collectionChurn: CollectionChurn;
 }
 
-type Route = (ex: Exchange, notes: RequestNotes) => Promise<void>;
+type Router = (ex: Exchange, notes: RequestNotes, found: RouteMatch | undefined) => Promise<void>;
 
-/** The contexts the list, models and auth handlers read; all see the counters a reset puts in place. */
-function handlerContexts(served: Served): { list: ListContext; models: ModelsContext; auth: AuthContext } {
+/**
+ * The contexts the handlers read; all see the counters a reset puts in place. The datapoints
+ * route reads the lists' context.
+ */
+function routeContexts(served: Served): RouteContexts {
   const { config, dataset, credentials, clock, counters } = served;
   const list: ListContext = {
     config,
@@ -86,69 +78,40 @@ function handlerContexts(served: Served): { list: ListContext; models: ModelsCon
       return counters.stats;
     },
   };
-  return { list, models, auth };
+  return { auth, list, points: list, models, catchUpCollections: () => served.collectionChurn.catchUp(clock.now()) };
 }
 
 /**
- * The router: the fixed routes of the identity provider and login, then the resource routes for an
- * authenticated caller of the project. `notes.mechanism` is set as soon as the caller is authenticated.
+ * The router: the route found for the path (routes.ts), 404 without one and 405 for another
+ * method; a route of the platform's API answers an authenticated caller of the project who holds
+ * its capability. `notes.mechanism` is set as soon as the caller is authenticated.
  */
-function createRouter(served: Served): Route {
-  const { config, dataset, credentials } = served;
-  const { list, models, auth } = handlerContexts(served);
-  const fixed: Record<string, [string, (ex: Exchange) => Promise<void>]> = {
-    '/login/status': ['GET', (ex) => handleLoginStatus(auth, ex)],
-    '/logout': ['GET', (ex) => handleLogout(auth, ex)],
-    '/login': ['POST', (ex) => handleLogin(auth, ex)],
-    [TOKEN_PATH]: ['POST', (ex) => handleToken(auth, ex)],
-  };
-  return async (ex, notes) => {
+function createRouter(served: Served): Router {
+  const { config, credentials } = served;
+  const contexts = routeContexts(served);
+  return async (ex, notes, found) => {
     const { req, url } = ex;
     const path = url.pathname;
     const method = req.method ?? 'GET';
-    const known = fixed[path];
-    const match = matchResourceRoute(path);
-    const modelsRoute = match === undefined ? matchModelsRoute(path) : undefined;
-    const allowed = known?.[0] ?? match?.method ?? modelsRoute?.method;
-    if (allowed === undefined) return sendError(ex, 404, `Not found: ${method} ${path}`);
-    if (method !== allowed) {
-      return sendError(ex, 405, `Method ${method} not allowed on ${path}; use ${allowed}.`, {
-        allow: allowed,
+    const route = found?.route;
+    if (route?.serve === undefined) return sendError(ex, 404, `Not found: ${method} ${path}`);
+    if (method !== route.method) {
+      return sendError(ex, 405, `Method ${method} not allowed on ${path}; use ${route.method}.`, {
+        allow: route.method,
       });
     }
-    if (known) return known[1](ex);
+    if (route.api === undefined) return route.serve(contexts, ex, notes);
     const principal = credentials.authenticate(req.headers);
     if (principal === undefined) return sendError(ex, 401, 'Unauthorized');
     notes.mechanism = principal.mechanism;
-    const project = match?.project ?? modelsRoute?.project;
+    const project = found?.project;
     if (project !== config.project) return sendError(ex, 403, `Project '${project}' does not exist`);
-    const route = match ?? modelsRoute;
-    const missing = route === undefined ? undefined : missingCapability(config.capabilities, principal, route);
+    const missing = missingCapability(config.capabilities, principal, route.api.capability);
     if (missing !== undefined) {
       return sendError(ex, 403, `Missing capability ${missing}: the credential may not make this request in project '${project}'`);
     }
-    if (modelsRoute !== undefined) return routeModels(models, ex, modelsRoute, notes);
-    if (match === undefined) return sendError(ex, 404, `Not found: ${method} ${path}`);
-    served.collectionChurn.catchUp(served.clock.now());
-    if (match.action === 'aggregate') return handleAggregate(dataset, ex, match.resource, notes);
-    if (match.action === 'datapoints') return handleDatapoints(list, ex, notes);
-    return handleList(list, ex, match, notes);
+    return route.serve(contexts, ex, notes);
   };
-}
-
-function routeModels(ctx: ModelsContext, ex: Exchange, route: ModelsRoute, notes: RequestNotes): Promise<void> {
-  switch (route.action) {
-    case 'views':
-      return handleViewsList(ctx, ex);
-    case 'views/byids':
-      return handleViewsByIds(ctx, ex, notes);
-    case 'instances/list':
-      return handleInstancesList(ctx, ex, notes);
-    case 'instances/sync':
-      return handleSync(ctx, ex, notes);
-    case 'instances/aggregate':
-      return handleInstancesAggregate(ctx, ex, notes);
-  }
 }
 
 /** Each request: an id, counted by route, status and client, recorded if asked, then routed. */
@@ -162,7 +125,8 @@ export function requestHandler(served: Served, logger: Logger): (req: IncomingMe
     const startedAt = performance.now();
     res.setHeader('x-request-id', requestId);
     const url = new URL(req.url ?? '/', 'http://simulator');
-    const name = routeName(req.method, url.pathname);
+    const found = findRoute(url.pathname);
+    const name = routeName(req.method, url.pathname, found);
     const { stats } = counters;
     stats.requests++;
     increment(stats.byRoute, name);
@@ -183,7 +147,7 @@ export function requestHandler(served: Served, logger: Logger): (req: IncomingMe
       }
       logger.debug({ requestId, route: name, status: res.statusCode, ms: performance.now() - startedAt }, 'request');
     });
-    route({ req, res, requestId, url, gzipLevel: config.gzipLevel }, notes).catch((error: unknown) => {
+    route({ req, res, requestId, url, gzipLevel: config.gzipLevel }, notes, found).catch((error: unknown) => {
       logger.error({ err: error, requestId }, 'simulator handler failed');
       if (!res.headersSent) void sendError({ req, res, requestId, url, gzipLevel: 1 }, 500, 'Internal server error');
       else res.destroy();

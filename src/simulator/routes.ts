@@ -1,67 +1,168 @@
-import { RESOURCES, resourceSpec } from '../resources/index.js';
-import type { ResourceName } from './dataset/dataset.js';
+import { RESOURCES, type Resource, resourceSpec } from '../resources/index.js';
+import { handleAggregate } from './aggregate-handler.js';
+import { type AuthContext, handleLogin, handleLoginStatus, handleLogout, handleToken } from './auth-handlers.js';
+import { INSTANCES_READ, readCapability, VIEWS_READ } from './capabilities.js';
+import { handleDatapoints, type PointsContext } from './datapoints/index.js';
+import { handleList, type ListContext } from './list-handler.js';
+import {
+  handleInstancesAggregate,
+  handleInstancesList,
+  handleSync,
+  handleViewsByIds,
+  handleViewsList,
+  type ModelsContext,
+} from './models/index.js';
+import type { Exchange } from './respond.js';
+import type { RequestNotes } from './stats.js';
 
-/**
- * A route under `/api/v1/projects/{project}`: a resource's list (`GET /{resource}` or
- * `POST /{resource}/list`), its aggregate, or the points inside time series
- * (`POST /timeseries/data/list`).
- */
-export interface ResourceRoute {
-  project: string;
-  resource: ResourceName;
-  action: 'list' | 'aggregate' | 'datapoints';
-  /** The one method the route answers. */
-  method: 'GET' | 'POST';
+/** The identity provider's token endpoint, at the origin's root. */
+export const TOKEN_PATH = '/oauth2/token';
+
+/** What the routes' handlers read, made once per simulator (request-handler.ts). */
+export interface RouteContexts {
+  auth: AuthContext;
+  list: ListContext;
+  points: PointsContext;
+  models: ModelsContext;
+  /** Applies the changes `--churn` has made to the collections by now: a collection's route calls it first. */
+  catchUpCollections(): void;
 }
 
-/** Every collection of the registry, listed and counted under the project. */
-const RESOURCE_ROUTE = new RegExp(`^/api/v1/projects/([^/]+)/(${RESOURCES.join('|')})(/aggregate|/list)?$`);
-const DATAPOINTS_ROUTE = /^\/api\/v1\/projects\/([^/]+)\/timeseries\/data\/list$/;
+type Serve = (ctx: RouteContexts, ex: Exchange, notes: RequestNotes) => Promise<void>;
 
-/** A route of the data-modeling service under `/api/v1/projects/{project}/models/`. */
-export interface ModelsRoute {
-  project: string;
-  action: (typeof MODELS_ACTIONS)[number];
-  method: 'GET' | 'POST';
+/** One route: the one method it answers, its path, and what answers it. */
+export interface Route {
+  readonly method: 'GET' | 'POST';
+  /**
+   * At the origin, the whole path; in the platform's API, what follows `/api/v1/projects/{project}`.
+   * Either is the route's name in the stats.
+   */
+  readonly path: string;
+  /**
+   * A route of the platform's API: the capability its caller needs (after the credential and the
+   * project), and whether its path may end in one more `/`. Absent at the origin: anyone may call.
+   */
+  readonly api?: { capability: string; slash: boolean };
+  /** What answers; undefined for a route the platform does not have: named in the stats, not found. */
+  readonly serve: Serve | undefined;
 }
 
-const MODELS_ACTIONS = ['views', 'views/byids', 'instances/list', 'instances/sync', 'instances/aggregate'] as const;
-
-// The official SDK lists views at `models/views/`, with a trailing slash: the platform takes both.
-const MODELS_ROUTE = new RegExp(`^/api/v1/projects/([^/]+)/models/(${MODELS_ACTIONS.join('|')})/?$`);
-
-export function matchModelsRoute(path: string): ModelsRoute | undefined {
-  const match = MODELS_ROUTE.exec(path);
-  const action = MODELS_ACTIONS.find((name) => name === match?.[2]);
-  if (match === null || action === undefined) return undefined;
-  return { project: match[1] ?? '', action, method: action === 'views' ? 'GET' : 'POST' };
-}
-
-export function matchResourceRoute(path: string): ResourceRoute | undefined {
-  const datapoints = DATAPOINTS_ROUTE.exec(path);
-  if (datapoints !== null) return { project: datapoints[1] ?? '', resource: 'timeseries', action: 'datapoints', method: 'POST' };
-  const match = RESOURCE_ROUTE.exec(path);
-  const resource = RESOURCES.find((name) => name === match?.[2]);
-  if (match === null || resource === undefined) return undefined;
-  const suffix = match[3];
-  // The platform has no count for some collections (relationships): that route does not exist.
-  if (suffix === '/aggregate' && !resourceSpec(resource).countable) return undefined;
-  return {
-    project: match[1] ?? '',
-    resource,
-    action: suffix === '/aggregate' ? 'aggregate' : 'list',
-    method: suffix === undefined ? 'GET' : 'POST',
+/** A route of the collections' data: the collections' churn due by now is applied before it answers. */
+function collection(serve: Serve): Serve {
+  return (ctx, ex, notes) => {
+    ctx.catchUpCollections();
+    return serve(ctx, ex, notes);
   };
 }
 
+/** A collection's list by GET (parameters in the query) and by POST (in a body), and its count. */
+function collectionRoutes(resource: Resource): Route[] {
+  const api = { capability: readCapability(resource), slash: false };
+  return [
+    {
+      method: 'GET',
+      path: `/${resource}`,
+      api,
+      serve: collection((ctx, ex, notes) => handleList(ctx.list, ex, { resource, method: 'GET' }, notes)),
+    },
+    {
+      method: 'POST',
+      path: `/${resource}/list`,
+      api,
+      serve: collection((ctx, ex, notes) => handleList(ctx.list, ex, { resource, method: 'POST' }, notes)),
+    },
+    {
+      method: 'POST',
+      path: `/${resource}/aggregate`,
+      api,
+      // The platform has no count for some collections (relationships): that route does not exist.
+      serve: resourceSpec(resource).countable
+        ? collection((ctx, ex, notes) => handleAggregate(ctx.list.dataset, ex, resource, notes))
+        : undefined,
+    },
+  ];
+}
+
+// The official SDK lists views at `models/views/`, with a trailing slash: the platform takes both.
+const VIEWS_API = { capability: VIEWS_READ, slash: true };
+const INSTANCES_API = { capability: INSTANCES_READ, slash: true };
+
 /**
- * `METHOD /route` for stats: resource and models routes without their project prefix, e.g.
- * `POST /events/aggregate`, `POST /models/instances/sync`.
+ * Every route of the simulator: the identity provider and login at the origin, then the platform's
+ * API under `/api/v1/projects/{project}`: the collections, the points inside time series, and the
+ * data-modeling service. One path, one method.
  */
-export function routeName(method: string | undefined, path: string): string {
-  const route = path
-    .replace(RESOURCE_ROUTE, '/$2$3')
-    .replace(DATAPOINTS_ROUTE, '/timeseries/data/list')
-    .replace(MODELS_ROUTE, '/models/$2');
-  return `${method} ${route}`;
+export const ROUTES: readonly Route[] = [
+  { method: 'GET', path: '/login/status', serve: (ctx, ex) => handleLoginStatus(ctx.auth, ex) },
+  { method: 'GET', path: '/logout', serve: (ctx, ex) => handleLogout(ctx.auth, ex) },
+  { method: 'POST', path: '/login', serve: (ctx, ex) => handleLogin(ctx.auth, ex) },
+  { method: 'POST', path: TOKEN_PATH, serve: (ctx, ex) => handleToken(ctx.auth, ex) },
+  ...RESOURCES.flatMap(collectionRoutes),
+  {
+    method: 'POST',
+    path: '/timeseries/data/list',
+    api: { capability: readCapability('timeseries'), slash: false },
+    serve: collection((ctx, ex, notes) => handleDatapoints(ctx.points, ex, notes)),
+  },
+  { method: 'GET', path: '/models/views', api: VIEWS_API, serve: (ctx, ex) => handleViewsList(ctx.models, ex) },
+  {
+    method: 'POST',
+    path: '/models/views/byids',
+    api: VIEWS_API,
+    serve: (ctx, ex, notes) => handleViewsByIds(ctx.models, ex, notes),
+  },
+  {
+    method: 'POST',
+    path: '/models/instances/list',
+    api: INSTANCES_API,
+    serve: (ctx, ex, notes) => handleInstancesList(ctx.models, ex, notes),
+  },
+  {
+    method: 'POST',
+    path: '/models/instances/sync',
+    api: INSTANCES_API,
+    serve: (ctx, ex, notes) => handleSync(ctx.models, ex, notes),
+  },
+  {
+    method: 'POST',
+    path: '/models/instances/aggregate',
+    api: INSTANCES_API,
+    serve: (ctx, ex, notes) => handleInstancesAggregate(ctx.models, ex, notes),
+  },
+];
+
+const AT_ORIGIN = new Map(ROUTES.filter((route) => route.api === undefined).map((route) => [route.path, route]));
+const IN_API = new Map(ROUTES.filter((route) => route.api !== undefined).map((route) => [route.path, route]));
+
+/** `/api/v1/projects/{project}` and the path after it. */
+const API_PATH = /^\/api\/v1\/projects\/([^/]+)(\/.*)$/;
+
+/** A route found for a path; `project` is the project the path names, for the platform's API. */
+export interface RouteMatch {
+  route: Route;
+  project: string | undefined;
+}
+
+/** The route of a path, whatever the method; undefined when there is none. */
+export function findRoute(path: string): RouteMatch | undefined {
+  const api = API_PATH.exec(path);
+  if (api === null) {
+    const route = AT_ORIGIN.get(path);
+    return route === undefined ? undefined : { route, project: undefined };
+  }
+  const [, project = '', rest = ''] = api;
+  let route = IN_API.get(rest);
+  if (route === undefined && rest.endsWith('/')) {
+    const slashed = IN_API.get(rest.slice(0, -1));
+    if (slashed?.api?.slash === true) route = slashed;
+  }
+  return route === undefined ? undefined : { route, project };
+}
+
+/**
+ * `METHOD /route` for stats: a route by its path, the platform's without their project prefix
+ * (`POST /events/aggregate`, `POST /models/instances/sync`); any other path as it was asked.
+ */
+export function routeName(method: string | undefined, path: string, found = findRoute(path)): string {
+  return `${method} ${found?.route.path ?? path}`;
 }

@@ -8,11 +8,10 @@ import { Credentials } from './credentials.js';
 import { createDataset, type Dataset, type ResourceName } from './dataset/dataset.js';
 import { parseSimulatorOptions, type SimulatorConfig, type SimulatorConfigInput } from './options.js';
 import { CollectionChurn } from './collection-churn.js';
-import { Churn } from './models/churn.js';
-import { type InstanceRef, InstanceStore } from './models/instance-store.js';
-import type { InstanceKind } from './models/node-links.js';
+import { Churn, type InstanceKind, type InstanceRef, InstanceStore } from './models/index.js';
 import { hashString } from './random.js';
-import { requestHandler, type Served, TOKEN_PATH } from './request-handler.js';
+import { requestHandler, type Served } from './request-handler.js';
+import { TOKEN_PATH } from './routes.js';
 import { emptyStats, type RecordedRequest, type SimulatorStats } from './stats.js';
 
 export interface SimulatorOptions extends SimulatorConfigInput {

@@ -1,6 +1,5 @@
-import type { Format, OutputConfig, StreamResource, TableKind } from '../config/job-schema.js';
+import type { Format, OutputConfig } from '../config/job-schema.js';
 import type { Logger } from '../log.js';
-import type { PointsShape } from '../resources/index.js';
 import type { PageItems } from '../page/index.js';
 import { NdjsonWriter } from './ndjson-writer.js';
 import type { PointShardWriter } from './datapoints/point-batch.js';
@@ -9,35 +8,9 @@ import type { PointsParquetWriter } from './datapoints/points-parquet-writer.js'
 import { BytesPerRow } from './parquet/bytes-per-row.js';
 import { EncoderPool } from './parquet/encoder-pool.js';
 import type { ParquetShardWriter, ShardTable } from './parquet/parquet-writer.js';
-import type { InstanceColumn, ViewRef } from '../resources/index.js';
 import { shardExtension, shardFileName } from './shard-files.js';
 import type { CommittedShard, ShardWriter } from './shard-writer.js';
-
-/** What a stream's shards hold, in which formats: declared once, here; a stream's plan is one. */
-export interface StreamShape {
-  /** The stream's name: what an instance stream's shards learn their size under. */
-  name?: string | undefined;
-  resource: StreamResource;
-  /** Instances: the view, and its columns once the run has read them. */
-  instances?: InstancesShape | undefined;
-  /** Datapoints: the value columns of its shards (raw or which aggregates, with status or not). */
-  shape?: PointsShape | undefined;
-  formats: readonly Format[];
-  /** Metadata keys the Parquet shards also hold as `metadata_<key>` columns. */
-  metadataColumns?: readonly string[] | undefined;
-  /**
-   * 'delta': the stream is a Delta table, its Parquet shards the table's data files, written as the
-   * protocol wants them (timestamps in microseconds) and committed with their stats (deltaStats).
-   * Undefined: plain files.
-   */
-  table?: TableKind | undefined;
-}
-
-/** An instances stream's view, and its columns once the run has read them. */
-export interface InstancesShape {
-  view: ViewRef;
-  columns?: InstanceColumn[] | undefined;
-}
+import type { StreamShape } from './stream-shape.js';
 
 /** A partition's folder of shards: where (its key in the output), and of which stream. */
 export interface ShardFolder {

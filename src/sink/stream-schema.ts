@@ -1,9 +1,7 @@
 import type { Schema } from 'apache-arrow';
 import type { Resource } from '../config/job-schema.js';
-import { type InstanceColumn, pointColumns, shapeFromParams } from '../resources/index.js';
-import { instanceSchema } from './instances/instance-rows.js';
-import { specSchema } from './parquet/column-kinds.js';
-import { arrowSchema } from './parquet/row-group.js';
+import { type InstanceColumn, pointColumns, resourceSpec, shapeFromParams, streamColumns } from '../resources/index.js';
+import { columnsSchema } from './parquet/arrow-types.js';
 
 /** What decides a stream's Parquet columns, as its checkpoint records it. */
 export type SchemaSource =
@@ -19,8 +17,9 @@ export type SchemaSource =
  */
 export function streamArrowSchema(source: SchemaSource): Schema {
   if (source.resource === 'datapoints' && 'params' in source) {
-    return specSchema(pointColumns(shapeFromParams(source.params)));
+    return columnsSchema(pointColumns(shapeFromParams(source.params)));
   }
-  if (source.resource === 'instances' && 'instances' in source) return instanceSchema(source.instances.columns);
-  return arrowSchema(source.resource, 'metadataColumns' in source ? (source.metadataColumns ?? []) : []);
+  if (source.resource === 'instances' && 'instances' in source) return columnsSchema(source.instances.columns);
+  const metadataColumns = 'metadataColumns' in source ? (source.metadataColumns ?? []) : [];
+  return columnsSchema(streamColumns(resourceSpec(source.resource).columns, metadataColumns));
 }

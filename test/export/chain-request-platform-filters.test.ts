@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ListedResource, streamSchema } from '../../src/config/job-schema.js';
-import { aggregateFilter, chainRequest } from '../../src/export/plan/chain-request.js';
+import { aggregateFilter, chainRequest } from '../../src/export/kinds/collections/chain-request.js';
 import { planPartitions } from '../../src/export/plan/partitions.js';
 import { planStreams } from '../../src/export/plan/streams.js';
 

@@ -18,14 +18,14 @@ import {
 import { type Manifest, type ManifestFile, newManifest, reconcile } from '../../src/export/state/manifest.js';
 import { withDigest, withoutDigest } from '../../src/export/state/state-digest.js';
 import type { StreamPlan } from '../../src/export/state/stream-plan.js';
-import { streamPlan } from '../support/streams.js';
+import { type PlanOverrides, streamPlan } from '../support/streams.js';
 
 const BASE = 'https://acme.example.com/api/v1/projects/acme';
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:01:00.000Z';
 const T2 = '2026-01-01T00:02:00.000Z';
 
-const plan = (overrides: Partial<StreamPlan> = {}): StreamPlan =>
+const plan = (overrides: PlanOverrides = {}): StreamPlan =>
   streamPlan({ params: [['limit', '1000'], ['type', 'alarm']], partitions: 3, ...overrides });
 
 describe('newCheckpoint', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { HttpStatusError } from '../../src/http/errors.js';
 import type { ReadResponse } from '../../src/http/platform-client.js';
-import { confirmUnknown, SeriesMissingError } from '../../src/export/run/confirm-unknown.js';
-import type { AskedQuery } from '../../src/export/run/points-answer.js';
+import { confirmUnknown, SeriesMissingError } from '../../src/export/kinds/datapoints/confirm-unknown.js';
+import type { AskedQuery } from '../../src/export/kinds/datapoints/points-answer.js';
 
 /**
  * The confirmation of series missing from an answer: only the platform's 400 whose `missing`

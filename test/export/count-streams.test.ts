@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { aggregateFilter } from '../../src/export/plan/chain-request.js';
+import { aggregateFilter } from '../../src/export/kinds/collections/chain-request.js';
 import { runJob } from '../../src/export/run/run-job.js';
 import type { RunHandle } from '../../src/export/run/run-progress.js';
 import { silentLogger } from '../../src/log.js';

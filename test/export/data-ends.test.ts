@@ -6,7 +6,7 @@ import { type Checkpoint, checkpointText, newCheckpoint, newStreamState, nextWin
 import type { StreamState } from '../../src/export/state/checkpoint.js';
 import { outputAt } from '../../src/export/state/output-target.js';
 import type { StreamPlan } from '../../src/export/state/stream-plan.js';
-import { streamPlan } from '../support/streams.js';
+import { type PlanOverrides, streamPlan } from '../support/streams.js';
 import { silentLogger } from '../../src/log.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
 
@@ -17,7 +17,7 @@ const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T01:00:00.000Z';
 const LAG = 300_000;
 
-const plan = (overrides: Partial<StreamPlan> = {}): StreamPlan =>
+const plan = (overrides: PlanOverrides = {}): StreamPlan =>
   streamPlan({ partitions: 2, mode: 'incremental', safetyLagMs: LAG, ...overrides });
 
 /** `state` with every partition read to its end. */

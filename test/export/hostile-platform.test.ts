@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { READ_LIMIT_SLACK } from '../../src/export/run/read-limit.js';
+import { READ_LIMIT_SLACK } from '../../src/export/partition/read-limit.js';
 import { MAX_JSON_DEPTH } from '../../src/util/json-limits.js';
 import { describeExit, readCheckpoint, readManifest, runCliWith, tempDir } from '../support/resume-harness.js';
 import { type ScriptedRequest, type ScriptedResponse, startScriptedServer } from '../support/scripted-server.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type Checkpoint, findDrift, newCheckpoint } from '../../src/export/state/checkpoint.js';
 import type { StreamPlan } from '../../src/export/state/stream-plan.js';
 import { fieldColumns, type InstanceColumn, instanceColumns, type ViewDefinition } from '../../src/resources/index.js';
-import { streamPlan } from '../support/streams.js';
+import { type PlanOverrides, streamPlan } from '../support/streams.js';
 
 /**
  * An instances stream records its columns when it begins, and a resume keeps them (one schema per
@@ -24,13 +24,13 @@ const view = (names: string[]): ViewDefinition => ({
   properties: Object.fromEntries(names.map((name) => [name, text(name)])),
 });
 
-const plan = (overrides: Partial<StreamPlan> = {}): StreamPlan =>
+const plan = (overrides: PlanOverrides = {}): StreamPlan =>
   streamPlan({
     name: 'pumps',
     resource: 'instances',
     instances: { view: VIEW, instanceType: 'node', queries: [undefined], scopes: [{}] },
     ...overrides,
-  });
+  } as PlanOverrides);
 
 /** A checkpoint whose stream began with `columns`. */
 function begunWith(stream: StreamPlan, columns: InstanceColumn[]): Checkpoint {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { streamSchema } from '../../src/config/job-schema.js';
-import { instancesCheck } from '../../src/export/plan/instances-request.js';
+import { instancesCheck } from '../../src/export/kinds/instances/instances-request.js';
 import { planStreams } from '../../src/export/plan/streams.js';
 import { PageItems } from '../../src/page/page-items.js';
 import { scanPage } from '../../src/page/page-scan.js';

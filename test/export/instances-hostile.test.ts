@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { READ_LIMIT_SLACK } from '../../src/export/run/read-limit.js';
+import { READ_LIMIT_SLACK } from '../../src/export/partition/read-limit.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { SIM_KEY } from '../support/export-harness.js';
 import { type Body, forward, instancesProxy } from '../support/instances-proxy.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ListedSeries, type SeriesLimit } from '../../src/export/run/listed-series.js';
-import { SERIES_READ_SLACK } from '../../src/export/run/read-limit.js';
+import { ListedSeries, type SeriesLimit } from '../../src/export/kinds/datapoints/listed-series.js';
+import { SERIES_READ_SLACK } from '../../src/export/partition/read-limit.js';
 import { captureLogger } from '../support/log-capture.js';
 
 /** The series a datapoints stream's partitions listed in one process: each taken once, and counted. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BadResponseError } from '../../src/http/errors.js';
-import { readAnswer } from '../../src/export/run/points-answer.js';
+import { readAnswer } from '../../src/export/kinds/datapoints/points-answer.js';
 
 const QUERY = { ref: { id: 1 }, start: 0, end: 1000, limit: 10, last: null };
 const CTX = { method: 'POST', path: '/timeseries/data/list' };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AskedQuery } from '../../src/export/run/points-answer.js';
+import type { AskedQuery } from '../../src/export/kinds/datapoints/points-answer.js';
 import type { PointsShape } from '../../src/resources/index.js';
 import { expectSameReads, scannedSeries, type TestShape } from '../support/points-paths.js';
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { AskedQuery } from '../../src/export/run/points-answer.js';
-import { readScannedAnswer } from '../../src/export/run/points-scan.js';
+import type { AskedQuery } from '../../src/export/kinds/datapoints/points-answer.js';
+import { readScannedAnswer } from '../../src/export/kinds/datapoints/points-scan.js';
 import type { PointsShape } from '../../src/resources/index.js';
 import { expectSameReads } from '../support/points-paths.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { AskedQuery } from '../../src/export/run/points-answer.js';
+import type { AskedQuery } from '../../src/export/kinds/datapoints/points-answer.js';
 import type { Aggregate, PointsShape } from '../../src/resources/index.js';
 import { expectSameReads, scannedSeries } from '../support/points-paths.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AskedQuery } from '../../src/export/run/points-answer.js';
+import type { AskedQuery } from '../../src/export/kinds/datapoints/points-answer.js';
 import { type Aggregate, pointColumns, type PointsShape } from '../../src/resources/index.js';
 import { PointTable } from '../../src/sink/datapoints/point-table.js';
 import { PointList } from '../../src/sink/index.js';
@@ -8,7 +8,7 @@ import { postPoints } from '../support/datapoints.js';
 import { expectSameReads, type Read, readScanned, scannedSeries } from '../support/points-paths.js';
 
 /**
- * The datapoints answer read from its bytes (export/run/points-scan.ts) against the same answer
+ * The datapoints answer read from its bytes (export/kinds/datapoints/points-scan.ts) against the same answer
  * parsed (readAnswer), on the simulator's answers of every kind: the same series, points, Parquet
  * column values and NDJSON lines, and the bytes of the plain case taken without JSON.parse.
  * points-scan-cases.test.ts has the broken and odd answers, points-scan-property.test.ts random ones.

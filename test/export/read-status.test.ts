@@ -5,7 +5,7 @@ import { readStatus } from '../../src/export/inspect/read-status.js';
 import { type Checkpoint, checkpointText, newCheckpoint, nextWindow, type StreamState } from '../../src/export/state/checkpoint.js';
 import { outputAt } from '../../src/export/state/output-target.js';
 import type { StreamPlan } from '../../src/export/state/stream-plan.js';
-import { streamPlan } from '../support/streams.js';
+import { type PlanOverrides, streamPlan } from '../support/streams.js';
 import { silentLogger } from '../../src/log.js';
 import { runCli } from '../support/cli.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
@@ -17,7 +17,7 @@ const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T01:00:00.000Z';
 const LAG = 300_000;
 
-const plan = (name: string, overrides: Partial<StreamPlan> = {}): StreamPlan =>
+const plan = (name: string, overrides: PlanOverrides = {}): StreamPlan =>
   streamPlan({ name, partitions: 2, mode: 'incremental', safetyLagMs: LAG, ...overrides });
 
 const STREAMS = [

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { findDrift, newCheckpoint, parseCheckpoint } from '../../src/export/state/checkpoint.js';
 import type { StreamPlan } from '../../src/export/state/stream-plan.js';
-import { streamPlan } from '../support/streams.js';
+import { type PlanOverrides, streamPlan } from '../support/streams.js';
 import { RESOURCE_SPECS, resourceSpec } from '../../src/resources/index.js';
 
 /**
@@ -11,7 +11,7 @@ import { RESOURCE_SPECS, resourceSpec } from '../../src/resources/index.js';
 const BASE = 'https://acme.example.com/api/v1/projects/acme';
 const T0 = '2026-01-01T00:00:00.000Z';
 
-const plan = (overrides: Partial<StreamPlan> = {}): StreamPlan => streamPlan({ name: 'assets', resource: 'assets', ...overrides });
+const plan = (overrides: PlanOverrides = {}): StreamPlan => streamPlan({ name: 'assets', resource: 'assets', ...overrides } as PlanOverrides);
 
 /** A checkpoint as a version that did not record schemaVersion wrote it. */
 function legacy(stream: StreamPlan) {

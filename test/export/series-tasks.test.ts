@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PointList } from '../../src/sink/index.js';
-import type { SeriesAnswer } from '../../src/export/run/points-answer.js';
+import type { SeriesAnswer } from '../../src/export/kinds/datapoints/points-answer.js';
 import {
   MAX_AGGREGATES,
   MAX_PIECES,
@@ -9,7 +9,7 @@ import {
   MAX_RAW_POINTS,
   type PlannedQuery,
   SeriesTasks,
-} from '../../src/export/run/series-tasks.js';
+} from '../../src/export/kinds/datapoints/series-tasks.js';
 
 const WINDOW = { start: 0, end: 1_000_000_000, aggregates: false };
 

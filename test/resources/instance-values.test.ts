@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { dmsDateDays, dmsTimestampMs } from '../../src/resources/dms-time.js';
 import { columnValue, instanceRow } from '../../src/resources/instance-values.js';
-import { type InstanceColumnKind, instanceColumns, type ViewDefinition } from '../../src/resources/instances.js';
+import type { InstanceColumnKind } from '../../src/resources/column-kinds.js';
+import { instanceColumns, type ViewDefinition } from '../../src/resources/instances.js';
 
 const DAY_MS = 86_400_000;
 

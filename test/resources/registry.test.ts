@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { streamSchema } from '../../src/config/job-schema.js';
-import { aggregateFilter } from '../../src/export/plan/chain-request.js';
+import { aggregateFilter } from '../../src/export/kinds/collections/chain-request.js';
 import { EXTRA_COLUMN, type FilterSpec, filterKeys, RESOURCE_SPECS, RESOURCES, resourceSpec } from '../../src/resources/index.js';
 import { parseAggregateBody } from '../../src/simulator/aggregate-query.js';
 import { parseListBody } from '../../src/simulator/list-body.js';
@@ -88,7 +88,7 @@ describe.each(RESOURCE_SPECS.map((spec) => [spec.name, spec] as const))('the %s 
     expect(new Set(names).size).toBe(names.length);
     expect(spec.columns[0]).toEqual({ name: spec.key, kind: spec.key === 'id' ? 'int64' : 'string', required: true });
     expect(spec.columns.filter((column) => column.required)).toHaveLength(1);
-    expect(spec.columns.at(-1)).toEqual({ name: EXTRA_COLUMN, kind: 'extra-json', required: false });
+    expect(spec.columns.at(-1)).toEqual({ name: EXTRA_COLUMN, kind: 'unknown-fields', required: false });
   });
 
   it('is what the job file accepts as its filters, and nothing else', () => {

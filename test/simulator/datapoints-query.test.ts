@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseDatapointsBody } from '../../src/simulator/datapoints-query.js';
-import { alignToUnit, bucketOf, nextBucket, parseGranularity } from '../../src/simulator/granularity.js';
+import { parseDatapointsBody } from '../../src/simulator/datapoints/datapoints-query.js';
+import { alignToUnit, bucketOf, nextBucket, parseGranularity } from '../../src/simulator/datapoints/granularity.js';
 
 /** The body of `POST /timeseries/data/list` validated on its own: defaults, overrides, every 400. */
 const NOW = Date.UTC(2026, 0, 1);

@@ -32,9 +32,8 @@ import {
   toDeltaTable,
 } from '../../src/sink/delta/schema.js';
 import { type InstanceColumn, type InstanceColumnKind, pointColumns, RESOURCES } from '../../src/resources/index.js';
-import { instanceSchema } from '../../src/sink/instances/instance-rows.js';
-import { arrowType } from '../../src/sink/parquet/column-kinds.js';
-import { arrowSchema, RowGroupBuilder } from '../../src/sink/parquet/row-group.js';
+import { columnsSchema } from '../../src/sink/parquet/arrow-types.js';
+import { arrowSchema, RowGroupBuilder } from '../../src/sink/collections/row-group.js';
 import { type Duck, openDuck } from '../support/export-duckdb.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
 
@@ -99,9 +98,8 @@ describe('collections (the sink\'s own arrowSchema, with a metadata column)', ()
   });
 });
 
-describe('datapoints (a schema built as PointBatches builds it: pointColumns and the sink\'s arrowType)', () => {
-  const schemaOf = (shape: Parameters<typeof pointColumns>[0]) =>
-    new Schema(pointColumns(shape).map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
+describe('datapoints (a schema built as PointBatches builds it: pointColumns and the sink\'s columnsSchema)', () => {
+  const schemaOf = (shape: Parameters<typeof pointColumns>[0]) => columnsSchema(pointColumns(shape));
 
   it('maps raw points with status', () => {
     expect(columnsOf(schemaOf({ includeStatus: true }))).toEqual([
@@ -118,7 +116,7 @@ describe('datapoints (a schema built as PointBatches builds it: pointColumns and
   });
 });
 
-describe('instances (the sink\'s own instanceSchema)', () => {
+describe('instances (the sink\'s own columnsSchema of a view\'s columns)', () => {
   const column = (name: string, kind: InstanceColumnKind, list = false, required = false): InstanceColumn => ({
     name, kind, list, required, from: { property: name, type: kind },
   });
@@ -127,14 +125,15 @@ describe('instances (the sink\'s own instanceSchema)', () => {
     const kinds: InstanceColumnKind[] = [
       'string', 'int32', 'int64', 'float', 'double', 'boolean', 'timestamp', 'date', 'json', 'node-ref',
     ];
-    const schema = instanceSchema([
+    const columns: InstanceColumn[] = [
       column('externalId', 'string', false, true),
       ...kinds.map((kind) => column(`p_${kind.replace('-', '_')}`, kind)),
       column('tags', 'string', true),
       column('when', 'timestamp', true),
       column('assets', 'node-ref', true),
       { name: 'extra', kind: 'extra-json', list: false, required: false, from: { extra: true } },
-    ]);
+    ];
+    const schema = columnsSchema(columns);
     expect(columnsOf(schema)).toEqual([
       'externalId string not null', 'p_string string', 'p_int32 integer', 'p_int64 long', 'p_float float',
       'p_double double', 'p_boolean boolean', 'p_timestamp timestamp', 'p_date date', 'p_json string',

@@ -21,7 +21,7 @@ import * as wasm from 'parquet-wasm';
 import { describe, expect, it } from 'vitest';
 import { toDeltaBatch } from '../../src/sink/delta/schema.js';
 import { deltaStats, deltaStatsJson, maxPrefix, minPrefix } from '../../src/sink/delta/stats.js';
-import { RowGroupBuilder } from '../../src/sink/parquet/row-group.js';
+import { RowGroupBuilder } from '../../src/sink/collections/row-group.js';
 
 /**
  * The per-file stats of an `add`, pinned as the exact JSON: numbers, strings (UTF-8 order, 32

@@ -4,10 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { PageItems } from '../../src/page/page-items.js';
 import { scanPage } from '../../src/page/page-scan.js';
 import { RESOURCES, type Resource, resourceSpec, streamColumns } from '../../src/resources/index.js';
-import { newColumn } from '../../src/sink/parquet/column-kinds.js';
+import { newColumn } from '../../src/sink/parquet/column-builders.js';
 import { Utf8Column } from '../../src/sink/parquet/columns.js';
-import { ItemWalk } from '../../src/sink/parquet/item-walk.js';
-import { RowGroupBuilder } from '../../src/sink/parquet/row-group.js';
+import { ItemWalk } from '../../src/sink/collections/item-walk.js';
+import { RowGroupBuilder } from '../../src/sink/collections/row-group.js';
 import { EXTRA_COLUMN } from '../../src/sink/parquet/schemas.js';
 import { createDataset } from '../../src/simulator/dataset/dataset.js';
 

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Table, tableFromIPC, tableToIPC } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
 import type { OutputConfig, Resource } from '../../src/config/job-schema.js';
-import { collectionEncodings, type EncodeJob } from '../../src/sink/parquet/encode.js';
+import { collectionEncodings } from '../../src/sink/collections/collection-encodings.js';
+import type { EncodeJob } from '../../src/sink/parquet/encode.js';
 import { EncoderPool } from '../../src/sink/parquet/encoder-pool.js';
 import {
   ParquetShardWriter,
@@ -13,7 +14,7 @@ import {
   SPILL_ROWS,
 } from '../../src/sink/parquet/parquet-writer.js';
 import { PageItems, scanPage } from '../../src/page/index.js';
-import { RowGroupBuilder } from '../../src/sink/parquet/row-group.js';
+import { RowGroupBuilder } from '../../src/sink/collections/row-group.js';
 import { readSpill, SpillFile } from '../../src/sink/parquet/spill.js';
 import { asNumber, parquetItems } from '../support/export-duckdb.js';
 import { sha256File, sql, tempDir } from '../support/export-harness.js';

@@ -49,8 +49,18 @@ function duckType(kind: ColumnKind): string {
     case 'int64':
       return 'BIGINT';
     case 'string':
+    case 'json':
+    case 'unknown-fields':
     case 'extra-json':
       return 'VARCHAR';
+    case 'int32':
+      return 'INTEGER';
+    case 'float':
+      return 'FLOAT';
+    case 'date':
+      return 'DATE';
+    case 'node-ref':
+      return 'STRUCT(space VARCHAR, externalId VARCHAR)';
     case 'boolean':
       return 'BOOLEAN';
     case 'double':
@@ -150,7 +160,7 @@ export async function parquetItems(
         case 'sequence-columns':
           item[spec.name] = (JSON.parse(String(value)) as Record<string, unknown>[]).map(asElement);
           break;
-        case 'extra-json':
+        case 'unknown-fields':
           Object.assign(item, JSON.parse(String(value)));
           break;
         case 'string':

@@ -2,15 +2,15 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { type AggregatesAsked, type AskedQuery, readAnswer, type SeriesAnswer } from '../../src/export/run/points-answer.js';
-import { readScannedAnswer } from '../../src/export/run/points-scan.js';
+import { type AggregatesAsked, type AskedQuery, readAnswer, type SeriesAnswer } from '../../src/export/kinds/datapoints/points-answer.js';
+import { readScannedAnswer } from '../../src/export/kinds/datapoints/points-scan.js';
 import { BulkExtractError } from '../../src/errors.js';
 import { bucketReachMs, pointColumns, type PointsShape } from '../../src/resources/index.js';
 import { PointTable } from '../../src/sink/datapoints/point-table.js';
 import { PointsNdjsonWriter } from '../../src/sink/datapoints/points-ndjson-writer.js';
 
 /**
- * The two ways an answer of `POST /timeseries/data/list` is read (export/run/point-requests.ts):
+ * The two ways an answer of `POST /timeseries/data/list` is read (export/kinds/datapoints/point-requests.ts):
  * from its bytes (readScannedAnswer, which leaves an answer that is not the plain case to
  * JSON.parse and readAnswer) and parsed (JSON.parse, then readAnswer); and what each gives to the
  * writers, for the differential tests of the scan.

@@ -1,5 +1,16 @@
 import type { StreamConfig } from '../../src/config/job-schema.js';
-import type { StreamPlan } from '../../src/export/state/stream-plan.js';
+import type {
+  CollectionStreamPlan,
+  DatapointsStreamPlan,
+  InstancesStreamPlan,
+  StreamPlan,
+} from '../../src/export/state/stream-plan.js';
+
+/** A test's settings of one kind's plan (the result is taken as that kind's). */
+export type PlanOverrides =
+  | Partial<CollectionStreamPlan> |
+  Partial<DatapointsStreamPlan> |
+  Partial<InstancesStreamPlan>;
 
 /** A collection stream's `filter` (a datapoints stream has none: undefined). */
 export function filterOf(stream: StreamConfig | undefined): unknown {
@@ -10,7 +21,7 @@ export function filterOf(stream: StreamConfig | undefined): unknown {
  * A stream's plan for tests of the checkpoint and status: `events` in one partition, Parquet, a
  * full export with the default lag, and no filter but `limit`; `overrides` set the rest.
  */
-export function streamPlan(overrides: Partial<StreamPlan> = {}): StreamPlan {
+export function streamPlan(overrides: PlanOverrides = {}): StreamPlan {
   return {
     name: 'events',
     resource: 'events',
@@ -21,11 +32,11 @@ export function streamPlan(overrides: Partial<StreamPlan> = {}): StreamPlan {
     safetyLagMs: 300_000,
     updatedBetween: { min: undefined, max: undefined },
     ...overrides,
-  };
+  } as StreamPlan;
 }
 
 /** A datapoints stream's plan for tests of the checkpoint: `points` in 2 partitions, series listed, from 1970. */
-export function pointsStreamPlan(overrides: Partial<StreamPlan> = {}): StreamPlan {
+export function pointsStreamPlan(overrides: Partial<DatapointsStreamPlan> = {}): StreamPlan {
   return streamPlan({
     name: 'points',
     resource: 'datapoints',

@@ -2,6 +2,7 @@
  * Reading an output and a job without changing them: the dry run, status, verify, the data's freshness.
  */
 export { dataEndOf, readDataEnds } from './data-ends.js';
+export { dryRunLines } from './dry-run-lines.js';
 export {
   inspectRun,
   type RunInspection,

@@ -11,20 +11,14 @@ import {
   openOutput,
   pairKey,
   type PartState,
+  pointWindowOf,
+  type PointWindow,
   type StreamPlan,
   syncPhase,
 } from '../state/index.js';
 import { pairsOfWorker, readWorkersProgress, workerLockKey, type WorkersAgreement, type WorkerSpec } from '../workers/index.js';
-import {
-  chainParams,
-  chainRequest,
-  instancesRequest,
-  instancesSyncRequest,
-  type ListRequest,
-  type PartitionPlan,
-  planPartitions,
-  planStreams,
-} from '../plan/index.js';
+import { firstRequest, planPartitions, planStreams } from '../plan/index.js';
+import type { ListRequest, PartitionPlan } from '../partition/index.js';
 import { type IdleStream, prepareOutput } from '../run/index.js';
 import { restarted } from '../check/index.js';
 
@@ -129,8 +123,8 @@ export async function inspectRun(
       checkpointLocation: store.where(checkpointKey),
       streams: streams.map((plan) => ({
         plan,
-        request: firstRequest(plan, checkpoint),
-        pointWindow: pointWindowOf(plan, checkpoint),
+        request: firstRequest(plan, checkpoint.streams[plan.name] ?? { window: null }),
+        pointWindow: pointWindowIn(plan, checkpoint),
         metadataColumns: plan.metadataColumns?.map((key) => ({ key, column: metadataColumnName(key) })),
         action: fresh ? { kind: 'fresh' } : actionOf(plan, checkpoint, prepared?.resumed ?? false, idle.get(plan.name)),
       })),
@@ -217,16 +211,7 @@ function shareOf(
 }
 
 /** A datapoints stream's window of point times, as the checkpoint (or a new run) pins it. */
-function pointWindowOf(plan: StreamPlan, checkpoint: Checkpoint): { start: number; end: number } | undefined {
-  const window = plan.resource === 'datapoints' ? checkpoint.streams[plan.name]?.window : undefined;
-  return window === undefined || window === null ? undefined : { start: window.from ?? 0, end: window.until };
-}
-
-/** The request of a stream's first chain (the others differ by their partition or query). */
-function firstRequest(plan: StreamPlan, checkpoint: Checkpoint): ListRequest {
-  const state = checkpoint.streams[plan.name] ?? { window: null };
-  if (plan.resource !== 'instances') return chainRequest(plan.resource, chainParams(plan, state));
-  if (plan.mode !== 'incremental') return instancesRequest(plan, 1);
-  const { path, body } = instancesSyncRequest(plan, 1);
-  return { method: 'POST', path, body };
+function pointWindowIn(plan: StreamPlan, checkpoint: Checkpoint): PointWindow | undefined {
+  const state = checkpoint.streams[plan.name];
+  return state === undefined ? undefined : pointWindowOf(state);
 }

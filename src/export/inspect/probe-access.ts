@@ -2,6 +2,7 @@ import { refusedAccess } from '../../http/access-refused.js';
 import { type AccessError, type AuthError, HttpStatusError } from '../../http/errors.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import { resourceSpec } from '../../resources/index.js';
+import { streamKind } from '../kinds/index.js';
 import type { StreamPlan } from '../state/index.js';
 
 /**
@@ -16,9 +17,8 @@ export async function probeAccess(
   client: Pick<PlatformClient, 'aggregateCount' | 'get'>,
   streams: readonly StreamPlan[],
 ): Promise<AccessError | AuthError | undefined> {
-  const collections = new Set(streams.map((s) => (s.resource === 'datapoints' ? 'timeseries' : s.resource)));
+  const collections = new Set(streams.flatMap((s) => streamKind(s.resource).listedCollection(s) ?? []));
   for (const resource of collections) {
-    if (resource === 'instances') continue;
     const listed = () => client.get(`/${resource}`, [['limit', '1']]);
     try {
       if (!resourceSpec(resource).countable) await listed();

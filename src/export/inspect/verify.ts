@@ -2,8 +2,8 @@ import type { JobConfig } from '../../config/load-config.js';
 import { BulkExtractError, CheckpointError } from '../../errors.js';
 import { type Logger, silentLogger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
-import { resourceSpec, shapeFromParams } from '../../resources/index.js';
-import { type Checkpoint, CHECKPOINT_FILE, isOwnedKey, LATEST_FILE, type Manifest, MANIFEST_FILE, type ManifestFile, openOutput, outputAt, parseCheckpoint, parseStateFile, readManifestFile, RUN_PREFIX, type WindowManifest, windowManifestSchema, shardSeq, SUCCESS_FILE } from '../state/index.js';
+import { shapeFromParams } from '../../resources/index.js';
+import { type Checkpoint, CHECKPOINT_FILE, isOwnedKey, LATEST_FILE, type Manifest, MANIFEST_FILE, type ManifestFile, openOutput, outputAt, parseCheckpoint, parseStateFile, readManifestFile, RUN_PREFIX, type WindowManifest, windowManifestSchema, shardSeq, streamRecord, SUCCESS_FILE } from '../state/index.js';
 import { checkShard, checkTable, joinedKey, KeyCheck, type KeyReport, PointRowCheck, recordProblems, type RowReader, type TableReport } from '../check/index.js';
 
 /** The folder is not a bulk-extract output (no readable manifest). */
@@ -155,17 +155,12 @@ function shardGroups(manifest: Manifest, runs: readonly WindowManifest[]): Shard
     if (group === undefined) {
       const sealed = runs.find((run) => run.stream === file.stream);
       const resource = manifest.streams[file.stream]?.resource ?? sealed?.resource;
-      const points = resource === 'datapoints';
-      const instances = resource === 'instances';
-      const feed = instances && (manifest.streams[file.stream]?.mode === 'incremental' || sealed?.sync !== undefined);
-      const key =
-        resource === undefined
-          ? 'id'
-          : points
-            ? '(series, timestamp)'
-            : instances
-              ? '(space, externalId)'
-              : resourceSpec(resource).key;
+      const record = resource === undefined ? undefined : streamRecord(resource);
+      const points = record?.rows === 'points';
+      const instances = record?.rows === 'nodes and edges';
+      const incremental = manifest.streams[file.stream]?.mode === 'incremental' || sealed?.sync !== undefined;
+      const feed = record?.feed === true && incremental;
+      const key = resource === undefined || record === undefined ? 'id' : record.keyName(resource);
       group = { stream: file.stream, run: file.run, key, points, instances, feed, rows: 0, files: [] };
       groups.set(id, group);
     }

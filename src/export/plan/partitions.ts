@@ -1,51 +1,15 @@
-import { filterKeys } from '../../resources/index.js';
-import { partDir, sentBounds, type StreamPlan, type StreamState } from '../state/index.js';
+import { streamKind } from '../kinds/index.js';
+import type { ListRequest, PartitionPlan } from '../partition/index.js';
+import { partDir, type StreamPlan, type StreamState } from '../state/index.js';
 
-/** One cursor chain to drain: a stream's partition m of n. */
-export interface PartitionPlan {
-  /** The stream's plan, whose settings (collection, formats, metadata columns) the partition has. */
-  stream: StreamPlan;
-  m: number;
-  n: number;
-  /** Every request parameter of the chain but `cursor`, in the order sent; includes `partition` when n > 1. */
-  params: [string, string][];
-  /** incremental and snapshot: the run the chain belongs to (its folder `run=<run>`); null for a full export. */
-  run: string | null;
-  /** The partition's folder, relative to the output folder. */
-  dir: string;
-}
-
-/**
- * The parameters a stream's chains send in its current run: the config's, with the
- * lastUpdatedTime bounds of the run's window in place of the config's own.
- * A checkpoint of version 1 has no window: its chains go on with the config's parameters.
- */
+/** The parameters a stream's chains send in its current run (its kind's, with the run's window). */
 export function chainParams(stream: StreamPlan, state: Pick<StreamState, 'window'>): [string, string][] {
-  if (stream.resource === 'datapoints') return seriesListing(stream);
-  // Instances have no window: an incremental run follows the sync cursor.
-  if (stream.resource === 'instances') return [...stream.params];
-  if (state.window === null) return [...stream.params];
-  const bounds = sentBounds(state.window);
-  const values = new Map<string, string | number | null>([...stream.params, ...Object.entries(bounds)]);
-  const params: [string, string][] = [['limit', String(values.get('limit'))]];
-  for (const key of filterKeys(stream.resource)) {
-    const value = values.get(key);
-    if (value !== undefined && value !== null) params.push([key, String(value)]);
-  }
-  return params;
+  return streamKind(stream.resource).chainParams(stream, state);
 }
 
-function partitionKey(stream: StreamPlan): string {
-  return stream.resource === 'instances' ? 'query' : 'partition';
-}
-
-/**
- * A datapoints stream's series listing: `limit` and the timeseries filters of its parameters (the
- * window is of point times, not of the series' lastUpdatedTime). Empty for explicit series.
- */
-function seriesListing(stream: StreamPlan): [string, string][] {
-  const listing = new Set(['limit', ...filterKeys('timeseries')]);
-  return stream.params.filter(([key]) => listing.has(key));
+/** The request a stream's chains start with (the dry run shows it). */
+export function firstRequest(stream: StreamPlan, state: Pick<StreamState, 'window'>): ListRequest {
+  return streamKind(stream.resource).firstRequest(stream, state);
 }
 
 /** Streams x partitions: one cursor chain each, with the stream's state in the checkpoint. */
@@ -55,7 +19,8 @@ export function planPartitions(
 ): PartitionPlan[] {
   return streams.flatMap((stream) => {
     const state = stateOf(stream.name);
-    const params = chainParams(stream, state);
+    const kind = streamKind(stream.resource);
+    const params = kind.chainParams(stream, state);
     return Array.from({ length: stream.partitions }, (_, i): PartitionPlan => {
       const m = i + 1;
       const n = stream.partitions;
@@ -63,8 +28,7 @@ export function planPartitions(
         stream,
         m,
         n,
-        // An instances stream's partitions are its queries: the API has no `partition`.
-        params: n === 1 || params.length === 0 ? [...params] : [...params, [partitionKey(stream), `${m}/${n}`]],
+        params: n === 1 || params.length === 0 ? [...params] : [...params, [kind.partitionParam, `${m}/${n}`]],
         run: state.run,
         dir: partDir(stream.name, m, n, state.run),
       };

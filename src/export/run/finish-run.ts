@@ -2,11 +2,9 @@ import { SyncCursorError } from '../../errors.js';
 import { AuthError } from '../../http/errors.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import { errorFields } from '../../log.js';
-import { schemaColumns } from '../../sink/parquet/schemas.js';
-import { isComplete, type Manifest, type RunState } from '../state/index.js';
-import type { Committer } from './committer.js';
-import type { PartitionOutcome } from './drain-partition.js';
-import type { PartitionPlan } from '../plan/index.js';
+import { schemaColumns } from '../../sink/index.js';
+import { collectionOf, isComplete, type Manifest, type RunState } from '../state/index.js';
+import type { Committer, PartitionOutcome, PartitionPlan } from '../partition/index.js';
 import type { FinalizeResult } from './finalize.js';
 import type { RunScope } from './run-scope.js';
 import type { Setup } from './start-run.js';
@@ -68,7 +66,7 @@ export async function finishRun(options: {
     schema: Object.fromEntries(
       [...new Set(streams.filter((s) => s.formats.includes('parquet')).map((s) => s.resource))]
         // Datapoints and instances streams list their columns in their own entry of the manifest.
-        .filter((r) => r !== 'datapoints' && r !== 'instances')
+        .flatMap((resource) => collectionOf(resource) ?? [])
         .map((r) => [r, schemaColumns(r)]),
     ),
   });

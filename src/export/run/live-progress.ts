@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { errorFields, type Logger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
-import type { PartitionPlan } from '../plan/index.js';
+import type { PartitionPlan } from '../partition/index.js';
 import { type Checkpoint, type LiveProgress, pairKey, progressKeyOf, readLiveProgress, streamOf } from '../state/index.js';
 
 /** How often at most the progress file is replaced (ms): fresh enough for status, one PUT per 5 s on a bucket. */

@@ -7,12 +7,23 @@ import { AuthError } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import { createShardSink, type ShardSink } from '../../sink/index.js';
 import { type Clock, systemClock } from '../../util/clock.js';
-import { assertTablesWritable, type Checkpoint, type Manifest, openOutput, type RunState, sentBounds, streamOf, type StreamPlan, syncField } from '../state/index.js';
-import { countStreams, type PartitionPlan, planStreams, type StreamCounts } from '../plan/index.js';
+import {
+  assertTablesWritable,
+  type Checkpoint,
+  type Manifest,
+  openOutput,
+  pointWindowOf,
+  type RunState,
+  sentWindow,
+  streamOf,
+  type StreamPlan,
+  syncField,
+} from '../state/index.js';
+import { countStreams, planStreams, type StreamCounts } from '../plan/index.js';
 import { finishRun } from './finish-run.js';
-import { drainPartition, type PartitionContext, type PartitionOutcome } from './drain-partition.js';
-import { checkReadLimit } from './read-limit.js';
-import { ListedSeries } from './listed-series.js';
+import { drainPartition } from './drain-partition.js';
+import { checkReadLimit, type PartitionContext, type PartitionOutcome, type PartitionPlan, type StreamDrain } from '../partition/index.js';
+import { streamKind } from '../kinds/index.js';
 import type { IdleStream } from './prepare-output.js';
 import { LiveProgressFile } from './live-progress.js';
 import { RunProgress, type RunHandle } from './run-progress.js';
@@ -63,26 +74,20 @@ export interface RunResult {
   finalize?: FinalizeResult;
 }
 
-/** For the log: what a stream's run reads (lastUpdatedTime bounds as sent) and its run folder. */
+/** For the log: what a stream's run reads (lastUpdatedTime bounds as sent, or point times) and its run folder. */
 function windowOf(checkpoint: Checkpoint, name: string): Record<string, unknown> {
   const state = streamOf(checkpoint, name);
   if (state.window === null) return {};
-  if (state.resource === 'instances') {
-    // Not a window of times: the whole view, or the sync feed from where the last run ended.
-    return { ...(state.run === null ? {} : { run: state.run }), ...syncField(state) };
-  }
-  if (state.resource === 'datapoints') {
-    // Point times: start inclusive, end exclusive.
-    const { from, until } = state.window;
-    const run = state.run === null ? {} : { run: state.run };
-    return { start: new Date(from ?? 0).toISOString(), end: new Date(until).toISOString(), ...run };
-  }
-  const { minLastUpdatedTime: min, maxLastUpdatedTime: max } = sentBounds(state.window);
-  return {
-    minLastUpdatedTime: min === null ? undefined : new Date(min).toISOString(),
-    maxLastUpdatedTime: new Date(max).toISOString(),
-    ...(state.run === null ? {} : { run: state.run }),
-  };
+  const run = state.run === null ? {} : { run: state.run };
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const points = pointWindowOf(state);
+  // Point times: start inclusive, end exclusive.
+  if (points !== undefined) return { start: iso(points.start), end: iso(points.end), ...run };
+  const sent = sentWindow(state);
+  // Not a window of times (instances): the whole view, or the sync feed from where the last run ended.
+  if (sent === null) return { ...run, ...syncField(state) };
+  const { minLastUpdatedTime: min, maxLastUpdatedTime: max } = sent;
+  return { minLastUpdatedTime: min === null ? undefined : iso(min), maxLastUpdatedTime: iso(max), ...run };
 }
 
 /**
@@ -153,10 +158,9 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
       await start.release();
     };
     const context = { store, client, committer, sink, signal, logger };
-    const { maxReadFactor } = config.source;
-    const listedSeries = seriesLedgers(streams, plans, committer.state, () => counts.series, maxReadFactor, logger);
-    const run = { config, plans, progress, live, stopAll, onStart: options.onStart };
-    const outcomes = await drainAll({ ...context, listedSeries }, run);
+    const drains = startStreams(streams, plans, committer.state, () => counts, config.source.maxReadFactor, logger);
+    const run = { config, plans, drains, progress, live, stopAll, onStart: options.onStart };
+    const outcomes = await drainAll(context, run);
     const finished = await finishRun({ setup, scope, committer, client, plans, outcomes, release });
     release = finished.release;
     const { resumed, idle, damaged } = start;
@@ -174,28 +178,24 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
  * bytes; a refused credential stops them all, a stream read past its limit stops its partitions.
  */
 function drainAll(
-  context: Omit<PartitionContext, 'client' | 'budget' | 'openShard' | 'openPoints' | 'limits' | 'onRows'> & {
-    client: PlatformClient;
-    sink: ShardSink;
-  },
+  context: Omit<PartitionContext, 'client' | 'budget' | 'limits' | 'onRows'> & { client: PlatformClient },
   run: {
     config: JobConfig;
     plans: readonly PartitionPlan[];
+    drains: ReadonlyMap<string, StreamDrain>;
     progress: RunProgress;
     live: LiveProgressFile;
     stopAll: AbortController;
     onStart: RunOptions['onStart'];
   },
 ): Promise<PromiseSettledResult<PartitionOutcome>[]> {
-  const { config, plans, progress, live, stopAll } = run;
+  const { config, plans, drains, progress, live, stopAll } = run;
   // The client's budget (source.maxBufferedBytes): every request of the process holds its bytes there.
   const { budget } = context.client;
   run.onStart?.(progress.handle(context.client, budget, () => context.committer.files));
   const partition: PartitionContext = {
     ...context,
     budget,
-    openShard: context.sink.open,
-    openPoints: context.sink.openPoints,
     limits: config.output.shard,
     onSeriesDone: (count: number, plan: PartitionPlan) => progress.onSeriesDone(count, plan.stream.name),
     onRows: (count: number, plan: PartitionPlan) => {
@@ -207,7 +207,9 @@ function drainAll(
   return Promise.allSettled(
     plans.map(async (plan): Promise<PartitionOutcome> => {
       try {
-        const outcome = await drainPartition(partition, plan);
+        const drain = drains.get(plan.stream.name);
+        if (drain === undefined) throw new Error(`stream ${plan.stream.name} was not started`);
+        const outcome = await drainPartition(partition, plan, drain);
         if (outcome !== 'interrupted') progress.onPartitionDone(plan.stream.name);
         return outcome;
       } catch (error) {
@@ -220,33 +222,26 @@ function drainAll(
   );
 }
 
-/**
- * The ledger of the series each datapoints stream lists (not an explicit list): shared by the
- * stream's partitions, with what its checkpoint counts, against the platform's count of its
- * series (this run's share of it: a worker drains some of the partitions).
- */
-function seriesLedgers(
+/** Each stream's drain in this run, from its kind, given the stream's partitions in this process and its count. */
+function startStreams(
   streams: readonly StreamPlan[],
   plans: readonly PartitionPlan[],
   checkpoint: Checkpoint,
-  series: () => ReadonlyMap<string, number>,
-  factor: number,
+  counts: () => StreamCounts,
+  maxReadFactor: number,
   logger: Logger,
-): Map<string, ListedSeries> {
-  const ledgers = new Map<string, ListedSeries>();
-  for (const stream of streams) {
-    const points = stream.points;
-    if (points === undefined || points.ids !== undefined || points.externalIds !== undefined) continue;
-    const mine = plans.filter((plan) => plan.stream.name === stream.name).length;
-    const parts = Object.entries(streamOf(checkpoint, stream.name).parts);
-    const counts = new Map(parts.map(([m, part]) => [Number(m), part.points?.listedSeries ?? 0]));
-    const total = () => {
-      const count = series().get(stream.name);
-      return count === undefined ? undefined : Math.round((count * mine) / stream.partitions);
-    };
-    ledgers.set(stream.name, new ListedSeries(stream.name, stream.partitions, counts, { factor, total }, logger));
-  }
-  return ledgers;
+): Map<string, StreamDrain> {
+  return new Map(
+    streams.map((stream): [string, StreamDrain] => {
+      const total = () => {
+        const { items, series } = counts();
+        return { items: items.get(stream.name), series: series.get(stream.name) };
+      };
+      const mine = plans.filter((plan) => plan.stream.name === stream.name);
+      const run = { stream, plans: mine, checkpoint, total, maxReadFactor, logger };
+      return [stream.name, streamKind(stream.resource).start(run)];
+    }),
+  );
 }
 
 /** The run's first line: where, which worker, each stream's window, how many partitions, resumed or not. */

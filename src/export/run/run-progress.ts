@@ -1,7 +1,7 @@
 import type { PlatformClient } from '../../http/platform-client.js';
 import type { ByteBudget } from '../../page/index.js';
-import { type Checkpoint, type ManifestFile, streamOf, type StreamPlan, syncPhase } from '../state/index.js';
-import type { PartitionPlan } from '../plan/index.js';
+import { type Checkpoint, type ManifestFile, streamOf, type StreamPlan, streamRecord, syncPhase } from '../state/index.js';
+import type { PartitionPlan } from '../partition/index.js';
 
 /** A stream's progress as the run sees it. */
 export interface StreamProgress {
@@ -123,7 +123,7 @@ export class RunProgress {
       total: this.changes.has(stream.name) ? undefined : this.countOf(stream),
       partitions: mine,
       done: this.done.get(stream.name) ?? 0,
-      ...(stream.resource === 'datapoints' ? { series: this.seriesDone.get(stream.name) ?? 0 } : {}),
+      ...(streamRecord(stream.resource).rows === 'points' ? { series: this.seriesDone.get(stream.name) ?? 0 } : {}),
     };
   }
 }

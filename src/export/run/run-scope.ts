@@ -1,7 +1,7 @@
 import { UsageError } from '../../errors.js';
 import { sealWindow, type Manifest, type RunState, type StreamPlan, streamOf, SUCCESS_FILE } from '../state/index.js';
 import type { WorkerSpec } from '../workers/index.js';
-import type { Committer } from './committer.js';
+import type { Committer } from '../partition/index.js';
 import { type FinalizeResult, finalizeIfLast } from './finalize.js';
 import { type Setup, type Started, startWhole } from './start-run.js';
 import { startWorker } from './start-worker.js';

@@ -1,10 +1,10 @@
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../util/clock.js';
 import { type Checkpoint, isComplete, LOCK_FILE, type Manifest, windowDir, streamOf, type StreamPlan, SUCCESS_FILE } from '../state/index.js';
-import { Committer } from './committer.js';
+import { Committer, type PartitionPlan } from '../partition/index.js';
 import { holdWorkers } from '../workers/index.js';
 import { LockedError, type LockOptions, type OutputStore } from '../../output/index.js';
-import { type PartitionPlan, planPartitions } from '../plan/index.js';
+import { planPartitions } from '../plan/index.js';
 import { type IdleStream, prepareOutput } from './prepare-output.js';
 import { restarted } from '../check/index.js';
 

@@ -1,7 +1,7 @@
 import { CheckpointError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { findDrift, pairKey, removeOwnedTree, streamOf } from '../state/index.js';
-import { Committer } from './committer.js';
+import { Committer } from '../partition/index.js';
 import { WORKER_PATIENCE_MS } from './finalize.js';
 import type { OutputStore } from '../../output/index.js';
 import { planPartitions } from '../plan/index.js';

@@ -2,7 +2,7 @@ import { CheckpointError } from '../../errors.js';
 import type { PointsPlan, StreamPlan } from './stream-plan.js';
 import { checkStateValue, parseJson } from './state-file.js';
 import { resolvePointTime } from '../../resources/index.js';
-import { syncPhase } from './sync-phase.js';
+import { syncPhase } from './stream-records.js';
 import { metadataColumnsDrift, metadataColumnsState } from './metadata-columns.js';
 import { schemaVersionDrift, schemaVersionState } from './schema-version.js';
 import { instanceColumnsDrift } from './instance-columns.js';
@@ -253,11 +253,6 @@ export function streamOf(checkpoint: Checkpoint, stream: string): StreamState {
   const state = checkpoint.streams[stream];
   if (state === undefined) throw new CheckpointError(`The checkpoint has no stream '${stream}'.`);
   return state;
-}
-
-/** A window as the platform's filters take it: both bounds inclusive, so `until - 1`. */
-export function sentBounds(window: UpdatedWindow): { minLastUpdatedTime: number | null; maxLastUpdatedTime: number } {
-  return { minLastUpdatedTime: window.from, maxLastUpdatedTime: window.until - 1 };
 }
 
 function withPart(checkpoint: Checkpoint, stream: string, m: number, part: PartState, now: string): Checkpoint {

@@ -1,5 +1,6 @@
 import { EXTRA_COLUMN, fieldColumns, INSTANCE_TYPES, type InstanceType } from '../../resources/index.js';
 import type { PartState, SeriesProgress, StreamState, UpdatedWindow } from './checkpoint-schema.js';
+import { streamRecord } from './stream-records.js';
 
 /**
  * What in a stream's recorded state bulk-extract never writes, which the checkpoint's reader
@@ -21,7 +22,7 @@ export function impossibleState(stream: StreamState): Found {
     const found = columnsProblem(stream.instances.columns, instanceTypeOf(stream));
     if (found !== undefined) return { path: `instances.columns.${found.path}`, problem: found.problem };
   }
-  if (stream.resource !== 'datapoints' || stream.window === null) return undefined;
+  if (streamRecord(stream.resource).rows !== 'points' || stream.window === null) return undefined;
   for (const [m, part] of Object.entries(stream.parts)) {
     const found = pointsPartProblem(part, stream.window);
     if (found !== undefined) return { path: `parts.${m}${found.path}`, problem: found.problem };

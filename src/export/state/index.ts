@@ -2,7 +2,17 @@
  * What an output holds and where: its layout on disk, the checkpoint, the manifest, the one state-file
  * reader, sealed runs, and removing only what bulk-extract wrote.
  */
-export { pointsParams, type PointsPlan, pointsShape, type QueryOptions, type StreamPlan } from './stream-plan.js';
+export {
+  type CollectionStreamPlan,
+  type DatapointsStreamPlan,
+  type InstancesPlan,
+  type InstancesStreamPlan,
+  pointsParams,
+  type PointsPlan,
+  pointsShape,
+  type QueryOptions,
+  type StreamPlan,
+} from './stream-plan.js';
 export {
   type Checkpoint,
   checkpointFromValue,
@@ -23,11 +33,22 @@ export {
   type PointsPartState,
   restartPart,
   type SeriesProgress,
-  sentBounds,
   streamOf,
   type StreamState,
 } from './checkpoint.js';
-export { syncField, syncPhase } from './sync-phase.js';
+export {
+  collectionOf,
+  pointWindowOf,
+  type PointWindow,
+  type RowKey,
+  type SentBounds,
+  sentBounds,
+  sentWindow,
+  streamRecord,
+  type StreamRecord,
+  syncField,
+  syncPhase,
+} from './stream-records.js';
 export { removeOwnedTree } from './clean-up.js';
 export {
   CHECKPOINT_FILE,

@@ -2,13 +2,10 @@ import { z } from 'zod';
 import { CheckpointError } from '../../errors.js';
 import { FORMATS, MODES, RESOURCES, STREAM_NAME } from '../../config/job-schema.js';
 import type { OutputStore } from '../../output/index.js';
-import { pointColumns, pointKey, resourceSpec, shapeFromParams } from '../../resources/index.js';
 import { VERSION } from '../../version.js';
-import { type Checkpoint, sentBounds, type StreamState } from './checkpoint.js';
-import { syncField } from './sync-phase.js';
+import type { Checkpoint } from './checkpoint.js';
+import { sentWindow, streamRecord, syncField } from './stream-records.js';
 
-import { typedColumns } from '../../sink/parquet/schemas.js';
-import { instanceTypedColumns } from '../../sink/instances/instance-types.js';
 import { MANIFEST_FILE, partDir } from './layout.js';
 import { shardFileName } from '../../sink/index.js';
 import { parseStateFile } from './state-file.js';
@@ -228,23 +225,6 @@ export function reconcile(manifest: Manifest, checkpoint: Checkpoint): Manifest 
   return { ...manifest, files, streams: summarize(checkpoint, files) };
 }
 
-/** What identifies a stream's rows; for datapoints and instances, its columns; for datapoints, its point times. */
-function keyOf(state: StreamState): Pick<ManifestStream, 'key' | 'columns' | 'pointWindow' | 'unknownSeries'> {
-  if (state.resource === 'instances') {
-    const columns = state.instances?.columns;
-    return { key: ['space', 'externalId'], ...(columns === undefined ? {} : { columns: instanceTypedColumns(columns) }) };
-  }
-  if (state.resource !== 'datapoints') return { key: resourceSpec(state.resource).key };
-  const shape = shapeFromParams(state.params);
-  const unknownSeries = Object.values(state.parts).flatMap((part) => part.points?.unknown ?? []);
-  return {
-    key: pointKey(shape),
-    columns: typedColumns(pointColumns(shape)),
-    ...(state.window === null ? {} : { pointWindow: { start: state.window.from ?? 0, end: state.window.until } }),
-    ...(unknownSeries.length === 0 ? {} : { unknownSeries }),
-  };
-}
-
 export function summarize(checkpoint: Checkpoint, files: readonly ManifestFile[]): Record<string, ManifestStream> {
   return Object.fromEntries(
     Object.entries(checkpoint.streams).map(([name, state]): [string, ManifestStream] => {
@@ -253,15 +233,12 @@ export function summarize(checkpoint: Checkpoint, files: readonly ManifestFile[]
         name,
         {
           resource: state.resource,
-          ...keyOf(state),
+          ...streamRecord(state.resource).key(state),
           ...(state.metadataColumns === undefined ? {} : { metadataColumns: state.metadataColumns }),
           mode: state.mode,
           ...syncField(state),
-          // Datapoints record their point times instead; instances are read whole (or by sync cursor).
-          window:
-            state.window === null || state.resource === 'datapoints' || state.resource === 'instances'
-              ? null
-              : sentBounds(state.window),
+          // Datapoints record their point times instead (key); instances are read whole (or by sync cursor).
+          window: sentWindow(state),
           run: state.run,
           watermark: state.watermark,
           partitions: state.partitions,

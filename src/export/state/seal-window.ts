@@ -1,8 +1,8 @@
 import type { Logger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
 import { VERSION } from '../../version.js';
-import { isComplete, sentBounds, type StreamState } from './checkpoint.js';
-import { syncField } from './sync-phase.js';
+import { isComplete, type StreamState } from './checkpoint.js';
+import { pointWindowOf, sentWindow, syncField } from './stream-records.js';
 import { removeOwnedTree } from './clean-up.js';
 import { LATEST_FILE, MANIFEST_FILE, RUN_PREFIX, windowDir, SUCCESS_FILE } from './layout.js';
 import type { ManifestFile, WindowManifest } from './manifest.js';
@@ -34,6 +34,8 @@ export async function sealWindow(target: SealTarget, { stream, state, files, kee
   if (state.run === null || state.window === null || !isComplete(state)) return;
   const { store, baseUrl } = target;
   const run = state.run;
+  // Datapoints record their point times instead of a lastUpdatedTime window; instances neither.
+  const pointWindow = pointWindowOf(state);
   const manifest: WindowManifest = {
     version: 1,
     tool: `bulk-extract/${VERSION}`,
@@ -41,9 +43,8 @@ export async function sealWindow(target: SealTarget, { stream, state, files, kee
     stream,
     resource: state.resource,
     run,
-    ...(state.resource === 'datapoints'
-      ? { window: null, pointWindow: { start: state.window.from ?? 0, end: state.window.until } }
-      : { window: state.resource === 'instances' ? null : sentBounds(state.window) }),
+    window: sentWindow(state),
+    ...(pointWindow === undefined ? {} : { pointWindow }),
     ...syncField(state),
     rows: Object.values(state.parts).reduce((sum, part) => sum + part.rows, 0),
     files: files.filter((file) => file.stream === stream && file.run === run),

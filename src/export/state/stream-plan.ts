@@ -1,14 +1,18 @@
 import type { Mode } from '../../config/job-schema.js';
 import type { DmFilter } from '../../config/dm-filter.js';
 import type { QueryScope } from '../../config/instances-schema.js';
-import type { Aggregate, InstanceColumn, InstanceType, PointsShape, PointTime, ViewRef } from '../../resources/index.js';
+import type { Aggregate, InstanceColumn, InstanceType, PointsShape, PointTime, Resource, ViewRef } from '../../resources/index.js';
 import type { StreamShape } from '../../sink/index.js';
 
 /**
- * A stream as the checkpoint records it, to refuse a resume with other settings. Each of its
- * partitions refers to it (PartitionPlan.stream) rather than copying its settings.
+ * A stream as the checkpoint records it, to refuse a resume with other settings: a collection's,
+ * a datapoints stream's or an instances stream's, told apart by `resource` (in kinds/ only). Each
+ * of its partitions refers to it (PartitionPlan.stream) rather than copying its settings.
  */
-export interface StreamPlan extends StreamShape {
+export type StreamPlan = CollectionStreamPlan | DatapointsStreamPlan | InstancesStreamPlan;
+
+/** What every stream's plan holds. */
+interface StreamPlanBase extends Omit<StreamShape, 'resource' | 'instances' | 'shape'> {
   name: string;
   /** Parameters from the config (filters and limit), without the run's window and `partition`. */
   params: [string, string][];
@@ -19,10 +23,31 @@ export interface StreamPlan extends StreamShape {
   keep?: number | undefined;
   /** The config's own lastUpdatedTime bounds (inclusive), which the run's window stays within. */
   updatedBetween: { min: number | undefined; max: number | undefined };
-  /** A datapoints stream: its window's ends, raw or aggregates, the query options. */
-  points?: PointsPlan | undefined;
-  /** An instances stream: its view, instance type and queries (one per partition). */
-  instances?: InstancesPlan | undefined;
+}
+
+/** A stream of one of the six collections. */
+export interface CollectionStreamPlan extends StreamPlanBase {
+  resource: Resource;
+  points?: undefined;
+  instances?: undefined;
+  shape?: undefined;
+}
+
+/** A datapoints stream: its window's ends, raw or aggregates, the query options. */
+export interface DatapointsStreamPlan extends StreamPlanBase {
+  resource: 'datapoints';
+  points: PointsPlan;
+  /** The value columns of its shards. */
+  shape: PointsShape;
+  instances?: undefined;
+}
+
+/** An instances stream: its view, instance type and queries (one per partition). */
+export interface InstancesStreamPlan extends StreamPlanBase {
+  resource: 'instances';
+  instances: InstancesPlan;
+  points?: undefined;
+  shape?: undefined;
 }
 
 /** What an instances stream reads: one query per partition, each one cursor chain. */

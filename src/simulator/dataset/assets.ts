@@ -1,7 +1,7 @@
 import { hash3, Rng } from '../random.js';
 import { RevisedSet, revisedDescription } from './revisions.js';
 import { resourceSpec } from '../../resources/index.js';
-import { DATA_SET_ID_BASE, Links } from './links.js';
+import { DATA_SET_ID_BASE, type LinkedAssets, Links } from './links.js';
 import { type ListFilter, matchesItem, needsItem } from './match.js';
 import { addSecondLabel, generateGeoLocation, type GeoLocation, generateMetadata, holdsMetadata, type MetadataFilter, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
 import { ASSET_KINDS, DESCRIPTIONS, LABELS, SOURCES } from './vocabulary.js';
@@ -45,7 +45,7 @@ export type AssetFilter = {
  * `count` assets forming trees of `treeSize` consecutive indexes: the first of each block is the
  * root, every other asset's parent is an earlier asset of its block, so depth and fan-out vary.
  */
-export class AssetSet extends RevisedSet {
+export class AssetSet extends RevisedSet implements LinkedAssets {
   readonly resource = 'assets';
   private readonly rng = new Rng();
   /** This set and the data sets: what filters on assets follow (subtrees, roots, parents). */

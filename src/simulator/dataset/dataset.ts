@@ -1,7 +1,7 @@
 import type { Resource } from '../../resources/index.js';
 import { mix32 } from '../random.js';
 import { type AssetFilter, AssetSet, type GeneratedAsset } from './assets.js';
-import { DatapointSet } from './datapoints.js';
+import { DatapointSet } from '../datapoints/index.js';
 import { type EventFilter, EventSet, type GeneratedEvent } from './events.js';
 import { FileSet, type GeneratedFile } from './files.js';
 import { type GeneratedRelationship, RelationshipSet } from './relationships.js';

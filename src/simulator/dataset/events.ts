@@ -1,8 +1,7 @@
 import { hash3, Rng } from '../random.js';
 import { RevisedSet, revisedDescription } from './revisions.js';
 import { resourceSpec } from '../../resources/index.js';
-import type { AssetSet } from './assets.js';
-import { DATA_SET_ID_BASE, type Links } from './links.js';
+import { DATA_SET_ID_BASE, type LinkedAssets, type Links } from './links.js';
 import { type ListFilter, matchesItem, needsItem } from './match.js';
 import { generateMetadata, holdsMetadata, type MetadataFilter, TIME_BASE_MS, TIME_SPAN_MS } from './shared.js';
 import { DESCRIPTIONS, EVENT_SUBTYPES, EVENT_TYPES, SOURCES } from './vocabulary.js';
@@ -91,7 +90,7 @@ export class EventSet extends RevisedSet {
   }
 
   /** Held here: item() runs for every item served. */
-  private readonly assets: AssetSet;
+  private readonly assets: LinkedAssets;
   private readonly dataSetDraw: number;
   /** The `padding` metadata value of every event, when the simulator is asked for large items. */
   private readonly padding: string | undefined;

@@ -1,10 +1,25 @@
-import type { AssetSet } from './assets.js';
-
 /** Data set ids are `DATA_SET_ID_BASE + index`; externalIds `DS-<index>`. */
 export const DATA_SET_ID_BASE = 4_000_000_000_000;
 
 /** A reference the platform takes in a filter: by id or by externalId. */
 export type Ref = { id: number } | { externalId: string };
+
+/**
+ * What the links follow in the assets: an asset's index from its id or externalId and back, and
+ * the trees they form. AssetSet, which makes the Links, is one: the shape is named here so that
+ * links.ts need not import assets.ts.
+ */
+export interface LinkedAssets {
+  /** Assets generated from the seed: an item links only to one of these. */
+  readonly generated: number;
+  idOf(index: number): number;
+  externalIdOf(index: number): string;
+  indexOfId(id: number): number | undefined;
+  indexOfExternalId(externalId: string): number | undefined;
+  rootIndexOf(index: number): number;
+  /** Whether the asset at `index` is `top` or one of its descendants. */
+  inSubtree(index: number, top: number): boolean;
+}
 
 /**
  * What items of one collection link to in the others: the assets (by index) and the data sets.
@@ -13,7 +28,7 @@ export type Ref = { id: number } | { externalId: string };
  */
 export class Links {
   constructor(
-    readonly assets: AssetSet,
+    readonly assets: LinkedAssets,
     readonly dataSets: number,
   ) {}
 

@@ -89,7 +89,7 @@ export class PointList {
 
 /**
  * The points of one answer of `POST /timeseries/data/list`, per series, checked already
- * (export/run/points-answer.ts).
+ * (export/kinds/datapoints/points-answer.ts).
  */
 export interface SeriesPoints {
   readonly id: number;

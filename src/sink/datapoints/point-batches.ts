@@ -1,7 +1,7 @@
-import { type DataType, Field, makeData, RecordBatch, Schema, Struct, Table, tableToIPC } from 'apache-arrow';
+import { type DataType, makeData, RecordBatch, type Schema, Struct, Table, tableToIPC } from 'apache-arrow';
 import type { ColumnSpec } from '../../resources/index.js';
 import type { DeltaBatches } from '../delta/index.js';
-import { arrowType } from '../parquet/column-kinds.js';
+import { columnsSchema } from '../parquet/arrow-types.js';
 import type { SpillFile } from '../parquet/spill.js';
 import { type BatchColumn, constantText, externalIds, seriesIds, timestamps, valueColumn } from './batch-columns.js';
 import type { RowBlock } from './row-block.js';
@@ -9,11 +9,6 @@ import type { SeriesTable } from './series-table.js';
 
 /** Rows of one Arrow batch handed to the encoder. */
 const BATCH_ROWS = 65_536;
-
-/** The Arrow schema of a datapoints shard of `columns` (pointColumns): only required columns are non-nullable. */
-export function pointSchema(columns: readonly ColumnSpec[]): Schema {
-  return new Schema(columns.map((spec) => new Field(spec.name, arrowType(spec.kind), !spec.required)));
-}
 
 /**
  * The Arrow batches of a datapoints shard, built from RowBlocks in file order and appended to its
@@ -32,7 +27,7 @@ export class PointBatches {
 
   /**
    * `rows`: the shard's, so that the buffers of a small shard are small. `delta`: a Delta table's
-   * data file's, over pointSchema(columns); undefined for plain files.
+   * data file's, over columnsSchema(columns); undefined for plain files.
    */
   constructor(
     columns: readonly ColumnSpec[],
@@ -44,7 +39,7 @@ export class PointBatches {
   ) {
     this.capacity = Math.min(BATCH_ROWS, rows);
     const { capacity } = this;
-    this.schema = pointSchema(columns);
+    this.schema = columnsSchema(columns);
     let part = 0;
     this.outs = columns.map((spec) => {
       switch (spec.name) {
@@ -70,7 +65,7 @@ export class PointBatches {
   add(block: RowBlock, from: number, to: number): Promise<void> | undefined {
     while (from < to) {
       const n = Math.min(to - from, this.capacity - this.length);
-      for (const out of this.outs) out.copy(block, from, n, this.length);
+      for (const out of this.outs) out.copy(block, from, n);
       this.length += n;
       from += n;
       if (this.length === this.capacity) {
@@ -88,11 +83,11 @@ export class PointBatches {
 
   private async flush(): Promise<void> {
     const { fields } = this.schema;
-    const children = this.outs.map((out, i) => out.data(fields[i]!.type as DataType, this.length));
+    const children = this.outs.map((out, i) => out.column.toData(fields[i]!.type as DataType));
     const data = makeData({ type: new Struct(fields), length: this.length, nullCount: 0, children });
     const batch = new RecordBatch(this.schema, data);
     const ipc = tableToIPC(new Table(this.delta === undefined ? batch : this.delta.convert(batch)), 'stream');
-    for (const out of this.outs) out.reset();
+    for (const out of this.outs) out.column.reset();
     this.length = 0;
     await this.spill.append(ipc);
   }

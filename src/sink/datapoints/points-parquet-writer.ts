@@ -3,12 +3,13 @@ import { type ColumnSpec, pointColumns, type PointsShape } from '../../resources
 import { crashPoint } from '../../util/crash-point.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
 import { DeltaBatches } from '../delta/index.js';
+import { columnsSchema } from '../parquet/arrow-types.js';
 import type { EncodedColumn } from '../parquet/encode.js';
 import { type ParquetWriterDeps, rowGroupRowsFor } from '../parquet/parquet-writer.js';
 import { SpillFile } from '../parquet/spill.js';
 import type { CommittedShard } from '../shard-writer.js';
 import type { PointBatch, PointShardWriter } from './point-batch.js';
-import { PointBatches, pointSchema } from './point-batches.js';
+import { PointBatches } from './point-batches.js';
 import { blockRowsFor, PointRuns } from './point-runs.js';
 import { PointTable } from './point-table.js';
 import { RowBlock } from './row-block.js';
@@ -119,7 +120,7 @@ export class PointsParquetWriter implements PointShardWriter {
     let file: DurableFile | undefined;
     try {
       spill = await SpillFile.create(`${this.path}.spill${TEMP_SUFFIX}`);
-      const delta = this.tableKind === 'delta' ? new DeltaBatches(pointSchema(this.columns)) : undefined;
+      const delta = this.tableKind === 'delta' ? new DeltaBatches(columnsSchema(this.columns)) : undefined;
       const batches = new PointBatches(this.columns, this.shape.granularity, this.table.series, spill, rows, delta);
       if (this.runs === undefined) {
         await this.batchesFromTable(batches);

@@ -1,17 +1,12 @@
-import { type DataType, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
+import { type DataType, makeData, RecordBatch, type Schema, Struct } from 'apache-arrow';
 import { isInteger, isSafeNumber, parse as parseExact, stringify as stringifyExact } from 'lossless-json';
 import { BadItemError } from '../../errors.js';
 import { PageItems } from '../../page/index.js';
 import { type InstanceColumn, instanceRow, type ViewRef } from '../../resources/index.js';
-import { describe } from '../parquet/columns.js';
-import type { CheckedColumn } from '../parquet/typed-columns.js';
-import { arrowField, newInstanceColumn } from './instance-arrow.js';
+import { type CheckedColumn, describe } from '../parquet/columns.js';
+import { columnsSchema } from '../parquet/arrow-types.js';
+import { newInstanceColumn } from '../parquet/column-builders.js';
 import { InstanceWalk } from './instance-walk.js';
-
-/** The Arrow schema of an instance stream's files: its columns (instanceColumns), `extra` last. */
-export function instanceSchema(columns: readonly InstanceColumn[]): Schema {
-  return new Schema(columns.map(arrowField));
-}
 
 /**
  * Collects instances of one view into reusable Arrow columns; `batch()` views them as a RecordBatch,
@@ -34,7 +29,7 @@ export class InstanceRowBuilder {
     capacity: number,
     options: { readonly walk?: boolean } = {},
   ) {
-    this.schema = instanceSchema(specs);
+    this.schema = columnsSchema(specs);
     this.columns = specs.map((spec) => newInstanceColumn(spec, capacity));
     this.walk = options.walk === false ? undefined : new InstanceWalk(view, specs, this.columns);
   }

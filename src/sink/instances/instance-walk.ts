@@ -1,7 +1,13 @@
 import type { InstanceColumn, ViewRef } from '../../resources/index.js';
-import { type BoolColumn, type Column, type Float64Column, type Int64Column, Utf8Column } from '../parquet/columns.js';
+import {
+  type BoolColumn,
+  type CheckedColumn,
+  type Float64Column,
+  type Int64Column,
+  Utf8Column,
+} from '../parquet/columns.js';
 import { decodeString } from '../parquet/json-bytes.js';
-import { Checked, type CheckedColumn, type Float32Column, type Int32Column, ListColumn, StructColumn } from '../parquet/typed-columns.js';
+import { type Float32Column, type Int32Column, ListColumn, StructColumn } from '../parquet/typed-columns.js';
 import { InstanceFields } from './instance-fields.js';
 import { AS_IS } from './json-text.js';
 import { BOOLEAN, DATE, DOUBLE, FLOAT, INT32, INT64, JSON_VALUE, NODE_REF, STRING, TIMESTAMP } from './value-kinds.js';
@@ -12,7 +18,7 @@ interface Target {
   readonly kind: number;
   readonly list: ListColumn | undefined;
   /** The column its scalars go to (for a direct relation, its struct). */
-  readonly flat: Column;
+  readonly flat: CheckedColumn;
   /** A direct relation's two texts. */
   readonly space: Utf8Column | undefined;
   readonly externalId: Utf8Column | undefined;
@@ -116,14 +122,10 @@ function targetOf(column: CheckedColumn, kind: number, list: boolean): Target {
   const scalar = listColumn?.elements ?? column;
   if (kind === NODE_REF) {
     const struct = expect(scalar, StructColumn);
-    const [space, externalId] = struct.fields.map((field) => expect(inner(field.column), Utf8Column));
+    const [space, externalId] = struct.fields.map((field) => expect(field.column, Utf8Column));
     return { column, kind, list: listColumn, flat: struct, space, externalId };
   }
-  return { column, kind, list: listColumn, flat: inner(scalar), space: undefined, externalId: undefined };
-}
-
-function inner(column: CheckedColumn): Column {
-  return column instanceof Checked ? (column as Checked<Column>).column : column;
+  return { column, kind, list: listColumn, flat: scalar, space: undefined, externalId: undefined };
 }
 
 function expect<T>(column: unknown, type: new (...args: never[]) => T): T {

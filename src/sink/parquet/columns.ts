@@ -35,6 +35,27 @@ export class Validity {
     else this.nullCount++;
   }
 
+  /**
+   * Rows `at` to `at + n - 1`: valid where `present[from]` to `present[from + n - 1]` is 1, null
+   * where 0; every one valid when `present` is undefined.
+   */
+  copy(present: Uint8Array | undefined, from: number, n: number, at: number): void {
+    const bytes = (at + n + 7) >> 3;
+    if (bytes > this.bits.length) this.bits = grow(this.bits, Math.max(this.bits.length * 2, bytes));
+    const { bits } = this;
+    if (present === undefined) {
+      for (let row = at; row < at + n; row++) bits[row >> 3]! |= 1 << (row & 7);
+      return;
+    }
+    let nulls = 0;
+    for (let i = 0; i < n; i++) {
+      const row = at + i;
+      if (present[from + i] === 1) bits[row >> 3]! |= 1 << (row & 7);
+      else nulls++;
+    }
+    this.nullCount += nulls;
+  }
+
   /** The row count, null count and bitmap of `length` rows, as makeData takes them. */
   rows(length: number) {
     return { length, nullCount: this.nullCount, nullBitmap: this.bitmap(length) };
@@ -59,10 +80,21 @@ export interface Column {
 }
 
 /**
+ * A column that can say, without changing anything, whether push() takes a value: a struct field or
+ * list element (typed-columns.ts) is checked whole before any of it is written.
+ */
+export interface CheckedColumn extends Column {
+  /** True for null, undefined and every value push() writes. */
+  accepts(value: unknown): boolean;
+}
+
+const isNull = (value: unknown) => value === undefined || value === null;
+
+/**
  * INT64 (ids, epoch-millisecond times): each safe integer split into two 32-bit words, no BigInt;
  * a BigInt is taken too, for the int64 values beyond 2^53 only it holds exactly.
  */
-export class Int64Column implements Column {
+export class Int64Column implements CheckedColumn {
   private words: Int32Array;
   private readonly validity: Validity;
   length = 0;
@@ -70,6 +102,10 @@ export class Int64Column implements Column {
   constructor(capacity: number) {
     this.words = new Int32Array(capacity * 2);
     this.validity = new Validity(capacity);
+  }
+
+  accepts(value: unknown): boolean {
+    return isNull(value) || Number.isSafeInteger(value) || (typeof value === 'bigint' && BigInt.asIntN(64, value) === value);
   }
 
   push(value: unknown): void {
@@ -97,6 +133,29 @@ export class Int64Column implements Column {
     this.length++;
   }
 
+  /**
+   * Rows `from` to `from + n - 1` of `values`, each a safe integer, null where `present` is 0 (every
+   * one valid when it is undefined); all are checked before any is written.
+   */
+  pushRun(values: Float64Array, present: Uint8Array | undefined, from: number, n: number): void {
+    for (let i = from; i < from + n; i++) {
+      if ((present === undefined || present[i] === 1) && !Number.isSafeInteger(values[i])) {
+        throw new ColumnTypeError(`expected an integer, got ${describe(values[i])}`);
+      }
+    }
+    const at = this.length;
+    if (2 * (at + n) > this.words.length) this.words = grow(this.words, Math.max(this.words.length * 2, 2 * (at + n)));
+    const { words } = this;
+    for (let i = 0; i < n; i++) {
+      const value = present === undefined || present[from + i] === 1 ? values[from + i]! : 0;
+      const high = Math.floor(value / TWO_32);
+      words[2 * (at + i)] = value - high * TWO_32;
+      words[2 * (at + i) + 1] = high;
+    }
+    this.validity.copy(present, from, n, at);
+    this.length += n;
+  }
+
   toData(type: DataType): Data<Int64> | Data<TimestampMillisecond> {
     if (type instanceof Int64) return this.int64Data(type);
     if (type instanceof TimestampMillisecond) return makeData({ ...this.props(), type });
@@ -122,17 +181,22 @@ export class Int64Column implements Column {
 }
 
 /** UTF-8 strings: Int32 offsets and one growing byte buffer written with TextEncoder.encodeInto. */
-export class Utf8Column implements Column {
+export class Utf8Column implements CheckedColumn {
   private offsets: Int32Array;
   private bytes: Uint8Array;
   private end = 0;
   private readonly validity: Validity;
   length = 0;
 
-  constructor(capacity: number) {
+  /** `bytesPerRow`: room for text at first (it grows past it); default 16. */
+  constructor(capacity: number, bytesPerRow = 16) {
     this.offsets = new Int32Array(capacity + 1);
-    this.bytes = new Uint8Array(capacity * 16);
+    this.bytes = new Uint8Array(capacity * bytesPerRow);
     this.validity = new Validity(capacity);
+  }
+
+  accepts(value: unknown): boolean {
+    return isNull(value) || typeof value === 'string';
   }
 
   push(value: unknown): void {
@@ -170,6 +234,29 @@ export class Utf8Column implements Column {
     this.length++;
   }
 
+  /**
+   * Rows `from` to `from + n - 1` of strings laid end to end in `source`: row k's UTF-8 ends at
+   * `ends[k]` and starts where row k - 1's ends (row `from`'s at `start`), and it is null where
+   * `present[k]` is 0 (no bytes). One copy of their bytes.
+   */
+  pushRun(source: Uint8Array, start: number, ends: Int32Array, present: Uint8Array, from: number, n: number): void {
+    const at = this.length;
+    if (at + n + 1 > this.offsets.length) {
+      this.offsets = grow(this.offsets, Math.max(this.offsets.length * 2, at + n + 1));
+    }
+    const size = n === 0 ? 0 : ends[from + n - 1]! - start;
+    if (this.end + size > this.bytes.length) {
+      this.bytes = grow(this.bytes, Math.max(this.bytes.length * 2, this.end + size));
+    }
+    this.bytes.set(source.subarray(start, start + size), this.end);
+    const { offsets } = this;
+    const shift = this.end - start;
+    for (let i = 0; i < n; i++) offsets[at + i + 1] = shift + ends[from + i]!;
+    this.end += size;
+    this.validity.copy(present, from, n, at);
+    this.length += n;
+  }
+
   toData(type: DataType): Data<Utf8> {
     if (!(type instanceof Utf8)) throw wrongType('Utf8Column', type);
     const { length } = this;
@@ -189,7 +276,7 @@ export class Utf8Column implements Column {
 }
 
 /** BOOLEAN: values packed eight to a byte, least significant bit first, as the validity bitmap. */
-export class BoolColumn implements Column {
+export class BoolColumn implements CheckedColumn {
   private bits: Uint8Array;
   private readonly validity: Validity;
   length = 0;
@@ -197,6 +284,10 @@ export class BoolColumn implements Column {
   constructor(capacity: number) {
     this.bits = new Uint8Array((capacity + 7) >> 3);
     this.validity = new Validity(capacity);
+  }
+
+  accepts(value: unknown): boolean {
+    return isNull(value) || typeof value === 'boolean';
   }
 
   push(value: unknown): void {
@@ -230,7 +321,7 @@ export class BoolColumn implements Column {
 }
 
 /** DOUBLE: a finite JSON number, an integer such as 1 included. */
-export class Float64Column implements Column {
+export class Float64Column implements CheckedColumn {
   private values: Float64Array;
   private readonly validity: Validity;
   length = 0;
@@ -238,6 +329,10 @@ export class Float64Column implements Column {
   constructor(capacity: number) {
     this.values = new Float64Array(capacity);
     this.validity = new Validity(capacity);
+  }
+
+  accepts(value: unknown): boolean {
+    return isNull(value) || typeof value === 'number';
   }
 
   push(value: unknown): void {
@@ -256,6 +351,19 @@ export class Float64Column implements Column {
       this.values[i] = value;
     }
     this.length++;
+  }
+
+  /** Rows `from` to `from + n - 1` of `values`, null where `present` is 0 (their values copied as they are). */
+  pushRun(values: Float64Array, present: Uint8Array, from: number, n: number): void {
+    const at = this.length;
+    if (at + n > this.values.length) {
+      const bigger = new Float64Array(Math.max(this.values.length * 2, at + n));
+      bigger.set(this.values);
+      this.values = bigger;
+    }
+    this.values.set(values.subarray(from, from + n), at);
+    this.validity.copy(present, from, n, at);
+    this.length += n;
   }
 
   toData(type: DataType): Data<Float64> {

@@ -1,6 +1,5 @@
 import * as wasm from 'parquet-wasm';
-import type { OutputConfig, Resource } from '../../config/job-schema.js';
-import { columnsOf } from './schemas.js';
+import type { OutputConfig } from '../../config/job-schema.js';
 import { readSpill } from './spill.js';
 
 /**
@@ -10,18 +9,6 @@ import { readSpill } from './spill.js';
 export interface EncodedColumn {
   name: string;
   encoding?: 'delta' | 'plain' | undefined;
-}
-
-/**
- * A collection's columns: integers and times delta-encoded (smaller and faster than dictionaries
- * on ids and timestamps); externalId is unique within a collection, so a dictionary of it never
- * pays (bench/RESULTS.md, issue 27).
- */
-export function collectionEncodings(resource: Resource): EncodedColumn[] {
-  return columnsOf(resource).map(({ name, kind }) => ({
-    name,
-    encoding: kind === 'int64' || kind === 'timestamp' ? 'delta' : name === 'externalId' ? 'plain' : undefined,
-  }));
 }
 
 const CODECS = { zstd: wasm.Compression.ZSTD, snappy: wasm.Compression.SNAPPY, none: wasm.Compression.UNCOMPRESSED };

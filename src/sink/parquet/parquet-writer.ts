@@ -1,17 +1,18 @@
 import { type RecordBatch, type Schema, Table, tableToIPC } from 'apache-arrow';
 import type { OutputConfig, Resource, TableKind } from '../../config/job-schema.js';
+import { collectionEncodings } from '../collections/collection-encodings.js';
+import { RowGroupBuilder } from '../collections/row-group.js';
 import { type InstanceTable, instanceEncodings } from '../instances/instance-table.js';
 import { InstanceRowBuilder } from '../instances/instance-rows.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
 import { PageItems } from '../../page/index.js';
 import { DeltaBatches } from '../delta/index.js';
-import type { StreamShape } from '../shard-sink.js';
 import type { CommittedShard, ShardWriter } from '../shard-writer.js';
+import type { StreamShape } from '../stream-shape.js';
 import type { BytesPerRow } from './bytes-per-row.js';
-import { collectionEncodings, type EncodedColumn } from './encode.js';
+import type { EncodedColumn } from './encode.js';
 import type { EncoderPool } from './encoder-pool.js';
-import { RowGroupBuilder } from './row-group.js';
 import { SpillFile } from './spill.js';
 
 /** Rows gathered in memory before they go to the spill file as one Arrow batch (about 1.5 MB of events). */

@@ -5,13 +5,7 @@
  * value the column cannot hold elsewhere (to `extra`) instead of writing part of it.
  */
 import { type Data, type DataType, DateDay, Float32, Int32, List, makeData, Struct } from 'apache-arrow';
-import { type Column, ColumnTypeError, describe, grow, Validity, wrongType } from './columns.js';
-
-/** A column that can say, without changing anything, whether push() takes a value. */
-export interface CheckedColumn extends Column {
-  /** True for null, undefined and every value push() writes. */
-  accepts(value: unknown): boolean;
-}
+import { type CheckedColumn, ColumnTypeError, describe, grow, Validity, wrongType } from './columns.js';
 
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
@@ -216,39 +210,4 @@ export class ListColumn implements CheckedColumn {
     this.validity.reset();
     this.elements.reset();
   }
-}
-
-/**
- * A column of columns.ts with the check its push() makes, so that it can be a struct field or list
- * element; `column` is the column itself, for a reader that checked its values already.
- */
-export class Checked<C extends Column> implements CheckedColumn {
-  constructor(
-    readonly column: C,
-    private readonly test: (value: unknown) => boolean,
-  ) {}
-
-  get length(): number {
-    return this.column.length;
-  }
-
-  accepts(value: unknown): boolean {
-    return value === undefined || value === null || this.test(value);
-  }
-
-  push(value: unknown): void {
-    this.column.push(value);
-  }
-
-  toData(type: DataType): Data {
-    return this.column.toData(type);
-  }
-
-  reset(): void {
-    this.column.reset();
-  }
-}
-
-export function checked<C extends Column>(column: C, accepts: (value: unknown) => boolean): Checked<C> {
-  return new Checked(column, accepts);
 }

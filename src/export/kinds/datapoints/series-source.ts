@@ -1,0 +1,131 @@
+import { type ChainClient, type ChainPage, drainCursorChain } from '../../../http/cursor-chain.js';
+import { BadResponseError, HttpStatusError } from '../../../http/errors.js';
+import { ResumeCursorRefused } from '../../partition/index.js';
+import type { ByteBudget } from '../../../page/index.js';
+import { chainRequest } from '../collections/index.js';
+import type { SeriesRef } from './points-answer.js';
+
+/** Where a partition's listing of series stands: what the checkpoint records of it. */
+export interface ListingState {
+  /** The cursor of the next page; null: the first page (or none, once `listed`). */
+  cursor: string | null;
+  listed: boolean;
+}
+
+/** A page of series: their refs, its number among the pages this source took, and its request (for errors). */
+export interface SeriesPage {
+  refs: SeriesRef[];
+  number: number;
+  /** Method, path and request id: `GET /timeseries, request id abc`. */
+  request: string;
+}
+
+/**
+ * The series of one datapoints partition, a page at a time: listed through the timeseries
+ * collection (`partition=m/n` and the stream's filters) from where the checkpoint left off, or,
+ * for explicit series, the partition's share of the list, all at once.
+ */
+export class SeriesSource {
+  private chain: AsyncGenerator<ChainPage, void, undefined> | undefined;
+  private state: ListingState;
+  /** The next page is the first one read from the checkpoint's cursor. */
+  private fromCheckpoint = false;
+  /** Pages taken so far. */
+  private pages = 0;
+
+  private constructor(
+    private readonly listing: ListingRequest | undefined,
+    private explicit: SeriesRef[] | undefined,
+    state: ListingState,
+  ) {
+    this.state = { ...state };
+  }
+
+  /** A listed source: `params` are the partition's listing parameters (limit, filters, partition). */
+  static listed(listing: ListingRequest, state: ListingState): SeriesSource {
+    return new SeriesSource(listing, undefined, state);
+  }
+
+  /** Explicit series: entry i of the list belongs to partition (i mod n) + 1. */
+  static explicit(refs: readonly SeriesRef[], m: number, n: number, state: ListingState): SeriesSource {
+    const share = refs.filter((_, i) => i % n === m - 1);
+    return new SeriesSource(undefined, state.listed ? undefined : share, state);
+  }
+
+  get position(): ListingState {
+    return { ...this.state };
+  }
+
+  get done(): boolean {
+    return this.state.listed;
+  }
+
+  /** The next page's series, or undefined once the listing is done. */
+  async take(): Promise<SeriesPage | undefined> {
+    if (this.state.listed) return undefined;
+    if (this.listing === undefined) {
+      const refs = this.explicit ?? [];
+      this.explicit = undefined;
+      this.state = { cursor: null, listed: true };
+      return { refs, number: ++this.pages, request: 'the job file\'s list' };
+    }
+    if (this.chain === undefined) this.fromCheckpoint = this.state.cursor !== null;
+    const request = chainRequest('timeseries', this.listing.params);
+    this.chain ??= drainCursorChain(this.listing.client, {
+      ...request,
+      startCursor: this.state.cursor ?? undefined,
+      signal: this.listing.signal,
+      budget: this.listing.budget,
+    });
+    const next = await this.chain.next().catch((error: unknown) => {
+      // The first page from a checkpointed cursor refused: the partition starts over (drain-partition.ts).
+      const refused = this.fromCheckpoint && error instanceof HttpStatusError && error.status === 400;
+      if (refused) throw new ResumeCursorRefused(error);
+      throw error;
+    });
+    this.fromCheckpoint = false;
+    if (next.done === true) {
+      this.state = { cursor: null, listed: true };
+      return undefined;
+    }
+    const page = next.value;
+    try {
+      const refs = seriesOf(page);
+      const { nextCursor } = page;
+      this.state = nextCursor === undefined ? { cursor: null, listed: true } : { cursor: nextCursor, listed: false };
+      const id = page.requestId === undefined ? '' : `, request id ${page.requestId}`;
+      return { refs, number: ++this.pages, request: `${request.method} ${request.path}${id}` };
+    } finally {
+      page.release();
+    }
+  }
+
+  /** Ends the listing chain early (the partition stopped). */
+  async close(): Promise<void> {
+    await this.chain?.return(undefined);
+  }
+}
+
+export interface ListingRequest {
+  client: ChainClient;
+  params: readonly (readonly [string, string])[];
+  signal?: AbortSignal | undefined;
+  budget?: ByteBudget | undefined;
+}
+
+/** The series of a listing page, by id: every item must have one. */
+function seriesOf(page: ChainPage): SeriesRef[] {
+  const refs: SeriesRef[] = [];
+  for (let i = 0; i < page.items.length; i++) {
+    const id = (page.items.value(i) as { id?: unknown } | null)?.id;
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) {
+      throw new BadResponseError(`Time series ${i + 1} of the listing has no integer 'id'`, {
+        method: 'GET',
+        path: '/timeseries',
+        ...(page.requestId === undefined ? {} : { requestId: page.requestId }),
+      });
+    }
+    refs.push({ id });
+  }
+  return refs;
+}

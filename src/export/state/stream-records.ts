@@ -1,0 +1,136 @@
+import type { StreamResource } from '../../config/job-schema.js';
+import { pointColumns, pointKey, type Resource, resourceSpec, shapeFromParams } from '../../resources/index.js';
+import { typedColumns } from '../../sink/index.js';
+import type { StreamState, UpdatedWindow } from './checkpoint-schema.js';
+
+/** What identifies a stream's rows in its manifest entry, with its columns (and a datapoints stream's point times). */
+export interface RowKey {
+  key: 'id' | 'externalId' | string[];
+  columns?: { name: string; type: string }[];
+  pointWindow?: PointWindow;
+  unknownSeries?: ({ id: number } | { externalId: string })[];
+}
+
+/** A datapoints run's point times: start inclusive, end exclusive. */
+export interface PointWindow {
+  start: number;
+  end: number;
+}
+
+/**
+ * How the records (checkpoint, manifests, logs, status, verify) hold a stream of each kind: the
+ * one table outside kinds/ that tells the kinds apart.
+ */
+export interface StreamRecord {
+  /**
+   * What a run's window is of: the items' lastUpdatedTime (collections), point times (datapoints),
+   * or nothing (instances: a whole view, or its sync feed from where the last run ended).
+   */
+  readonly window: 'lastUpdatedTime' | 'points' | 'none';
+  /** An incremental run reads a change feed: a backfill first, then the changes since the run before. */
+  readonly feed: boolean;
+  /**
+   * The rows verify reads back: items by their key, datapoints by (series, timestamp), instances
+   * by (space, externalId).
+   */
+  readonly rows: 'items' | 'points' | 'nodes and edges';
+  /** The stream's rows' key, as its manifest entry gives it. */
+  key(state: StreamState): RowKey;
+  /** The key as verify's report names it. */
+  keyName(resource: StreamResource): string;
+}
+
+const COLLECTION: StreamRecord = {
+  window: 'lastUpdatedTime',
+  feed: false,
+  rows: 'items',
+  key: (state) => ({ key: resourceSpec(collectionRead(state.resource)).key }),
+  keyName: (resource) => resourceSpec(collectionRead(resource)).key,
+};
+
+const DATAPOINTS: StreamRecord = {
+  window: 'points',
+  feed: false,
+  rows: 'points',
+  keyName: () => '(series, timestamp)',
+  key: (state) => {
+    const shape = shapeFromParams(state.params);
+    const unknownSeries = Object.values(state.parts).flatMap((part) => part.points?.unknown ?? []);
+    const window = pointWindowOf(state);
+    return {
+      key: pointKey(shape),
+      columns: typedColumns(pointColumns(shape)),
+      ...(window === undefined ? {} : { pointWindow: window }),
+      ...(unknownSeries.length === 0 ? {} : { unknownSeries }),
+    };
+  },
+};
+
+const INSTANCES: StreamRecord = {
+  window: 'none',
+  feed: true,
+  rows: 'nodes and edges',
+  keyName: () => '(space, externalId)',
+  key: (state) => {
+    const columns = state.instances?.columns;
+    return { key: ['space', 'externalId'], ...(columns === undefined ? {} : { columns: typedColumns(columns) }) };
+  },
+};
+
+/** The collection a stream reads, which its rows are items of; undefined for datapoints and instances. */
+export function collectionOf(resource: StreamResource): Resource | undefined {
+  return resource === 'datapoints' || resource === 'instances' ? undefined : resource;
+}
+
+function collectionRead(resource: StreamResource): Resource {
+  const collection = collectionOf(resource);
+  if (collection === undefined) throw new Error(`a ${resource} stream reads no collection`);
+  return collection;
+}
+
+/** How a stream reading `resource` is recorded. */
+export function streamRecord(resource: string): StreamRecord {
+  return resource === 'datapoints' ? DATAPOINTS : resource === 'instances' ? INSTANCES : COLLECTION;
+}
+
+/** A datapoints stream's window of point times; undefined for another kind or before a run. */
+export function pointWindowOf(state: Pick<StreamState, 'resource' | 'window'>): PointWindow | undefined {
+  if (streamRecord(state.resource).window !== 'points' || state.window === null) return undefined;
+  return { start: state.window.from ?? 0, end: state.window.until };
+}
+
+/**
+ * The lastUpdatedTime bounds a collection stream's run sends (min and max inclusive); null for
+ * another kind or before a run.
+ */
+export function sentWindow(state: Pick<StreamState, 'resource' | 'window'>): SentBounds | null {
+  if (streamRecord(state.resource).window !== 'lastUpdatedTime' || state.window === null) return null;
+  return sentBounds(state.window);
+}
+
+/** A window's lastUpdatedTime bounds as sent: min and max inclusive. */
+export interface SentBounds {
+  minLastUpdatedTime: number | null;
+  maxLastUpdatedTime: number;
+}
+
+/** A window as the platform's filters take it: both bounds inclusive, so `until - 1`. */
+export function sentBounds(window: UpdatedWindow): SentBounds {
+  return { minLastUpdatedTime: window.from, maxLastUpdatedTime: window.until - 1 };
+}
+
+/**
+ * What a run of an incremental instances stream reads from the platform's sync feed: the first
+ * run a backfill (every instance, then the changes made meanwhile), each later run the changes
+ * since the cursors the run before it ended with. Undefined for any other stream.
+ */
+export function syncPhase(state: Pick<StreamState, 'resource' | 'mode' | 'watermark'>): 'backfill' | 'changes' | undefined {
+  if (state.resource !== 'instances' || state.mode !== 'incremental') return undefined;
+  return state.watermark === null ? 'backfill' : 'changes';
+}
+
+/** `{sync: phase}` for a record of an incremental instances stream's run (manifests), else nothing. */
+export function syncField(state: Pick<StreamState, 'resource' | 'mode' | 'watermark'>): { sync?: 'backfill' | 'changes' } {
+  const phase = syncPhase(state);
+  return phase === undefined ? {} : { sync: phase };
+}

@@ -1,0 +1,64 @@
+import { type AggregateName, SERVED_AGGREGATES } from './datapoints-fields.js';
+import type { SeriesPoints } from './series-points.js';
+import type { GeneratedTimeseries } from '../dataset/timeseries.js';
+
+/**
+ * The JSON text of a datapoints answer, written by hand rather than through objects and
+ * JSON.stringify: an answer holds up to 100,000 points, and the simulator must never be what a
+ * benchmark of an export measures.
+ */
+
+/** Raw point k: `{timestamp, value?, status?}`; a status only when asked for, and never Good's. */
+export function rawPointJson(series: SeriesPoints, k: number, includeStatus: boolean): string {
+  const timestamp = series.timestampOf(k);
+  const value = series.valueOf(k);
+  const status = includeStatus ? series.statusOf(k) : undefined;
+  // The common case in one template (a tenth faster than building it up); a number is written as
+  // its shortest round-trip text, strings (and "NaN", "Infinity", "-Infinity") quoted.
+  if (typeof value === 'number' && status === undefined) return `{"timestamp":${timestamp},"value":${value}}`;
+  let text = `{"timestamp":${timestamp}`;
+  if (value !== undefined) text += `,"value":${typeof value === 'number' ? value : JSON.stringify(value)}`;
+  if (status !== undefined) text += `,"status":{"code":${status.code},"symbol":${JSON.stringify(status.symbol)}}`;
+  return `${text}}`;
+}
+
+/** What a bucket's raw points add up to. */
+export interface BucketSums {
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+}
+
+/** An aggregate point: `{timestamp, ...}` with the asked aggregates only, in the platform's order. */
+export function aggregatePointJson(timestamp: number, sums: BucketSums, asked: readonly AggregateName[]): string {
+  let text = `{"timestamp":${timestamp}`;
+  for (const name of SERVED_AGGREGATES) {
+    if (!asked.includes(name)) continue;
+    const value = name === 'average' ? sums.sum / sums.count : sums[name];
+    text += `,"${name}":${String(value)}`;
+  }
+  return `${text}}`;
+}
+
+/**
+ * One item of the answer: the series' identity and kind, `nextCursor` when more points remain,
+ * then `datapoints` (the order of the platform's documentation).
+ */
+export function answerItemJson(
+  series: GeneratedTimeseries,
+  points: readonly string[],
+  nextCursor: string | undefined,
+): string {
+  const head: Record<string, unknown> = { id: series.id };
+  if (series.externalId !== undefined) head.externalId = series.externalId;
+  if (series.instanceId !== undefined) head.instanceId = series.instanceId;
+  head.isString = series.isString;
+  head.isStep = series.isStep;
+  head.type = series.type;
+  if (series.unit !== undefined) head.unit = series.unit;
+  if (series.unitExternalId !== undefined) head.unitExternalId = series.unitExternalId;
+  if (nextCursor !== undefined) head.nextCursor = nextCursor;
+  const text = JSON.stringify(head);
+  return `${text.slice(0, -1)},"datapoints":[${points.join(',')}]}`;
+}

@@ -1,0 +1,254 @@
+import { createHash } from 'node:crypto';
+import {
+  type AggregateName,
+  aggregatesField,
+  booleanField,
+  fail,
+  type Field,
+  limitField,
+  MAX_AGGREGATE_POINTS,
+  MAX_QUERIES,
+  MAX_RAW_POINTS,
+  seriesRefField,
+  stringField,
+  timeZoneField,
+} from './datapoints-fields.js';
+import type { SeriesRef } from './series-lookup.js';
+import { isRecord, shown } from '../filter-object.js';
+import { type Granularity, parseGranularity } from './granularity.js';
+import { resolveTime, type TimeParse } from './time-spec.js';
+
+/** One query of a `POST /timeseries/data/list` body, its own fields over the top-level defaults. */
+export interface PointQuery {
+  /** Where it sits in the body, for messages: `items[3]`. */
+  at: string;
+  ref: SeriesRef;
+  /** Epoch ms, resolved at the request: start inclusive (default 0), end exclusive (default now). */
+  start: number;
+  end: number;
+  limit: number;
+  /** Empty for raw points. */
+  aggregates: AggregateName[];
+  granularity: Granularity | undefined;
+  includeOutsidePoints: boolean;
+  includeStatus: boolean;
+  ignoreBadDataPoints: boolean;
+  treatUncertainAsBad: boolean;
+  cursor: string | undefined;
+  /** Every field of the query but `cursor`, as given (times unresolved): what its cursors are bound to. */
+  binding: string;
+}
+
+export interface DatapointsRequest {
+  items: PointQuery[];
+  ignoreUnknownIds: boolean;
+  /**
+   * A digest of the whole request, cursors included: the key the fault planner draws a fate for.
+   * A digest, because a request of 100 queries with cursors is tens of KB and the planner keeps
+   * a key for every request it has seen.
+   */
+  binding: string;
+}
+
+const TOP_LEVEL = ['items', 'start', 'end', 'limit', 'aggregates', 'granularity', 'includeOutsidePoints', 'timeZone', 'ignoreUnknownIds'];
+const ITEM_KEYS = [
+  'id',
+  'externalId',
+  'instanceId',
+  'start',
+  'end',
+  'limit',
+  'aggregates',
+  'granularity',
+  'targetUnit',
+  'targetUnitSystem',
+  'includeStatus',
+  'ignoreBadDataPoints',
+  'treatUncertainAsBad',
+  'includeOutsidePoints',
+  'cursor',
+];
+
+type Body = Record<string, unknown>;
+
+/**
+ * Validates a `POST /timeseries/data/list` body the way the platform validates bodies: strictly,
+ * naming the property at fault (`items[2].granularity`). Times are resolved against `nowMs`.
+ */
+export function parseDatapointsBody(body: unknown, nowMs: number): Field<DatapointsRequest> {
+  if (!isRecord(body)) return fail(`The request body must be a JSON object, got ${shown(body)}.`);
+  for (const key of Object.keys(body)) {
+    if (!TOP_LEVEL.includes(key)) return fail(`Unrecognized property '${key}'. Allowed: ${TOP_LEVEL.join(', ')}.`);
+  }
+  const { items } = body;
+  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_QUERIES) {
+    return fail(`Invalid property 'items': expected an array of 1..${MAX_QUERIES} queries, got ${shown(items)}.`);
+  }
+  const defaults = checkDefaults(body, nowMs);
+  if (defaults !== undefined) return fail(defaults);
+  const ignoreUnknownIds = booleanField(body.ignoreUnknownIds, 'ignoreUnknownIds', false);
+  if (!ignoreUnknownIds.ok) return ignoreUnknownIds;
+  const queries: PointQuery[] = [];
+  for (const [index, item] of (items as unknown[]).entries()) {
+    const query = parseQuery(item, `items[${index}]`, body, nowMs);
+    if (!query.ok) return query;
+    queries.push(query.value);
+  }
+  const timeZone = timeZoneField(body.timeZone, queries.some((query) => query.aggregates.length > 0));
+  if (!timeZone.ok) return timeZone;
+  const total = totalsProblem(queries);
+  if (total !== undefined) return fail(total);
+  const chains = queries.map((query) => [query.binding, query.cursor ?? null]);
+  const binding = createHash('sha256').update(JSON.stringify([chains, ignoreUnknownIds.value])).digest('base64url');
+  return { ok: true, value: { items: queries, ignoreUnknownIds: ignoreUnknownIds.value, binding } };
+}
+
+/** The top-level defaults are checked on their own, even where every item overrides them. */
+function checkDefaults(body: Body, nowMs: number): string | undefined {
+  const checks: Field<unknown>[] = [
+    body.start === undefined ? { ok: true, value: 0 } : resolveTime(body.start, 'start', nowMs),
+    body.end === undefined ? { ok: true, value: 0 } : resolveTime(body.end, 'end', nowMs),
+    limitField(body.limit, 'limit', false),
+    aggregatesField(body.aggregates, 'aggregates'),
+    body.granularity === undefined ? { ok: true, value: 0 } : parseGranularity(body.granularity, 'granularity'),
+    booleanField(body.includeOutsidePoints, 'includeOutsidePoints', false),
+  ];
+  return checks.find((check) => !check.ok)?.message;
+}
+
+/** The value of `key` for the item: its own, else the top level's; and the name of where it came from. */
+function pick(item: Body, body: Body, at: string, key: string): { value: unknown; field: string } {
+  return item[key] !== undefined ? { value: item[key], field: `${at}.${key}` } : { value: body[key], field: key };
+}
+
+function parseQuery(item: unknown, at: string, body: Body, nowMs: number): Field<PointQuery> {
+  if (!isRecord(item)) return fail(`Invalid property '${at}': expected an object, got ${shown(item)}.`);
+  for (const key of Object.keys(item)) {
+    if (!ITEM_KEYS.includes(key)) return fail(`Unrecognized property '${at}.${key}'. Allowed: ${ITEM_KEYS.join(', ')}.`);
+  }
+  const ref = seriesRefField(item, at);
+  if (!ref.ok) return ref;
+  const given = (key: string) => pick(item, body, at, key);
+  const aggregates = aggregatesField(given('aggregates').value, given('aggregates').field);
+  if (!aggregates.ok) return aggregates;
+  const aggregate = aggregates.value.length > 0;
+  const window = windowOf(given('start'), given('end'), nowMs);
+  if (!window.ok) return window;
+  const limit = limitField(given('limit').value, given('limit').field, aggregate);
+  if (!limit.ok) return limit;
+  const granularity = granularityOf(given('granularity'), aggregate, at);
+  if (!granularity.ok) return granularity;
+  const outside = booleanField(given('includeOutsidePoints').value, given('includeOutsidePoints').field, false);
+  if (!outside.ok) return outside;
+  if (aggregate && outside.value) {
+    return fail(`Invalid property '${given('includeOutsidePoints').field}': includeOutsidePoints is not available for aggregates.`);
+  }
+  const flags = statusFlags(item, at);
+  if (!flags.ok) return flags;
+  // targetUnit and targetUnitSystem are taken and bound, not applied: the simulator converts no
+  // units, so the points come back in the series' own unit (and its unitExternalId unchanged).
+  const targetUnit = stringField(item.targetUnit, `${at}.targetUnit`, 64);
+  if (!targetUnit.ok) return targetUnit;
+  const targetUnitSystem = stringField(item.targetUnitSystem, `${at}.targetUnitSystem`, 64);
+  if (!targetUnitSystem.ok) return targetUnitSystem;
+  if (targetUnit.value !== undefined && targetUnitSystem.value !== undefined) {
+    return fail(`Invalid property '${at}.targetUnitSystem': give targetUnit or targetUnitSystem, not both.`);
+  }
+  const cursor = stringField(item.cursor, `${at}.cursor`, 100_000);
+  if (!cursor.ok) return cursor;
+  const binding = JSON.stringify([
+    'timeseries/data/list',
+    ref.value,
+    given('start').value ?? null,
+    given('end').value ?? null,
+    limit.value,
+    aggregates.value,
+    granularity.value?.text ?? null,
+    outside.value,
+    body.timeZone ?? null,
+    flags.value,
+    targetUnit.value ?? null,
+    targetUnitSystem.value ?? null,
+  ]);
+  return {
+    ok: true,
+    value: {
+      at,
+      ref: ref.value,
+      ...window.value,
+      limit: limit.value,
+      aggregates: aggregates.value,
+      granularity: granularity.value,
+      includeOutsidePoints: outside.value,
+      ...flags.value,
+      cursor: cursor.value,
+      binding,
+    },
+  };
+}
+
+function windowOf(
+  start: { value: unknown; field: string },
+  end: { value: unknown; field: string },
+  nowMs: number,
+): Field<{ start: number; end: number }> {
+  const from: TimeParse =
+    start.value === undefined ? { ok: true, value: 0 } : resolveTime(start.value, start.field, nowMs);
+  if (!from.ok) return from;
+  const to: TimeParse = end.value === undefined ? { ok: true, value: nowMs } : resolveTime(end.value, end.field, nowMs);
+  if (!to.ok) return to;
+  if (to.value <= from.value) {
+    const now = end.value === undefined ? ' (end not given: now)' : '';
+    return fail(`Invalid properties '${start.field}', '${end.field}': start ${from.value} must be before end ${to.value}${now}.`);
+  }
+  return { ok: true, value: { start: from.value, end: to.value } };
+}
+
+function granularityOf(
+  given: { value: unknown; field: string },
+  aggregate: boolean,
+  at: string,
+): Field<Granularity | undefined> {
+  if (given.value === undefined) {
+    return aggregate ? fail(`Invalid property '${at}.granularity': aggregates need a granularity, e.g. "1h".`) : { ok: true, value: undefined };
+  }
+  return parseGranularity(given.value, given.field);
+}
+
+function statusFlags(
+  item: Body,
+  at: string,
+): Field<{ includeStatus: boolean; ignoreBadDataPoints: boolean; treatUncertainAsBad: boolean }> {
+  // The platform's defaults: statuses hidden, bad points left out, uncertain ones counted as bad.
+  const includeStatus = booleanField(item.includeStatus, `${at}.includeStatus`, false);
+  if (!includeStatus.ok) return includeStatus;
+  const ignoreBad = booleanField(item.ignoreBadDataPoints, `${at}.ignoreBadDataPoints`, true);
+  if (!ignoreBad.ok) return ignoreBad;
+  const uncertainAsBad = booleanField(item.treatUncertainAsBad, `${at}.treatUncertainAsBad`, true);
+  if (!uncertainAsBad.ok) return uncertainAsBad;
+  return {
+    ok: true,
+    value: {
+      includeStatus: includeStatus.value,
+      ignoreBadDataPoints: ignoreBad.value,
+      treatUncertainAsBad: uncertainAsBad.value,
+    },
+  };
+}
+
+/** The platform's caps per request: the limits of the raw queries, and of the aggregate ones, each in total. */
+function totalsProblem(queries: readonly PointQuery[]): string | undefined {
+  const sum = (aggregate: boolean) =>
+    queries
+      .filter((query) => (query.aggregates.length > 0) === aggregate)
+      .reduce((total, query) => total + query.limit, 0);
+  const raw = sum(false);
+  if (raw > MAX_RAW_POINTS) {
+    return `Invalid property 'limit': the raw queries' limits add up to ${raw}; at most ${MAX_RAW_POINTS} raw datapoints per request, in total over its items.`;
+  }
+  const aggregates = sum(true);
+  if (aggregates > MAX_AGGREGATE_POINTS) {
+    return `Invalid property 'limit': the aggregate queries' limits add up to ${aggregates}; at most ${MAX_AGGREGATE_POINTS} aggregates per request, in total over its items.`;
+  }
+  return undefined;
+}
