@@ -22,6 +22,9 @@
 //   node bench/compare-builds.js --build before=/tmp/wt-abc --build after=. --kind instances \
 //     [--instances 1000000] [--rounds 3]
 //
+// --budget SIZE (e.g. 512MiB) sets every export's source.maxBufferedBytes (default: the job's
+// default, which follows source.concurrency).
+//
 // One build on two Nodes: name it twice and give one name another Node with --node NAME=PATH
 // (default: the Node that runs this script); --formats ndjson leaves out Parquet:
 //
@@ -56,8 +59,10 @@ const { values } = parseArgs({
     instances: { type: 'string', default: '1000000' },
     rounds: { type: 'string', default: '2' },
     partitions: { type: 'string', default: '10' },
+    budget: { type: 'string' },
   },
 });
+const maxBufferedBytes = values.budget;
 const nodes = new Map(values.node.map((spec) => [spec.slice(0, spec.indexOf('=')), resolve(spec.slice(spec.indexOf('=') + 1))]));
 const tables = new Map(values.table.map((spec) => spec.split('=')));
 const builds = values.build.map((spec) => {
@@ -124,6 +129,9 @@ await withSimulator(kind.simulator, async (sim) => {
         const { cli, node, table: tableKind } = build;
         const job = kind.job(format);
         if (tableKind !== undefined) job.extra = { ...job.extra, output: { ...job.extra?.output, table: tableKind } };
+        if (maxBufferedBytes !== undefined) {
+          job.extra = { ...job.extra, source: { ...job.extra?.source, maxBufferedBytes } };
+        }
         const result = await runExport(sim, job, { expectRows: kind.rows, cli, node });
         const key = `${build.name}/${format}`;
         samples.set(key, [...(samples.get(key) ?? []), result]);
@@ -157,7 +165,8 @@ for (const format of formats) {
   }
 }
 const runsOn = builds.map((build) => `${build.name} on ${spawnSync(build.node, ['--version'], { encoding: 'utf8' }).stdout.trim()}`).join(', ');
-console.log(`${kind.what}, no added latency, ${values.rounds} rounds (medians), ${placement()}; ${machine()}; ${runsOn}\n`);
+const budget = maxBufferedBytes === undefined ? '' : `, source.maxBufferedBytes ${maxBufferedBytes}`;
+console.log(`${kind.what}${budget}, no added latency, ${values.rounds} rounds (medians), ${placement()}; ${machine()}; ${runsOn}\n`);
 const headers = ['Format', 'Build', 'Wall s', 'CPU s per 1M rows', 'Peak RSS MB'];
 headers.push(`Wall / CPU / RSS vs ${builds[0].name}`, 'Rounds: CPU s per 1M rows / peak RSS MB');
 console.log(table(headers, rows));
