@@ -23,7 +23,8 @@
 //     [--instances 1000000] [--rounds 3]
 //
 // --budget SIZE (e.g. 512MiB) sets every export's source.maxBufferedBytes (default: the job's
-// default, which follows source.concurrency).
+// default, which follows source.concurrency). 10M datapoints need 512MiB today: at the default the
+// export mostly stops with exit code 13 (bench/RESULTS.md, issue 45).
 //
 // One build on two Nodes: name it twice and give one name another Node with --node NAME=PATH
 // (default: the Node that runs this script); --formats ndjson leaves out Parquet:
