@@ -20,4 +20,5 @@ export type {
   StreamRun,
   StreamTotal,
 } from './stream-kind.js';
+export { namedFormats, streamName } from './stream-kind.js';
 export { checkReadLimit, checkSeriesReadLimit, READ_LIMIT_SLACK, ReadLimitError, SERIES_READ_SLACK, type StreamRows } from './read-limit.js';

@@ -112,3 +112,16 @@ export interface DryRunLines {
   lines: string[];
   refusal?: ConfigError | AccessError | AuthError | undefined;
 }
+
+/** A stream's name in the job file: its own, or its resource's. */
+export function streamName(stream: StreamConfig): string {
+  return stream.name ?? stream.resource;
+}
+
+/** What every kind's plan takes from the job file alike: the stream's name and its formats (each once). */
+export function namedFormats(
+  stream: StreamConfig,
+  defaultFormats: readonly Format[],
+): { name: string; formats: Format[] } {
+  return { name: streamName(stream), formats: [...new Set(stream.formats ?? defaultFormats)] };
+}

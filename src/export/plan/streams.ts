@@ -1,11 +1,10 @@
 import type { Format, StreamConfig, TableKind } from '../../config/job-schema.js';
 import { ConfigError } from '../../errors.js';
 import { planStream } from '../kinds/index.js';
+import { streamName } from '../partition/index.js';
 import type { StreamPlan } from '../state/index.js';
 
-export function streamName(stream: StreamConfig): string {
-  return stream.name ?? stream.resource;
-}
+export { streamName };
 
 /**
  * The streams of a job (or only `only`), with their request parameters, formats and table kind

@@ -4,7 +4,7 @@ import { drainCursorChain } from '../../../http/cursor-chain.js';
 import { HttpStatusError } from '../../../http/errors.js';
 import type { Logger } from '../../../log.js';
 import { filterKeys, type Resource, resourceSpec } from '../../../resources/index.js';
-import { countOrUnknown, drainPages, type StreamKind } from '../../partition/index.js';
+import { countOrUnknown, drainPages, namedFormats, type StreamKind } from '../../partition/index.js';
 import { type CollectionStreamPlan, sentBounds, type StreamState } from '../../state/index.js';
 import { aggregateFilter, chainRequest } from './chain-request.js';
 
@@ -15,11 +15,10 @@ import { aggregateFilter, chainRequest } from './chain-request.js';
  */
 export const collections: StreamKind<CollectionStreamConfig, CollectionStreamPlan> = {
   plan: (stream, defaultFormats) => ({
-    name: stream.name ?? stream.resource,
+    ...namedFormats(stream, defaultFormats),
     resource: stream.resource,
     params: listParams(stream.resource, stream.limit, stream.filter),
     partitions: stream.partitions,
-    formats: [...new Set(stream.formats ?? defaultFormats)],
     mode: stream.mode,
     safetyLagMs: stream.safetyLag,
     keep: stream.keep,

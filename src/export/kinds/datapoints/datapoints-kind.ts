@@ -4,6 +4,7 @@ import { filterKeys } from '../../../resources/index.js';
 import type { AggregateFilter } from '../../../http/platform-client.js';
 import {
   countOrUnknown,
+  namedFormats,
   type CountClient,
   type DryRunClient,
   type DryRunStream,
@@ -42,11 +43,10 @@ export const datapoints: StreamKind<DatapointsStreamConfig, DatapointsStreamPlan
       ids === undefined && externalIds === undefined ? listParams('timeseries', stream.limit, { ...filter, ...numeric }) : [];
     // The series listing's parameters, then the points' own settings, so that a change of either is drift.
     return {
-      name: stream.name ?? stream.resource,
+      ...namedFormats(stream, defaultFormats),
       resource: 'datapoints',
       params: [...listing, ...pointsParams(points)],
       partitions: stream.partitions,
-      formats: [...new Set(stream.formats ?? defaultFormats)],
       mode: stream.mode,
       safetyLagMs: stream.safetyLag,
       updatedBetween: { min: undefined, max: undefined },

@@ -7,6 +7,7 @@ import { drainCursorChain } from '../../../http/cursor-chain.js';
 import { drainSyncFeed } from '../../../http/sync-chain.js';
 import {
   countOrUnknown,
+  namedFormats,
   drainPages,
   type DryRunClient,
   type PageSource,
@@ -37,11 +38,10 @@ export const instances: StreamKind<InstancesStreamConfig, InstancesStreamPlan> =
     if (filter !== undefined) params.push(['filter', canonicalValue(filter)]);
     if (split !== undefined) params.push(['split', canonicalValue(split)]);
     return {
-      name: stream.name ?? stream.resource,
+      ...namedFormats(stream, defaultFormats),
       resource: 'instances',
       params,
       partitions: queries.length,
-      formats: [...new Set(stream.formats ?? defaultFormats)],
       mode: stream.mode,
       safetyLagMs: 0,
       keep: stream.keep,
