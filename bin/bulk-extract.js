@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { nodeVersionProblem } from './node-version.js';
 
@@ -18,5 +18,16 @@ if (!existsSync(entry)) {
   console.error(`bulk-extract: not built: ${fileURLToPath(entry)} is missing. Run npm ci (it builds dist/) or npm run build in ${root}.`);
   process.exit(2);
 }
+// Node ends a process whose awaits can no longer settle with exit code 13 and no word of ours: a run
+// stalled by a defect. It says so, and exits as a failed run (1), which the next run resumes.
+process.on('exit', (code) => {
+  if (code !== 13) return;
+  writeSync(
+    2,
+    'bulk-extract: internal error: the command stopped making progress with nothing left to wait for. ' +
+    'Nothing committed is lost: run the same command again to resume, and please report this.\n',
+  );
+  process.exitCode = 1;
+});
 const { main } = await import(entry.href);
 process.exitCode = await main(process.argv.slice(2));

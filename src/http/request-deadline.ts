@@ -8,9 +8,11 @@ export interface Deadline {
 }
 
 /**
- * A real timer, not the injected clock: undici needs a real abort to stop reading. Unref'ed so that
- * it never keeps the process alive. The caller's signal is followed by a listener removed on clear(),
- * so that a long-lived signal (the run's SIGINT) does not collect one per request.
+ * A real timer, not the injected clock: undici needs a real abort to stop reading. It keeps the
+ * process alive until clear(): a request waiting for room in the byte budget waits on nothing else
+ * the event loop can see, and its deadline is what ends a wait that would never end (an unref'ed
+ * timer let such a process exit at once, silently). The caller's signal is followed by a listener
+ * removed on clear(), so that a long-lived signal (the run's SIGINT) does not collect one per request.
  */
 export function startDeadline(ms: number, outer: AbortSignal | undefined): Deadline {
   const controller = new AbortController();
@@ -19,7 +21,6 @@ export function startDeadline(ms: number, outer: AbortSignal | undefined): Deadl
     expired = true;
     controller.abort(new Error(`no complete answer within ${ms} ms`));
   }, ms);
-  timer.unref();
   const follow = () => controller.abort(outer?.reason);
   if (outer?.aborted === true) follow();
   else outer?.addEventListener('abort', follow, { once: true });

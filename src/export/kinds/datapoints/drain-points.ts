@@ -3,6 +3,7 @@ import { AbortedError } from '../../../http/errors.js';
 import type { Logger } from '../../../log.js';
 import type { OpenPointShard } from '../../../sink/index.js';
 import { crashPoint } from '../../../util/crash-point.js';
+import { InFlight } from '../../../util/in-flight.js';
 import type { DatapointsStreamPlan, PointsPartState } from '../../state/index.js';
 import type { SeriesRef } from './points-answer.js';
 import { commitShard, type PartitionContext, type PartitionOutcome, type PartitionPlan, ResumeCursorRefused } from '../../partition/index.js';
@@ -111,22 +112,25 @@ export async function drainPoints(
       if (!(error instanceof AbortedError && ctx.signal.aborted)) throw error;
     }
   };
-  /** Requests in flight, answered in the order they were sent. */
-  const lanes: Promise<SentRequest | undefined>[] = [];
+  /**
+   * Requests in flight, taken in the order they are answered. Not in the order they were sent: an
+   * answer held whole behind an earlier request that waits for room in the byte budget would hold
+   * the room that request waits for (the budget cannot see the wait), and the run would stall.
+   * Each series is in one request at a time, so the order of answers changes only the order of
+   * rows in a shard.
+   */
+  const lanes = new InFlight<SentRequest | undefined>();
   /** Sends requests while tasks are left that none in flight holds, up to LANES at once. */
   const launch = () => {
-    while (lanes.length < LANES && tasks.askable && !ctx.signal.aborted) {
-      const sent = requestPoints(ctx.client, tasks, points, { ...ctx, signal, spread: LANES - lanes.length });
-      // Settled in turn; a failure while an earlier answer is written must not go unhandled meanwhile.
-      sent.catch(() => undefined);
-      lanes.push(sent);
+    while (lanes.size < LANES && tasks.askable && !ctx.signal.aborted) {
+      lanes.add(requestPoints(ctx.client, tasks, points, { ...ctx, signal, spread: LANES - lanes.size }));
     }
   };
   try {
     await fill();
     launch();
-    while (lanes.length > 0) {
-      const sent = await lanes.shift();
+    while (lanes.size > 0) {
+      const sent = await lanes.next();
       if (sent === undefined) continue;
       let answer: PointsAnswer;
       try {
@@ -164,7 +168,8 @@ export async function drainPoints(
     if (error instanceof ResumeCursorRefused) ledger?.restart(plan.m);
     throw error;
   } finally {
-    await Promise.allSettled(lanes);
+    // Answers that came after the partition failed or stopped give their room back.
+    for (const sent of await lanes.settle()) sent?.release();
     await source.close();
     if (writers !== undefined) await Promise.all(writers.map((w) => w.abort()));
   }
