@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { InFlight } from '../../src/util/in-flight.js';
 
@@ -61,5 +63,20 @@ describe('InFlight', () => {
 
   it('next() with nothing in flight is a mistake of the caller', async () => {
     await expect(new InFlight<number>().next()).rejects.toThrow('nothing in flight');
+  });
+
+  it('keeps no value it gave while another promise stays pending', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const lanes = new InFlight<{ bytes: Uint8Array }>();
+    lanes.add(new Promise(() => undefined));
+    const taken: WeakRef<object>[] = [];
+    for (let i = 0; i < 20; i++) {
+      lanes.add(Promise.resolve({ bytes: new Uint8Array(1 << 20) }));
+      taken.push(new WeakRef(await lanes.next()));
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(taken.filter((ref) => ref.deref() !== undefined).length).toBeLessThan(2);
   });
 });
