@@ -18,7 +18,17 @@ export type {
   ResourceName,
 } from './dataset/dataset.js';
 export { createDataset } from './dataset/dataset.js';
-export type { Datapoint, DatapointSet, PointStatus, PointValue, Quality, SeriesPoints } from './datapoints/index.js';
+export type {
+  Datapoint,
+  DatapointChange,
+  DatapointSet,
+  DeletedRange,
+  PointStatus,
+  PointValue,
+  Quality,
+  SeriesPoint,
+  SeriesPoints,
+} from './datapoints/index.js';
 export { EVENT_ID_BASE, EVENT_ID_STRIDE } from './dataset/events.js';
 export { FILE_ID_BASE, FILE_ID_STRIDE } from './dataset/files.js';
 export { DATA_SET_ID_BASE } from './dataset/links.js';

@@ -120,7 +120,7 @@ describe('POST /timeseries/data/list: faults', () => {
     });
     const indexes = seriesWithPoints(sim, 6);
     const flags = { ignoreBadDataPoints: false };
-    const items = indexes.map((index) => ({ id: sim.dataset.timeseries.idOf(index), limit: 1500, ...flags }));
+    const items = indexes.map((index) => ({ id: sim.dataset.timeseries.idOf(index), limit: 500, ...flags }));
     const { points, statuses } = await drainWithRetries(sim, items);
     indexes.forEach((index, position) => {
       const expected = expectedRawPoints(sim.dataset.datapoints.series(index), 0, Date.UTC(2026, 0, 1), flags);

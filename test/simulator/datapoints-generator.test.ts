@@ -9,8 +9,11 @@ import { indexes } from '../support/items.js';
  * over the series, with irregular, strictly increasing timestamps found in O(1), values that
  * follow the series' kind, and a share of bad and uncertain points shaped as the platform sends them.
  */
+/** The start time every dataset here is made at: the series' points are laid out around it. */
+const START = Date.UTC(2026, 0, 1);
+
 function dataset(seed: number, timeseries: number, datapoints: number): Dataset {
-  return createDataset({ seed, assets: 10, events: 0, timeseries, datapoints });
+  return createDataset({ seed, assets: 10, events: 0, timeseries, datapoints, clock: { now: () => START } });
 }
 
 const data = dataset(5, 400, 400_000);

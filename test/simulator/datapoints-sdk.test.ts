@@ -115,7 +115,10 @@ describe('@cognite/sdk datapoints.retrieve', () => {
   });
 
   it('reads bad points and statuses when asked, by externalId', async () => {
-    const index = longest(40, true).find((one) => sim.dataset.datapoints.series(one).shape.badShare > 0) ?? -1;
+    const index =
+      longest(40, true).find(
+        (one) => sim.dataset.datapoints.series(one).shape.badShare > 0 && sim.dataset.timeseries.item(one).externalId,
+      ) ?? -1;
     const externalId = sim.dataset.timeseries.item(index).externalId;
     expect(externalId).toBeDefined();
     const flags = { includeStatus: true, ignoreBadDataPoints: false };

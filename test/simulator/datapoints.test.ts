@@ -156,17 +156,21 @@ describe('POST /timeseries/data/list: raw points', () => {
   });
 
   it('reads N[w|d|h|m|s]-ago against the clock', async () => {
-    const series = seriesOf(picked.longNumeric);
-    const middle = series.timestampOf(Math.floor(series.count / 2));
-    const at = createFakeClock(middle + DAY);
+    const at = createFakeClock();
+    const now = at.now();
     const local = await startSimulator({ seed: 5, timeseries: 60, datapoints: 300_000, apiKeys: [API_KEY], clock: at });
     try {
+      // A live series: its points reach the clock's now.
+      const index = Array.from({ length: 60 }, (_, one) => one)
+        .filter((one) => !local.dataset.timeseries.item(one).isString && local.dataset.datapoints.series(one).live)
+        .sort((a, b) => local.dataset.datapoints.countOf(b) - local.dataset.datapoints.countOf(a))[0] ?? -1;
+      const series = local.dataset.datapoints.series(index);
       for (const [start, end, from, to] of [
-        ['1d-ago', 'now', middle, middle + DAY],
-        ['36h-ago', '720m-ago', middle - DAY / 2, middle + DAY / 2],
-        ['1w-ago', '86400s-ago', middle + DAY - 7 * DAY, middle],
+        ['1d-ago', 'now', now - DAY, now],
+        ['36h-ago', '720m-ago', now - 1.5 * DAY, now - DAY / 2],
+        ['1w-ago', '86400s-ago', now - 7 * DAY, now - DAY],
       ] as const) {
-        const body = { start, end, items: [{ id: idOf(picked.longNumeric), limit: 5000 }] };
+        const body = { start, end, items: [{ id: local.dataset.timeseries.idOf(index), limit: 5000 }] };
         const { points } = await drainQueries(local, body, AUTH);
         expect(points[0], `${start}..${end}`).toEqual(expectedRawPoints(series, from, to));
         expect(points[0]?.length).toBeGreaterThan(0);

@@ -1,9 +1,12 @@
 /**
- * The points inside the time series: generated on demand from the seed (`DatapointSet`, one
- * series' `SeriesPoints`, each point's value and status), and served by
+ * The points inside the time series: generated on demand from the seed and the start time
+ * (`DatapointSet`, one series' `SeriesPoints`, each point's value and status), changed by
+ * `--churn` (`DatapointChange`, the log of the changes), and served by
  * `POST /timeseries/data/list` (the body's queries, raw points and aggregates, the answer's text).
  */
 export { DatapointSet } from './datapoint-set.js';
 export { handleDatapoints, type PointsContext } from './datapoints-handler.js';
+export type { DatapointChange } from './point-churn.js';
 export type { PointStatus, PointValue, Quality } from './point-values.js';
-export type { Datapoint, SeriesPoints } from './series-points.js';
+export type { DeletedRange } from './series-changes.js';
+export type { Datapoint, SeriesPoint, SeriesPoints } from './series-points.js';

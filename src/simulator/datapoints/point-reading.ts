@@ -1,5 +1,5 @@
 import type { Quality } from './point-values.js';
-import type { SeriesPoints } from './series-points.js';
+import type { SeriesPoint, SeriesPoints } from './series-points.js';
 import { aggregatePointJson, type BucketSums, rawPointJson } from './datapoint-json.js';
 import type { PointQuery } from './datapoints-query.js';
 import { bucketOf, type Granularity, nextBucket } from './granularity.js';
@@ -34,28 +34,26 @@ export function readRawPoints(
   limit: number,
   first: boolean,
 ): Reading {
-  const visible = (k: number) => isVisible(series.qualityOf(k), query);
-  const json = (k: number) => rawPointJson(series, k, query.includeStatus);
-  const end = series.indexAtOrAfter(query.end);
+  const visible = (point: SeriesPoint) => isVisible(point.quality, query);
+  const json = (point: SeriesPoint) => rawPointJson(point, query.includeStatus);
   const points: string[] = [];
   if (first && query.includeOutsidePoints) {
-    let before = series.indexAtOrAfter(query.start) - 1;
-    while (before >= 0 && !visible(before)) before--;
-    if (before >= 0) points.push(json(before));
+    let before = series.pointBefore(query.start);
+    while (before !== undefined && !visible(before)) before = series.pointBefore(before.timestamp);
+    if (before !== undefined) points.push(json(before));
   }
-  let k = series.indexAtOrAfter(from);
+  const walk = series.pointsFrom(from);
   let served = 0;
-  for (; k < end && served < limit; k++) {
-    if (!visible(k)) continue;
-    points.push(json(k));
+  let point = walk.next();
+  for (; !point.done && point.value.timestamp < query.end; point = walk.next()) {
+    if (!visible(point.value)) continue;
+    if (served === limit) return { points, next: point.value.timestamp };
+    points.push(json(point.value));
     served++;
   }
-  while (k < end && !visible(k)) k++;
-  if (k < end) return { points, next: series.timestampOf(k) };
   if (query.includeOutsidePoints) {
-    let after = end;
-    while (after < series.count && !visible(after)) after++;
-    if (after < series.count) points.push(json(after));
+    while (!point.done && !visible(point.value)) point = walk.next();
+    if (!point.done) points.push(json(point.value));
   }
   return { points, next: undefined };
 }
@@ -80,21 +78,21 @@ export function isCounted(quality: Quality, query: PointQuery): boolean {
  */
 export function readAggregates(series: SeriesPoints, query: PointQuery, origin: number, limit: number): Reading {
   const granularity = query.granularity as Granularity;
-  const counted = (k: number) => isCounted(series.qualityOf(k), query);
-  const nextCounted = (from: number) => {
-    let k = from;
-    while (k < series.count && !counted(k)) k++;
-    return k;
+  const walk = series.pointsFrom(origin);
+  const nextCounted = () => {
+    let point = walk.next();
+    while (!point.done && !isCounted(point.value.quality, query)) point = walk.next();
+    return point.done ? undefined : point.value;
   };
   const points: string[] = [];
-  let k = nextCounted(series.indexAtOrAfter(origin));
-  while (k < series.count && points.length < limit) {
-    const bucket = bucketOf(series.timestampOf(k), origin, granularity);
+  let point = nextCounted();
+  while (point !== undefined && points.length < limit) {
+    const bucket = bucketOf(point.timestamp, origin, granularity);
     if (bucket >= query.end) break;
-    const stop = series.indexAtOrAfter(nextBucket(bucket, granularity));
+    const stop = nextBucket(bucket, granularity);
     const sums: BucketSums = { count: 0, sum: 0, min: Infinity, max: -Infinity };
-    for (; k < stop; k++) {
-      const value = counted(k) ? series.valueOf(k) : undefined;
+    for (; point !== undefined && point.timestamp < stop; point = nextCounted()) {
+      const { value } = point;
       if (typeof value !== 'number') continue;
       sums.count++;
       sums.sum += value;
@@ -102,8 +100,7 @@ export function readAggregates(series: SeriesPoints, query: PointQuery, origin: 
       sums.max = Math.max(sums.max, value);
     }
     points.push(aggregatePointJson(bucket, sums, query.aggregates));
-    k = nextCounted(k);
   }
-  const next = k < series.count ? bucketOf(series.timestampOf(k), origin, granularity) : undefined;
+  const next = point === undefined ? undefined : bucketOf(point.timestamp, origin, granularity);
   return { points, next: next !== undefined && next < query.end ? next : undefined };
 }

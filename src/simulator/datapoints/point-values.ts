@@ -121,3 +121,10 @@ function numberAt(shape: ValueShape, k: number): number {
   // + 0 turns a rounded -0 into 0: JSON has no -0, and a reader could not give it back.
   return Math.round(value * resolution) / resolution + 0;
 }
+
+/** The quality a status says, by its code's category (OPC UA: the top two bits); Good without one. */
+export function qualityOfStatus(status: PointStatus | undefined): Quality {
+  const code = status?.code ?? 0;
+  if (code >= 0x80000000) return 'bad';
+  return code >= 0x40000000 ? 'uncertain' : 'good';
+}

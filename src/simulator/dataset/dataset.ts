@@ -1,4 +1,5 @@
 import type { Resource } from '../../resources/index.js';
+import { type Clock, systemClock } from '../../util/clock.js';
 import { mix32 } from '../random.js';
 import { type AssetFilter, AssetSet, type GeneratedAsset } from './assets.js';
 import { DatapointSet } from '../datapoints/index.js';
@@ -26,8 +27,15 @@ export interface DatasetOptions {
   eventMetadataBytes?: number;
   /** Assets per tree (a root and its descendants). Default 100. */
   treeSize?: number;
-  /** Datapoints in all the time series together (a few long series, many short, some empty). Default 0. */
+  /** Datapoints in all the time series together at the start (a few long series, many short, some empty). Default 0. */
   datapoints?: number;
+  /**
+   * The datapoints' time: its now when the dataset is made is the start, which the series' points
+   * are laid out around; a live series' points reach its now. Default: the system clock.
+   */
+  clock?: Pick<Clock, 'now'>;
+  /** Changes a second `--churn` makes to the datapoints (the collections' are made apart). Default 0. */
+  churn?: number;
 }
 
 /** Everything the simulator serves, generated on demand from the seed. */
@@ -57,7 +65,8 @@ export function createDataset(options: DatasetOptions): Dataset {
     { type: 'file', count: files.count, externalIdOf: (index) => files.externalIdOf(index) },
     { type: 'sequence', count: sequences.count, externalIdOf: (index) => sequences.externalIdOf(index) },
   ]);
-  const datapoints = new DatapointSet(seed, timeseries, options.datapoints ?? 0);
+  const { datapoints: total = 0, clock = systemClock, churn = 0 } = options;
+  const datapoints = new DatapointSet(seed, timeseries, total, clock, churn);
   return { assets, events, timeseries, files, sequences, relationships, datapoints };
 }
 
