@@ -17,9 +17,10 @@ import { createFakeClock } from '../support/fake-clock.js';
  * this process:
  * - exact: every (series, bucket) once in both formats, equal to the aggregates recomputed from the
  *   simulator's generator (test/support/datapoints.ts), for n = 1, 3 and 10 partitions;
- * - checked independently: the aggregate export equals DuckDB's own aggregation (date_trunc,
- *   time_bucket) of a raw export of the same series over the same buckets, bad points filtered
- *   out by the status codes the raw export holds.
+ * - checked independently: the aggregate export's count, min, max and sum equal DuckDB's own
+ *   aggregation (date_trunc, time_bucket) of a raw export of the same series over the same
+ *   buckets, bad points filtered out by the status codes the raw export holds (the average is the
+ *   platform's time-weighted one, checked in the exact cases above, not DuckDB's mean).
  *
  * Data: seed 28, 60 series (54 numeric), 60,000 points.
  */
@@ -121,19 +122,17 @@ interface Side {
   id: number;
   t: number;
   count: number | null;
-  average: number | null;
   min: number | null;
   max: number | null;
   sum: number | null;
   scale: number | null;
   aCount: number | null;
-  aAverage: number | null;
   aMin: number | null;
   aMax: number | null;
   aSum: number | null;
 }
 
-/** Mismatches of a side-by-side row: counts, min and max exact; sums and averages up to rounding. */
+/** Mismatches of a side-by-side row: counts, min and max exact; sums up to rounding. */
 function mismatch(row: Side): string | undefined {
   const at = `series ${row.id} bucket ${new Date(row.t).toISOString()}`;
   if (row.count === null || row.aCount === null) {
@@ -143,9 +142,6 @@ function mismatch(row: Side): string | undefined {
   // Summed in another order: within a few ulps of the sum of magnitudes.
   const tolerance = 1e-12 * (row.scale ?? 0);
   if (Math.abs((row.sum ?? 0) - (row.aSum ?? 0)) > tolerance) return `${at}: sum ${row.sum} vs ${row.aSum}`;
-  if (Math.abs((row.average ?? 0) - (row.aAverage ?? 0)) > tolerance / row.count) {
-    return `${at}: average ${row.average} vs ${row.aAverage}`;
-  }
   return undefined;
 }
 
@@ -158,7 +154,7 @@ describe('aggregates, checked by DuckDB against a raw export of the same series 
     ['1h', "date_trunc('hour', \"timestamp\")", {}],
     ['1d', "date_trunc('day', \"timestamp\")", {}],
     ['3h', `time_bucket(INTERVAL '3 hours', "timestamp", to_timestamp(${start / 1000}))`, { treatUncertainAsBad: false }],
-  ])('%s: count, average, min, max and sum per bucket equal DuckDB\'s %s of the raw points', async (granularity, bucket, flags) => {
+  ])('%s: count, min, max and sum per bucket equal DuckDB\'s %s of the raw points', async (granularity, bucket, flags) => {
     const uncertainCounts = 'treatUncertainAsBad' in flags;
     const common = { partitions: 3, timeseries: { isString: false }, start, end, ...flags };
     const [aggregated, raw] = await Promise.all([
@@ -170,11 +166,11 @@ describe('aggregates, checked by DuckDB against a raw export of the same series 
     const counted = uncertainCounts ? 'statusCode < 2147483648' : 'statusCode < 1073741824';
     const rows = await duck.rows(`
       WITH mine AS (
-        SELECT timeseriesId AS id, epoch_ms(${bucket}) AS t, count(value) AS count, avg(value) AS average,
+        SELECT timeseriesId AS id, epoch_ms(${bucket}) AS t, count(value) AS count,
           min(value) AS min, max(value) AS max, sum(value) AS sum, sum(abs(value)) AS scale
         FROM ${parquetAt(`${raw.folder}/**/*.parquet`)} WHERE ${counted} GROUP BY ALL
       ), theirs AS (
-        SELECT timeseriesId AS id, epoch_ms("timestamp") AS t, count AS aCount, average AS aAverage, min AS aMin, max AS aMax, sum AS aSum
+        SELECT timeseriesId AS id, epoch_ms("timestamp") AS t, count AS aCount, min AS aMin, max AS aMax, sum AS aSum
         FROM ${parquetAt(`${aggregated.folder}/**/*.parquet`)}
       )
       SELECT * FROM mine FULL OUTER JOIN theirs USING (id, t) ORDER BY id, t`);
