@@ -6,9 +6,21 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { verifyOutput } from '../../src/export/inspect/verify.js';
 import { runJob } from '../../src/export/run/run-job.js';
 import { silentLogger } from '../../src/log.js';
-import { MIN_POINT_TIME } from '../../src/resources/index.js';
+import { AGGREGATES, MIN_POINT_TIME } from '../../src/resources/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { expectedAggregateRows, expectPoints, FIVE, seriesIndexes, type Served, writePointsJob } from '../support/datapoints-export.js';
+import { bruteAggregates, expectSameBuckets } from '../support/brute-aggregates.js';
+import { allPoints } from '../support/datapoints.js';
+import {
+  expectedAggregateRows,
+  expectPoints,
+  FIVE,
+  ndjsonRows,
+  parquetRows,
+  type Row,
+  seriesIndexes,
+  type Served,
+  writePointsJob,
+} from '../support/datapoints-export.js';
 import { type Duck, openDuck, parquetAt } from '../support/export-duckdb.js';
 import { createFakeClock } from '../support/fake-clock.js';
 
@@ -184,5 +196,57 @@ describe('aggregates, checked by DuckDB against a raw export of the same series 
     expect(Number(rawStatuses.left_out), 'the raw export holds points the aggregates leave out').toBeGreaterThan(0);
     // Every bucket holds at least one point: no empty bucket is exported.
     expect(sides.every((side) => (side.aCount ?? 0) > 0)).toBe(true);
+  });
+});
+
+describe('every exported aggregate, in a time zone, equal to the brute force', () => {
+  // Every aggregate a stream exports (the two extreme points are refused by the config).
+  const EVERY = [...AGGREGATES];
+  const start = Date.UTC(2020, 0, 1);
+  const end = Date.UTC(2022, 0, 1);
+
+  /** A stream's rows by series, as buckets (`timestamp` and the aggregates that are not null). */
+  function bucketsBySeries(rows: readonly Row[], idOf: (row: Row) => number): Map<number, Record<string, unknown>[]> {
+    const bySeries = new Map<number, Record<string, unknown>[]>();
+    for (const row of rows) {
+      const bucket: Record<string, unknown> = { timestamp: row.timestamp };
+      for (const name of EVERY) if (row[name] !== null && row[name] !== undefined) bucket[name] = row[name];
+      const list = bySeries.get(idOf(row)) ?? [];
+      list.push(bucket);
+      bySeries.set(idOf(row), list);
+    }
+    for (const list of bySeries.values()) list.sort((a, b) => (a.timestamp as number) - (b.timestamp as number));
+    return bySeries;
+  }
+
+  it.each([
+    ['1d', 'Europe/Oslo', {}],
+    ['1mo', 'Europe/Oslo', { treatUncertainAsBad: false }],
+    ['6h', 'UTC+05:30', { ignoreBadDataPoints: false }],
+  ])('%s in %s with %j: both formats hold the brute force\'s buckets', async (granularity, timeZone, flags) => {
+    const { folder } = await exportPoints({
+      partitions: 2,
+      timeseries: { isString: false },
+      aggregates: EVERY,
+      granularity,
+      timeZone,
+      start,
+      end,
+      ...flags,
+    });
+    const parquet = bucketsBySeries(await parquetRows(duck, folder), (row) => row.timeseriesId as number);
+    const ndjson = bucketsBySeries(ndjsonRows(folder), (row) => row.id as number);
+    let compared = 0;
+    for (const index of numeric()) {
+      const item = sim.dataset.timeseries.item(index);
+      const series = sim.dataset.datapoints.series(index);
+      const query = { start, end, granularity, timeZone, aggregates: EVERY, isStep: item.isStep, ...flags };
+      const expected = bruteAggregates(allPoints(series), query);
+      expectSameBuckets(parquet.get(item.id) ?? [], expected, `Parquet, series ${index}`);
+      expectSameBuckets(ndjson.get(item.id) ?? [], expected, `NDJSON, series ${index}`);
+      compared += expected.length;
+    }
+    expect(compared).toBeGreaterThan(15);
+    expect([...parquet.keys()].length).toBeGreaterThan(2);
   });
 });

@@ -86,7 +86,19 @@ interface Grid {
  * days and months at every quarter hour from `start` to `end` where the local date (or month)
  * changes, each N-th.
  */
+const grids = new Map<string, Grid>();
+
 export function gridOf(query: Pick<BruteQuery, 'start' | 'end' | 'granularity' | 'timeZone'>): Grid {
+  // The same query over many series walks its quarter hours once.
+  const key = JSON.stringify([query.start, query.end, query.granularity, query.timeZone]);
+  const known = grids.get(key);
+  if (known !== undefined) return known;
+  const grid = newGrid(query);
+  grids.set(key, grid);
+  return grid;
+}
+
+function newGrid(query: Pick<BruteQuery, 'start' | 'end' | 'granularity' | 'timeZone'>): Grid {
   const [, countText = '', unit = ''] = /^(\d+)(s|m|h|d|mo)$/.exec(query.granularity) ?? [];
   const n = Number(countText);
   const zone = query.timeZone === 'UTC' ? undefined : query.timeZone;
