@@ -114,7 +114,9 @@ export class BucketAccumulator {
   private max: ExtremePoint | undefined;
   private readonly statusCounts = { good: 0, uncertain: 0, bad: 0 };
   private readonly durations = { good: 0, uncertain: 0, bad: 0 };
-  private statusFrom: { at: number; quality: Quality } | undefined;
+  /** The last point's status and time (undefined: no point yet), which holds until the next point. */
+  private statusQuality: Quality | undefined;
+  private statusAt = 0;
 
   /** Over where f is defined: its length, the integrals of f and of (f - shift)^2, its variation. */
   private length = 0;
@@ -143,8 +145,9 @@ export class BucketAccumulator {
   /** The next point of the bucket (a <= timestamp < b), in order. */
   add(point: SourcePoint): void {
     this.statusCounts[point.quality]++;
-    if (this.statusFrom !== undefined) this.durations[this.statusFrom.quality] += point.timestamp - this.statusFrom.at;
-    this.statusFrom = { at: point.timestamp, quality: point.quality };
+    if (this.statusQuality !== undefined) this.durations[this.statusQuality] += point.timestamp - this.statusAt;
+    this.statusQuality = point.quality;
+    this.statusAt = point.timestamp;
     const element = elementOf(point, this.rules);
     if (element === undefined) return;
     this.firstInside ??= element;
@@ -159,7 +162,7 @@ export class BucketAccumulator {
   /** The bucket's aggregates, given the first element at or after b (undefined: none). */
   finish(after: Element | undefined): BucketValues {
     if (after !== undefined) this.segment(this.previous, after);
-    if (this.statusFrom !== undefined) this.durations[this.statusFrom.quality] += this.b - this.statusFrom.at;
+    if (this.statusQuality !== undefined) this.durations[this.statusQuality] += this.b - this.statusAt;
     const { count, length } = this;
     const defined = length > 0 || this.lone !== undefined;
     const average = length > 0 ? this.integral / length : this.lone;
@@ -194,9 +197,9 @@ export class BucketAccumulator {
     const delta = value - this.mean;
     this.mean += delta / this.count;
     this.squares += delta * (value - this.mean);
-    const extreme = { timestamp: point.timestamp, value, status: point.quality === 'good' ? undefined : point.status };
-    if (this.min === undefined || value < this.min.value) this.min = extreme;
-    if (this.max === undefined || value > this.max.value) this.max = extreme;
+    const extreme = () => ({ timestamp: point.timestamp, value, status: point.quality === 'good' ? undefined : point.status });
+    if (this.min === undefined || value < this.min.value) this.min = extreme();
+    if (this.max === undefined || value > this.max.value) this.max = extreme();
   }
 
   /** f between two elements, the part of it inside [a, b). */
