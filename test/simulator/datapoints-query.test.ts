@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseDatapointsBody } from '../../src/simulator/datapoints/datapoints-query.js';
-import { alignToUnit, bucketOf, nextBucket, parseGranularity } from '../../src/simulator/datapoints/granularity.js';
+import { bucketGrid, parseGranularity } from '../../src/simulator/datapoints/granularity.js';
+import { parseTimeZone, type TimeZone } from '../../src/simulator/datapoints/time-zone.js';
 
 /** The body of `POST /timeseries/data/list` validated on its own: defaults, overrides, every 400. */
 const NOW = Date.UTC(2026, 0, 1);
@@ -104,7 +105,7 @@ describe('parseDatapointsBody', () => {
     [{ items: [{ ...ID, limit: 10_001, aggregates: ['sum'], granularity: '1d' }] }, "'items[0].limit': expected an integer in 1..10000 (aggregates)"],
     [{ limit: 'many', items: [{ ...ID, limit: 5 }] }, "'limit': expected an integer"],
     [{ items: [{ ...ID, aggregates: 'max' }] }, "'items[0].aggregates': expected an array"],
-    [{ items: [{ ...ID, aggregates: ['interpolation'], granularity: '1h' }] }, "aggregate 'interpolation' is accepted by the platform but not served by the simulator"],
+    [{ items: [{ ...ID, aggregates: ['median'], granularity: '1h' }] }, "'items[0].aggregates': unknown aggregate \"median\". The platform's aggregates: average, max, min, count, sum, interpolation"],
     [{ items: [{ ...ID, aggregates: ['median'], granularity: '1h' }] }, "'items[0].aggregates': unknown aggregate \"median\""],
     [{ items: [{ ...ID, aggregates: ['max'] }] }, "'items[0].granularity': aggregates need a granularity"],
     [{ items: [{ ...ID, aggregates: ['max'], includeOutsidePoints: true, granularity: '1h' }] }, 'includeOutsidePoints is not available for aggregates'],
@@ -114,15 +115,23 @@ describe('parseDatapointsBody', () => {
     [{ items: [{ ...ID, targetUnit: 'temperature:deg_f', targetUnitSystem: 'Imperial' }] }, 'give targetUnit or targetUnitSystem, not both'],
     [{ items: [{ ...ID, cursor: '' }] }, "'items[0].cursor': expected a string"],
     [{ items: [ID], ignoreUnknownIds: 'true' }, "'ignoreUnknownIds': expected true or false"],
-    [{ items: [{ ...ID, aggregates: ['max'], granularity: '1h' }], timeZone: 'Europe/Oslo' }, "'timeZone': the simulator aligns aggregates in UTC only"],
     [{ items: [ID], timeZone: 'Mars/Olympus' }, "'timeZone': \"Mars/Olympus\" is not a time zone"],
+    [{ items: [ID], timeZone: 'UTC+15:00' }, "'timeZone': \"UTC+15:00\" is not a time zone"],
+    [
+      { items: [{ ...ID, aggregates: ['max'], granularity: '1d', start: Date.UTC(1900, 0, 1), end: Date.UTC(1901, 0, 1) }], timeZone: 'Asia/Kolkata' },
+      "'timeZone': Asia/Kolkata is 19270 s off UTC at -2208988800000 (items[0]); aggregates take only zone offsets of whole multiples of 15 minutes.",
+    ],
   ])('refuses %j, naming the field', (body, message) => {
     expect(refused(body)).toContain(message);
   });
 
-  it('takes a time zone for raw points (they do not depend on it), and UTC with aggregates', () => {
+  it('takes a time zone for raw points (they do not depend on it), and any zone with aggregates, seconds and minutes too', () => {
     expect(parsed({ items: [ID], timeZone: 'Europe/Oslo' }).items).toHaveLength(1);
-    expect(parsed({ items: [{ ...ID, aggregates: ['max'], granularity: '1h' }], timeZone: 'UTC' }).items).toHaveLength(1);
+    for (const timeZone of ['UTC', 'Europe/Oslo', 'UTC+05:30', 'UTC-03:00', 'Asia/Kathmandu']) {
+      for (const granularity of ['1s', '1m', '1h', '1d', '1mo']) {
+        expect(parsed({ items: [{ ...ID, aggregates: ['max'], granularity }], timeZone }).items[0]?.timeZone?.name).toBe(timeZone);
+      }
+    }
   });
 
   it('takes targetUnit and targetUnitSystem (bound to the cursor, not applied)', () => {
@@ -181,23 +190,63 @@ describe('granularity', () => {
     return result.value;
   };
 
+  const zone = (name: string): TimeZone => {
+    const parsedZone = parseTimeZone(name);
+    if (parsedZone === undefined) throw new Error(name);
+    return parsedZone;
+  };
+  const grid = (text: string, name?: string) => bucketGrid(g(text), name === undefined ? undefined : zone(name));
+
   it('rounds start down to a whole unit in UTC, not to a whole multiple of N', () => {
-    expect(alignToUnit(at('2024-03-05T10:20:30.400Z'), g('3h'))).toBe(at('2024-03-05T10:00:00Z'));
-    expect(alignToUnit(at('2024-03-05T10:20:30.400Z'), g('7d'))).toBe(at('2024-03-05T00:00:00Z'));
-    expect(alignToUnit(at('2024-03-05T10:20:30.400Z'), g('15m'))).toBe(at('2024-03-05T10:20:00Z'));
-    expect(alignToUnit(at('2024-03-05T10:20:30.400Z'), g('2mo'))).toBe(at('2024-03-01T00:00:00Z'));
-    expect(alignToUnit(-1, g('1s'))).toBe(-1000);
-    expect(alignToUnit(at('1969-12-31T23:30:00Z'), g('1d'))).toBe(at('1969-12-31T00:00:00Z'));
+    expect(grid('3h').align(at('2024-03-05T10:20:30.400Z'))).toBe(at('2024-03-05T10:00:00Z'));
+    expect(grid('7d').align(at('2024-03-05T10:20:30.400Z'))).toBe(at('2024-03-05T00:00:00Z'));
+    expect(grid('15m').align(at('2024-03-05T10:20:30.400Z'))).toBe(at('2024-03-05T10:20:00Z'));
+    expect(grid('2mo').align(at('2024-03-05T10:20:30.400Z'))).toBe(at('2024-03-01T00:00:00Z'));
+    expect(grid('1s').align(-1)).toBe(-1000);
+    expect(grid('1d').align(at('1969-12-31T23:30:00Z'))).toBe(at('1969-12-31T00:00:00Z'));
   });
 
   it('cuts buckets of N units from there; months are calendar months', () => {
     const origin = at('2024-03-05T10:00:00Z');
-    expect(bucketOf(at('2024-03-05T14:59:59.999Z'), origin, g('3h'))).toBe(at('2024-03-05T13:00:00Z'));
-    expect(nextBucket(at('2024-03-05T13:00:00Z'), g('3h'))).toBe(at('2024-03-05T16:00:00Z'));
+    expect(grid('3h').bucketOf(at('2024-03-05T14:59:59.999Z'), origin)).toBe(at('2024-03-05T13:00:00Z'));
+    expect(grid('3h').next(at('2024-03-05T13:00:00Z'))).toBe(at('2024-03-05T16:00:00Z'));
     const months = at('2024-01-01T00:00:00Z');
-    expect(bucketOf(at('2024-02-29T23:00:00Z'), months, g('1mo'))).toBe(at('2024-02-01T00:00:00Z'));
-    expect(bucketOf(at('2024-04-30T23:00:00Z'), months, g('3mo'))).toBe(at('2024-04-01T00:00:00Z'));
-    expect(bucketOf(at('2025-01-01T00:00:00Z'), months, g('5mo'))).toBe(at('2024-11-01T00:00:00Z'));
-    expect(nextBucket(at('2024-11-01T00:00:00Z'), g('5mo'))).toBe(at('2025-04-01T00:00:00Z'));
+    expect(grid('1mo').bucketOf(at('2024-02-29T23:00:00Z'), months)).toBe(at('2024-02-01T00:00:00Z'));
+    expect(grid('3mo').bucketOf(at('2024-04-30T23:00:00Z'), months)).toBe(at('2024-04-01T00:00:00Z'));
+    expect(grid('5mo').bucketOf(at('2025-01-01T00:00:00Z'), months)).toBe(at('2024-11-01T00:00:00Z'));
+    expect(grid('5mo').next(at('2024-11-01T00:00:00Z'))).toBe(at('2025-04-01T00:00:00Z'));
+  });
+
+  it('in Europe/Oslo: days from local midnight, 23 hours in March and 25 in October; months from the local first', () => {
+    // 2024: summer time from 31 March 01:00 UTC to 27 October 01:00 UTC.
+    const days = grid('1d', 'Europe/Oslo');
+    expect(days.align(at('2024-03-30T23:30:00Z'))).toBe(at('2024-03-30T23:00:00Z'));
+    expect(days.next(at('2024-03-30T23:00:00Z'))).toBe(at('2024-03-31T22:00:00Z'));
+    expect(days.next(at('2024-10-26T22:00:00Z'))).toBe(at('2024-10-27T23:00:00Z'));
+    expect(days.bucketOf(at('2024-10-27T22:59:59.999Z'), at('2024-10-20T22:00:00Z'))).toBe(at('2024-10-26T22:00:00Z'));
+    expect(grid('7d', 'Europe/Oslo').next(at('2024-03-24T23:00:00Z'))).toBe(at('2024-03-31T22:00:00Z'));
+    const months = grid('1mo', 'Europe/Oslo');
+    expect(months.align(at('2024-02-29T23:30:00Z'))).toBe(at('2024-02-29T23:00:00Z'));
+    expect(months.next(at('2024-02-29T23:00:00Z'))).toBe(at('2024-03-31T22:00:00Z'));
+    expect(grid('3mo', 'Europe/Oslo').bucketOf(at('2024-06-30T21:59:59Z'), at('2023-12-31T23:00:00Z'))).toBe(at('2024-03-31T22:00:00Z'));
+    // Hours are 3,600,000 ms across the change; seconds and minutes as in UTC.
+    expect(grid('24h', 'Europe/Oslo').next(at('2024-03-30T23:00:00Z'))).toBe(at('2024-03-31T23:00:00Z'));
+    expect(grid('15m', 'Europe/Oslo').align(at('2024-03-05T10:20:30Z'))).toBe(at('2024-03-05T10:20:00Z'));
+  });
+
+  it('in UTC+05:30 and Asia/Kolkata: hours and days start at :30 UTC', () => {
+    for (const name of ['UTC+05:30', 'Asia/Kolkata']) {
+      expect(grid('1h', name).align(at('2024-03-05T10:20:00Z'))).toBe(at('2024-03-05T09:30:00Z'));
+      expect(grid('1d', name).align(at('2024-03-05T10:20:00Z'))).toBe(at('2024-03-04T18:30:00Z'));
+      expect(grid('1d', name).next(at('2024-03-04T18:30:00Z'))).toBe(at('2024-03-05T18:30:00Z'));
+      expect(grid('1mo', name).align(at('2024-03-05T10:20:00Z'))).toBe(at('2024-02-29T18:30:00Z'));
+    }
+    expect(grid('1d', 'UTC-03:00').align(at('2024-03-05T02:00:00Z'))).toBe(at('2024-03-04T03:00:00Z'));
+  });
+
+  it('starts a day whose midnight does not exist at the jump (America/Sao_Paulo, 2018-11-04 00:00 -> 01:00)', () => {
+    const days = grid('1d', 'America/Sao_Paulo');
+    expect(days.next(at('2018-11-03T03:00:00Z'))).toBe(at('2018-11-04T03:00:00Z'));
+    expect(days.next(at('2018-11-04T03:00:00Z'))).toBe(at('2018-11-05T02:00:00Z'));
   });
 });

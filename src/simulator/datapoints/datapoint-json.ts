@@ -1,3 +1,4 @@
+import type { BucketValues, ExtremePoint } from './aggregate-bucket.js';
 import { type AggregateName, SERVED_AGGREGATES } from './datapoints-fields.js';
 import type { SeriesPoint } from './series-points.js';
 import type { GeneratedTimeseries } from '../dataset/timeseries.js';
@@ -21,23 +22,30 @@ export function rawPointJson(point: SeriesPoint, includeStatus: boolean): string
   return `${text}}`;
 }
 
-/** What a bucket's raw points add up to. */
-export interface BucketSums {
-  count: number;
-  sum: number;
-  min: number;
-  max: number;
-}
-
-/** An aggregate point: `{timestamp, ...}` with the asked aggregates only, in the platform's order. */
-export function aggregatePointJson(timestamp: number, sums: BucketSums, asked: readonly AggregateName[]): string {
-  let text = `{"timestamp":${timestamp}`;
+/**
+ * An aggregate point: `{timestamp, ...}` with the asked aggregates only, in the platform's order,
+ * each left out where the bucket has none (no counted point, or the interpolated function
+ * undefined there). An extreme point carries its status only with `includeStatus`.
+ */
+export function aggregatePointJson(
+  values: BucketValues,
+  asked: readonly AggregateName[],
+  includeStatus: boolean,
+): string {
+  let text = `{"timestamp":${values.timestamp}`;
   for (const name of SERVED_AGGREGATES) {
-    if (!asked.includes(name)) continue;
-    const value = name === 'average' ? sums.sum / sums.count : sums[name];
-    text += `,"${name}":${String(value)}`;
+    const value = values[name];
+    if (value === undefined || !asked.includes(name)) continue;
+    text += `,"${name}":${typeof value === 'number' ? String(value) : extremeJson(value, includeStatus)}`;
   }
   return `${text}}`;
+}
+
+function extremeJson(point: ExtremePoint, includeStatus: boolean): string {
+  const { status } = point;
+  const shown =
+    includeStatus && status !== undefined ? `,"status":{"code":${status.code},"symbol":${JSON.stringify(status.symbol)}}` : '';
+  return `{"timestamp":${point.timestamp},"value":${point.value}${shown}}`;
 }
 
 /**

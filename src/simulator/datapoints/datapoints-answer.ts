@@ -3,7 +3,7 @@ import type { SeriesPoints } from './series-points.js';
 import type { GeneratedTimeseries } from '../dataset/timeseries.js';
 import { answerItemJson } from './datapoint-json.js';
 import type { PointQuery } from './datapoints-query.js';
-import { alignToUnit, type Granularity } from './granularity.js';
+import { bucketGrid, type Granularity } from './granularity.js';
 import { readAggregates, readRawPoints, type Reading } from './point-reading.js';
 
 /** A query whose series was found, with what its cursor says (undefined: the first page). */
@@ -45,10 +45,10 @@ export function answerOf(
 }
 
 /** One query's page: raw points from its position (or start), or buckets from its position (or aligned start). */
-function readingOf({ query, series, position }: ServedQuery, limit: number): Reading {
+function readingOf({ query, timeseries, series, position }: ServedQuery, limit: number): Reading {
   if (query.aggregates.length === 0) {
     return readRawPoints(series, query, position ?? query.start, limit, position === undefined);
   }
-  const origin = position ?? alignToUnit(query.start, query.granularity as Granularity);
-  return readAggregates(series, query, origin, limit);
+  const origin = position ?? bucketGrid(query.granularity as Granularity, query.timeZone).align(query.start);
+  return readAggregates(series, timeseries.isStep, query, origin, limit);
 }

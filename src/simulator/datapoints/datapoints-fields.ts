@@ -1,6 +1,6 @@
 import type { SeriesRef } from './series-lookup.js';
 import { isRecord, shown } from '../filter-object.js';
-import { PLATFORM_AGGREGATES } from '../../resources/index.js';
+import { parseTimeZone, type TimeZone } from './time-zone.js';
 
 /**
  * The fields of a `POST /timeseries/data/list` body, one validator each: each takes the value and
@@ -9,14 +9,38 @@ import { PLATFORM_AGGREGATES } from '../../resources/index.js';
  */
 export type Field<T> = { ok: true; value: T } | { ok: false; message: string };
 
-/** The aggregates the simulator computes, in the order an aggregate point lists them. */
-export const SERVED_AGGREGATES = ['average', 'max', 'min', 'count', 'sum'] as const;
+/** The platform's aggregates, every one served, in the order an aggregate point lists them (PLATFORM.md). */
+export const SERVED_AGGREGATES = [
+  'average',
+  'max',
+  'min',
+  'count',
+  'sum',
+  'interpolation',
+  'stepInterpolation',
+  'totalVariation',
+  'continuousVariance',
+  'discreteVariance',
+  'countGood',
+  'countUncertain',
+  'countBad',
+  'durationGood',
+  'durationUncertain',
+  'durationBad',
+  'maxDatapoint',
+  'minDatapoint',
+] as const;
 export type AggregateName = (typeof SERVED_AGGREGATES)[number];
 
-/** Aggregates the platform computes (interpolated, variance, status counts...) that the simulator does not. */
-const UNSERVED_AGGREGATES = PLATFORM_AGGREGATES.filter(
-  (name) => !(SERVED_AGGREGATES as readonly string[]).includes(name),
-);
+/** The aggregates by status: with one of them asked, a bucket with any point is answered. */
+export const STATUS_AGGREGATES: readonly AggregateName[] = [
+  'countGood',
+  'countUncertain',
+  'countBad',
+  'durationGood',
+  'durationUncertain',
+  'durationBad',
+];
 
 /** Per request, in total over the items: raw points, and aggregate points. */
 export const MAX_RAW_POINTS = 100_000;
@@ -48,23 +72,17 @@ export function limitField(value: unknown, field: string, aggregate: boolean): F
   return fail(`Invalid property '${field}': expected an integer in 1..${most} (${what}), got ${shown(value)}.`);
 }
 
-/** `aggregates`: names the simulator computes; an empty list (or none) asks for raw points. */
+/** `aggregates`: names of the platform's aggregates; an empty list (or none) asks for raw points. */
 export function aggregatesField(value: unknown, field: string): Field<AggregateName[]> {
   if (value === undefined) return { ok: true, value: [] };
   if (!Array.isArray(value)) return fail(`Invalid property '${field}': expected an array of aggregate names, got ${shown(value)}.`);
   const names = new Set<AggregateName>();
   for (const name of value as unknown[]) {
     const served = SERVED_AGGREGATES.find((candidate) => candidate === name);
-    if (served !== undefined) {
-      names.add(served);
-      continue;
+    if (served === undefined) {
+      return fail(`Invalid property '${field}': unknown aggregate ${shown(name)}. The platform's aggregates: ${SERVED_AGGREGATES.join(', ')}.`);
     }
-    if (typeof name === 'string' && UNSERVED_AGGREGATES.includes(name)) {
-      return fail(
-        `Invalid property '${field}': aggregate '${name}' is accepted by the platform but not served by the simulator, which serves ${SERVED_AGGREGATES.join(', ')}.`,
-      );
-    }
-    return fail(`Invalid property '${field}': unknown aggregate ${shown(name)}. The platform's aggregates: ${[...SERVED_AGGREGATES, ...UNSERVED_AGGREGATES].join(', ')}.`);
+    names.add(served);
   }
   return { ok: true, value: SERVED_AGGREGATES.filter((name) => names.has(name)) };
 }
@@ -95,30 +113,15 @@ export function seriesRefField(item: Record<string, unknown>, field: string): Fi
   return { ok: true, value: { instanceId: { space: space.value ?? '', externalId: inner.value ?? '' } } };
 }
 
-/** Time zones that align aggregates as UTC does. */
-const UTC_ZONES = ['UTC', 'Z', 'Etc/UTC', 'GMT', 'UTC+00:00', 'UTC-00:00', '+00:00', '-00:00'];
-
 /**
- * `timeZone` is accepted when it names a zone (IANA or `UTC±HH:MM`); the simulator aligns
- * aggregates in UTC only, so another zone with aggregates is a 400 saying so. Raw points do not
- * depend on it.
+ * `timeZone`: an IANA name or `UTC±HH:MM` (time-zone.ts), for the buckets of aggregates; raw
+ * points do not depend on it. Undefined when not given.
  */
-export function timeZoneField(value: unknown, aggregates: boolean): Field<string | undefined> {
+export function timeZoneField(value: unknown): Field<TimeZone | undefined> {
   const text = stringField(value, 'timeZone', 64);
-  if (!text.ok || text.value === undefined) return text;
-  const zone = text.value;
-  if (UTC_ZONES.includes(zone)) return text;
-  if (!isTimeZone(zone)) return fail(`Invalid property 'timeZone': ${shown(zone)} is not a time zone (IANA name or UTC±HH:MM).`);
-  if (aggregates) return fail(`Invalid property 'timeZone': the simulator aligns aggregates in UTC only, got ${shown(zone)}.`);
-  return text;
-}
-
-function isTimeZone(zone: string): boolean {
-  if (/^UTC[+-](0[0-9]|1[0-4]):[0-5][0-9]$/.test(zone)) return true;
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
+  if (!text.ok) return text;
+  if (text.value === undefined) return { ok: true, value: undefined };
+  const zone = parseTimeZone(text.value);
+  if (zone === undefined) return fail(`Invalid property 'timeZone': ${shown(text.value)} is not a time zone (an IANA name such as Europe/Oslo, or UTC±HH:MM).`);
+  return { ok: true, value: zone };
 }

@@ -17,6 +17,7 @@ import type { SeriesRef } from './series-lookup.js';
 import { isRecord, shown } from '../filter-object.js';
 import { type Granularity, parseGranularity } from './granularity.js';
 import { resolveTime, type TimeParse } from './time-spec.js';
+import { isQuarterHourOffset, type TimeZone } from './time-zone.js';
 
 /** One query of a `POST /timeseries/data/list` body, its own fields over the top-level defaults. */
 export interface PointQuery {
@@ -30,6 +31,8 @@ export interface PointQuery {
   /** Empty for raw points. */
   aggregates: AggregateName[];
   granularity: Granularity | undefined;
+  /** The request's `timeZone` (undefined: UTC): the buckets of aggregates follow it. */
+  timeZone: TimeZone | undefined;
   includeOutsidePoints: boolean;
   includeStatus: boolean;
   ignoreBadDataPoints: boolean;
@@ -88,14 +91,14 @@ export function parseDatapointsBody(body: unknown, nowMs: number): Field<Datapoi
   if (defaults !== undefined) return fail(defaults);
   const ignoreUnknownIds = booleanField(body.ignoreUnknownIds, 'ignoreUnknownIds', false);
   if (!ignoreUnknownIds.ok) return ignoreUnknownIds;
+  const timeZone = timeZoneField(body.timeZone);
+  if (!timeZone.ok) return timeZone;
   const queries: PointQuery[] = [];
   for (const [index, item] of (items as unknown[]).entries()) {
-    const query = parseQuery(item, `items[${index}]`, body, nowMs);
+    const query = parseQuery(item, `items[${index}]`, body, nowMs, timeZone.value);
     if (!query.ok) return query;
     queries.push(query.value);
   }
-  const timeZone = timeZoneField(body.timeZone, queries.some((query) => query.aggregates.length > 0));
-  if (!timeZone.ok) return timeZone;
   const total = totalsProblem(queries);
   if (total !== undefined) return fail(total);
   const chains = queries.map((query) => [query.binding, query.cursor ?? null]);
@@ -121,7 +124,13 @@ function pick(item: Body, body: Body, at: string, key: string): { value: unknown
   return item[key] !== undefined ? { value: item[key], field: `${at}.${key}` } : { value: body[key], field: key };
 }
 
-function parseQuery(item: unknown, at: string, body: Body, nowMs: number): Field<PointQuery> {
+function parseQuery(
+  item: unknown,
+  at: string,
+  body: Body,
+  nowMs: number,
+  timeZone: TimeZone | undefined,
+): Field<PointQuery> {
   if (!isRecord(item)) return fail(`Invalid property '${at}': expected an object, got ${shown(item)}.`);
   for (const key of Object.keys(item)) {
     if (!ITEM_KEYS.includes(key)) return fail(`Unrecognized property '${at}.${key}'. Allowed: ${ITEM_KEYS.join(', ')}.`);
@@ -138,6 +147,8 @@ function parseQuery(item: unknown, at: string, body: Body, nowMs: number): Field
   if (!limit.ok) return limit;
   const granularity = granularityOf(given('granularity'), aggregate, at);
   if (!granularity.ok) return granularity;
+  const zoneProblem = aggregate ? offsetProblem(timeZone, window.value, at) : undefined;
+  if (zoneProblem !== undefined) return fail(zoneProblem);
   const outside = booleanField(given('includeOutsidePoints').value, given('includeOutsidePoints').field, false);
   if (!outside.ok) return outside;
   if (aggregate && outside.value) {
@@ -179,6 +190,7 @@ function parseQuery(item: unknown, at: string, body: Body, nowMs: number): Field
       limit: limit.value,
       aggregates: aggregates.value,
       granularity: granularity.value,
+      timeZone,
       includeOutsidePoints: outside.value,
       ...flags.value,
       cursor: cursor.value,
@@ -202,6 +214,21 @@ function windowOf(
     return fail(`Invalid properties '${start.field}', '${end.field}': start ${from.value} must be before end ${to.value}${now}.`);
   }
   return { ok: true, value: { start: from.value, end: to.value } };
+}
+
+/**
+ * The platform computes buckets only where the zone's offset is a whole multiple of 15 minutes
+ * (not, say, Asia/Kolkata's +05:21:10 before 1905): checked at the query's start and end.
+ */
+function offsetProblem(
+  zone: TimeZone | undefined,
+  window: { start: number; end: number },
+  at: string,
+): string | undefined {
+  if (zone === undefined) return undefined;
+  const off = [window.start, window.end - 1].find((time) => !isQuarterHourOffset(zone, time));
+  if (off === undefined) return undefined;
+  return `Invalid property 'timeZone': ${zone.name} is ${zone.offsetAt(off) / 1000} s off UTC at ${off} (${at}); aggregates take only zone offsets of whole multiples of 15 minutes.`;
 }
 
 function granularityOf(

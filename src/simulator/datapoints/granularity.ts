@@ -1,13 +1,20 @@
 import { shown } from '../filter-object.js';
+import { localDayOf, startOfLocalDay, startOfLocalHour, type TimeZone } from './time-zone.js';
 
 /**
  * The `granularity` of an aggregate query, `N` + unit, and the buckets it cuts time into.
  *
  * Alignment, as the platform documents it: `start` is rounded down to a whole *unit* (second,
- * minute, hour, day in UTC, or the first of the month), not to a whole multiple of N; buckets of
- * N units follow from there. So `3h` from 10:20 gives buckets at 10:00, 13:00, 16:00... A bucket
- * is answered when it starts before `end`, and holds every point of its whole span (the last one
- * may reach past `end`, as the platform's does). Months are calendar months in UTC.
+ * minute, hour, day, or the first of the month), not to a whole multiple of N; buckets of N units
+ * follow from there. So `3h` from 10:20 gives buckets at 10:00, 13:00, 16:00... A bucket is
+ * answered when it starts before `end`, and holds every point of its whole span (the last one may
+ * reach past `end`, as the platform's does).
+ *
+ * With a `timeZone` (docs.cognite.com/dev/concepts/aggregation/calendar): days start at local
+ * midnight and months on the local first of the month, so a day across a daylight-saving change
+ * lasts 23 or 25 hours; hours are rounded down to a whole local hour (30 minutes off UTC's in a
+ * half-hour zone) and then last 3,600,000 ms each, daylight saving or not; seconds and minutes do
+ * not change with the zone. Without one, every unit is UTC's.
  */
 export type GranularityUnit = 's' | 'm' | 'h' | 'd' | 'mo';
 
@@ -19,6 +26,7 @@ export interface Granularity {
 }
 
 const UNIT_MS: Record<Exclude<GranularityUnit, 'mo'>, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DAY_MS = UNIT_MS.d;
 /** The platform's bounds of N per unit. */
 const MAX_COUNT: Record<GranularityUnit, number> = { s: 120, m: 120, h: 100_000, d: 100_000, mo: 100_000 };
 const FORM = /^([0-9]{1,6})(s|m|h|d|mo)$/;
@@ -37,31 +45,63 @@ export function parseGranularity(given: unknown, field: string): GranularityPars
   return { ok: true, value: { count, unit, text: `${count}${unit}` } };
 }
 
-/** `time` rounded down to a whole unit of the granularity: where the first bucket starts. */
-export function alignToUnit(time: number, { unit }: Granularity): number {
-  if (unit === 'mo') {
-    const date = new Date(time);
-    return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
-  }
-  return Math.floor(time / UNIT_MS[unit]) * UNIT_MS[unit];
+/** The buckets of one query: where the first starts, which holds a time, where the next starts. */
+export interface BucketGrid {
+  /** `time` rounded down to a whole unit of the granularity: where the first bucket starts. */
+  align(time: number): number;
+  /** The start of the bucket after the one starting at `bucketStart`. */
+  next(bucketStart: number): number;
+  /** The start of the bucket holding `time` (>= origin), on the grid of buckets from `origin`. */
+  bucketOf(time: number, origin: number): number;
 }
 
-/** The start of the bucket after the one starting at `bucketStart`. */
-export function nextBucket(bucketStart: number, { count, unit }: Granularity): number {
-  if (unit !== 'mo') return bucketStart + count * UNIT_MS[unit];
-  const date = new Date(bucketStart);
-  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + count, 1);
-}
-
-/** The start of the bucket holding `time` (>= origin), on the grid of buckets from `origin`. */
-export function bucketOf(time: number, origin: number, granularity: Granularity): number {
+/** The grid of `granularity` in `zone` (undefined: UTC). */
+export function bucketGrid(granularity: Granularity, zone: TimeZone | undefined): BucketGrid {
   const { count, unit } = granularity;
-  if (unit !== 'mo') {
-    const width = count * UNIT_MS[unit];
-    return origin + Math.floor((time - origin) / width) * width;
-  }
-  const from = new Date(origin);
-  const at = new Date(time);
-  const months = (at.getUTCFullYear() - from.getUTCFullYear()) * 12 + at.getUTCMonth() - from.getUTCMonth();
-  return Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + Math.floor(months / count) * count, 1);
+  if (unit === 'mo') return monthGrid(count, zone);
+  if (unit === 'd' && zone !== undefined) return localDayGrid(count, zone);
+  const width = count * UNIT_MS[unit];
+  const align =
+    unit === 'h' && zone !== undefined
+      ? (time: number) => startOfLocalHour(zone, time)
+      : (time: number) => Math.floor(time / UNIT_MS[unit]) * UNIT_MS[unit];
+  return {
+    align,
+    next: (bucketStart) => bucketStart + width,
+    bucketOf: (time, origin) => origin + Math.floor((time - origin) / width) * width,
+  };
+}
+
+/** Days of local time: N calendar days from the origin's, each from its first instant. */
+function localDayGrid(count: number, zone: TimeZone): BucketGrid {
+  const dayOf = (time: number) => localDayOf(zone, time);
+  return {
+    align: (time) => startOfLocalDay(zone, dayOf(time)),
+    next: (bucketStart) => startOfLocalDay(zone, dayOf(bucketStart) + count),
+    bucketOf: (time, origin) => {
+      const first = dayOf(origin);
+      return startOfLocalDay(zone, first + Math.floor((dayOf(time) - first) / count) * count);
+    },
+  };
+}
+
+/** Calendar months, UTC's or the zone's: each starts on the first of the month at 00:00. */
+function monthGrid(count: number, zone: TimeZone | undefined): BucketGrid {
+  // A month as year * 12 + month (0-based), of the date in UTC or in the zone.
+  const monthOf = (time: number) => {
+    const date = new Date(zone === undefined ? time : localDayOf(zone, time) * DAY_MS);
+    return date.getUTCFullYear() * 12 + date.getUTCMonth();
+  };
+  const startOf = (month: number) => {
+    const first = Date.UTC(Math.floor(month / 12), month % 12, 1);
+    return zone === undefined ? first : startOfLocalDay(zone, first / DAY_MS);
+  };
+  return {
+    align: (time) => startOf(monthOf(time)),
+    next: (bucketStart) => startOf(monthOf(bucketStart) + count),
+    bucketOf: (time, origin) => {
+      const first = monthOf(origin);
+      return startOf(first + Math.floor((monthOf(time) - first) / count) * count);
+    },
+  };
 }

@@ -1,8 +1,11 @@
 import type { Quality } from './point-values.js';
 import type { SeriesPoint, SeriesPoints } from './series-points.js';
-import { aggregatePointJson, type BucketSums, rawPointJson } from './datapoint-json.js';
+import { readBuckets } from './aggregates.js';
+import { aggregatePointJson, rawPointJson } from './datapoint-json.js';
+import { STATUS_AGGREGATES } from './datapoints-fields.js';
 import type { PointQuery } from './datapoints-query.js';
-import { bucketOf, type Granularity, nextBucket } from './granularity.js';
+import { bucketGrid, type Granularity } from './granularity.js';
+import { seriesSource } from './series-source.js';
 
 /** One item's page: its points as JSON texts, and where the next page starts (undefined: none). */
 export interface Reading {
@@ -59,48 +62,22 @@ export function readRawPoints(
 }
 
 /**
- * Which points the five served aggregates are computed from. Bad points never: they are left out
- * as the platform leaves them out by default. Uncertain points only with `treatUncertainAsBad:
- * false` (the platform's default, true, treats them as bad). `ignoreBadDataPoints` changes nothing
- * here: on the platform it decides how interpolating aggregates bridge a bad stretch, and the
- * simulator serves none of those.
- */
-export function isCounted(quality: Quality, query: PointQuery): boolean {
-  return quality === 'good' || (quality === 'uncertain' && !query.treatUncertainAsBad);
-}
-
-/**
  * Up to `limit` aggregate points of the query's buckets from `origin` (the first bucket's start),
- * each computed exactly from its raw points in their order; buckets without a counted point are
- * left out, as the platform leaves them out. NOTE: `average` is the plain mean of the raw values;
- * the platform's is time-weighted (an integral over the interpolated series). The simulator serves
- * the mean so that an export can be checked against the raw points independently.
+ * with the platform's meanings (aggregate-bucket.ts); buckets without a point the asked aggregates
+ * count are left out, as the platform leaves them out.
  */
-export function readAggregates(series: SeriesPoints, query: PointQuery, origin: number, limit: number): Reading {
-  const granularity = query.granularity as Granularity;
-  const walk = series.pointsFrom(origin);
-  const nextCounted = () => {
-    let point = walk.next();
-    while (!point.done && !isCounted(point.value.quality, query)) point = walk.next();
-    return point.done ? undefined : point.value;
-  };
-  const points: string[] = [];
-  let point = nextCounted();
-  while (point !== undefined && points.length < limit) {
-    const bucket = bucketOf(point.timestamp, origin, granularity);
-    if (bucket >= query.end) break;
-    const stop = nextBucket(bucket, granularity);
-    const sums: BucketSums = { count: 0, sum: 0, min: Infinity, max: -Infinity };
-    for (; point !== undefined && point.timestamp < stop; point = nextCounted()) {
-      const { value } = point;
-      if (typeof value !== 'number') continue;
-      sums.count++;
-      sums.sum += value;
-      sums.min = Math.min(sums.min, value);
-      sums.max = Math.max(sums.max, value);
-    }
-    points.push(aggregatePointJson(bucket, sums, query.aggregates));
-  }
-  const next = point === undefined ? undefined : bucketOf(point.timestamp, origin, granularity);
-  return { points, next: next !== undefined && next < query.end ? next : undefined };
+export function readAggregates(
+  series: SeriesPoints,
+  isStep: boolean,
+  query: PointQuery,
+  origin: number,
+  limit: number,
+): Reading {
+  const grid = bucketGrid(query.granularity as Granularity, query.timeZone);
+  const { ignoreBadDataPoints, treatUncertainAsBad } = query;
+  const rules = { isStep, ignoreBadDataPoints, treatUncertainAsBad };
+  const byStatus = query.aggregates.some((name) => STATUS_AGGREGATES.includes(name));
+  const reading = readBuckets(seriesSource(series), { ...rules, end: query.end, byStatus }, grid, origin, limit);
+  const points = reading.buckets.map((bucket) => aggregatePointJson(bucket, query.aggregates, query.includeStatus));
+  return { points, next: reading.next };
 }
