@@ -106,6 +106,7 @@ export function elementOf(point: SourcePoint, rules: AggregateRules): Element | 
  * element at or after its end: `finish` gives the bucket's aggregates.
  */
 export class BucketAccumulator {
+  /** Of the counted points: how many, their sum, and Welford's running mean and sum of squared deviations. */
   private count = 0;
   private sum = 0;
   private mean = 0;
@@ -125,10 +126,14 @@ export class BucketAccumulator {
   private shifted = 0;
   private shiftedSquares = 0;
   private variation = 0;
+  /** Where f was last defined up to, and its value there: a piece or a point starting there joins it. */
   private lastEnd: { at: number; value: number } | undefined;
+  /** The first counted point's value: the average of a bucket where f is defined at that point only. */
   private lone: number | undefined;
+  /** f(a), when defined. */
   private atStart: number | undefined;
 
+  /** The last element fed (the one before the bucket at first), and the bucket's first. */
   private previous: Element | undefined;
   private firstInside: Element | undefined;
 
