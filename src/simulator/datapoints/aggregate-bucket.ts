@@ -22,7 +22,9 @@ import type { PointStatus, PointValue, Quality } from './point-values.js';
  *   away from the time range"); a step series uses them at any distance. Inside the bucket f joins
  *   its points however far apart they are.
  * - `average`: the integral of f over where it is defined in [a, b), divided by the length of
- *   that part (a time-weighted average); `continuousVariance`: the variance of f over that part;
+ *   that part (a time-weighted average: the status-codes page's worked example, averages 2.0 and
+ *   2.5 of points 1 ms apart in a 1 s bucket, divides by that part, not by the bucket's length);
+ *   `continuousVariance`: the variance of f over that part;
  *   both of a bucket where f is defined at a single point only (a lone point) are its value and
  *   0. `totalVariation`: |f(t1) - f(a)| + sum |f(ti+1) - f(ti)| + |f(b-) - f(tn)|, the total
  *   change of f along where it is defined (a stretch where it is undefined adds nothing; a jump
