@@ -22,7 +22,9 @@ import type { PointStatus, PointValue, Quality } from './point-values.js';
  *   away from the time range"); a step series uses them at any distance. Inside the bucket f joins
  *   its points however far apart they are.
  * - `average`: the integral of f over where it is defined in [a, b), divided by the length of
- *   that part (a time-weighted average); `continuousVariance`: the variance of f over that part;
+ *   that part (a time-weighted average: the status-codes page's worked example, averages 2.0 and
+ *   2.5 of points 1 ms apart in a 1 s bucket, divides by that part, not by the bucket's length);
+ *   `continuousVariance`: the variance of f over that part;
  *   both of a bucket where f is defined at a single point only (a lone point) are its value and
  *   0. `totalVariation`: |f(t1) - f(a)| + sum |f(ti+1) - f(ti)| + |f(b-) - f(tn)|, the total
  *   change of f along where it is defined (a stretch where it is undefined adds nothing; a jump
@@ -106,6 +108,7 @@ export function elementOf(point: SourcePoint, rules: AggregateRules): Element | 
  * element at or after its end: `finish` gives the bucket's aggregates.
  */
 export class BucketAccumulator {
+  /** Of the counted points: how many, their sum, and Welford's running mean and sum of squared deviations. */
   private count = 0;
   private sum = 0;
   private mean = 0;
@@ -125,10 +128,14 @@ export class BucketAccumulator {
   private shifted = 0;
   private shiftedSquares = 0;
   private variation = 0;
+  /** Where f was last defined up to, and its value there: a piece or a point starting there joins it. */
   private lastEnd: { at: number; value: number } | undefined;
+  /** The first counted point's value: the average of a bucket where f is defined at that point only. */
   private lone: number | undefined;
+  /** f(a), when defined. */
   private atStart: number | undefined;
 
+  /** The last element fed (the one before the bucket at first), and the bucket's first. */
   private previous: Element | undefined;
   private firstInside: Element | undefined;
 
