@@ -35,6 +35,11 @@ Options:
                          incremental exports: RATE to the six collections (updates and
                          inserts) and RATE to the instances (updates, inserts and soft
                          deletes) (default 0).
+  --subscription SPEC    A datapoint subscription created at start (repeatable):
+                         ID:PARTITIONS every series, ID:PARTITIONS:numeric or
+                         ID:PARTITIONS:string the numeric or string ones, PARTITIONS 1..100;
+                         'none' for none. Without it, one demo subscription: sim-all-points,
+                         every series in 4 partitions.
   --event-metadata-bytes N
                          Each event's metadata also holds "padding", N characters
                          (0..128000, default 0): large items for memory tests.
@@ -80,6 +85,7 @@ export async function runSimulate(argv: string[]): Promise<number> {
     ...(values.datasets === undefined ? {} : { dataSets: integer(values.datasets, '--datasets') }),
     ...(values.instances === undefined ? {} : { instances: parseInstancesSpec(values.instances) }),
     ...(values.churn === undefined ? {} : { churn: rate(values.churn, '--churn') }),
+    ...(values.subscription === undefined ? {} : { subscriptions: subscriptionsOf(values.subscription) }),
     ...(values['event-metadata-bytes'] === undefined
       ? {}
       : { eventMetadataBytes: integer(values['event-metadata-bytes'], '--event-metadata-bytes') }),
@@ -123,6 +129,7 @@ export function startupLine(simulator: Simulator, credentials: 'demo' | 'given')
     dataSets: config.dataSets,
     instances: config.instances,
     churn: config.churn,
+    subscriptions: config.subscriptions.map(({ externalId, partitionCount }) => ({ externalId, partitionCount })),
     seed: config.seed,
     credentials,
     pid: process.pid,
@@ -138,6 +145,7 @@ const FLAGS = {
   'datasets': { type: 'string' },
   'instances': { type: 'string' },
   'churn': { type: 'string' },
+  'subscription': { type: 'string', multiple: true },
   'event-metadata-bytes': { type: 'string' },
   'seed': { type: 'string' },
   'api-key': { type: 'string', multiple: true },
@@ -149,6 +157,21 @@ const FLAGS = {
   'log-level': { type: 'string', default: 'info' },
   'help': { type: 'boolean', short: 'h' },
 } as const;
+
+/** `--subscription` values: `ID:PARTITIONS[:numeric|string]`, or `none` alone. */
+function subscriptionsOf(specs: string[]): { externalId: string; partitionCount: number }[] {
+  if (specs.length === 1 && specs[0] === 'none') return [];
+  return specs.map((spec) => {
+    const match = /^([^:]+):([0-9]+)(?::(numeric|string))?$/.exec(spec);
+    const [, externalId = '', partitions = '', kind] = match ?? [];
+    const partitionCount = Number(partitions);
+    if (match === null || partitionCount < 1 || partitionCount > 100) {
+      throw new UsageError(`--subscription expects ID:PARTITIONS[:numeric|string] with PARTITIONS in 1..100, or none; got '${spec}'.`);
+    }
+    const filter = kind === undefined ? {} : { filter: { equals: { property: ['isString'], value: kind === 'string' } } };
+    return { externalId, name: externalId, partitionCount, ...filter };
+  });
+}
 
 function readSpec(spec: string): string {
   return spec.startsWith('@') ? readFlagFile(spec.slice(1), '--faults') : spec;
