@@ -20,9 +20,10 @@ Options:
   --assets N             Number of assets (default 1000).
   --events N             Number of events (default 10000).
   --timeseries N         Number of time series (default 1000).
-  --datapoints N         Datapoints in all the time series together (default 100000), spread
-                         unevenly: a few long series, many short, some empty. Generated on
-                         demand, so N costs no memory.
+  --datapoints N         Datapoints in all the time series together at the start (default
+                         100000), spread unevenly: a few long series, many short, some empty;
+                         most series live (points up to now, more as time passes). Generated
+                         on demand, so N costs no memory.
   --files N              Number of files (default 1000).
   --sequences N          Number of sequences (default 500).
   --relationships N      Number of relationships (default 2000).
@@ -33,8 +34,9 @@ Options:
                          activities=2000,timeseries=1000,edges=2000). Generated on demand.
   --churn RATE           Changes per second while running, drawn from the seed, to rehearse
                          incremental exports: RATE to the six collections (updates and
-                         inserts) and RATE to the instances (updates, inserts and soft
-                         deletes) (default 0).
+                         inserts), RATE to the instances (updates, inserts and soft deletes)
+                         and RATE to the datapoints (late points, corrections, deleted
+                         ranges) (default 0).
   --subscription SPEC    A datapoint subscription created at start (repeatable):
                          ID:PARTITIONS every series, ID:PARTITIONS:numeric or
                          ID:PARTITIONS:string the numeric or string ones, PARTITIONS 1..100;

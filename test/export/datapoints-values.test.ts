@@ -33,7 +33,8 @@ let folder: string;
 let indexes: number[];
 
 beforeAll(async () => {
-  sim = await startSimulator({ seed: 28, timeseries: 60, datapoints: 60_000, apiKeys: [KEY] });
+  const clock = createFakeClock(T0);
+  sim = await startSimulator({ seed: 28, timeseries: 60, datapoints: 60_000, apiKeys: [KEY], clock });
   duck = await openDuck();
   await duck.rows("SET TimeZone = 'UTC'");
   indexes = seriesIndexes(sim, (_, index) => sim.dataset.datapoints.series(index).shape.badShare > 0);
