@@ -164,6 +164,14 @@ describe('bulk-extract simulate', () => {
     const demo = startCli(['simulate', '--timeseries', '5']);
     const demoLine = JSON.parse(await demo.firstLine) as StartLine & { subscriptions: unknown };
     expect(demoLine.subscriptions).toEqual([{ externalId: 'sim-all-points', partitionCount: 4 }]);
+    const feed = await send(`${demoLine.baseUrl}/timeseries/subscriptions/data/list`, {
+      method: 'POST',
+      headers: { 'api-key': 'demo-api-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ externalId: 'sim-all-points', partitions: [{ index: 3 }] }),
+    });
+    expect(feed.status, feed.text).toBe(200);
+    const { partitions } = feed.json<{ partitions: { index: number }[] }>();
+    expect(partitions.map((partition) => partition.index)).toEqual([3]);
     demo.child.kill('SIGTERM');
     expect((await finish(demo.child)).code).toBe(0);
     const { child, firstLine } = startCli(['simulate', '--subscription', 'numbers:3:numeric', '--subscription', 'all:1']);
