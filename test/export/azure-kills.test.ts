@@ -20,6 +20,7 @@ import {
 } from '../support/resume-harness.js';
 import { downloadAll } from '../support/s3-download.js';
 import { openDuck, parquetAt } from '../support/export-duckdb.js';
+import { createFakeClock } from '../support/fake-clock.js';
 import type { InstancesStreamSpec } from '../support/torture-instances.js';
 import type { PointsStreamSpec } from '../support/torture-points.js';
 
@@ -89,6 +90,8 @@ describe('abfss:// killed and resumed against a local folder', () => {
       instances: { assets: 600, activities: 100, timeseries: 0, edges: 0 },
       seed: 4343,
       apiKeys: [KEY],
+      // A frozen clock: the two exports, minutes apart, read the same datapoints.
+      clock: createFakeClock(),
     });
     const spec = (outDir: string): JobSpec => ({ baseUrl: sim.baseUrl, outDir, streams: STREAMS, formats: ['parquet', 'ndjson'], maxRows: 700 });
     const dir = tempDir('azure-kills');

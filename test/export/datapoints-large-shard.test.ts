@@ -30,7 +30,9 @@ let sim: Simulator;
 const dirs: string[] = [];
 
 beforeAll(async () => {
-  sim = await startSimulator({ seed: 28, timeseries: SERIES, datapoints: POINTS, apiKeys: [KEY] });
+  // The simulator starts at the runs' time: its live series' points reach it.
+  const clock = createFakeClock(T0);
+  sim = await startSimulator({ seed: 28, timeseries: SERIES, datapoints: POINTS, apiKeys: [KEY], clock });
 });
 
 afterAll(async () => {

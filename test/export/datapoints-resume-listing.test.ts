@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeExit, newJob, newSimulator, readCheckpoint, runCliWith, type StreamSpec } from '../support/resume-harness.js';
 import { expectEveryPoint, type PointsStreamSpec } from '../support/torture-points.js';
+import { createFakeClock } from '../support/fake-clock.js';
 
 const KEY = 'points-resume-key-01';
 
@@ -14,7 +15,9 @@ const KEY = 'points-resume-key-01';
  */
 describe('a datapoints partition resumed in the middle of its series listing', () => {
   it('completes, every point once', async () => {
-    const sim = await newSimulator({ seed: 9, timeseries: 600, datapoints: 30_000, apiKeys: [KEY] });
+    // A frozen clock: the simulator's live series gain no point while the test runs.
+    const clock = createFakeClock();
+    const sim = await newSimulator({ seed: 9, timeseries: 600, datapoints: 30_000, apiKeys: [KEY], clock });
     const stream: PointsStreamSpec = { resource: 'datapoints', name: 'points', partitions: 1, limit: 200 };
     const job = newJob(sim, [stream] as unknown as StreamSpec[], { formats: ['ndjson'], maxRows: 1000 }, 'points-resume');
     const run = (env: Record<string, string> = {}) =>

@@ -26,6 +26,7 @@ import {
   runCliWith,
   tempDir,
 } from '../support/resume-harness.js';
+import { createFakeClock } from '../support/fake-clock.js';
 
 /**
  * Datapoints through SIGKILL and resume, with real processes: the CLI kills itself at a failpoint
@@ -52,7 +53,9 @@ let aggregated: Expected;
 const outputs: string[] = [];
 
 beforeAll(async () => {
-  sim = await newSimulator({ seed: 28, timeseries: SERIES, datapoints: POINTS, apiKeys: [KEY] });
+  // A frozen clock: the simulator's live series gain no point while the test runs.
+  const clock = createFakeClock();
+  sim = await newSimulator({ seed: 28, timeseries: SERIES, datapoints: POINTS, apiKeys: [KEY], clock });
   raw = expectedRaw(sim, seriesIndexes(sim), { start: MIN_POINT_TIME, end: Date.now() }, FLAGS);
   const numeric = seriesIndexes(sim, (item) => !item.isString);
   aggregated = expectedAggregateRows(sim, numeric, { start: MIN_POINT_TIME, end: Date.now(), granularity: '1s' }, FIVE);

@@ -24,7 +24,9 @@ const T0 = Date.UTC(2026, 0, 1);
 let sim: Simulator;
 
 beforeAll(async () => {
-  sim = await startSimulator({ seed: 28, timeseries: SERIES, datapoints: 40_000, apiKeys: [KEY] });
+  // The simulator starts at the runs' time: its live series' points reach it.
+  const clock = createFakeClock(T0);
+  sim = await startSimulator({ seed: 28, timeseries: SERIES, datapoints: 40_000, apiKeys: [KEY], clock });
 });
 
 afterAll(async () => {

@@ -13,6 +13,7 @@ import { asNumber, type Duck, openDuck } from '../support/export-duckdb.js';
 import { removeTempDirs, SIM_ENV, sql, tempDir } from '../support/export-harness.js';
 import { downloadAll } from '../support/s3-download.js';
 import { S3RVER_ACCESS, S3RVER_ENV, startS3Server, type S3TestServer } from '../support/s3-server.js';
+import { createFakeClock } from '../support/fake-clock.js';
 
 /**
  * Every kind of stream as a Delta table, full: the six collections, raw datapoints and the nodes of
@@ -76,6 +77,8 @@ beforeAll(async () => {
     relationships: 300,
     datapoints: 6000,
     instances: { assets: 250, activities: 10, timeseries: 10, edges: 10 },
+    // A frozen clock: the simulator's live series gain no point while the test runs.
+    clock: createFakeClock(),
   });
   s3 = await startS3Server({ bucket: 'lake' });
   duck = await openDuck();

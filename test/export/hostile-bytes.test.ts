@@ -29,6 +29,8 @@ beforeAll(async () => {
     timeseries: 4,
     datapoints: 400,
     instances: { assets: 60, activities: 0, timeseries: 0, edges: 0 },
+    // The runs' time, frozen: the datapoints lie before it, in the window [0, T0) of the streams.
+    clock: createFakeClock(T0),
   });
 });
 

@@ -76,9 +76,11 @@ export class DatapointSet {
   }
 
   /**
-   * Every change `--churn` made to the points so far, in the order applied. With `arrivedBetween`,
-   * everything a subscription's feed serves: the points a live series gains as time passes are
-   * not changes of the log.
+   * Every change `--churn` made to the points so far, in the order applied. The points a live
+   * series gains as time passes are not in it (see `arrivedBetween`). A subscription's feed of
+   * "every change to series S since position P" (P a wall time) is both, merged by wall time: the
+   * entries of S with `appliedAt` after P, and `arrivedBetween(S, P, now)`, each point at its
+   * timestamp (a change never touches a time after its own, so the two never cross).
    */
   changes(): readonly DatapointChange[] {
     this.churn.catchUp(this.clock.now());
