@@ -37,6 +37,11 @@ Options:
                          inserts), RATE to the instances (updates, inserts and soft deletes)
                          and RATE to the datapoints (late points, corrections, deleted
                          ranges) (default 0).
+  --subscription SPEC    A datapoint subscription created at start (repeatable):
+                         ID:PARTITIONS every series, ID:PARTITIONS:numeric or
+                         ID:PARTITIONS:string the numeric or string ones, PARTITIONS 1..100;
+                         'none' for none. Without it, one demo subscription: sim-all-points,
+                         every series in 4 partitions.
   --event-metadata-bytes N
                          Each event's metadata also holds "padding", N characters
                          (0..128000, default 0): large items for memory tests.
@@ -82,6 +87,7 @@ export async function runSimulate(argv: string[]): Promise<number> {
     ...(values.datasets === undefined ? {} : { dataSets: integer(values.datasets, '--datasets') }),
     ...(values.instances === undefined ? {} : { instances: parseInstancesSpec(values.instances) }),
     ...(values.churn === undefined ? {} : { churn: rate(values.churn, '--churn') }),
+    ...(values.subscription === undefined ? {} : { subscriptions: subscriptionsOf(values.subscription) }),
     ...(values['event-metadata-bytes'] === undefined
       ? {}
       : { eventMetadataBytes: integer(values['event-metadata-bytes'], '--event-metadata-bytes') }),
@@ -125,6 +131,7 @@ export function startupLine(simulator: Simulator, credentials: 'demo' | 'given')
     dataSets: config.dataSets,
     instances: config.instances,
     churn: config.churn,
+    subscriptions: config.subscriptions.map(({ externalId, partitionCount }) => ({ externalId, partitionCount })),
     seed: config.seed,
     credentials,
     pid: process.pid,
@@ -140,6 +147,7 @@ const FLAGS = {
   'datasets': { type: 'string' },
   'instances': { type: 'string' },
   'churn': { type: 'string' },
+  'subscription': { type: 'string', multiple: true },
   'event-metadata-bytes': { type: 'string' },
   'seed': { type: 'string' },
   'api-key': { type: 'string', multiple: true },
@@ -151,6 +159,21 @@ const FLAGS = {
   'log-level': { type: 'string', default: 'info' },
   'help': { type: 'boolean', short: 'h' },
 } as const;
+
+/** `--subscription` values: `ID:PARTITIONS[:numeric|string]`, or `none` alone. */
+function subscriptionsOf(specs: string[]): { externalId: string; partitionCount: number }[] {
+  if (specs.length === 1 && specs[0] === 'none') return [];
+  return specs.map((spec) => {
+    const match = /^([^:]+):([0-9]+)(?::(numeric|string))?$/.exec(spec);
+    const [, externalId = '', partitions = '', kind] = match ?? [];
+    const partitionCount = Number(partitions);
+    if (match === null || partitionCount < 1 || partitionCount > 100) {
+      throw new UsageError(`--subscription expects ID:PARTITIONS[:numeric|string] with PARTITIONS in 1..100, or none; got '${spec}'.`);
+    }
+    const filter = kind === undefined ? {} : { filter: { equals: { property: ['isString'], value: kind === 'string' } } };
+    return { externalId, name: externalId, partitionCount, ...filter };
+  });
+}
 
 function readSpec(spec: string): string {
   return spec.startsWith('@') ? readFlagFile(spec.slice(1), '--faults') : spec;

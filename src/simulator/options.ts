@@ -4,6 +4,9 @@ import { formatZodIssues } from '../util/zod-issues.js';
 
 const rate = z.number().min(0).max(1);
 
+/** The subscription a simulator serves unless told otherwise: every series, 4 partitions. */
+export const DEMO_SUBSCRIPTION = { externalId: 'sim-all-points', name: 'Every point of every series', partitionCount: 4 };
+
 /**
  * Fault injection. Rates are shares of list requests (`/assets`, `/events`, ...) in [0, 1]; at most one
  * status or body fault hits a request, so the rates of those add up to at most 1.
@@ -105,6 +108,21 @@ export const simulatorOptionsSchema = z.strictObject({
    * and soft deletes); 0, the default, changes nothing.
    */
   churn: z.number().min(0).max(10_000).default(0),
+  /**
+   * Datapoint subscriptions created at start (`/timeseries/subscriptions`), each as the platform's
+   * create body's item: `externalId`, `name`, `partitionCount` (1..100), and `timeSeriesIds`
+   * (externalIds) or a `filter` (`{equals: {property: ["isString"|"isStep"], value}}`); neither
+   * follows every series. The default is one demo subscription, `sim-all-points`: every series in
+   * 4 partitions. `[]` creates none.
+   */
+  subscriptions: z
+    .array(
+      z.looseObject({
+        externalId: z.string().min(1).max(255),
+        partitionCount: z.number().int().min(1).max(100),
+      }),
+    )
+    .default(() => [{ ...DEMO_SUBSCRIPTION }]),
   /** Data sets the items belong to (`dataSetId`: 4000000000000 + i, externalId `DS-i`). */
   dataSets: z.number().int().min(0).max(1_000_000).default(5),
   seed: z.number().int().min(0).max(0xffffffff).default(1),

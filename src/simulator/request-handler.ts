@@ -13,6 +13,7 @@ import type { SimulatorConfig } from './options.js';
 import { type Exchange, sendError } from './respond.js';
 import type { CollectionChurn } from './collection-churn.js';
 import type { Churn, InstanceStore, ModelsContext } from './models/index.js';
+import type { SubscriptionsContext, SubscriptionStore } from './datapoints/index.js';
 import { findRoute, type RouteContexts, type RouteMatch, routeName, TOKEN_PATH } from './routes.js';
 import { countClient, increment, type RecordedRequest, type RequestNotes, type SimulatorStats } from './stats.js';
 
@@ -35,6 +36,8 @@ export interface Served {
   churn: Churn;
   /** The changes `--churn` makes to the collections. */
   collectionChurn: CollectionChurn;
+  /** The datapoint subscriptions: those made at start and those created since. */
+  subscriptions: SubscriptionStore;
 }
 
 type Router = (ex: Exchange, notes: RequestNotes, found: RouteMatch | undefined) => Promise<void>;
@@ -78,7 +81,20 @@ function routeContexts(served: Served): RouteContexts {
       return counters.stats;
     },
   };
-  return { auth, list, points: list, models, catchUpCollections: () => served.collectionChurn.catchUp(clock.now()) };
+  const subscriptions: SubscriptionsContext = {
+    config,
+    dataset,
+    cursors: list.cursors,
+    planner: list.planner,
+    rateGate: list.rateGate,
+    get stats() {
+      return counters.stats;
+    },
+    clock,
+    subscriptions: served.subscriptions,
+  };
+  const catchUpCollections = () => served.collectionChurn.catchUp(clock.now());
+  return { auth, list, points: list, models, subscriptions, catchUpCollections };
 }
 
 /**
@@ -125,7 +141,7 @@ export function requestHandler(served: Served, logger: Logger): (req: IncomingMe
     const startedAt = performance.now();
     res.setHeader('x-request-id', requestId);
     const url = new URL(req.url ?? '/', 'http://simulator');
-    const found = findRoute(url.pathname);
+    const found = findRoute(url.pathname, req.method);
     const name = routeName(req.method, url.pathname, found);
     const { stats } = counters;
     stats.requests++;

@@ -2,7 +2,15 @@ import { RESOURCES, type Resource, resourceSpec } from '../resources/index.js';
 import { handleAggregate } from './aggregate-handler.js';
 import { type AuthContext, handleLogin, handleLoginStatus, handleLogout, handleToken } from './auth-handlers.js';
 import { INSTANCES_READ, readCapability, VIEWS_READ } from './capabilities.js';
-import { handleDatapoints, type PointsContext } from './datapoints/index.js';
+import {
+  handleCreateSubscription,
+  handleDatapoints,
+  handleListSubscriptions,
+  handleSubscriptionData,
+  handleSubscriptionsByIds,
+  type PointsContext,
+  type SubscriptionsContext,
+} from './datapoints/index.js';
 import { handleList, type ListContext } from './list-handler.js';
 import {
   handleInstancesAggregate,
@@ -24,6 +32,7 @@ export interface RouteContexts {
   list: ListContext;
   points: PointsContext;
   models: ModelsContext;
+  subscriptions: SubscriptionsContext;
   /** Applies the changes `--churn` has made to the collections by now: a collection's route calls it first. */
   catchUpCollections(): void;
 }
@@ -86,11 +95,15 @@ function collectionRoutes(resource: Resource): Route[] {
 // The official SDK lists views at `models/views/`, with a trailing slash: the platform takes both.
 const VIEWS_API = { capability: VIEWS_READ, slash: true };
 const INSTANCES_API = { capability: INSTANCES_READ, slash: true };
+// Datapoint subscriptions are read with the time series' capability, and created with its WRITE.
+const SUBSCRIPTIONS_READ = { capability: readCapability('timeseries'), slash: false };
+const SUBSCRIPTIONS_WRITE = { capability: 'timeSeriesAcl:WRITE', slash: false };
 
 /**
  * Every route of the simulator: the identity provider and login at the origin, then the platform's
  * API under `/api/v1/projects/{project}`: the collections, the points inside time series, and the
- * data-modeling service. One path, one method.
+ * data-modeling service. A path has one route per method (`/timeseries/subscriptions`: GET lists,
+ * POST creates).
  */
 export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/login/status', serve: (ctx, ex) => handleLoginStatus(ctx.auth, ex) },
@@ -103,6 +116,30 @@ export const ROUTES: readonly Route[] = [
     path: '/timeseries/data/list',
     api: { capability: readCapability('timeseries'), slash: false },
     serve: collection((ctx, ex, notes) => handleDatapoints(ctx.points, ex, notes)),
+  },
+  {
+    method: 'POST',
+    path: '/timeseries/subscriptions',
+    api: SUBSCRIPTIONS_WRITE,
+    serve: (ctx, ex, notes) => handleCreateSubscription(ctx.subscriptions, ex, notes),
+  },
+  {
+    method: 'GET',
+    path: '/timeseries/subscriptions',
+    api: SUBSCRIPTIONS_READ,
+    serve: (ctx, ex) => handleListSubscriptions(ctx.subscriptions, ex),
+  },
+  {
+    method: 'POST',
+    path: '/timeseries/subscriptions/byids',
+    api: SUBSCRIPTIONS_READ,
+    serve: (ctx, ex, notes) => handleSubscriptionsByIds(ctx.subscriptions, ex, notes),
+  },
+  {
+    method: 'POST',
+    path: '/timeseries/subscriptions/data/list',
+    api: SUBSCRIPTIONS_READ,
+    serve: collection((ctx, ex, notes) => handleSubscriptionData(ctx.subscriptions, ex, notes)),
   },
   { method: 'GET', path: '/models/views', api: VIEWS_API, serve: (ctx, ex) => handleViewsList(ctx.models, ex) },
   {
@@ -131,8 +168,20 @@ export const ROUTES: readonly Route[] = [
   },
 ];
 
-const AT_ORIGIN = new Map(ROUTES.filter((route) => route.api === undefined).map((route) => [route.path, route]));
-const IN_API = new Map(ROUTES.filter((route) => route.api !== undefined).map((route) => [route.path, route]));
+/** The routes of each path, the first in the table first. */
+function byPath(routes: readonly Route[]): Map<string, Route[]> {
+  const paths = new Map<string, Route[]>();
+  for (const route of routes) paths.set(route.path, [...(paths.get(route.path) ?? []), route]);
+  return paths;
+}
+
+const AT_ORIGIN = byPath(ROUTES.filter((route) => route.api === undefined));
+const IN_API = byPath(ROUTES.filter((route) => route.api !== undefined));
+
+/** The path's route for the method; another of its routes when none answers it (a 405 names its method). */
+function ofMethod(routes: readonly Route[] | undefined, method: string | undefined): Route | undefined {
+  return routes?.find((route) => route.method === method) ?? routes?.[0];
+}
 
 /** `/api/v1/projects/{project}` and the path after it. */
 const API_PATH = /^\/api\/v1\/projects\/([^/]+)(\/.*)$/;
@@ -143,17 +192,20 @@ export interface RouteMatch {
   project: string | undefined;
 }
 
-/** The route of a path, whatever the method; undefined when there is none. */
-export function findRoute(path: string): RouteMatch | undefined {
+/**
+ * The route of a path for the method (any of the path's routes when none answers that method, or
+ * no method is given); undefined when the path has none.
+ */
+export function findRoute(path: string, method?: string): RouteMatch | undefined {
   const api = API_PATH.exec(path);
   if (api === null) {
-    const route = AT_ORIGIN.get(path);
+    const route = ofMethod(AT_ORIGIN.get(path), method);
     return route === undefined ? undefined : { route, project: undefined };
   }
   const [, project = '', rest = ''] = api;
-  let route = IN_API.get(rest);
+  let route = ofMethod(IN_API.get(rest), method);
   if (route === undefined && rest.endsWith('/')) {
-    const slashed = IN_API.get(rest.slice(0, -1));
+    const slashed = ofMethod(IN_API.get(rest.slice(0, -1)), method);
     if (slashed?.api?.slash === true) route = slashed;
   }
   return route === undefined ? undefined : { route, project };
@@ -163,6 +215,6 @@ export function findRoute(path: string): RouteMatch | undefined {
  * `METHOD /route` for stats: a route by its path, the platform's without their project prefix
  * (`POST /events/aggregate`, `POST /models/instances/sync`); any other path as it was asked.
  */
-export function routeName(method: string | undefined, path: string, found = findRoute(path)): string {
+export function routeName(method: string | undefined, path: string, found = findRoute(path, method)): string {
   return `${method} ${found?.route.path ?? path}`;
 }

@@ -9,6 +9,8 @@ import { createDataset, type Dataset, type ResourceName } from './dataset/datase
 import { parseSimulatorOptions, type SimulatorConfig, type SimulatorConfigInput } from './options.js';
 import { CollectionChurn } from './collection-churn.js';
 import { Churn, type InstanceKind, type InstanceRef, InstanceStore } from './models/index.js';
+import { subscriptionSpecOf, SubscriptionStore } from './datapoints/index.js';
+import { ConfigError } from '../errors.js';
 import { hashString } from './random.js';
 import { requestHandler, type Served } from './request-handler.js';
 import { TOKEN_PATH } from './routes.js';
@@ -78,6 +80,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     instances,
     churn: new Churn(instances, config.seed, config.churn, clock.now()),
     collectionChurn: new CollectionChurn(dataset, config.seed, config.churn, clock.now()),
+    subscriptions: subscriptionsAtStart(config, dataset, clock.now()),
   };
   const onRequest = requestHandler(served, logger);
   const server =
@@ -94,10 +97,22 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       dataSets: config.dataSets,
       instances: config.instances,
       churn: config.churn,
+      subscriptions: config.subscriptions.map((subscription) => subscription.externalId),
     },
     'simulator listening',
   );
   return simulatorAt(origin, served, server);
+}
+
+/** The subscriptions of the `subscriptions` option, created at the start; a ConfigError names a bad one. */
+function subscriptionsAtStart(config: SimulatorConfig, dataset: Dataset, nowMs: number): SubscriptionStore {
+  const store = new SubscriptionStore(dataset.timeseries);
+  config.subscriptions.forEach((given, at) => {
+    const spec = subscriptionSpecOf(given);
+    const created = typeof spec === 'string' ? spec : store.create(spec, nowMs);
+    if (typeof created === 'string') throw new ConfigError(`Invalid simulator options: subscriptions[${at}]: ${created}`);
+  });
+  return store;
 }
 
 /** Listens on the configured host and port; resolves to the origin it is reached at. */

@@ -160,7 +160,40 @@ describe('bulk-extract simulate', () => {
     expect((await finish(child)).code).toBe(0);
   });
 
+  it('creates the demo subscription, or those --subscription names, and says so on its first line', async () => {
+    const demo = startCli(['simulate', '--timeseries', '5']);
+    const demoLine = JSON.parse(await demo.firstLine) as StartLine & { subscriptions: unknown };
+    expect(demoLine.subscriptions).toEqual([{ externalId: 'sim-all-points', partitionCount: 4 }]);
+    const feed = await send(`${demoLine.baseUrl}/timeseries/subscriptions/data/list`, {
+      method: 'POST',
+      headers: { 'api-key': 'demo-api-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ externalId: 'sim-all-points', partitions: [{ index: 3 }] }),
+    });
+    expect(feed.status, feed.text).toBe(200);
+    const { partitions } = feed.json<{ partitions: { index: number }[] }>();
+    expect(partitions.map((partition) => partition.index)).toEqual([3]);
+    demo.child.kill('SIGTERM');
+    expect((await finish(demo.child)).code).toBe(0);
+    const { child, firstLine } = startCli(['simulate', '--subscription', 'numbers:3:numeric', '--subscription', 'all:1']);
+    const line = JSON.parse(await firstLine) as StartLine & { subscriptions: unknown };
+    expect(line.subscriptions).toEqual([
+      { externalId: 'numbers', partitionCount: 3 },
+      { externalId: 'all', partitionCount: 1 },
+    ]);
+    const reply = await send(`${line.baseUrl}/timeseries/subscriptions`, { headers: { 'api-key': 'demo-api-key' } });
+    const items = reply.json<{ items: { externalId: string; filter?: unknown; timeSeriesCount: number }[] }>().items;
+    expect(items.map((item) => [item.externalId, item.filter])).toEqual([
+      ['numbers', { equals: { property: ['isString'], value: false } }],
+      ['all', undefined],
+    ]);
+    expect(items[1]?.timeSeriesCount).toBe(1000);
+    child.kill('SIGTERM');
+    expect((await finish(child)).code).toBe(0);
+  });
+
   it.each([
+    [['simulate', '--subscription', 'all'], /--subscription expects ID:PARTITIONS\[:numeric\|string\]/],
+    [['simulate', '--subscription', 'all:0'], /--subscription expects .*got 'all:0'/],
     [['simulate', '--instances', 'assets=lots'], /Invalid --instances: expected N or kind=count pairs/],
     [['simulate', '--instances', 'vertices=5'], /Invalid --instances: .*vertices/],
     [['simulate', '--churn', 'often'], /--churn expects a number, got 'often'/],

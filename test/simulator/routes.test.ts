@@ -7,8 +7,8 @@ import { findRoute, ROUTES, routeName } from '../../src/simulator/routes.js';
 const API = '/api/v1/projects/demo';
 
 describe('the route table', () => {
-  it('holds each path once, at the origin and in the API alike', () => {
-    const keys = ROUTES.map((route) => `${route.api === undefined ? 'origin' : 'api'} ${route.path}`);
+  it('holds each method and path once, at the origin and in the API alike', () => {
+    const keys = ROUTES.map((route) => `${route.api === undefined ? 'origin' : 'api'} ${route.method} ${route.path}`);
     expect(new Set(keys).size).toBe(keys.length);
   });
 
@@ -34,6 +34,8 @@ describe('findRoute', () => {
     [`${API}/events/aggregate`, 'POST /events/aggregate', 'demo'],
     ['/api/v1/projects/other/assets', 'GET /assets', 'other'],
     [`${API}/timeseries/data/list`, 'POST /timeseries/data/list', 'demo'],
+    [`${API}/timeseries/subscriptions/byids`, 'POST /timeseries/subscriptions/byids', 'demo'],
+    [`${API}/timeseries/subscriptions/data/list`, 'POST /timeseries/subscriptions/data/list', 'demo'],
     [`${API}/models/views`, 'GET /models/views', 'demo'],
     [`${API}/models/views/`, 'GET /models/views', 'demo'],
     [`${API}/models/views/byids`, 'POST /models/views/byids', 'demo'],
@@ -59,6 +61,18 @@ describe('findRoute', () => {
     const found = findRoute(path);
     expect(found === undefined ? undefined : `${found.route.method} ${found.route.path}`).toBe(route);
     expect(found?.project).toBe(project);
+  });
+});
+
+describe('a path with a route per method', () => {
+  it('finds the route of the method, and one of its routes for another method (whose 405 names it)', () => {
+    const path = `${API}/timeseries/subscriptions`;
+    expect(findRoute(path, 'GET')?.route.method).toBe('GET');
+    expect(findRoute(path, 'POST')?.route.method).toBe('POST');
+    expect(findRoute(path, 'DELETE')?.route.path).toBe('/timeseries/subscriptions');
+    expect(findRoute(path, 'POST')?.route.api?.capability).toBe('timeSeriesAcl:WRITE');
+    expect(findRoute(path, 'GET')?.route.api?.capability).toBe('timeSeriesAcl:READ');
+    expect(routeName('POST', path)).toBe('POST /timeseries/subscriptions');
   });
 });
 

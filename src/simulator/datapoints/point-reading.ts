@@ -19,7 +19,10 @@ export interface Reading {
  * `ignoreBadDataPoints` (default true) bad points are left out, and uncertain ones too unless
  * `treatUncertainAsBad` is false; with `ignoreBadDataPoints: false` every point is there.
  */
-export function isVisible(quality: Quality, query: PointQuery): boolean {
+export function isVisible(
+  quality: Quality,
+  query: Pick<PointQuery, 'ignoreBadDataPoints' | 'treatUncertainAsBad'>,
+): boolean {
   if (quality === 'good' || !query.ignoreBadDataPoints) return true;
   return quality === 'uncertain' && !query.treatUncertainAsBad;
 }

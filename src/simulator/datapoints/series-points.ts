@@ -182,7 +182,8 @@ export class SeriesPoints {
   }
 }
 
-function writtenPoint({ timestamp, value, status }: Datapoint): SeriesPoint {
+/** A point as the platform sends it, as the readers take it: its quality read from its status. */
+export function writtenPoint({ timestamp, value, status }: Datapoint): SeriesPoint {
   const point: SeriesPoint = { timestamp, value, quality: qualityOfStatus(status) };
   if (status !== undefined) point.status = status;
   return point;
