@@ -7,6 +7,7 @@ import { type Simulator, startSimulator } from '../simulator/server.js';
 import { EXIT } from './exit-codes.js';
 import { type Resource, RESOURCES } from '../config/job-schema.js';
 import { withUsage } from './parse-flags.js';
+import { startingClock } from '../util/clock.js';
 
 export const SIMULATE_USAGE = `Usage: bulk-extract simulate [options]
 
@@ -46,6 +47,10 @@ Options:
                          Each event's metadata also holds "padding", N characters
                          (0..128000, default 0): large items for memory tests.
   --seed S               Data seed, 0..4294967295 (default 1). Same seed, same data.
+  --start-time TIME      The simulator's clock starts at TIME (ISO 8601 with a zone, or epoch
+                         ms) and runs on from there; datapoints lie around it (default: now).
+                         Same seed and start time, same points: for comparing an export with
+                         the data set computed elsewhere.
   --api-key KEY          Accept this API key (repeatable).
   --client ID:SECRET     Accept this OAuth client at /oauth2/token (repeatable).
   --user NAME:PASSWORD   Accept this user at POST /login (repeatable).
@@ -77,8 +82,10 @@ export async function runSimulate(argv: string[]): Promise<number> {
   const demo = apiKeys.length + clients.length + users.length === 0;
   const logger = createLogger(values['log-level']);
   const port = values.port === undefined ? undefined : integer(values.port, '--port');
+  const startMs = values['start-time'] === undefined ? undefined : startTime(values['start-time']);
   const simulator = await startSimulator({
     logger,
+    ...(startMs === undefined ? {} : { clock: startingClock(startMs) }),
     ...(values.host === undefined ? {} : { host: values.host }),
     ...(values.project === undefined ? {} : { project: values.project }),
     ...(port === undefined ? {} : { port }),
@@ -131,6 +138,7 @@ export function startupLine(simulator: Simulator, credentials: 'demo' | 'given')
     dataSets: config.dataSets,
     instances: config.instances,
     churn: config.churn,
+    startTime: new Date(simulator.dataset.datapoints.startMs).toISOString(),
     subscriptions: config.subscriptions.map(({ externalId, partitionCount }) => ({ externalId, partitionCount })),
     seed: config.seed,
     credentials,
@@ -150,6 +158,7 @@ const FLAGS = {
   'subscription': { type: 'string', multiple: true },
   'event-metadata-bytes': { type: 'string' },
   'seed': { type: 'string' },
+  'start-time': { type: 'string' },
   'api-key': { type: 'string', multiple: true },
   'client': { type: 'string', multiple: true },
   'user': { type: 'string', multiple: true },
@@ -224,4 +233,13 @@ function splitPair(pair: string, flag: string, shape: string): [string, string] 
   const colon = pair.indexOf(':');
   if (colon <= 0 || colon === pair.length - 1) throw new UsageError(`${flag} expects ${shape}.`);
   return [pair.slice(0, colon), pair.slice(colon + 1)];
+}
+
+/** `--start-time`: epoch ms, or an ISO 8601 date-time with a zone. */
+function startTime(text: string): number {
+  const ms = /^-?\d+$/.test(text) ? Number(text) : /[zZ]|[+-]\d{2}:\d{2}$/.test(text) ? Date.parse(text) : Number.NaN;
+  if (!Number.isSafeInteger(ms)) {
+    throw new UsageError(`--start-time: expected epoch milliseconds or an ISO 8601 date-time with a zone (2026-01-01T00:00:00Z), got '${text}'`);
+  }
+  return ms;
 }

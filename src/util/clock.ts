@@ -23,3 +23,19 @@ export const systemClock: Clock = {
       signal?.addEventListener('abort', done, { once: true });
     }),
 };
+
+/**
+ * The system clock moved so that it reads `startMs` first and runs on from there in real time: a
+ * simulator whose data is drawn around a given time (`simulate --start-time`), so that another
+ * process can compute the same data set.
+ */
+export function startingClock(startMs: number): Clock {
+  // Set at the first reading, which is then exactly `startMs`: the time the data is drawn around.
+  let offset: number | undefined;
+  const now = () => {
+    const real = Date.now();
+    offset ??= startMs - real;
+    return real + offset;
+  };
+  return { now, sleep: (ms, signal) => systemClock.sleep(ms, signal) };
+}

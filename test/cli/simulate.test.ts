@@ -94,14 +94,15 @@ describe('bulk-extract simulate', () => {
     await finish(child);
   });
 
-  it('serves --datapoints N points in all over the time series, and says so on its first line', async () => {
-    const { child, firstLine } = startCli(['simulate', '--timeseries', '3', '--datapoints', '250_000']);
+  it('serves --datapoints N points in all over the time series at --start-time, and says so on its first line', async () => {
+    const start = '2026-01-01T00:00:00.000Z';
+    const { child, firstLine } = startCli(['simulate', '--timeseries', '3', '--datapoints', '250_000', '--start-time', start]);
     const line = JSON.parse(await firstLine) as StartLine & { datapoints: number };
-    expect(line).toMatchObject({ timeseries: 3, datapoints: 250_000 });
+    expect(line).toMatchObject({ timeseries: 3, datapoints: 250_000, startTime: start });
     const headers = { 'api-key': 'demo-api-key', 'content-type': 'application/json' };
     const series = await send(`${line.baseUrl}/timeseries`, { headers });
-    // Every point of every series, bad ones included, from 1900 to 2100.
-    const window = { start: Date.UTC(1900, 0, 1), end: Date.UTC(2100, 0, 1) };
+    // Every point of every series, bad ones included, from 1900 to the start (live series grow after it).
+    const window = { start: Date.UTC(1900, 0, 1), end: Date.parse(start) };
     const everything = { ...window, limit: 100_000, ignoreBadDataPoints: false };
     let points = 0;
     for (const { id } of series.json<{ items: { id: number }[] }>().items) {
@@ -118,6 +119,12 @@ describe('bulk-extract simulate', () => {
     expect(points).toBe(250_000);
     child.kill('SIGTERM');
     expect((await finish(child)).code).toBe(0);
+  });
+
+  it('refuses a --start-time that is not a time, naming the flag', async () => {
+    const exit = await runCli(['simulate', '--start-time', 'yesterday']);
+    expect(exit.code).toBe(2);
+    expect(exit.stderr).toContain("--start-time: expected epoch milliseconds or an ISO 8601 date-time with a zone (2026-01-01T00:00:00Z), got 'yesterday'");
   });
 
   it('serves --instances N data-model instances, and says so on its first line', async () => {
