@@ -96,7 +96,7 @@ function kindOf(name) {
     const points = Number(values.points);
     const series = Number(values.series);
     const concurrency = Number(values.concurrency);
-    const simulator = { events: 1000, timeseries: series, datapoints: points };
+    const simulator = { events: 1000, timeseries: series, datapoints: points, startTime: WINDOW.end };
     const { points: rows } = dataSetFacts(simulator);
     const end = new Date(WINDOW.end).toISOString().slice(0, 10);
     return {

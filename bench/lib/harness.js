@@ -56,11 +56,13 @@ export async function startSimulator({
   datapoints,
   instances,
   seed,
+  startTime,
 }) {
   const args = [SIMULATOR_CLI, 'simulate', '--events', String(events), '--assets', String(assets), '--log-level', 'warn'];
   if (Object.keys(faults).length > 0) args.push('--faults', JSON.stringify(faults));
   if (eventMetadataBytes > 0) args.push('--event-metadata-bytes', String(eventMetadataBytes));
-  const flags = [['--timeseries', timeseries], ['--datapoints', datapoints], ['--instances', instances], ['--seed', seed]];
+  const flags = [['--timeseries', timeseries], ['--datapoints', datapoints], ['--instances', instances], ['--seed', seed],
+    ['--start-time', startTime]];
   for (const [flag, value] of flags) {
     if (value !== undefined) args.push(flag, String(value));
   }

@@ -10,9 +10,10 @@
 //   same round; peak RSS at 10M and at 5M in one series as ratios to the same format's at 1M;
 // - then rounds at `latencyMs` added to every request: the raw drain and both formats, wall ratio.
 //
-// Every program reads the window [0, END): the SDK's default start, and an end after the
-// simulator's last point, so all read the same Good points; each count is checked against the
-// simulator's data set, computed in this process. The long series is seed LONG_SEED's only series,
+// Every program reads the window [0, END): the SDK's default start, and the simulator's start
+// time (`simulate --start-time END`: its points lie before it, live series grow after it), so all
+// read the same Good points; each count is checked against the simulator's data set, computed in
+// this process on a clock that stands at END. The long series is seed LONG_SEED's only series,
 // a numeric one (seed 1's is a string series). Smaller sizes for a quick look:
 // `npm run bench -- datapoints --points 200000 --rounds 1`.
 import { createDataset } from '../../dist/simulator/index.js';
@@ -20,7 +21,7 @@ import { fmt, median, runExport, runRawPoints, runSdkDatapoints, table, turn, wi
 
 export const title = 'Datapoints: the export against the SDK and a raw drain (issue 28)';
 
-/** The window's end, exclusive: after every point of the simulator (2019 to 2024). */
+/** The window's end, exclusive: the simulator's start time, when its points end. */
 const END = Date.UTC(2026, 0, 1);
 export const WINDOW = { start: 0, end: END };
 const LONG_SEED = 2;
@@ -36,9 +37,9 @@ export async function run({
   latencyMs = 150,
 } = {}) {
   const sets = {
-    main: { timeseries: series, datapoints: points },
-    small: { timeseries: series, datapoints: Math.round(points / 10) },
-    long: { timeseries: 1, datapoints: Math.round(points / 2), seed: LONG_SEED },
+    main: { timeseries: series, datapoints: points, startTime: END },
+    small: { timeseries: series, datapoints: Math.round(points / 10), startTime: END },
+    long: { timeseries: 1, datapoints: Math.round(points / 2), seed: LONG_SEED, startTime: END },
   };
   const truth = Object.fromEntries(Object.entries(sets).map(([name, set]) => [name, dataSetFacts(set)]));
   if (truth.long.stringPoints > 0) throw new Error(`seed ${LONG_SEED}'s only series is a string series: choose another seed`);
@@ -94,7 +95,8 @@ export function pointsJob({ partitions, concurrency, format }) {
 
 /** The points each program must read from a data set, and how many of them are in string series. */
 export function dataSetFacts({ timeseries, datapoints, seed = 1 }) {
-  const dataset = createDataset({ seed, timeseries, datapoints });
+  const clock = { now: () => END, sleep: () => Promise.resolve() };
+  const dataset = createDataset({ seed, timeseries, datapoints, clock });
   let points = 0;
   let stringPoints = 0;
   for (let i = 0; i < timeseries; i++) {
