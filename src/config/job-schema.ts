@@ -78,9 +78,10 @@ type StreamSchemas<T extends readonly ResourceSpec[]> = {
 
 /**
  * Datapoints are read behind a selection of time series: `incremental` moves the window of point
- * times, and its lag defaults to an hour (docs/datapoints.md says why).
+ * times, and its lag defaults to an hour (docs/datapoints.md says why); `snapshot` reads the window
+ * again in each run, its relative ends resolved at that run's start.
  */
-const { metadataColumns: _metadataColumns, keep: _keep, ...datapointsCommon } = common;
+const { metadataColumns: _metadataColumns, ...datapointsCommon } = common;
 const datapointsStream = z.strictObject({
   ...datapointsCommon,
   ...datapointsKeys,
@@ -255,30 +256,35 @@ export const jobSchema = z
           message: `stream '${name}' is a Delta table (table: delta), whose data files are Parquet only; set formats: [parquet]${stream.formats === undefined ? ' (or give the stream table: files)' : ''}`,
         });
       }
-      if (stream.resource === 'datapoints' || stream.resource === 'instances') {
-        const problems = stream.resource === 'datapoints' ? datapointsProblems(stream) : instancesProblems(stream);
-        for (const { path, message } of problems) ctx.addIssue({ code: 'custom', path: ['streams', i, ...path], message });
-        return;
-      }
-      if (stream.keep !== undefined && stream.mode !== 'snapshot') {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['streams', i, 'keep'],
-          message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
-        });
-      }
-      for (const problem of metadataColumnProblems(stream.resource, stream.metadataColumns ?? [])) {
-        ctx.addIssue({ code: 'custom', path: ['streams', i, 'metadataColumns'], message: problem });
-      }
-      if (stream.mode === 'incremental' && stream.filter.maxLastUpdatedTime !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['streams', i, 'filter', 'maxLastUpdatedTime'],
-          message: 'an incremental stream sets the end of each run\'s window itself (its start minus safetyLag); remove this filter',
-        });
-      }
+      for (const { path, message } of streamProblems(stream)) ctx.addIssue({ code: 'custom', path: ['streams', i, ...path], message });
     });
   });
+
+/**
+ * What a stream's keys must agree on beyond their own types, each kind's own, as problems at their
+ * paths in the stream.
+ */
+export function streamProblems(stream: StreamConfig): { path: (string | number)[]; message: string }[] {
+  if (stream.resource === 'datapoints') return datapointsProblems(stream);
+  if (stream.resource === 'instances') return instancesProblems(stream);
+  const problems: { path: (string | number)[]; message: string }[] = [];
+  if (stream.keep !== undefined && stream.mode !== 'snapshot') {
+    problems.push({
+      path: ['keep'],
+      message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
+    });
+  }
+  for (const problem of metadataColumnProblems(stream.resource, stream.metadataColumns ?? [])) {
+    problems.push({ path: ['metadataColumns'], message: problem });
+  }
+  if (stream.mode === 'incremental' && stream.filter.maxLastUpdatedTime !== undefined) {
+    problems.push({
+      path: ['filter', 'maxLastUpdatedTime'],
+      message: 'an incremental stream sets the end of each run\'s window itself (its start minus safetyLag); remove this filter',
+    });
+  }
+  return problems;
+}
 
 /**
  * What is wrong with a stream's metadataColumns: no metadata to take them from, or column names that
