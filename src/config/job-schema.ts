@@ -262,7 +262,7 @@ export const jobSchema = z
 
 /**
  * What a stream's keys must agree on beyond their own types, each kind's own, as problems at their
- * paths in the stream.
+ * paths in the stream (scheduledModes asks them again with another mode).
  */
 export function streamProblems(stream: StreamConfig): { path: (string | number)[]; message: string }[] {
   if (stream.resource === 'datapoints') return datapointsProblems(stream);
@@ -284,6 +284,14 @@ export function streamProblems(stream: StreamConfig): { path: (string | number)[
     });
   }
   return problems;
+}
+
+/**
+ * The modes of a new export each run (incremental, snapshot) that `stream` would be accepted with,
+ * its other keys as they are, `keep` aside (it belongs to snapshot only).
+ */
+export function scheduledModes(stream: StreamConfig): Mode[] {
+  return (['incremental', 'snapshot'] as const).filter((mode) => streamProblems({ ...stream, mode, keep: undefined }).length === 0);
 }
 
 /**

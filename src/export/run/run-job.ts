@@ -297,13 +297,25 @@ function nothingDone(start: Started, durationMs: number): RunResult {
 /** What an idle stream's log line says. */
 export function idleMessage(idle: IdleStream): string {
   return idle.reason === 'complete'
-    ? `${idle.stream}: complete since ${idle.since}; nothing to do: use --fresh, or mode: snapshot for a new export each run`
+    ? `${idle.stream}: complete since ${idle.since}; nothing to do: use --fresh${otherModes(idle)}`
     : `${idle.stream}: ${idleReason(idle)}`;
 }
 
 /** Why an idle stream has nothing to do, for a summary that has said "nothing to do" already. */
 export function idleReason(idle: IdleStream): string {
   return idle.reason === 'complete'
-    ? `complete since ${idle.since}: use --fresh to export it again, or mode: snapshot for a new export each run`
+    ? `complete since ${idle.since}: use --fresh to export it again${otherModes(idle)}`
     : `the last run ended less than safetyLag ago (at ${idle.since}); nothing new to read yet`;
+}
+
+/**
+ * The mode a complete full export could take instead, if the stream accepts it: snapshot (a new
+ * copy each run), else incremental; nothing when it accepts neither (unknown: snapshot, which
+ * every kind takes).
+ */
+function otherModes(idle: IdleStream): string {
+  const modes = idle.scheduledModes ?? ['snapshot'];
+  if (modes.includes('snapshot')) return ', or mode: snapshot for a new export each run';
+  if (modes.includes('incremental')) return ', or mode: incremental to read, each run, what changed since the last';
+  return '';
 }
