@@ -48,6 +48,7 @@ export const datapoints: StreamKind<DatapointsStreamConfig, DatapointsStreamPlan
       params: [...listing, ...pointsParams(points)],
       partitions: stream.partitions,
       mode: stream.mode,
+      keep: stream.keep,
       safetyLagMs: stream.safetyLag,
       updatedBetween: { min: undefined, max: undefined },
       points,
