@@ -20,7 +20,7 @@ import {
   syncField,
 } from '../state/index.js';
 import { countStreams, planStreams, type StreamCounts } from '../plan/index.js';
-import { finishRun } from './finish-run.js';
+import { type EmptyRun, finishRun } from './finish-run.js';
 import { drainPartition } from './drain-partition.js';
 import { checkReadLimit, type PartitionContext, type PartitionOutcome, type PartitionPlan, type StreamDrain } from '../partition/index.js';
 import { streamKind } from '../kinds/index.js';
@@ -61,6 +61,8 @@ export interface RunResult {
   manifest: Manifest;
   /** Errors of the partitions that failed. */
   errors: { stream: string; m: number; error: unknown }[];
+  /** Streams this run read to their end without a row, with what their kind says of it (a window with no point). */
+  empty: EmptyRun[];
   resumed: boolean;
   /** Rows written by this run (the manifest counts every run's). */
   rows: number;
@@ -291,7 +293,7 @@ function openClient(config: JobConfig, logger: Logger, clock: Clock): PlatformCl
 function nothingDone(start: Started, durationMs: number): RunResult {
   const manifest: Manifest = { ...start.manifest, state: 'complete', requests: 0, retries: 0, throttled: 0, durationMs };
   const { idle, damaged } = start;
-  return { state: 'complete', manifest, errors: [], resumed: true, rows: 0, idle, wrote: false, damaged };
+  return { state: 'complete', manifest, errors: [], empty: [], resumed: true, rows: 0, idle, wrote: false, damaged };
 }
 
 /** What an idle stream's log line says. */
