@@ -151,7 +151,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     logStarted(logger, { outDir: store.location, ...scope.logFields }, streams, committer.state, start);
     // Shards are written where the store stages them before it publishes them.
     sink = createShardSink((key) => store.stage(key), config.output, { logger });
-    const progress = new RunProgress(streams, plans, committer.state, () => counts.items);
+    const progress = new RunProgress(streams, plans, committer.state, () => counts);
     // Beside the lock, for status; gone before the lock is let go, by every way the run ends.
     const live = new LiveProgressFile(store, start.lockKey, plans, committer.state, logger);
     await live.start();
