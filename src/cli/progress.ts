@@ -1,6 +1,6 @@
 import type { RunHandle, StreamProgress } from '../export/index.js';
 import type { Logger } from '../log.js';
-import { RateWindow } from './rate-window.js';
+import { RateWindow } from '../util/rate-window.js';
 import type { StatusLine } from './status-line.js';
 
 export interface ProgressSnapshot {
@@ -76,7 +76,11 @@ export function formatProgress(s: ProgressSnapshot): string {
   return `${streams} | ${s.rowsPerSecond.toLocaleString('en-US')} rows/s, ${s.partitionsDone}/${s.partitions} partitions done, ${s.retries} retries, ${duration(s.elapsedSeconds)}`;
 }
 
-function streamProgress(s: ProgressSnapshot['streams'][number]): string {
+/**
+ * One stream's part of the progress line: rows of the total with a percentage and an ETA, or a
+ * datapoints stream's points and series; also what `status` shows of a stream a run drains.
+ */
+export function streamProgress(s: ProgressSnapshot['streams'][number]): string {
   const rows = s.rows.toLocaleString('en-US');
   if (s.series !== undefined) return seriesProgress(s, s.series);
   if (s.partitions > 0 && s.done === s.partitions) return `${rows} done`;

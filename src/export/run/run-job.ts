@@ -153,7 +153,8 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     sink = createShardSink((key) => store.stage(key), config.output, { logger });
     const progress = new RunProgress(streams, plans, committer.state, () => counts);
     // Beside the lock, for status; gone before the lock is let go, by every way the run ends.
-    const live = new LiveProgressFile(store, start.lockKey, plans, committer.state, logger);
+    const streamsNow = () => progress.current();
+    const live = new LiveProgressFile(store, start.lockKey, plans, committer.state, logger, { streams: streamsNow });
     await live.start();
     release = async () => {
       await live.stop();

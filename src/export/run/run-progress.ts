@@ -100,8 +100,13 @@ export class RunProgress {
       rows: () => this.rowsRead,
       rowsRead: (stream) => this.read.get(stream) ?? 0,
       partitionsDone: () => this.partitionsDone,
-      streams: () => this.streams.map((s) => this.ofStream(s)),
+      streams: () => this.current(),
     };
+  }
+
+  /** Each stream's progress now. */
+  current(): StreamProgress[] {
+    return this.streams.map((s) => this.ofStream(s));
   }
 
   /**

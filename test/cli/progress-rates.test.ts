@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatProgress, progressMeter, seriesEta } from '../../src/cli/progress.js';
-import { RateWindow } from '../../src/cli/rate-window.js';
+import { RateWindow } from '../../src/util/rate-window.js';
 import type { RunHandle, StreamProgress } from '../../src/export/index.js';
 import { createFakeClock } from '../support/fake-clock.js';
 
