@@ -21,6 +21,8 @@ describe('a datapoints run whose window holds no point', () => {
       { resource: 'datapoints', name: 'late', partitions: 2, start, end },
       { resource: 'datapoints', name: 'hourly', partitions: 1, start, end, aggregates: ['average'], granularity: '1h' },
       { resource: 'datapoints', name: 'ids', partitions: 1, start, end, timeseries: { ids: [sim.dataset.timeseries.idOf(0), sim.dataset.timeseries.idOf(1)] } },
+      { resource: 'datapoints', name: 'none', partitions: 2, start, end, timeseries: { externalIdPrefix: 'NO-SUCH-' } },
+      { resource: 'datapoints', name: 'ahead', partitions: 1, start },
       { resource: 'datapoints', name: 'all', partitions: 1 },
     ];
     const file = writePointsJob(join(dir, 'job.yaml'), { baseUrl: sim.baseUrl, out: join(dir, 'out'), streams });
@@ -32,6 +34,9 @@ describe('a datapoints run whose window holds no point', () => {
     expect(summary).toContain(`  late: ${SERIES} series, 0 points ${window}`);
     expect(summary).toContain(`  hourly: ${numeric} series, 0 average buckets of 1h ${window}`);
     expect(summary).toContain(`  ids: 2 series, 0 points ${window}`);
+    expect(summary).toContain('  none: no time series matches the stream\'s timeseries selection, so no point was read');
+    const ahead = / {2}ahead: the window \[2098-01-01T00:00:00.000Z, \S+\) holds no time: start is not before end/;
+    expect(summary).toMatch(ahead);
     expect(summary, 'a window with points').not.toMatch(/ {2}all: /);
     const warned = exit.stderr.split('\n').filter((line) => line.includes('"level":40') && line.includes('0 points in ['));
     expect(warned.map((line) => (JSON.parse(line) as { stream: string }).stream).sort()).toEqual(['ids', 'late']);

@@ -98,6 +98,10 @@ export const datapoints: StreamKind<DatapointsStreamConfig, DatapointsStreamPlan
 function emptyWindow(stream: DatapointsStreamPlan, state: StreamState): string | undefined {
   const window = pointWindowOf(state);
   if (window === undefined) return undefined;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  if (window.end <= window.start) {
+    return `the window [${iso(window.start)}, ${iso(window.end)}) holds no time: start is not before end (end: the run's start when left out)`;
+  }
   const parts = Object.values(state.parts);
   const { ids, externalIds, aggregates } = stream.points;
   const explicit = ids?.length ?? externalIds?.length;
@@ -110,7 +114,6 @@ function emptyWindow(stream: DatapointsStreamPlan, state: StreamState): string |
       : 'the platform knows none of the series listed in timeseries, so no point was read';
   }
   const rows = aggregates === undefined ? 'points' : `${aggregates.join(', ')} buckets of ${stream.points.granularity ?? '?'}`;
-  const iso = (ms: number) => new Date(ms).toISOString();
   return `${series.toLocaleString('en-US')} series, 0 ${rows} in [${iso(window.start)}, ${iso(window.end)}): ` +
     'none of these series has a point in this window; check start and end (end: the run\'s start when left out)';
 }
