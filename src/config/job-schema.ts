@@ -45,7 +45,8 @@ const common = {
    * full: the whole collection, as it was when the first run started (resumed runs read the same
    * snapshot); later runs have nothing to do. incremental: each run reads what changed since the
    * last successful run, into a run folder of its own. snapshot: each run after a completed one
-   * reads the whole collection again, into a run folder of its own.
+   * reads the whole collection again (datapoints: the window from start to end resolved at its
+   * start), into a run folder of its own.
    */
   mode: z.enum(MODES).default('full'),
   /** snapshot: completed snapshots to keep; older ones are deleted once a newer one is sealed. Default: all. */
