@@ -38,7 +38,8 @@ export function runSummary(result: RunResult, repair: boolean): string {
     return ['bulk-extract: nothing to do; the output was not changed.', ...idle, ...streamLines(result.manifest)].join('\n');
   }
   const repaired = repair ? [`bulk-extract repair: read ${result.damaged.size} damaged partition(s) again: ${[...result.damaged.keys()].join(', ')}`] : [];
-  return [...repaired, summary(result.manifest, result.rows)].join('\n');
+  const empty = result.empty.map(({ stream, note }) => `  ${stream}: ${note}`);
+  return [...repaired, summary(result.manifest, result.rows), ...empty].join('\n');
 }
 
 /** What `run --verify` found, or why the run did not check: the run's last line. */

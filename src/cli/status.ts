@@ -18,7 +18,7 @@ import { Redactor } from '../util/redact.js';
 import { EXIT } from './exit-codes.js';
 import { isBucketUrl, needsConfig } from './output-flag.js';
 import { withUsage } from './parse-flags.js';
-import { duration } from './progress.js';
+import { duration, streamProgress } from './progress.js';
 import { formatRuns } from './run-history.js';
 
 export const STATUS_USAGE = `Usage: bulk-extract status --config FILE [--runs N] [--json]
@@ -147,7 +147,16 @@ function describeStream(s: StreamStatus): string {
     s.mode !== 'incremental'
       ? ''
       : `; watermark ${s.watermark === null ? 'none yet (no window completed)' : new Date(s.watermark).toISOString()}`;
-  return `${s.mode}${run}, ${window}${latest}${watermark}${tableText(s.table)}`;
+  return `${s.mode}${run}, ${window}${latest}${watermark}${tableText(s.table)}${runningText(s.running)}`;
+}
+
+/** What the run draining a stream says of it in its progress file: as its progress line does, with rows/s. */
+function runningText(running: StreamStatus['running']): string {
+  if (running === undefined) return '';
+  const { rowsPerSecond } = running;
+  const progress = streamProgress({ name: '', partitions: 0, done: 0, total: undefined, ...running, rowsPerSecond: rowsPerSecond ?? 0 });
+  const rate = rowsPerSecond === undefined ? '' : ` at ${rowsPerSecond.toLocaleString('en-US')} rows/s`;
+  return `; now ${progress}${rate}`;
 }
 
 /** A Delta table stream's latest version: when it was committed, for which run. */

@@ -137,6 +137,7 @@ export const datapointsKeys = {
 /** What the keys of a datapoints stream must agree on, as zod issues at their paths. */
 export function datapointsProblems(stream: {
   mode: string;
+  keep?: number | undefined;
   timeseries: SeriesSelection;
   start: PointTime;
   end?: PointTime | undefined;
@@ -158,12 +159,14 @@ export function datapointsProblems(stream: {
   if (stream.targetUnit !== undefined && stream.targetUnitSystem !== undefined) {
     add('targetUnitSystem', 'give targetUnit or targetUnitSystem, not both');
   }
-  if (stream.mode === 'snapshot') add('mode', 'datapoints are exported with mode full or incremental');
+  if (stream.keep !== undefined && stream.mode !== 'snapshot') {
+    add('keep', `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`);
+  }
   if (stream.mode === 'incremental' && aggregated) {
     add(
       'mode',
-      "aggregates are exported with mode: full (a run's window would end inside a bucket that the next run reads again); " +
-      'export raw points incrementally and aggregate them downstream, or give each full run its start and end',
+      "aggregates are exported with mode: full or snapshot (an incremental run's window would end inside a bucket that the next run reads again); " +
+      'use mode: snapshot with a relative start (30d-ago) for a new window each run, or export raw points incrementally and aggregate them downstream',
     );
   }
   if (stream.mode === 'incremental' && stream.end !== undefined) {

@@ -45,7 +45,8 @@ const common = {
    * full: the whole collection, as it was when the first run started (resumed runs read the same
    * snapshot); later runs have nothing to do. incremental: each run reads what changed since the
    * last successful run, into a run folder of its own. snapshot: each run after a completed one
-   * reads the whole collection again, into a run folder of its own.
+   * reads the whole collection again (datapoints: the window from start to end resolved at its
+   * start), into a run folder of its own.
    */
   mode: z.enum(MODES).default('full'),
   /** snapshot: completed snapshots to keep; older ones are deleted once a newer one is sealed. Default: all. */
@@ -78,9 +79,10 @@ type StreamSchemas<T extends readonly ResourceSpec[]> = {
 
 /**
  * Datapoints are read behind a selection of time series: `incremental` moves the window of point
- * times, and its lag defaults to an hour (docs/datapoints.md says why).
+ * times, and its lag defaults to an hour (docs/datapoints.md says why); `snapshot` reads the window
+ * again in each run, its relative ends resolved at that run's start.
  */
-const { metadataColumns: _metadataColumns, keep: _keep, ...datapointsCommon } = common;
+const { metadataColumns: _metadataColumns, ...datapointsCommon } = common;
 const datapointsStream = z.strictObject({
   ...datapointsCommon,
   ...datapointsKeys,
@@ -255,30 +257,43 @@ export const jobSchema = z
           message: `stream '${name}' is a Delta table (table: delta), whose data files are Parquet only; set formats: [parquet]${stream.formats === undefined ? ' (or give the stream table: files)' : ''}`,
         });
       }
-      if (stream.resource === 'datapoints' || stream.resource === 'instances') {
-        const problems = stream.resource === 'datapoints' ? datapointsProblems(stream) : instancesProblems(stream);
-        for (const { path, message } of problems) ctx.addIssue({ code: 'custom', path: ['streams', i, ...path], message });
-        return;
-      }
-      if (stream.keep !== undefined && stream.mode !== 'snapshot') {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['streams', i, 'keep'],
-          message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
-        });
-      }
-      for (const problem of metadataColumnProblems(stream.resource, stream.metadataColumns ?? [])) {
-        ctx.addIssue({ code: 'custom', path: ['streams', i, 'metadataColumns'], message: problem });
-      }
-      if (stream.mode === 'incremental' && stream.filter.maxLastUpdatedTime !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['streams', i, 'filter', 'maxLastUpdatedTime'],
-          message: 'an incremental stream sets the end of each run\'s window itself (its start minus safetyLag); remove this filter',
-        });
-      }
+      for (const { path, message } of streamProblems(stream)) ctx.addIssue({ code: 'custom', path: ['streams', i, ...path], message });
     });
   });
+
+/**
+ * What a stream's keys must agree on beyond their own types, each kind's own, as problems at their
+ * paths in the stream (scheduledModes asks them again with another mode).
+ */
+export function streamProblems(stream: StreamConfig): { path: (string | number)[]; message: string }[] {
+  if (stream.resource === 'datapoints') return datapointsProblems(stream);
+  if (stream.resource === 'instances') return instancesProblems(stream);
+  const problems: { path: (string | number)[]; message: string }[] = [];
+  if (stream.keep !== undefined && stream.mode !== 'snapshot') {
+    problems.push({
+      path: ['keep'],
+      message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
+    });
+  }
+  for (const problem of metadataColumnProblems(stream.resource, stream.metadataColumns ?? [])) {
+    problems.push({ path: ['metadataColumns'], message: problem });
+  }
+  if (stream.mode === 'incremental' && stream.filter.maxLastUpdatedTime !== undefined) {
+    problems.push({
+      path: ['filter', 'maxLastUpdatedTime'],
+      message: 'an incremental stream sets the end of each run\'s window itself (its start minus safetyLag); remove this filter',
+    });
+  }
+  return problems;
+}
+
+/**
+ * The modes of a new export each run (incremental, snapshot) that `stream` would be accepted with,
+ * its other keys as they are, `keep` aside (it belongs to snapshot only).
+ */
+export function scheduledModes(stream: StreamConfig): Mode[] {
+  return (['incremental', 'snapshot'] as const).filter((mode) => streamProblems({ ...stream, mode, keep: undefined }).length === 0);
+}
 
 /**
  * What is wrong with a stream's metadataColumns: no metadata to take them from, or column names that

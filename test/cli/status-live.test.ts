@@ -69,11 +69,15 @@ interface Part {
   rowsRead?: number;
 }
 
-async function status(): Promise<{ state: string; parts: Part[]; text: string }> {
+interface Stream {
+  running?: { rows: number; total?: number; rowsPerSecond?: number };
+}
+
+async function status(): Promise<{ state: string; parts: Part[]; streams: Stream[]; text: string }> {
   const json = await runCliWith(['status', '--out', out, '--json', '--runs', '0']);
   expect(json.code, describeExit(json)).toBe(0);
   const text = await runCliWith(['status', '--out', out, '--runs', '0']);
-  return { ...(JSON.parse(json.stdout) as { state: string; parts: Part[] }), text: text.stdout };
+  return { ...(JSON.parse(json.stdout) as { state: string; parts: Part[]; streams: Stream[] }), text: text.stdout };
 }
 
 /** Waits (polling the file, up to a minute) until the running run's progress file shows `rows` in each partition. */
@@ -99,6 +103,9 @@ describe('status during a run', () => {
     for (const part of running.parts) expect(part).toMatchObject({ rows: 0, done: false, live: 'fetching', rowsRead: 100 });
     expect(running.text).toMatch(/events\s+1\/2\s+100 rows\s+0 shards\s+fetching \(0 of these committed\)/);
     expect(running.text).not.toContain('not started');
+    // The stream as the run's progress line shows it: rows of the platform's count.
+    expect(running.text).toMatch(/^ {2}events: full, .*; now 200\/1,000 20%/m);
+    expect(running.streams[0]?.running).toMatchObject({ rows: 200, total: 1000 });
 
     first.child.kill('SIGKILL');
     await first.done;
@@ -109,6 +116,7 @@ describe('status during a run', () => {
       expect(part.rowsRead).toBeUndefined();
     }
     expect(killed.text).toMatch(/events\s+2\/2\s+0 rows\s+0 shards\s+stopped: the run fetching it is gone/);
+    expect(killed.streams[0]?.running, 'a stopped run\'s figures are not shown').toBeUndefined();
 
     open();
     const second = await runCliWith(['run', '--config', job], { env: { K: KEY } });

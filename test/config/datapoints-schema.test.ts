@@ -67,9 +67,9 @@ describe('a datapoints stream in the job file', () => {
     [{ timeZone: 'Europe/Oslo' }, /timeZone: a timeZone applies to aggregates/],
     [{ aggregates: ['sum'], granularity: '1d', timeZone: 'Mars/Olympus' }, /timeZone: not a time zone.* \(got "Mars\/Olympus"\)/],
     [{ targetUnit: 'temperature:deg_c', targetUnitSystem: 'SI' }, /give targetUnit or targetUnitSystem, not both/],
-    [{ mode: 'snapshot' }, /mode: datapoints are exported with mode full or incremental/],
+    [{ keep: 2 }, /keep: keep applies to mode: snapshot .*this stream's mode is full/],
     [{ mode: 'incremental', end: 'now' }, /end: an incremental stream ends each run's window itself/],
-    [{ mode: 'incremental', aggregates: ['sum'], granularity: '1h' }, /mode: aggregates are exported with mode: full/],
+    [{ mode: 'incremental', aggregates: ['sum'], granularity: '1h' }, /mode: aggregates are exported with mode: full or snapshot/],
     [{ timeseries: { ids: [1], externalIds: ['a'] } }, /give ids or externalIds, not both/],
     [{ timeseries: { ids: [1], isStep: true } }, /explicit ids list selects the series itself; remove the filter/],
     [{ timeseries: { ids: [1, 2, 1] } }, /timeseries\.ids\.2: 1 is listed twice/],
@@ -78,6 +78,11 @@ describe('a datapoints stream in the job file', () => {
     [{ metadataColumns: ['site'] }, /metadataColumns/],
   ])('refuses %j, naming the key and what is wrong', (stream, message) => {
     expect(problem(stream)).toMatch(message);
+  });
+
+  it('takes mode: snapshot with keep, aggregates and a relative window', () => {
+    const stream = points({ mode: 'snapshot', keep: 2, start: '30d-ago', end: 'now', aggregates: ['average'], granularity: '1h' });
+    expect(stream).toMatchObject({ mode: 'snapshot', keep: 2, start: { agoMs: 30 * 86_400_000 }, end: { agoMs: 0 } });
   });
 
   it('takes the timeseries filters of a timeseries stream, and explicit ids or externalIds', () => {

@@ -11,6 +11,7 @@ import {
   newCheckpoint,
   newStreamState,
   nextWindow,
+  type PartState,
   parseCheckpoint,
   partOf,
   restartPart,
@@ -18,7 +19,7 @@ import {
 import { type Manifest, type ManifestFile, newManifest, reconcile } from '../../src/export/state/manifest.js';
 import { withDigest, withoutDigest } from '../../src/export/state/state-digest.js';
 import type { StreamPlan } from '../../src/export/state/stream-plan.js';
-import { type PlanOverrides, streamPlan } from '../support/streams.js';
+import { type PlanOverrides, pointsStreamPlan, streamPlan } from '../support/streams.js';
 
 const BASE = 'https://acme.example.com/api/v1/projects/acme';
 const T0 = '2026-01-01T00:00:00.000Z';
@@ -372,6 +373,27 @@ describe('windows', () => {
     expect(Object.values(next?.parts ?? {}).every((p) => p.cursor === null && p.nextSeq === 0 && !p.done)).toBe(true);
     // Another run at the same instant (or within the lag): an empty window is no run.
     expect(nextWindow(done, incremental, T0)).toBeUndefined();
+  });
+
+  it('datapoints snapshot: each run reads start..end resolved at its own start; an absolute window is read again whole', () => {
+    const DAY = 86_400_000;
+    const rolling = pointsStreamPlan({ mode: 'snapshot', points: { start: { agoMs: 30 * DAY }, options: {} } });
+    let done = newStreamState(rolling, T0);
+    expect(done).toMatchObject({ mode: 'snapshot', window: { from: start - 30 * DAY, until: start }, run: '20260101T000000.000Z' });
+    for (const m of [1, 2]) {
+      done = commitPart({ ...newCheckpoint(BASE, [], T0), streams: { points: done } }, 'points', m, { cursor: undefined, rows: 1, shards: 1 }, T0).streams.points ?? done;
+    }
+    const next = nextWindow(done, rolling, T2);
+    expect(next).toMatchObject({
+      window: { from: Date.parse(T2) - 30 * DAY, until: Date.parse(T2) },
+      watermark: null,
+      run: '20260101T000200.000Z',
+    });
+    const fresh = (p: PartState) => p.cursor === null && p.nextSeq === 0 && !p.done && p.points === undefined;
+    expect(Object.values(next?.parts ?? {}).every(fresh), 'every partition starts again, no series in flight').toBe(true);
+    const fixed = pointsStreamPlan({ mode: 'snapshot', points: { start: { at: 1000 }, end: { agoMs: 60_000 }, options: {} } });
+    expect(nextWindow(done, fixed, T2)?.window).toEqual({ from: 1000, until: Date.parse(T2) - 60_000 });
+    expect(nextWindow(done, rolling, T0), 'a second run at the same instant is no new snapshot').toBeUndefined();
   });
 
   it('a version 1 checkpoint reads as a full export with no window (its chains keep their params)', () => {

@@ -71,6 +71,30 @@ describe('LiveProgressFile', () => {
     await output.store.close();
   });
 
+  it('holds each stream\'s figures (rows, rows/s over its writes, totals, series), which status shows while the run holds the lock', async () => {
+    const { dir, output, checkpoint, plans } = setUp();
+    let at = Date.UTC(2026, 0, 1);
+    const figures = { name: 'events', rows: 1000, total: 4000, partitions: 3, done: 1, series: 3, seriesTotal: 12 };
+    const live = new LiveProgressFile(output.store, '.lock', plans, checkpoint, silentLogger, {
+      everyMs: 3_600_000,
+      now: () => at,
+      streams: () => [{ ...figures }],
+    });
+    const file = join(dir, '.progress.json');
+    const streams = () => (JSON.parse(readFileSync(file, 'utf8')) as { streams: unknown }).streams;
+    await live.start();
+    expect(streams(), 'no rate from one write').toEqual({ events: { rows: 1000, total: 4000, series: 3, seriesTotal: 12 } });
+    at += 5000;
+    figures.rows = 3000;
+    live.onRows(plans[1]!, 2000);
+    await live.flush();
+    expect(streams()).toEqual({ events: { rows: 3000, rowsPerSecond: 400, total: 4000, series: 3, seriesTotal: 12 } });
+    // Status reads the figures only while the run that wrote them holds the lock.
+    expect((await readStatus(output))?.streams[0]?.running).toBeUndefined();
+    await live.stop();
+    await output.store.close();
+  });
+
   it('at stop, leaves a progress file that is not its own (another run\'s token)', async () => {
     const { dir, output, checkpoint, plans } = setUp();
     const live = new LiveProgressFile(output.store, '.lock', plans, checkpoint, silentLogger, { everyMs: 3_600_000 });

@@ -107,6 +107,33 @@ describe('SeriesTasks: a long series is split into windows of time', () => {
     expect(tasks.askable).toBe(false);
   });
 
+  it('a series read in windows counts as one series ended, once, when its last window ends', () => {
+    const tasks = new SeriesTasks(WINDOW);
+    tasks.add({ id: 7 }, null);
+    tasks.add({ id: 8 }, null);
+    const first = tasks.nextQueries();
+    const seven = first.find(({ task }) => 'id' in task.ref && task.ref.id === 7)!;
+    const eight = first.find(({ task }) => 'id' in task.ref && task.ref.id === 8)!;
+    tasks.answered(seven.task, answer(seven, MAX_RAW_POINTS / 2, 1));
+    tasks.answered(eight.task, answer(eight, 10, 1, true));
+    expect(tasks.seriesEnded(first.map(({ task }) => task)), 'series 8 ended; 7 goes on').toBe(1);
+    const windows = () => tasks.tasks.filter((task) => !task.finished && 'id' in task.ref && task.ref.id === 7);
+    expect(windows().length, 'series 7 is read in windows').toBeGreaterThan(1);
+    // Every window of 7 but one ends: 7 is not ended yet; then the last one ends it.
+    let counted = 0;
+    while (windows().length > 0) {
+      const queries = tasks.nextQueries();
+      const [one] = queries;
+      tasks.answered(one!.task, answer(one!, 1, 1, true));
+      for (const other of queries.slice(1)) tasks.answered(other.task, answer(other, 1, 1));
+      const ended = tasks.seriesEnded(queries.map(({ task }) => task));
+      expect(ended, 'a series ends only with its last window').toBe(windows().length === 0 ? 1 : 0);
+      counted += ended;
+      tasks.forgetFinished();
+    }
+    expect(counted).toBe(1);
+  });
+
   it('a series near its end, or one of many, is not split', () => {
     const near = new SeriesTasks({ start: 0, end: 250_000, aggregates: false });
     near.add({ id: 1 }, null);

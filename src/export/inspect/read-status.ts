@@ -8,6 +8,7 @@ import {
   type Output,
   pairKey,
   parseCheckpoint,
+  type LiveProgress,
   progressKeyOf,
   readLiveProgress,
   sealedWindows,
@@ -56,7 +57,12 @@ export interface StreamStatus {
   snapshots?: number;
   /** A Delta table stream: its latest version, or null before the first commit. */
   table?: TableStatus | null;
+  /** While a run drains it: its figures from the run's progress file (rows, rows/s, totals, series). */
+  running?: LiveStream;
 }
+
+/** A stream's figures as a running run's progress file gives them. */
+export type LiveStream = NonNullable<LiveProgress['streams']>[string];
 
 /** A stream's Delta table: its latest version and that version's commit, or why its log cannot be read. */
 export type TableStatus =
@@ -94,7 +100,7 @@ export async function readStatus(output: Output, now = Date.now()): Promise<Outp
     const { place, count } = split!.agreement;
     return workerLockKey(place, { index, count });
   });
-  const live = await liveParts(store, [LOCK_FILE, ...workerLocks]);
+  const { parts: live, streams: running } = await liveParts(store, [LOCK_FILE, ...workerLocks]);
   const parts: PartStatus[] = Object.entries(checkpoint.streams).flatMap(([stream, s]) =>
     Object.entries(s.parts).map(([m, part]) => {
       const drained = part.done ? undefined : live.get(pairKey(stream, Number(m)));
@@ -118,7 +124,9 @@ export async function readStatus(output: Output, now = Date.now()): Promise<Outp
     const { mode, run, window, resource } = state;
     const watermark = mode === 'incremental' ? (dataEndOf(state, undefined) ?? null) : null;
     const table = state.table === 'delta' ? { table: await tableStatus(store, name) } : {};
-    const base = { stream: name, resource, mode, run, window, watermark, ...table };
+    const figures = running.get(name);
+    const runningNow = figures === undefined ? {} : { running: figures };
+    const base = { stream: name, resource, mode, run, window, watermark, ...table, ...runningNow };
     if (state.mode !== 'snapshot') {
       streams.push(base);
       continue;
@@ -171,10 +179,15 @@ async function tableStatus(store: OutputStore, stream: string): Promise<TableSta
 /**
  * The partitions the progress files beside `locks` name: 'fetching' when the lock is held, alive,
  * by the process that wrote the file; 'stopped' when that process is gone. A missing file names
- * none; a damaged one is passed over (status goes by the checkpoint).
+ * none; a damaged one is passed over (status goes by the checkpoint). With them, the figures of
+ * each stream the live runs drain (the workers' of a split job added up).
  */
-async function liveParts(store: OutputStore, locks: readonly string[]): Promise<Map<string, { live: 'fetching' | 'stopped'; rows: number }>> {
+async function liveParts(
+  store: OutputStore,
+  locks: readonly string[],
+): Promise<{ parts: Map<string, { live: 'fetching' | 'stopped'; rows: number }>; streams: Map<string, LiveStream> }> {
   const found = new Map<string, { live: 'fetching' | 'stopped'; rows: number }>();
+  const streams = new Map<string, LiveStream>();
   for (const lockKey of locks) {
     const key = progressKeyOf(lockKey);
     const text = await store.getText(key);
@@ -185,6 +198,18 @@ async function liveParts(store: OutputStore, locks: readonly string[]): Promise<
     const lock = await store.lockState(lockKey);
     const held = lock.state === 'held' && lock.alive && lock.owner?.pid === progress.pid && lock.owner.host === progress.host;
     for (const [pair, { rows }] of Object.entries(progress.parts)) found.set(pair, { live: held ? 'fetching' : 'stopped', rows });
+    if (!held) continue;
+    for (const [name, figures] of Object.entries(progress.streams ?? {})) {
+      streams.set(name, addFigures(streams.get(name), figures));
+    }
   }
-  return found;
+  return { parts: found, streams };
+}
+
+/** Two workers' figures of one stream, added up (a figure one of them lacks is unknown). */
+function addFigures(a: LiveStream | undefined, b: LiveStream): LiveStream {
+  if (a === undefined) return { ...b };
+  const sum = (key: 'rowsPerSecond' | 'total' | 'series' | 'seriesTotal') =>
+    a[key] === undefined || b[key] === undefined ? {} : { [key]: a[key] + b[key] };
+  return { rows: a.rows + b.rows, ...sum('rowsPerSecond'), ...sum('total'), ...sum('series'), ...sum('seriesTotal') };
 }

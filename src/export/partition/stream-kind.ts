@@ -84,6 +84,12 @@ export interface StreamKind<C extends StreamConfig = StreamConfig, P extends Str
    * columns), and the refusal a run would stop with, if any.
    */
   dryRun(client: DryRunClient, stream: DryRunStream<P>): Promise<DryRunLines>;
+  /**
+   * What the summary and the log say of the stream's run that read everything and found no row,
+   * when that needs saying (a datapoints window in which the series selected hold no point), or
+   * undefined.
+   */
+  emptyRun(stream: P, state: StreamState): string | undefined;
 }
 
 /** The client the dry run asks with. */

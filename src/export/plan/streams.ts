@@ -1,4 +1,4 @@
-import type { Format, StreamConfig, TableKind } from '../../config/job-schema.js';
+import { type Format, scheduledModes, type StreamConfig, type TableKind } from '../../config/job-schema.js';
 import { ConfigError } from '../../errors.js';
 import { planStream } from '../kinds/index.js';
 import { streamName } from '../partition/index.js';
@@ -8,7 +8,8 @@ export { streamName };
 
 /**
  * The streams of a job (or only `only`), with their request parameters, formats and table kind
- * (`table` set for a Delta table only), each planned by its kind (kinds/).
+ * (`table` set for a Delta table only), each planned by its kind (kinds/), and the modes of a new
+ * export each run that the job file would accept for it.
  */
 export function planStreams(
   streams: readonly StreamConfig[],
@@ -26,6 +27,10 @@ export function planStreams(
   }
   return selected.map((stream): StreamPlan => {
     const table = stream.table ?? defaultTable;
-    return { ...planStream(stream, defaultFormats), ...(table === 'delta' ? { table } : {}) };
+    return {
+      ...planStream(stream, defaultFormats),
+      scheduledModes: scheduledModes(stream),
+      ...(table === 'delta' ? { table } : {}),
+    };
   });
 }

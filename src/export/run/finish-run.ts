@@ -3,17 +3,26 @@ import { AuthError } from '../../http/errors.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import { errorFields } from '../../log.js';
 import { schemaColumns } from '../../sink/index.js';
-import { collectionOf, isComplete, type Manifest, type RunState } from '../state/index.js';
+import { type Checkpoint, collectionOf, isComplete, type Manifest, type RunState, type StreamPlan } from '../state/index.js';
+import { streamKind } from '../kinds/index.js';
 import type { Committer, PartitionOutcome, PartitionPlan } from '../partition/index.js';
 import type { FinalizeResult } from './finalize.js';
 import type { RunScope } from './run-scope.js';
 import type { Setup } from './start-run.js';
+
+/** A stream read to its end without a row, and why, as its kind tells it. */
+export interface EmptyRun {
+  stream: string;
+  note: string;
+}
 
 export interface Finished {
   result: {
     state: RunState;
     manifest: Manifest;
     errors: { stream: string; m: number; error: unknown }[];
+    /** Streams this run read to their end without a row, with what their kind says of it (StreamKind.emptyRun). */
+    empty: EmptyRun[];
     finalize?: FinalizeResult;
   };
   /** What is left to release: a worker that ended its run has let its lock go already. */
@@ -70,8 +79,26 @@ export async function finishRun(options: {
         .map((r) => [r, schemaColumns(r)]),
     ),
   });
+  const empty = emptyRuns(streams, committer.state, plans);
+  for (const { stream, note } of empty) logger.warn({ stream }, `${stream}: ${note}`);
   const ended = await scope.end({ setup, committer, state, manifest, release: options.release });
-  const result: Finished['result'] = { state, manifest, errors };
+  const result: Finished['result'] = { state, manifest, errors, empty };
   if (ended.finalize !== undefined) result.finalize = ended.finalize;
   return { result, release: ended.release };
+}
+
+/** The streams this run drained to their end without a row that their kind has a word for. */
+function emptyRuns(
+  streams: readonly StreamPlan[],
+  checkpoint: Checkpoint,
+  plans: readonly PartitionPlan[],
+): EmptyRun[] {
+  const drained = new Set(plans.map((plan) => plan.stream.name));
+  return streams.flatMap((stream) => {
+    const state = checkpoint.streams[stream.name];
+    if (!drained.has(stream.name) || state === undefined || !isComplete(state)) return [];
+    if (Object.values(state.parts).some((part) => part.rows > 0)) return [];
+    const note = streamKind(stream.resource).emptyRun(stream, state);
+    return note === undefined ? [] : [{ stream: stream.name, note }];
+  });
 }

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { errorFields, type Logger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
+import { RateWindow } from '../../util/rate-window.js';
 import type { PartitionPlan } from '../partition/index.js';
+import type { StreamProgress } from './run-progress.js';
 import { type Checkpoint, type LiveProgress, pairKey, progressKeyOf, readLiveProgress, streamOf } from '../state/index.js';
 
 /** How often at most the progress file is replaced (ms): fresh enough for status, one PUT per 5 s on a bucket. */
@@ -13,6 +15,8 @@ export interface LiveProgressOptions {
   everyMs?: number;
   /** The clock of `updatedAt`, epoch ms (default Date.now). */
   now?: () => number;
+  /** The run's streams as its progress counts them, for their figures in the file; none without. */
+  streams?: () => readonly StreamProgress[];
 }
 
 /**
@@ -25,6 +29,8 @@ export interface LiveProgressOptions {
 export class LiveProgressFile {
   readonly key: string;
   private readonly rows = new Map<string, number>();
+  /** Each stream's rows per second over the last writes. */
+  private readonly rates = new Map<string, RateWindow>();
   private readonly token = randomBytes(8).toString('hex');
   private readonly startedAt: string;
   private readonly now: () => number;
@@ -120,7 +126,27 @@ export class LiveProgressFile {
       token: this.token,
       updatedAt: new Date(this.now()).toISOString(),
       parts: Object.fromEntries([...this.rows].map(([key, rows]) => [key, { rows }])),
+      ...(this.options.streams === undefined ? {} : { streams: this.streamFigures(this.options.streams()) }),
     };
+  }
+
+  /** Each stream's figures now, its rate over the writes of the last 30 s. */
+  private streamFigures(streams: readonly StreamProgress[]): NonNullable<LiveProgress['streams']> {
+    const at = this.now();
+    return Object.fromEntries(
+      streams.map((s) => {
+        const rate = this.rates.get(s.name) ?? this.rates.set(s.name, new RateWindow()).get(s.name)!;
+        const perSecond = rate.add(at, s.rows);
+        const figures = {
+          rows: s.rows,
+          ...(perSecond === undefined ? {} : { rowsPerSecond: Math.max(0, Math.round(perSecond)) }),
+          ...(s.total === undefined ? {} : { total: s.total }),
+          ...(s.series === undefined ? {} : { series: s.series }),
+          ...(s.seriesTotal === undefined ? {} : { seriesTotal: s.seriesTotal }),
+        };
+        return [s.name, figures];
+      }),
+    );
   }
 
   private warn(error: unknown, message: string): void {

@@ -1,4 +1,5 @@
 import { CheckpointError, ConfigError } from '../../errors.js';
+import type { Mode } from '../../config/job-schema.js';
 import type { Logger } from '../../log.js';
 import { hasDeltaLog, type OutputStore } from '../../output/index.js';
 import { type Checkpoint, findDrift, isComplete, LOCK_FILE, type Manifest, MANIFEST_FILE, newCheckpoint, newStreamState, nextWindow, pairKey, parseCheckpoint, partDir, reconcile, removeOwnedTree, restartPart, sameBaseUrl, windowDir, type WindowToSeal, sealWindow, type StreamPlan, type StreamState, SUCCESS_FILE } from '../state/index.js';
@@ -11,6 +12,8 @@ export interface IdleStream {
   reason: 'complete' | 'waiting';
   /** When its last partition was committed. */
   since: string;
+  /** complete: the modes of a new export each run the stream would be accepted with (StreamPlan.scheduledModes). */
+  scheduledModes?: readonly Mode[] | undefined;
 }
 
 export interface PreparedOutput {
@@ -166,7 +169,8 @@ function nextRuns(
       const next = nextWindow(state, stream, now);
       if (next === undefined) {
         const reason = stream.mode === 'incremental' ? 'waiting' : 'complete';
-        runs.idle.push({ stream: stream.name, reason, since: lastCommit(state) });
+        const { scheduledModes } = stream;
+        runs.idle.push({ stream: stream.name, reason, since: lastCommit(state), scheduledModes });
         continue;
       }
       runs.checkpoint = withStream(runs.checkpoint, stream.name, next);

@@ -20,7 +20,7 @@ import {
   syncField,
 } from '../state/index.js';
 import { countStreams, planStreams, type StreamCounts } from '../plan/index.js';
-import { finishRun } from './finish-run.js';
+import { type EmptyRun, finishRun } from './finish-run.js';
 import { drainPartition } from './drain-partition.js';
 import { checkReadLimit, type PartitionContext, type PartitionOutcome, type PartitionPlan, type StreamDrain } from '../partition/index.js';
 import { streamKind } from '../kinds/index.js';
@@ -61,6 +61,8 @@ export interface RunResult {
   manifest: Manifest;
   /** Errors of the partitions that failed. */
   errors: { stream: string; m: number; error: unknown }[];
+  /** Streams this run read to their end without a row, with what their kind says of it (a window with no point). */
+  empty: EmptyRun[];
   resumed: boolean;
   /** Rows written by this run (the manifest counts every run's). */
   rows: number;
@@ -149,9 +151,10 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     logStarted(logger, { outDir: store.location, ...scope.logFields }, streams, committer.state, start);
     // Shards are written where the store stages them before it publishes them.
     sink = createShardSink((key) => store.stage(key), config.output, { logger });
-    const progress = new RunProgress(streams, plans, committer.state, () => counts.items);
+    const progress = new RunProgress(streams, plans, committer.state, () => counts);
     // Beside the lock, for status; gone before the lock is let go, by every way the run ends.
-    const live = new LiveProgressFile(store, start.lockKey, plans, committer.state, logger);
+    const streamsNow = () => progress.current();
+    const live = new LiveProgressFile(store, start.lockKey, plans, committer.state, logger, { streams: streamsNow });
     await live.start();
     release = async () => {
       await live.stop();
@@ -291,19 +294,31 @@ function openClient(config: JobConfig, logger: Logger, clock: Clock): PlatformCl
 function nothingDone(start: Started, durationMs: number): RunResult {
   const manifest: Manifest = { ...start.manifest, state: 'complete', requests: 0, retries: 0, throttled: 0, durationMs };
   const { idle, damaged } = start;
-  return { state: 'complete', manifest, errors: [], resumed: true, rows: 0, idle, wrote: false, damaged };
+  return { state: 'complete', manifest, errors: [], empty: [], resumed: true, rows: 0, idle, wrote: false, damaged };
 }
 
 /** What an idle stream's log line says. */
 export function idleMessage(idle: IdleStream): string {
   return idle.reason === 'complete'
-    ? `${idle.stream}: complete since ${idle.since}; nothing to do: use --fresh, or mode: snapshot for a new export each run`
+    ? `${idle.stream}: complete since ${idle.since}; nothing to do: use --fresh${otherModes(idle)}`
     : `${idle.stream}: ${idleReason(idle)}`;
 }
 
 /** Why an idle stream has nothing to do, for a summary that has said "nothing to do" already. */
 export function idleReason(idle: IdleStream): string {
   return idle.reason === 'complete'
-    ? `complete since ${idle.since}: use --fresh to export it again, or mode: snapshot for a new export each run`
+    ? `complete since ${idle.since}: use --fresh to export it again${otherModes(idle)}`
     : `the last run ended less than safetyLag ago (at ${idle.since}); nothing new to read yet`;
+}
+
+/**
+ * The mode a complete full export could take instead, if the stream accepts it: snapshot (a new
+ * copy each run), else incremental; nothing when it accepts neither (unknown: snapshot, which
+ * every kind takes).
+ */
+function otherModes(idle: IdleStream): string {
+  const modes = idle.scheduledModes ?? ['snapshot'];
+  if (modes.includes('snapshot')) return ', or mode: snapshot for a new export each run';
+  if (modes.includes('incremental')) return ', or mode: incremental to read, each run, what changed since the last';
+  return '';
 }

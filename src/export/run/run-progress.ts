@@ -1,6 +1,6 @@
 import type { PlatformClient } from '../../http/platform-client.js';
 import type { ByteBudget } from '../../page/index.js';
-import { type Checkpoint, type ManifestFile, streamOf, type StreamPlan, streamRecord, syncPhase } from '../state/index.js';
+import { type Checkpoint, type ManifestFile, seriesDoneOf, streamOf, type StreamPlan, streamRecord, syncPhase } from '../state/index.js';
 import type { PartitionPlan } from '../partition/index.js';
 
 /** A stream's progress as the run sees it. */
@@ -16,8 +16,13 @@ export interface StreamProgress {
   total: number | undefined;
   partitions: number;
   done: number;
-  /** Datapoints: series read to their end by this run; rows are points. */
+  /**
+   * Datapoints (rows are points): series read to their end in the stream's current run (a series
+   * read in windows counts once), those of earlier runs it resumed included.
+   */
   series?: number | undefined;
+  /** Datapoints: the series selected (the listing's count, or the explicit list), this worker's share. */
+  seriesTotal?: number | undefined;
 }
 
 /** What a progress display (or the metrics) asks a running export. */
@@ -43,6 +48,8 @@ export class RunProgress {
   private readonly done = new Map<string, number>();
   private readonly seriesDone = new Map<string, number>();
   private readonly committed: Map<string, number>;
+  /** Datapoints streams: series their checkpoint counts done when this run started. */
+  private readonly seriesBefore: Map<string, number>;
   /** Incremental instances streams whose run reads the changes since the last, not the whole view. */
   private readonly changes: Set<string>;
 
@@ -50,12 +57,15 @@ export class RunProgress {
     private readonly streams: readonly StreamPlan[],
     private readonly plans: readonly PartitionPlan[],
     checkpoint: Checkpoint,
-    /** The platform's counts per stream, once known. */
-    private readonly totals: () => ReadonlyMap<string, number>,
+    /** The platform's counts per stream, once known: its items, or a datapoints stream's series. */
+    private readonly totals: () => { items: ReadonlyMap<string, number>; series: ReadonlyMap<string, number> },
   ) {
     const rowsOf = (name: string) =>
       Object.values(streamOf(checkpoint, name).parts).reduce((sum, p) => sum + p.rows, 0);
     this.committed = new Map(streams.map((s) => [s.name, rowsOf(s.name)]));
+    this.seriesBefore = new Map(
+      streams.map((s) => [s.name, seriesDoneOf(streamOf(checkpoint, s.name), explicitSeries(s))]),
+    );
     this.changes = new Set(streams.filter((s) => syncPhase(streamOf(checkpoint, s.name)) === 'changes').map((s) => s.name));
   }
 
@@ -90,8 +100,13 @@ export class RunProgress {
       rows: () => this.rowsRead,
       rowsRead: (stream) => this.read.get(stream) ?? 0,
       partitionsDone: () => this.partitionsDone,
-      streams: () => this.streams.map((s) => this.ofStream(s)),
+      streams: () => this.current(),
     };
+  }
+
+  /** Each stream's progress now. */
+  current(): StreamProgress[] {
+    return this.streams.map((s) => this.ofStream(s));
   }
 
   /**
@@ -111,7 +126,14 @@ export class RunProgress {
   /** The platform's count of the stream, this worker's share of it: a worker reads its share of the partitions. */
   private countOf(stream: StreamPlan): number | undefined {
     const mine = this.plans.filter((p) => p.stream.name === stream.name).length;
-    const total = this.totals().get(stream.name);
+    const total = this.totals().items.get(stream.name);
+    return total === undefined ? undefined : Math.round((total * mine) / stream.partitions);
+  }
+
+  /** A datapoints stream's series selected, this worker's share: the explicit list, or the platform's count. */
+  private seriesOf(stream: StreamPlan): number | undefined {
+    const mine = this.plans.filter((p) => p.stream.name === stream.name).length;
+    const total = explicitSeries(stream) ?? this.totals().series.get(stream.name);
     return total === undefined ? undefined : Math.round((total * mine) / stream.partitions);
   }
 
@@ -123,7 +145,17 @@ export class RunProgress {
       total: this.changes.has(stream.name) ? undefined : this.countOf(stream),
       partitions: mine,
       done: this.done.get(stream.name) ?? 0,
-      ...(streamRecord(stream.resource).rows === 'points' ? { series: this.seriesDone.get(stream.name) ?? 0 } : {}),
+      ...(streamRecord(stream.resource).rows === 'points'
+        ? {
+            series: (this.seriesBefore.get(stream.name) ?? 0) + (this.seriesDone.get(stream.name) ?? 0),
+            seriesTotal: this.seriesOf(stream),
+          }
+        : {}),
     };
   }
+}
+
+/** The length of a datapoints stream's explicit list of series; undefined when they are listed (or another kind). */
+function explicitSeries(stream: StreamPlan): number | undefined {
+  return stream.points?.ids?.length ?? stream.points?.externalIds?.length;
 }

@@ -79,8 +79,10 @@ function windowEnd(stream: StreamPlan, startedAtMs: number): number {
 /**
  * The next window of a stream whose last window completed. Incremental: the watermark moves to
  * that window's `until` and the new window runs from there to this run's start minus the safety
- * lag. Snapshot: the whole collection again, pinned at this run's start. Undefined when there is
- * nothing new to read (an empty window: runs closer together than the lag; a full export).
+ * lag. Snapshot: the whole collection again, pinned at this run's start; a datapoints stream's
+ * point times from `start` to `end` resolved at this run's start (a relative window moves with
+ * the runs). Undefined when there is nothing new to read (an empty window: runs closer together
+ * than the lag; a full export).
  */
 export function nextWindow(state: StreamState, stream: StreamPlan, now: string): StreamState | undefined {
   if (state.window === null || stream.mode === 'full') return undefined;
@@ -89,7 +91,9 @@ export function nextWindow(state: StreamState, stream: StreamPlan, now: string):
   const window =
     stream.mode === 'incremental'
       ? { from: state.window.until, until: windowEnd(stream, startedAtMs) }
-      : { from: stream.updatedBetween.min ?? null, until: windowEnd(stream, startedAtMs) };
+      : stream.points === undefined
+        ? { from: stream.updatedBetween.min ?? null, until: windowEnd(stream, startedAtMs) }
+        : pointsWindow(stream.points, stream, startedAtMs);
   if (window.until <= (window.from ?? -1) || run <= (state.run ?? '')) return undefined;
   return {
     ...state,

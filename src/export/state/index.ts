@@ -39,6 +39,7 @@ export {
 export {
   collectionOf,
   pointWindowOf,
+  seriesDoneOf,
   type PointWindow,
   type RowKey,
   type SentBounds,

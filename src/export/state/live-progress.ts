@@ -27,6 +27,22 @@ export const liveProgressSchema = z.strictObject({
   updatedAt: z.string(),
   /** Per partition drained now (`stream/m`): rows so far, those committed before this run included. */
   parts: z.record(z.string(), z.strictObject({ rows: z.number().int().min(0) })),
+  /**
+   * Per stream this run drains: rows so far, rows per second over the last writes, the platform's
+   * count (this worker's share); datapoints: series done and selected. Absent: a build before them.
+   */
+  streams: z
+    .record(
+      z.string(),
+      z.strictObject({
+        rows: z.number().int().min(0),
+        rowsPerSecond: z.number().min(0).optional(),
+        total: z.number().int().min(0).optional(),
+        series: z.number().int().min(0).optional(),
+        seriesTotal: z.number().int().min(0).optional(),
+      }),
+    )
+    .optional(),
 });
 
 export type LiveProgress = z.output<typeof liveProgressSchema>;

@@ -21,6 +21,12 @@ interface StreamPlanBase extends Omit<StreamShape, 'resource' | 'instances' | 's
   safetyLagMs: number;
   /** snapshot: completed snapshots to keep (undefined: all). */
   keep?: number | undefined;
+  /**
+   * The modes of a new export each run (incremental, snapshot) the job file would accept for this
+   * stream, its other keys as they are: what a complete full export's "nothing to do" suggests.
+   * Undefined: not known (a plan not made from a job file).
+   */
+  scheduledModes?: readonly Mode[] | undefined;
   /** The config's own lastUpdatedTime bounds (inclusive), which the run's window stays within. */
   updatedBetween: { min: number | undefined; max: number | undefined };
 }

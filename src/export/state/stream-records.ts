@@ -134,3 +134,23 @@ export function syncField(state: Pick<StreamState, 'resource' | 'mode' | 'waterm
   const phase = syncPhase(state);
   return phase === undefined ? {} : { sync: phase };
 }
+
+/**
+ * The series a datapoints stream's current run has read to their end, as its checkpoint counts
+ * them: in each partition, those taken from its listing (or its share of the explicit list of
+ * `explicit` series) and no longer in flight. 0 for another kind.
+ */
+export function seriesDoneOf(state: Pick<StreamState, 'parts' | 'partitions'>, explicit: number | undefined): number {
+  let done = 0;
+  for (const [m, part] of Object.entries(state.parts)) {
+    const points = part.points;
+    if (points === undefined) continue;
+    // Entry i of an explicit list belongs to partition (i mod n) + 1.
+    const n = state.partitions;
+    const share = explicit === undefined || explicit < Number(m) ? 0 : Math.floor((explicit - Number(m)) / n) + 1;
+    const taken = explicit === undefined ? points.listedSeries : points.listed ? share : 0;
+    const inFlight = new Set(points.series.map((series) => series.id ?? series.externalId)).size;
+    done += Math.max(0, taken - inFlight);
+  }
+  return done;
+}

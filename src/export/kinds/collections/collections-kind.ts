@@ -62,6 +62,8 @@ export const collections: StreamKind<CollectionStreamConfig, CollectionStreamPla
     lines.push(`  ${action()}`);
     return Promise.resolve({ lines });
   },
+  // An empty window of a collection is what it held: nothing changed since the last run.
+  emptyRun: () => undefined,
 };
 
 /** The Parquet columns a stream's metadataColumns keys become (`metadata_<key>`), each with its key. */

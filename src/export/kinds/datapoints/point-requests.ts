@@ -23,7 +23,10 @@ export interface PointsAnswer {
   /** The last timestamp of each series in the batch, to record once it is written. */
   written: { task: SeriesTask; last: number }[];
   unknown: SeriesRef[];
-  /** Series whose last point this answer holds (or that the platform did not know). */
+  /**
+   * Series whose last point this answer holds (or that the platform did not know): a series read
+   * in pieces counts once, with its last piece.
+   */
   finished: number;
   /** Gives the answer's bytes back to the run's budget, once written. */
   release(): void;
@@ -116,9 +119,8 @@ export function takeAnswer(tasks: SeriesTasks, sent: SentRequest): PointsAnswer 
     if (points.length > 0) written.push({ task, last: points.timestamp(points.length - 1) });
   }
   for (const index of sent.unknown) sent.queries[index]!.task.finished = true;
-  const ended = sent.series.filter((answer) => answer.nextCursor === undefined).length;
   return {
-    finished: ended + sent.unknown.length,
+    finished: tasks.seriesEnded(sent.queries.map(({ task }) => task)),
     batch: sent.series.filter((answer) => answer.points.length > 0),
     written,
     unknown: sent.unknown.map((index) => sent.queries[index]!.task.ref),

@@ -93,6 +93,18 @@ export class SeriesTasks {
     return this.tasks.some((task) => !task.finished && !task.asked);
   }
 
+  /**
+   * How many series of `tasks` are now read to their end: each whose every task is finished, so
+   * that the windows of a long series read in pieces count as one series, once, when the last
+   * of them ends.
+   */
+  seriesEnded(tasks: readonly SeriesTask[]): number {
+    const key = (ref: SeriesRef) => ('id' in ref ? `id ${ref.id}` : `externalId ${ref.externalId}`);
+    const ended = new Set(tasks.filter((task) => task.finished).map((task) => key(task.ref)));
+    for (const task of this.tasks) if (!task.finished) ended.delete(key(task.ref));
+    return ended.size;
+  }
+
   /** Whether a task is a piece of its series: its window is not the stream's. */
   isPiece(task: SeriesTask): boolean {
     return task.start !== this.window.start || task.end !== this.window.end;

@@ -97,6 +97,8 @@ export const instances: StreamKind<InstancesStreamConfig, InstancesStreamPlan> =
     else lines.push(`  ${feedRead(since)}`, `  ${action(since === null ? undefined : 'the cursors the last run ended with')}`);
     return { lines, refusal: typeof columns === 'string' ? undefined : columns };
   },
+  // An empty view, or a sync feed with no change since the last run, is what the platform holds.
+  emptyRun: () => undefined,
 };
 
 /**
