@@ -67,7 +67,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const { logger = silentLogger, clock = systemClock, tls, ...rest } = options;
   const config = parseSimulatorOptions(rest);
   const instances = new InstanceStore(config.seed, config.instances);
-  const dataset = createDataset({ ...config, treeSize: config.treeSize });
+  const dataset = createDataset({ ...config, treeSize: config.treeSize, seriesNodes: instances.seriesNodes() });
   const served: Served = {
     config,
     dataset,
