@@ -70,7 +70,20 @@ describe('a datapoints stream in the job file', () => {
     [{ mode: 'snapshot' }, /mode: datapoints are exported with mode full or incremental/],
     [{ mode: 'incremental', end: 'now' }, /end: an incremental stream ends each run's window itself/],
     [{ mode: 'incremental', aggregates: ['sum'], granularity: '1h' }, /mode: aggregates are exported with mode: full/],
-    [{ timeseries: { ids: [1], externalIds: ['a'] } }, /give ids or externalIds, not both/],
+    [{ timeseries: { ids: [1], externalIds: ['a'] } }, /timeseries\.externalIds: give one list of ids, externalIds or instanceIds; got ids and externalIds/],
+    [
+      { timeseries: { externalIds: ['a'], instanceIds: [{ space: 's', externalId: 'a' }] } },
+      /timeseries\.instanceIds: give one list of ids, externalIds or instanceIds; got externalIds and instanceIds/,
+    ],
+    [{ timeseries: { instanceIds: [{ space: 's', externalId: 'a' }], isStep: true } }, /explicit instanceIds list selects the series itself/],
+    [
+      { timeseries: { instanceIds: [{ space: 's', externalId: 'a' }, { space: 't', externalId: 'a' }, { space: 's', externalId: 'a' }] } },
+      /timeseries\.instanceIds\.2: \{"space":"s","externalId":"a"\} is listed twice/,
+    ],
+    [{ timeseries: { instanceIds: ['s:a'] } }, /timeseries\.instanceIds\.0: expected \{space, externalId\}, the key of a data-model time series/],
+    [{ timeseries: { instanceIds: [{ space: 's' }] } }, /timeseries\.instanceIds\.0\.externalId/],
+    [{ timeseries: { instanceIds: [{ space: 's', externalId: 'a', version: 1 }] } }, /timeseries\.instanceIds\.0.*version/],
+    [{ timeseries: { instanceIds: [{ space: 'x'.repeat(44), externalId: 'a' }] } }, /timeseries\.instanceIds\.0\.space: at most 43 characters/],
     [{ timeseries: { ids: [1], isStep: true } }, /explicit ids list selects the series itself; remove the filter/],
     [{ timeseries: { ids: [1, 2, 1] } }, /timeseries\.ids\.2: 1 is listed twice/],
     [{ timeseries: { ids: [] } }, /give at least one/],
@@ -88,6 +101,8 @@ describe('a datapoints stream in the job file', () => {
       metadata: { site: 'a' },
     });
     expect(points({ timeseries: { externalIds: ['a', 'b'] } }).timeseries).toEqual({ externalIds: ['a', 'b'] });
+    const instanceIds = [{ space: 'sp', externalId: 'a' }, { space: 'sq', externalId: 'a' }];
+    expect(points({ timeseries: { instanceIds } }).timeseries).toEqual({ instanceIds });
   });
 });
 

@@ -7,10 +7,12 @@ export {
   type DatapointsStreamPlan,
   type InstancesPlan,
   type InstancesStreamPlan,
+  type NodeId,
   pointsParams,
   type PointsPlan,
   pointsShape,
   type QueryOptions,
+  type SeriesRef,
   type StreamPlan,
 } from './stream-plan.js';
 export {

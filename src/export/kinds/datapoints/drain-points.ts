@@ -3,7 +3,7 @@ import { AbortedError } from '../../../http/errors.js';
 import type { Logger } from '../../../log.js';
 import type { OpenPointShard } from '../../../sink/index.js';
 import { crashPoint } from '../../../util/crash-point.js';
-import type { DatapointsStreamPlan, PointsPartState } from '../../state/index.js';
+import type { DatapointsStreamPlan, NodeId, PointsPartState } from '../../state/index.js';
 import type { SeriesRef } from './points-answer.js';
 import { commitShard, type PartitionContext, type PartitionOutcome, type PartitionPlan, ResumeCursorRefused } from '../../partition/index.js';
 import type { ListedSeries } from './listed-series.js';
@@ -45,8 +45,7 @@ export async function drainPoints(
     const { start, end } = series;
     tasks.add(refOf(series), series.after, start === undefined || end === undefined ? undefined : { start, end });
   }
-  const byId = points.ids?.map((id): SeriesRef => ({ id }));
-  const explicit = byId ?? points.externalIds?.map((externalId): SeriesRef => ({ externalId }));
+  const explicit = explicitSeries(points);
   // Listed series are taken once in this process, and counted: a listing that names one twice is refused.
   const ledger = explicit === undefined ? listed : undefined;
   ledger?.resume(plan.m, saved.series.flatMap((series) => (series.id === undefined ? [] : [series.id])));
@@ -192,10 +191,24 @@ export async function drainPoints(
   }
 }
 
-function refKey(ref: SeriesRef): string {
-  return 'id' in ref ? `id ${ref.id}` : `externalId ${ref.externalId}`;
+/** The stream's explicit series, by the one list it gives; undefined when its series are listed. */
+function explicitSeries(points: DatapointsStreamPlan['points']): SeriesRef[] | undefined {
+  if (points.ids !== undefined) return points.ids.map((id) => ({ id }));
+  if (points.externalIds !== undefined) return points.externalIds.map((externalId) => ({ externalId }));
+  return points.instanceIds?.map(({ space, externalId }) => ({ instanceId: { space, externalId } }));
 }
 
-function refOf(series: { id?: number | undefined; externalId?: string | undefined }): SeriesRef {
-  return series.id === undefined ? { externalId: series.externalId! } : { id: series.id };
+function refKey(ref: SeriesRef): string {
+  if ('id' in ref) return `id ${ref.id}`;
+  if ('externalId' in ref) return `externalId ${ref.externalId}`;
+  return `instanceId ${JSON.stringify([ref.instanceId.space, ref.instanceId.externalId])}`;
+}
+
+type CheckpointedSeries = { id?: number | undefined; externalId?: string | undefined; instanceId?: NodeId | undefined };
+
+/** A checkpointed series' ref: the one of id, externalId and instanceId it has (the checkpoint's reader checks it). */
+function refOf(series: CheckpointedSeries): SeriesRef {
+  if (series.id !== undefined) return { id: series.id };
+  if (series.instanceId !== undefined) return { instanceId: { ...series.instanceId } };
+  return { externalId: series.externalId! };
 }
