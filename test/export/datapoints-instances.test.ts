@@ -72,6 +72,35 @@ describe('datapoints of series named by instanceId', () => {
     expect((await verifyOutput(out)).problems).toEqual([]);
   });
 
+  it('the nodes of a view that match a filter: each partition its share, every point of exactly those series', async () => {
+    const view = { space: 'cdf_cdm', externalId: 'CogniteTimeSeries', version: 'v1' };
+    const space = instanceIdOf(0).space;
+    const indexes = Array.from({ length: NODES }, (_, index) => index);
+    const selected = indexes.filter((index) => instanceIdOf(index).space === space);
+    expect(selected.length).toBeGreaterThan(3);
+    expect(selected.length).toBeLessThan(NODES);
+    const dir = tempDir('dp-instances-view');
+    const out = join(dir, 'out');
+    const filter = { equals: { property: ['node', 'space'], value: space } };
+    const file = writePointsJob(join(dir, 'job.yaml'), {
+      baseUrl: sim.baseUrl,
+      out,
+      streams: [{ resource: 'datapoints', name: 'points', partitions: 3, timeseries: { view, filter } }],
+    });
+    const config = loadConfig(file, { SIM_KEY: KEY });
+    const result = await runJob({ config, logger: captureLogger('info').logger, clock: createFakeClock(T0) });
+    expect(result.errors).toEqual([]);
+    expect(result.state).toBe('complete');
+    expect(result.manifest.streams.points?.unknownSeries).toBeUndefined();
+    const duck = await openDuck();
+    try {
+      await expectPoints(duck, join(out, 'points'), expectedRaw(sim, selected, { start: MIN_POINT_TIME, end: T0 }));
+    } finally {
+      duck.close();
+    }
+    expect((await verifyOutput(out)).problems).toEqual([]);
+  });
+
   it('killed after its second shard commit: the checkpoint holds series by instanceId, and the resumed run is exact', async () => {
     const indexes = Array.from({ length: NODES }, (_, index) => index);
     const dir = tempDir('dp-instances-kill');

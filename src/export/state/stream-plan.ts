@@ -88,6 +88,9 @@ export interface PointsPlan {
   ids?: readonly number[] | undefined;
   externalIds?: readonly string[] | undefined;
   instanceIds?: readonly NodeId[] | undefined;
+  /** Data-model series: the nodes of this view (that match `seriesFilter`), listed through the instances list. */
+  seriesView?: ViewRef | undefined;
+  seriesFilter?: DmFilter | undefined;
   start: PointTime;
   end?: PointTime | undefined;
   /** Aggregates instead of raw points, with their granularity (and time zone). */
@@ -118,6 +121,8 @@ export function pointsParams(plan: PointsPlan): [string, string][] {
   add('ids', plan.ids);
   add('externalIds', plan.externalIds);
   add('instanceIds', plan.instanceIds);
+  add('view', plan.seriesView);
+  add('filter', plan.seriesFilter);
   add('start', timeText(plan.start));
   add('end', plan.end === undefined ? undefined : timeText(plan.end));
   add('aggregates', plan.aggregates?.join(','));

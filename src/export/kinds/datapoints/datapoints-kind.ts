@@ -22,11 +22,13 @@ import { ListedSeries } from './listed-series.js';
  */
 export const datapoints: StreamKind<DatapointsStreamConfig, DatapointsStreamPlan> = {
   plan: (stream, defaultFormats) => {
-    const { ids, externalIds, instanceIds, ...filter } = stream.timeseries;
+    const { ids, externalIds, instanceIds, view, filter: nodeFilter, ...filter } = stream.timeseries;
     const points: PointsPlan = {
       ids,
       externalIds,
       instanceIds,
+      seriesView: view,
+      seriesFilter: nodeFilter,
       start: stream.start,
       end: stream.end,
       aggregates: stream.aggregates,
@@ -41,7 +43,7 @@ export const datapoints: StreamKind<DatapointsStreamConfig, DatapointsStreamPlan
     // Aggregates exist for numeric series only: a listing for them asks for numeric series.
     const numeric = stream.aggregates !== undefined && filter.isString === undefined ? { isString: false } : {};
     const listing =
-      ids === undefined && externalIds === undefined && instanceIds === undefined ? listParams('timeseries', stream.limit, { ...filter, ...numeric }) : [];
+      ids === undefined && externalIds === undefined && instanceIds === undefined && view === undefined ? listParams('timeseries', stream.limit, { ...filter, ...numeric }) : [];
     // The series listing's parameters, then the points' own settings, so that a change of either is drift.
     return {
       ...namedFormats(stream, defaultFormats),
@@ -90,8 +92,13 @@ async function describePoints(client: DryRunClient, stream: DryRunStream<Datapoi
   const explicit = points.ids?.length ?? points.externalIds?.length ?? points.instanceIds?.length;
   const listName = points.ids !== undefined ? 'ids' : points.externalIds !== undefined ? 'externalIds' : 'instanceIds';
   const filter = request.method === 'POST' ? (request.body.filter as AggregateFilter) : aggregateFilter('timeseries', request.params);
-  const series = explicit ?? (await client.aggregateCount('timeseries', filter).catch(() => undefined));
-  const which = explicit === undefined ? `the series of ${listed}` : `${explicit} listed series (${listName})`;
+  const view = points.seriesView;
+  // A view's nodes are counted only by listing them: their number is unknown before the run.
+  const counted = view === undefined ? client.aggregateCount('timeseries', filter).catch(() => undefined) : undefined;
+  const series = explicit ?? (await counted);
+  const which = view !== undefined
+    ? `the nodes of view ${view.space}:${view.externalId}/${view.version}${points.seriesFilter === undefined ? '' : ' that match its filter'}`
+    : explicit === undefined ? `the series of ${listed}` : `${explicit} listed series (${listName})`;
   const window = pointWindow === undefined ? '' : ` from ${new Date(pointWindow.start).toISOString()} to ${new Date(pointWindow.end).toISOString()} (end exclusive)`;
   const what = points.aggregates === undefined ? 'raw points' : `aggregates ${points.aggregates.join(', ')} per ${points.granularity ?? '?'}`;
   const count = series === undefined ? 'series count unknown' : `${series.toLocaleString('en-US')} series`;
@@ -136,7 +143,8 @@ async function countSeries(
 function listedSeries(run: StreamRun<DatapointsStreamPlan>): ListedSeries | undefined {
   const { stream, plans, checkpoint, total, maxReadFactor, logger } = run;
   const points = stream.points;
-  const explicit = points.ids ?? points.externalIds ?? points.instanceIds;
+  // The series of an explicit list or a view are no listing of the timeseries collection.
+  const explicit = points.ids ?? points.externalIds ?? points.instanceIds ?? points.seriesView;
   if (explicit !== undefined) return undefined;
   const mine = plans.length;
   const parts = Object.entries(streamOf(checkpoint, stream.name).parts);

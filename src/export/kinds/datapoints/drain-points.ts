@@ -47,7 +47,8 @@ export async function drainPoints(
   }
   const explicit = explicitSeries(points);
   // Listed series are taken once in this process, and counted: a listing that names one twice is refused.
-  const ledger = explicit === undefined ? listed : undefined;
+  const view = points.seriesView;
+  const ledger = explicit === undefined && view === undefined ? listed : undefined;
   ledger?.resume(plan.m, saved.series.flatMap((series) => (series.id === undefined ? [] : [series.id])));
   const listing = { cursor: saved.listing, listed: saved.listed || window.end <= window.start };
   // Stops the partition's own requests, queued or in flight, the moment it fails: a request that
@@ -59,9 +60,12 @@ export async function drainPoints(
   // The listing holds no share of the byte budget before its requests (its pages' bytes are counted
   // as they arrive): its pages are asked for while this partition's answers hold theirs, and a page
   // of a path not seen yet waits for the whole budget (a deadlock).
-  const source = explicit === undefined
-    ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal }, listing)
-    : SeriesSource.explicit(explicit, plan.m, plan.n, listing);
+  const limit = Number(plan.params.find(([key]) => key === 'limit')?.[1] ?? 1000);
+  const source = view !== undefined
+    ? SeriesSource.viewNodes({ client: ctx.client, signal }, view, points.seriesFilter, { ...plan, limit }, listing)
+    : explicit === undefined
+      ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal }, listing)
+      : SeriesSource.explicit(explicit, plan.m, plan.n, listing);
   const unknown = [...saved.unknown];
   const unknownKeys = new Set(unknown.map(refKey));
   let seq = part.nextSeq;
