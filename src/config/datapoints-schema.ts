@@ -1,6 +1,8 @@
 /** The job file's `resource: datapoints` stream: which series, which time window, raw or aggregated. */
 import { z } from 'zod';
 import { timeseries } from '../resources/timeseries.js';
+import { dmFilterSchema } from './dm-filter.js';
+import { viewRefSchema } from './dm-identifiers.js';
 import { filterSchema } from './filter-schema.js';
 import { type Aggregate, AGGREGATES, MAX_POINT_TIME, MIN_POINT_TIME, type PointTime } from '../resources/index.js';
 
@@ -78,33 +80,60 @@ const seriesList = <T extends z.ZodType>(entry: T) =>
     .min(1, 'give at least one, or leave the list out')
     .max(MAX_LISTED_SERIES, `at most ${MAX_LISTED_SERIES} series; select more with the timeseries filters`)
     .superRefine((list, ctx) => {
-      const seen = new Set<unknown>();
+      // By value: an instanceId is an object, equal to another of the same space and externalId.
+      const seen = new Set<string>();
       list.forEach((entry, i) => {
-        if (seen.has(entry)) ctx.addIssue({ code: 'custom', path: [i], message: `${JSON.stringify(entry)} is listed twice` });
-        seen.add(entry);
+        const key = JSON.stringify(entry);
+        if (seen.has(key)) ctx.addIssue({ code: 'custom', path: [i], message: `${key} is listed twice` });
+        seen.add(key);
       });
     });
 
+/** A data-model time series (a CogniteTimeSeries node): its space and externalId, as the platform bounds them. */
+const instanceId = z.strictObject(
+  {
+    space: z.string().min(1).max(43, 'at most 43 characters, as the platform accepts'),
+    externalId: z.string().min(1).max(255, 'at most 255 characters, as the platform accepts'),
+  },
+  { error: 'expected {space, externalId}, the key of a data-model time series' },
+);
+
+const LISTS = ['ids', 'externalIds', 'instanceIds'] as const;
+
 /**
  * Which series: the timeseries collection's own filters (the keys of a `resource: timeseries`
- * stream's `filter`), or an explicit list of `ids` or `externalIds`.
+ * stream's `filter`), an explicit list of `ids`, `externalIds` or `instanceIds` (time series
+ * that live in the data model, each `{space, externalId}`), or the nodes of a data-model `view`
+ * (CogniteTimeSeries or one that implements it) that match `filter`, the instances stream's language.
  */
 const selection = filterSchema(timeseries.filters)
   .extend({
     ids: seriesList(seriesId).optional(),
     externalIds: seriesList(z.string().min(1).max(255, 'at most 255 characters, as the platform accepts')).optional(),
+    instanceIds: seriesList(instanceId).optional(),
+    view: viewRefSchema.optional(),
+    filter: dmFilterSchema.optional(),
   })
   .superRefine((given, ctx) => {
-    const lists = (['ids', 'externalIds'] as const).filter((key) => given[key] !== undefined);
-    const filters = Object.keys(given).filter((key) => key !== 'ids' && key !== 'externalIds' && given[key as keyof typeof given] !== undefined);
-    if (lists.length === 2) {
-      ctx.addIssue({ code: 'custom', path: ['externalIds'], message: 'give ids or externalIds, not both' });
+    if (given.filter !== undefined && given.view === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['filter'], message: 'a filter of nodes needs their view: add view {space, externalId, version}' });
+    }
+    const lists = [...LISTS.filter((key) => given[key] !== undefined), ...(given.view === undefined ? [] : ['view' as const])];
+    const isList = (key: string) => [...LISTS, 'view', 'filter'].includes(key);
+    const filters = Object.keys(given).filter((key) => !isList(key) && given[key as keyof typeof given] !== undefined);
+    if (lists.length > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [lists[1]!],
+        message: `give one of the lists ids, externalIds, instanceIds or a view; got ${lists.join(' and ')}`,
+      });
     }
     if (lists.length > 0 && filters.length > 0) {
       ctx.addIssue({
         code: 'custom',
         path: [filters[0]!],
-        message: `an explicit ${lists[0]} list selects the series itself; remove the filter ${filters.join(', ')} (or the list)`,
+        message: `${lists[0] === 'view' ? 'a view' : `an explicit ${lists[0]} list`} selects the series itself; ` +
+          `remove the timeseries filter ${filters.join(', ')} (or the ${lists[0] === 'view' ? 'view' : 'list'})`,
       });
     }
   });

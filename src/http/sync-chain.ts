@@ -18,8 +18,10 @@ export interface SyncRequest extends ChainCommon {
 export interface SyncPage extends ChainPage {
   nextCursor: string;
   /**
-   * Nothing more to read for now: the answer said `moreData: false`, or, from a platform that
-   * sends no `moreData`, the page held fewer instances than the limit (its documented signal).
+   * Nothing more to read for now: the page held fewer instances than the limit, the platform's
+   * one signal (its answer has no `moreData`). An older platform's `moreData` is not read: a
+   * short page with `moreData: true` ends the run all the same (the cursor kept, the next run
+   * reads on, nothing lost), so a feed that changes faster than it is read never keeps a run going.
    */
   caughtUp: boolean;
 }
@@ -29,9 +31,10 @@ export type SyncClient = Pick<PlatformClient, 'postRead'>;
 
 /**
  * Reads a sync feed from `startCursor` (undefined: from its start, a backfill) until it has caught
- * up: yields its pages in order, the last one with `caughtUp`. Each instance stays as bytes until
- * a writer reads it. An answer that breaks the contract (the set or its cursor missing, a cursor
- * seen before while more data is said to follow, far more instances than the limit) throws.
+ * up (a page shorter than the limit): yields its pages in order, the last one with `caughtUp`.
+ * Each instance stays as bytes until a writer reads it. An answer that breaks the contract (the
+ * set or its cursor missing, a full page whose cursor was seen before, far more instances than the
+ * limit) throws.
  */
 export async function* drainSyncFeed(
   client: SyncClient,
@@ -60,10 +63,10 @@ export async function* drainSyncFeed(
         throw new BadResponseError(`The sync answer holds ${read.items.length} instances, far beyond limit=${limit}: refusing a server that ignores the limit`, ctx);
       }
       checkItems(request, read.items, ctx);
-      const caughtUp = read.moreData === undefined ? read.items.length < limit : !read.moreData;
+      const caughtUp = read.items.length < limit;
       if (!caughtUp && seen.has(read.nextCursor)) {
         throw new CursorLoopError(
-          `The platform returned a sync cursor it had already returned in this feed (page ${pages}) and said more data follows: following it would never end`,
+          `The platform returned a sync cursor it had already returned in this feed (page ${pages}) with a full page, so more data follows: following it would never end`,
           ctx,
         );
       }
@@ -83,10 +86,9 @@ export async function* drainSyncFeed(
 interface SyncAnswer {
   items: PageItems;
   nextCursor: string;
-  moreData: boolean | undefined;
 }
 
-/** The set's instances, cursor and `moreData`: found by the scan, or taken from the parsed body and checked. */
+/** The set's instances and cursor: found by the scan, or taken from the parsed body and checked. */
 function readSyncAnswer(response: ReadResponse<ScannedSync>, set: string, ctx: RequestContext): SyncAnswer {
   const scan = response.read;
   const answer = scan === undefined ? checkedAnswer(response.body, set, ctx) : scannedAnswer(response.bytes, scan);
@@ -97,7 +99,7 @@ function readSyncAnswer(response: ReadResponse<ScannedSync>, set: string, ctx: R
 }
 
 function scannedAnswer(bytes: Buffer, scan: ScannedSync): Omit<SyncAnswer, 'nextCursor'> & { nextCursor: string | undefined } {
-  return { items: PageItems.scanned(bytes, scan), nextCursor: scan.nextCursor, moreData: scan.moreData };
+  return { items: PageItems.scanned(bytes, scan), nextCursor: scan.nextCursor };
 }
 
 /** The checks scanSyncPage's answer stands for, on a body JSON.parse read: each names what is wrong. */
@@ -106,19 +108,14 @@ function checkedAnswer(body: unknown, set: string, ctx: RequestContext): Omit<Sy
     throw new BadResponseError(message, ctx);
   };
   if (!isObject(body)) return fail("Expected a JSON object with 'items' and 'nextCursor' from the sync feed");
-  const { items, nextCursor, moreData } = body;
+  const { items, nextCursor } = body;
   const instances = isObject(items) ? items[set] : undefined;
   if (!Array.isArray(instances)) return fail(`The sync answer's items.${set} is missing or not an array`);
   const cursor = isObject(nextCursor) ? nextCursor[set] : undefined;
   if (cursor !== undefined && (typeof cursor !== 'string' || cursor === '')) {
     fail(`The sync answer's nextCursor.${set} must be a non-empty string`);
   }
-  if (moreData !== undefined && typeof moreData !== 'boolean') fail("The sync answer's moreData must be true or false");
-  return {
-    items: PageItems.of(instances),
-    nextCursor: cursor as string | undefined,
-    moreData: moreData as boolean | undefined,
-  };
+  return { items: PageItems.of(instances), nextCursor: cursor as string | undefined };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

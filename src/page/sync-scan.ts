@@ -14,8 +14,6 @@ export interface ScannedSync {
   readonly keys: ItemKeys;
   /** The result set's cursor in `nextCursor`; undefined when the answer has none for it. */
   readonly nextCursor: string | undefined;
-  /** The answer's `moreData`; undefined when it has none. */
-  readonly moreData: boolean | undefined;
 }
 
 /** The result set's instances as the scan found them. */
@@ -26,16 +24,16 @@ const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
 const ITEMS = Buffer.from('items');
 const NEXT_CURSOR = Buffer.from('nextCursor');
-const MORE_DATA = Buffer.from('moreData');
 
 /**
  * Scans an answer of `POST /models/instances/sync`, `{"items": {set: [...]}, "nextCursor": {set:
- * "..."}, "moreData": true}`, for the result set `set`, in one pass over its bytes and as
+ * "..."}}`, for the result set `set`, in one pass over its bytes and as
  * scanPage does a list page: the grammar JSON.parse accepts is checked, and the byte range of every
  * instance of the set is found without building one object, so that an instance is parsed on its
  * own later (exactly, when it holds long numbers). Undefined whenever the answer is not the plain
  * case (not UTF-8 or not JSON, a key given twice or written with escapes, the set missing from
- * `items`, a `moreData` that is not a boolean, ...): the caller then parses it and names what is wrong.
+ * `items`, ...): the caller then parses it and names what is wrong. Other members (a `moreData`
+ * from an older platform included) are checked as JSON and passed over.
  */
 export function scanSyncPage(body: Uint8Array, set: string): ScannedSync | undefined {
   if (!isUtf8(body)) return undefined;
@@ -54,7 +52,6 @@ class SyncScanner extends Scanner {
     let found: FoundItems | undefined;
     let nextCursor: string | undefined;
     let cursorSeen = false;
-    let moreData: boolean | undefined;
     const read = this.members((key) => {
       if (equal(key, ITEMS)) {
         if (found !== undefined) return false;
@@ -69,21 +66,12 @@ class SyncScanner extends Scanner {
         nextCursor = cursor ?? undefined;
         return true;
       }
-      if (equal(key, MORE_DATA)) {
-        if (moreData !== undefined) return false;
-        const start = this.pos;
-        if (!this.value()) return false;
-        const word = Buffer.from(this.b.buffer, this.b.byteOffset + start, this.pos - start).toString('latin1');
-        if (word !== 'true' && word !== 'false') return false;
-        moreData = word === 'true';
-        return true;
-      }
       return this.value();
     });
     if (!read || found === undefined) return undefined;
     this.ws();
     if (this.pos !== this.b.length) return undefined;
-    return { ...found, nextCursor, moreData, longNumbers: this.longDigits };
+    return { ...found, nextCursor, longNumbers: this.longDigits };
   }
 
   /** `items`: an object holding the set's array once; its other sets are skipped. */

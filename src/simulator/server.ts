@@ -69,7 +69,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const { logger = silentLogger, clock = systemClock, tls, ...rest } = options;
   const config = parseSimulatorOptions(rest);
   const instances = new InstanceStore(config.seed, config.instances);
-  const dataset = createDataset({ ...config, treeSize: config.treeSize, clock });
+  const dataset = createDataset({ ...config, treeSize: config.treeSize, clock, seriesNodes: instances.seriesNodes() });
   const served: Served = {
     config,
     dataset,

@@ -10,6 +10,7 @@ import { removeTempDirs, tempDir } from '../support/export-harness.js';
 import { configErrorOf } from '../support/config-error.js';
 
 const ENV = { API_KEY: 'env-api-key-value-0001' };
+const CTS_VIEW = { space: 'cdf_cdm', externalId: 'CogniteTimeSeries', version: 'v1' };
 const SOURCE = {
   baseUrl: 'https://acme.platform.example/api/v1/projects/acme',
   auth: { type: 'api-key', apiKey: '${API_KEY}' },
@@ -60,18 +61,75 @@ describe('a datapoints stream in the job file', () => {
     [{ granularity: '1h' }, /granularity: a granularity applies to aggregates/],
     [{ aggregates: ['average'], granularity: '121m' }, /granularity: expected a number and a unit.* \(got "121m"\)/],
     [{ aggregates: ['average'], granularity: '1y' }, /granularity: .* \(got "1y"\)/],
-    [{ aggregates: ['avg'], granularity: '1h' }, /aggregates\.0: not an aggregate; one of average, min, max, sum.* \(got "avg"\)/],
+    [
+      { aggregates: ['avg'], granularity: '1h' },
+      /aggregates\.0: not an aggregate; one of average, min, max, sum.* \(got "avg"\)/,
+    ],
     [{ aggregates: ['maxDatapoint'], granularity: '1h' }, /aggregates\.0: maxDatapoint is not exported/],
     [{ aggregates: ['count', 'count'], granularity: '1h' }, /an aggregate is listed twice/],
-    [{ aggregates: ['sum'], granularity: '1d', timeseries: { isString: true } }, /aggregates exist for numeric series only/],
+    [
+      { aggregates: ['sum'], granularity: '1d', timeseries: { isString: true } },
+      /aggregates exist for numeric series only/,
+    ],
     [{ timeZone: 'Europe/Oslo' }, /timeZone: a timeZone applies to aggregates/],
-    [{ aggregates: ['sum'], granularity: '1d', timeZone: 'Mars/Olympus' }, /timeZone: not a time zone.* \(got "Mars\/Olympus"\)/],
+    [
+      { aggregates: ['sum'], granularity: '1d', timeZone: 'Mars/Olympus' },
+      /timeZone: not a time zone.* \(got "Mars\/Olympus"\)/,
+    ],
     [{ targetUnit: 'temperature:deg_c', targetUnitSystem: 'SI' }, /give targetUnit or targetUnitSystem, not both/],
     [{ keep: 2 }, /keep: keep applies to mode: snapshot .*this stream's mode is full/],
     [{ mode: 'incremental', end: 'now' }, /end: an incremental stream ends each run's window itself/],
     [{ mode: 'incremental', aggregates: ['sum'], granularity: '1h' }, /mode: aggregates are exported with mode: full or snapshot/],
-    [{ timeseries: { ids: [1], externalIds: ['a'] } }, /give ids or externalIds, not both/],
-    [{ timeseries: { ids: [1], isStep: true } }, /explicit ids list selects the series itself; remove the filter/],
+    [
+      { timeseries: { ids: [1], externalIds: ['a'] } },
+      /timeseries\.externalIds: give one of the lists ids, externalIds, instanceIds or a view; got ids and externalIds/,
+    ],
+    [
+      { timeseries: { externalIds: ['a'], instanceIds: [{ space: 's', externalId: 'a' }] } },
+      /timeseries\.instanceIds: give one of the lists ids, externalIds, instanceIds or a view; got externalIds and/,
+    ],
+    [
+      { timeseries: { instanceIds: [{ space: 's', externalId: 'a' }], isStep: true } },
+      /explicit instanceIds list selects the series/,
+    ],
+    [
+      { timeseries: { ids: [1], view: CTS_VIEW } },
+      /timeseries\.view: give one of the lists .* or a view; got ids and view/,
+    ],
+    [
+      { timeseries: { view: CTS_VIEW, isStep: true } },
+      /timeseries\.isStep: a view selects the series itself; remove the timeseries/,
+    ],
+    [
+      { timeseries: { filter: { equals: { property: ['node', 'space'], value: 's' } } } },
+      /timeseries\.filter: a filter of nodes needs/,
+    ],
+    [
+      { timeseries: { view: CTS_VIEW, filter: { equals: { property: ['node', 'space'] } } } },
+      /timeseries\.filter\.equals/,
+    ],
+    [{ timeseries: { view: { space: 'cdf_cdm', externalId: 'CogniteTimeSeries' } } }, /timeseries\.view\.version/],
+    [
+      { timeseries: { instanceIds: [{ space: 's', externalId: 'a' }, { space: 't', externalId: 'a' }, { space: 's', externalId: 'a' }] } },
+      /timeseries\.instanceIds\.2: \{"space":"s","externalId":"a"\} is listed twice/,
+    ],
+    [
+      { timeseries: { instanceIds: ['s:a'] } },
+      /timeseries\.instanceIds\.0: expected \{space, externalId\}, the key of a data-model time series/,
+    ],
+    [{ timeseries: { instanceIds: [{ space: 's' }] } }, /timeseries\.instanceIds\.0\.externalId/],
+    [
+      { timeseries: { instanceIds: [{ space: 's', externalId: 'a', version: 1 }] } },
+      /timeseries\.instanceIds\.0.*version/,
+    ],
+    [
+      { timeseries: { instanceIds: [{ space: 'x'.repeat(44), externalId: 'a' }] } },
+      /timeseries\.instanceIds\.0\.space: at most 43 characters/,
+    ],
+    [
+      { timeseries: { ids: [1], isStep: true } },
+      /explicit ids list selects the series itself; remove the timeseries filter isStep/,
+    ],
     [{ timeseries: { ids: [1, 2, 1] } }, /timeseries\.ids\.2: 1 is listed twice/],
     [{ timeseries: { ids: [] } }, /give at least one/],
     [{ timeseries: { minStartTime: 0 } }, /minStartTime/],
@@ -93,6 +151,10 @@ describe('a datapoints stream in the job file', () => {
       metadata: { site: 'a' },
     });
     expect(points({ timeseries: { externalIds: ['a', 'b'] } }).timeseries).toEqual({ externalIds: ['a', 'b'] });
+    const instanceIds = [{ space: 'sp', externalId: 'a' }, { space: 'sq', externalId: 'a' }];
+    expect(points({ timeseries: { instanceIds } }).timeseries).toEqual({ instanceIds });
+    const filter = { equals: { property: ['node', 'space'], value: 'sp' } };
+    expect(points({ timeseries: { view: CTS_VIEW, filter } }).timeseries).toEqual({ view: CTS_VIEW, filter });
   });
 });
 

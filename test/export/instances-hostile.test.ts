@@ -141,7 +141,9 @@ describe.concurrent('instances sent again under ever new cursors: stopped past m
         if (path !== '/models/instances/sync') return undefined;
         first ??= (await forward(sim, 'POST', path, body)).json<SyncAnswer>();
         pages++;
-        return { body: { ...first, nextCursor: { instances: `fresh-${pages}` }, moreData: pages < PAGES } };
+        // Full pages (the limit's 500), never caught up; an empty one after PAGES ends it.
+        const items = pages < PAGES ? first.items : { instances: [] };
+        return { body: { ...first, items, nextCursor: { instances: `fresh-${pages}` } } };
       },
     });
     const { out, exit } = await runAssets(server, { mode: 'incremental' });

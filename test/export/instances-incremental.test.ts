@@ -112,6 +112,11 @@ function simRows(sim: Simulator, kind: InstanceKind, keys: Iterable<string>): Ro
   return rows.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : a.version - b.version));
 }
 
+/** The key of every asset the simulator holds, deleted ones included. */
+function allAssetKeys(sim: Simulator): string[] {
+  return Array.from({ length: sim.instances.count('asset') }, (_, index) => keyOf(sim.instances.instance('asset', index)));
+}
+
 function refOf(sim: Simulator, kind: InstanceKind, index: number): InstanceRef {
   const { space, externalId } = sim.instances.instance(kind, index);
   return { instanceType: kind === 'edge' ? 'edge' : 'node', space, externalId };
@@ -180,6 +185,71 @@ describe('instances, mode: incremental', () => {
     expect(verified.problems).toEqual([]);
     // Every row is of a change feed (both streams are incremental): each has its key, none is held to be unique.
     expect(verified).toMatchObject({ keysChecked: 0, changeRows: 600 + 11 + 200 + 1 });
+  });
+
+  it('with churn going on, a run ends once the feed gives a short page; the next one reads what changed after it, both exact', async () => {
+    // The simulator's clock moves TICK_MS each time it is read while `ticking`, so every request
+    // brings changes (its churn), as many on a slow machine as on a fast one; far fewer than a page.
+    const TICK_MS = 2;
+    let now = Date.UTC(2026, 5, 1);
+    let ticking = true;
+    const clock = {
+      now: () => (ticking ? (now += TICK_MS) : now),
+      sleep: (ms: number) => {
+        now += ms;
+        return Promise.resolve();
+      },
+    };
+    const sim = await startSimulator({
+      seed: 47,
+      apiKeys: [SIM_KEY],
+      clock,
+      churn: 3000,
+      instances: { assets: 1500, activities: 0, timeseries: 0, edges: 0 },
+    });
+    open.push(sim);
+    const job = runner(sim, [{ resource: 'instances', name: 'assets', view: ASSET_VIEW, mode: 'incremental', limit: 100 }]);
+    /** Each asset's version and whether it is deleted, as the simulator holds it now. */
+    const state = () => new Map(simRows(sim, 'asset', allAssetKeys(sim)).map((row) => [row.k, row]));
+    const applied = async () =>
+      (await duck.rows(`SELECT space || ':' || externalId AS k, version::INTEGER AS version FROM (${appliedQuery(job.out, 'assets')}) ORDER BY k`))
+        .map((row) => [String(row.k), Number(row.version)]);
+    const live = () => simRows(sim, 'asset', liveKeys(sim, 'asset')).map((row) => [row.k, row.version]);
+
+    expect((await job.run()).state).toBe('complete');
+    ticking = false;
+    const afterFirst = state();
+    const firstChanges = sim.instances.log.lastSeq;
+    // The churn went on while the backfill read: its changes came after it, and the run still ended.
+    expect(firstChanges).toBeGreaterThan(150);
+    expect(sim.instances.count('asset')).toBeGreaterThan(1500);
+    const [backfill] = runsOf(job.out, 'assets');
+    const firstRows = await rowsIn(`${job.out}/assets/${backfill}/*/*.parquet`);
+    expect(firstRows.length).toBeGreaterThan(1500);
+    expect(await applied()).toEqual(live());
+
+    // More churn between the runs, and during the second.
+    ticking = true;
+    now += 2_000;
+    expect((await job.run()).state).toBe('complete');
+    ticking = false;
+    expect(sim.instances.log.lastSeq).toBeGreaterThan(firstChanges + 1000);
+    const changed = [...state().values()].filter((row) => {
+      const before = afterFirst.get(row.k);
+      return before === undefined || before.version !== row.version || before.deleted !== row.deleted;
+    });
+    expect(changed.length).toBeGreaterThan(100);
+    const changeRun = runsOf(job.out, 'assets')[1]!;
+    const secondRows = await rowsIn(`${job.out}/assets/${changeRun}/*/*.parquet`);
+    // Exactly the instances changed after the first run: each key of them, none other, its last row as it is now.
+    expect([...new Set(secondRows.map((row) => row.k))].sort()).toEqual(changed.map((row) => row.k).sort());
+    const lastOf = new Map(secondRows.map((row) => [row.k, row]));
+    expect(changed.filter((row) => {
+      const last = lastOf.get(row.k);
+      return last?.version !== row.version || last.deleted !== row.deleted;
+    })).toEqual([]);
+    expect(await linesIn(`${job.out}/assets/${changeRun}/*/*.ndjson`)).toEqual(secondRows);
+    expect(await applied()).toEqual(live());
   });
 
   it('as a Delta table: the backfill is version 0, the changes an append; the docs\' rule over its files gives the view', async () => {

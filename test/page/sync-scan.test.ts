@@ -17,7 +17,7 @@ function member(value: unknown, key: string): unknown {
 
 /**
  * scanSyncPage answers for `body` and agrees with JSON.parse: each range parses to the instance
- * JSON.parse finds at its place in `items[set]`, and cursor and moreData are JSON.parse's.
+ * JSON.parse finds at its place in `items[set]`, and the cursor is JSON.parse's.
  */
 function expectAgreement(body: Buffer, set = SET): void {
   const scan = scanSyncPage(body, set);
@@ -28,7 +28,8 @@ function expectAgreement(body: Buffer, set = SET): void {
   // A range is the instance's bytes, no whitespace around them (a writer copies them as a line).
   ranges.forEach((range) => expect(range).toBe(range.trim()));
   expect(scan!.nextCursor).toBe(member(member(parsed, 'nextCursor'), set));
-  expect(scan!.moreData).toBe(member(parsed, 'moreData'));
+  // Nothing but the set's instances and cursor is read: an older platform's moreData is passed over.
+  expect(Object.keys(scan!).sort()).toEqual(['bounds', 'keys', 'lineBreaks', 'longNumbers', 'nextCursor']);
   // Each instance's key, noted by the scan, is JSON.parse's.
   const items = PageItems.scanned(body, scan!);
   const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
@@ -40,18 +41,17 @@ function expectAgreement(body: Buffer, set = SET): void {
 
 describe('scanSyncPage agrees with JSON.parse', () => {
   it.each([
-    ['the plain answer', '{"items":{"instances":[{"a":1},{"b":[2,3]}]},"nextCursor":{"instances":"c1"},"moreData":true}'],
+    ['the plain answer', '{"items":{"instances":[{"a":1},{"b":[2,3]}]},"nextCursor":{"instances":"c1"}}'],
     [
       'instances with their keys',
       '{"items":{"other":[{"space":"z"}],"instances":[{"space":"s1","externalId":"e\\u0031"},{"externalId":"e2","space":3}]},' +
-      '"nextCursor":{"instances":"c1"},"moreData":true}',
+      '"nextCursor":{"instances":"c1"}}',
     ],
-    ['moreData false', '{"items":{"instances":[{"a":1}]},"nextCursor":{"instances":"c1"},"moreData":false}'],
-    ['keys in another order', '{"moreData":true,"nextCursor":{"instances":"c1"},"items":{"instances":[1]}}'],
+    ['keys in another order', '{"nextCursor":{"instances":"c1"},"items":{"instances":[1]}}'],
     [
       'other result sets before and after the set, in items and nextCursor',
       '{"items":{"before":[{"x":1}],"instances":[{"a":1}],"after":[{"y":[{"instances":[9]}]}]},' +
-      '"nextCursor":{"before":"cb","instances":"c1","after":"ca"},"moreData":true}',
+      '"nextCursor":{"before":"cb","instances":"c1","after":"ca"}}',
     ],
     [
       'typing and unknown top-level keys, before and after',
@@ -63,28 +63,32 @@ describe('scanSyncPage agrees with JSON.parse', () => {
       '{"items":{"instancesX":[1],"instance":[2],"instances":[3]},"nextCursor":{"instancesX":"a","instances":"c","instance":"b"}}',
     ],
     ['an unknown key whose string looks like a key', '{"note":"\\"items\\":{\\"instances\\":[1]}","items":{"instances":[2]},"nextCursor":{"instances":"c"}}'],
-    ['an empty set', '{"items":{"instances":[]},"nextCursor":{"instances":"c1"},"moreData":false}'],
+    ['an empty set', '{"items":{"instances":[]},"nextCursor":{"instances":"c1"}}'],
     ['an empty set, spaced out', '{"items":{"instances":[ \n ]},"nextCursor":{"instances":"c1"}}'],
-    ['whitespace everywhere', ' \t{ "items" : { "instances" : [ {"a" : 1} , 2 , "s" ] } ,\r\n "nextCursor" : { "instances" : "c1" } , "moreData" : true } \n'],
+    ['whitespace everywhere', ' \t{ "items" : { "instances" : [ {"a" : 1} , 2 , "s" ] } ,\r\n "nextCursor" : { "instances" : "c1" } } \n'],
     [
       'strings with escapes in instances',
       '{"items":{"instances":[{"s":"a\\"b\\\\c\\/d\\u00e9\\n\\t]}","k\\u0020y":"\\ud83d\\ude00"},"],[{\\""]},' +
       '"nextCursor":{"instances":"c1"}}',
     ],
-    ['a cursor with escapes', '{"items":{"instances":[]},"nextCursor":{"instances":"a\\"b\\u00e9\\n"},"moreData":true}'],
+    ['a cursor with escapes', '{"items":{"instances":[]},"nextCursor":{"instances":"a\\"b\\u00e9\\n"}}'],
     ['non-ASCII text, raw', '{"items":{"instances":[{"name":"Pumpe ø 3 – 東京"}]},"nextCursor":{"instances":"çürsör"}}'],
     ['long numbers kept as bytes', '{"items":{"instances":[{"id":12345678901234567890,"v":1.50e+3,"n":-0}]},"nextCursor":{"instances":"c"}}'],
-    ['the set absent from nextCursor (cursor undefined)', '{"items":{"instances":[1]},"nextCursor":{"other":"c"},"moreData":true}'],
+    ['the set absent from nextCursor (cursor undefined)', '{"items":{"instances":[1]},"nextCursor":{"other":"c"}}'],
     ['nextCursor empty (cursor undefined)', '{"items":{"instances":[1]},"nextCursor":{}}'],
-    ['no nextCursor at all', '{"items":{"instances":[1]},"moreData":false}'],
-    ['moreData absent (undefined)', '{"items":{"instances":[1]},"nextCursor":{"instances":"c"}}'],
+    ['no nextCursor at all', '{"items":{"instances":[1]}}'],
+    ['no moreData (the platform\'s answer)', '{"items":{"instances":[1]},"nextCursor":{"instances":"c"}}'],
+    ['moreData of an older platform, passed over', '{"items":{"instances":[1]},"nextCursor":{"instances":"c"},"moreData":true}'],
+    ['moreData given twice, passed over', '{"items":{"instances":[]},"moreData":true,"moreData":false,"nextCursor":{"instances":"c"}}'],
+    ['moreData "true" (a string), passed over', '{"items":{"instances":[]},"nextCursor":{"instances":"c"},"moreData":"true"}'],
+    ['moreData null, passed over', '{"items":{"instances":[]},"nextCursor":{"instances":"c"},"moreData":null}'],
     ['items holding only the set, nothing else', '{"items":{"instances":[{"deep":[[[{"a":[]}]]]}]}}'],
   ])('%s', (_name, text) => {
     expectAgreement(bytes(text));
   });
 
   it('reads the set named by the caller, not another one', () => {
-    const body = bytes('{"items":{"a":[1],"b":[2,3]},"nextCursor":{"a":"ca","b":"cb"},"moreData":true}');
+    const body = bytes('{"items":{"a":[1],"b":[2,3]},"nextCursor":{"a":"ca","b":"cb"}}');
     expectAgreement(body, 'a');
     expectAgreement(body, 'b');
     expect(slices(body, scanSyncPage(body, 'b')!.bounds)).toEqual(['2', '3']);
@@ -147,7 +151,7 @@ describe('scanSyncPage leaves the answer to JSON.parse', () => {
     ['an empty object', '{}', true],
     ['the set missing from items', '{"items":{"other":[1]},"nextCursor":{"instances":"c"}}', true],
     ['items empty', '{"items":{},"nextCursor":{"instances":"c"}}', true],
-    ['no items at all', '{"nextCursor":{"instances":"c"},"moreData":false}', true],
+    ['no items at all', '{"nextCursor":{"instances":"c"}}', true],
     ['items an array (the list shape)', '{"items":[1,2],"nextCursor":{"instances":"c"}}', true],
     ['items null', '{"items":null}', true],
     ['items of the set an object', '{"items":{"instances":{"a":1}},"nextCursor":{"instances":"c"}}', true],
@@ -157,16 +161,12 @@ describe('scanSyncPage leaves the answer to JSON.parse', () => {
     ['the set given twice in items', '{"items":{"instances":[1],"instances":[2]},"nextCursor":{"instances":"c"}}', true],
     ['nextCursor given twice', '{"items":{"instances":[]},"nextCursor":{"instances":"a"},"nextCursor":{"instances":"b"}}', true],
     ['the set given twice in nextCursor', '{"items":{"instances":[]},"nextCursor":{"instances":"a","instances":"b"}}', true],
-    ['moreData given twice', '{"items":{"instances":[]},"moreData":true,"moreData":false}', true],
-    ['an empty cursor for the set', '{"items":{"instances":[]},"nextCursor":{"instances":""},"moreData":true}', true],
+    ['an empty cursor for the set', '{"items":{"instances":[]},"nextCursor":{"instances":""}}', true],
     ['a cursor that is a number', '{"items":{"instances":[]},"nextCursor":{"instances":7}}', true],
     ['a cursor that is null', '{"items":{"instances":[]},"nextCursor":{"instances":null}}', true],
     ['a cursor that is an object', '{"items":{"instances":[]},"nextCursor":{"instances":{"c":"x"}}}', true],
     ['nextCursor a string (the list shape)', '{"items":{"instances":[]},"nextCursor":"c"}', true],
     ['nextCursor null', '{"items":{"instances":[]},"nextCursor":null}', true],
-    ['moreData "true" (a string)', '{"items":{"instances":[]},"nextCursor":{"instances":"c"},"moreData":"true"}', true],
-    ['moreData null', '{"items":{"instances":[]},"nextCursor":{"instances":"c"},"moreData":null}', true],
-    ['moreData a number', '{"items":{"instances":[]},"nextCursor":{"instances":"c"},"moreData":1}', true],
     ['a top-level key with an escape', '{"item\\u0073":{"instances":[]},"nextCursor":{"instances":"c"}}', true],
     ['an unknown top-level key with an escape', '{"items":{"instances":[]},"typ\\u0069ng":{},"nextCursor":{"instances":"c"}}', true],
     ['a set name with an escape in items', '{"items":{"instance\\u0073":[1]},"nextCursor":{"instances":"c"}}', true],
@@ -189,7 +189,7 @@ describe('scanSyncPage leaves the answer to JSON.parse', () => {
   });
 
   it('every prefix of an answer is refused (a body cut anywhere)', () => {
-    const text = ' {"items":{"before":[0],"instances":[{"a":"x\\"y","b":[1,{"c":null}]},-1.5e3,true]},"nextCursor":{"instances":"c1"},"moreData":false} ';
+    const text = ' {"items":{"before":[0],"instances":[{"a":"x\\"y","b":[1,{"c":null}]},-1.5e3,true]},"nextCursor":{"instances":"c1"}} ';
     expectAgreement(bytes(text));
     // The whole answer less its trailing space is complete; every shorter prefix is not.
     for (let end = 0; end < text.length - 1; end++) {
@@ -219,7 +219,7 @@ const answer = fc.record({
   hasNextCursor: fc.boolean(),
   moreData: fc.option(fc.boolean(), { nil: undefined }),
   unknown: members(fc.jsonValue({ maxDepth: 3 })),
-  // Sort keys of the top-level members: any order of items, nextCursor, moreData and the rest.
+  // Sort keys of the top-level members: any order of items, nextCursor, an older platform's moreData and the rest.
   order: fc.array(fc.double({ noNaN: true }), { minLength: 8, maxLength: 8 }),
   indent: fc.constantFrom(undefined, 1, 2, '\t'),
   crlf: fc.boolean(),
@@ -247,7 +247,7 @@ function write(a: Answer): string {
 
 describe('scanSyncPage on generated answers (fast-check, seeded)', () => {
   it('reads every answer JSON.stringify writes, compact or indented, as JSON.parse does', () => {
-    const seen = { lineBreaks: 0, noCursor: 0, noMoreData: 0, empty: 0, setNotFirst: 0 };
+    const seen = { lineBreaks: 0, noCursor: 0, moreData: 0, empty: 0, setNotFirst: 0 };
     fc.assert(
       fc.property(answer, (a) => {
         const body = bytes(write(a));
@@ -255,13 +255,12 @@ describe('scanSyncPage on generated answers (fast-check, seeded)', () => {
         const scan = scanSyncPage(body, SET)!;
         if (scan.lineBreaks) seen.lineBreaks++;
         if (scan.nextCursor === undefined) seen.noCursor++;
-        if (scan.moreData === undefined) seen.noMoreData++;
+        if (a.moreData !== undefined) seen.moreData++;
         if (a.instances.length === 0) seen.empty++;
         if (a.setsBefore.length > 0) seen.setNotFirst++;
         expect(scan.bounds).toHaveLength(2 * a.instances.length);
         expect(scan.lineBreaks).toBe(slices(body, scan.bounds).some((range) => /[\r\n]/.test(range)));
         expect(scan.nextCursor).toBe(a.hasNextCursor ? a.cursor : undefined);
-        expect(scan.moreData).toBe(a.moreData);
       }),
       { seed: 29, numRuns: 400 },
     );

@@ -17,7 +17,10 @@ let sim: Simulator;
 const served: Partial<Record<keyof typeof COUNTS, Item[]>> = {};
 
 beforeAll(async () => {
-  sim = await startSimulator({ ...COUNTS, dataSets: 3, seed: 31, apiKeys: [API_KEY], clock: createFakeClock() });
+  // Half the series are CogniteTimeSeries nodes (those carry an instanceId).
+  const instances = { timeseries: COUNTS.timeseries / 2 };
+  const clock = createFakeClock();
+  sim = await startSimulator({ ...COUNTS, instances, dataSets: 3, seed: 31, apiKeys: [API_KEY], clock });
   for (const resource of Object.keys(COUNTS) as (keyof typeof COUNTS)[]) {
     const pages = await drain<Item>(sim.baseUrl, `/${resource}`, { limit: 1000 }, AUTH);
     served[resource] = pages.flatMap((page) => page.items);

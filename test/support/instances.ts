@@ -25,8 +25,6 @@ export interface ListAnswer {
 export interface SyncAnswer {
   items: Record<string, InstanceItem[]>;
   nextCursor: Record<string, string>;
-  /** Whether any result set has more to read right now. */
-  moreData: boolean;
   typing?: Record<string, unknown>;
 }
 

@@ -52,7 +52,11 @@ export const runRecordSchema = z.object({
       /** Datapoints: the point times read, start inclusive, end exclusive. */
       pointWindow: z.object({ start: z.number(), end: z.number() }).optional(),
       /** Datapoints: series the platform did not know, skipped. */
-      unknownSeries: z.array(z.union([z.object({ id: z.number() }), z.object({ externalId: z.string() })])).optional(),
+      unknownSeries: z.array(z.union([
+        z.object({ id: z.number() }),
+        z.object({ externalId: z.string() }),
+        z.object({ instanceId: z.object({ space: z.string(), externalId: z.string() }) }),
+      ])).optional(),
     }),
   ),
   errors: z.array(z.object({ stream: z.string(), partition: z.number(), code: z.string(), message: z.string() })),

@@ -28,18 +28,34 @@ const instanceColumnSchema = z.strictObject({
   ]),
 });
 
-/** A series of a datapoints partition not done yet: named by id or externalId, with its last committed point. */
+const nodeIdSchema = z.strictObject({ space: z.string().min(1), externalId: z.string().min(1) });
+
+/** A series named as a datapoints query names it: by id, externalId or instanceId. */
+const seriesRefSchema = z.union([
+  z.strictObject({ id: z.number().int() }),
+  z.strictObject({ externalId: z.string() }),
+  z.strictObject({ instanceId: nodeIdSchema }),
+]);
+
+/**
+ * A series of a datapoints partition not done yet: named by id, externalId or instanceId, with its
+ * last committed point.
+ */
 const seriesProgressSchema = z
   .strictObject({
     id: z.number().int().min(1).optional(),
     externalId: z.string().min(1).optional(),
+    instanceId: nodeIdSchema.optional(),
     /** Timestamp of the last point (or aggregate bucket) committed; null: none yet. */
     after: z.number().int().nullable(),
     /** A window of a long series read in pieces: its own start (inclusive) and end (exclusive). */
     start: z.number().int().optional(),
     end: z.number().int().optional(),
   })
-  .refine((series) => (series.id === undefined) !== (series.externalId === undefined), 'a series has an id or an externalId');
+  .refine(
+    (series) => [series.id, series.externalId, series.instanceId].filter((name) => name !== undefined).length === 1,
+    'a series has one of an id, an externalId or an instanceId',
+  );
 
 /**
  * A datapoints partition: where its listing of series stands, and the series taken from it and not
@@ -54,9 +70,7 @@ const pointsPartSchema = z.strictObject({
   /** Series taken from the listing so far (its read limit counts them across runs); absent: 0. */
   listedSeries: z.number().int().min(0).default(0),
   /** Series asked for that the platform did not know (deleted since they were listed, or never there). */
-  unknown: z
-    .array(z.union([z.strictObject({ id: z.number().int() }), z.strictObject({ externalId: z.string() })]))
-    .default([]),
+  unknown: z.array(seriesRefSchema).default([]),
 });
 
 const partSchema = z.strictObject({

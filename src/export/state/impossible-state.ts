@@ -97,7 +97,9 @@ function pointsPartProblem(part: PartState, window: UpdatedWindow): Found {
 function seriesReadTwice(series: readonly SeriesProgress[], window: UpdatedWindow): string | undefined {
   const spans = new Map<string, { start: number; end: number }[]>();
   for (const entry of series) {
-    const key = entry.id === undefined ? `externalId ${JSON.stringify(entry.externalId)}` : `id ${entry.id}`;
+    const key = entry.id !== undefined
+      ? `id ${entry.id}`
+      : entry.instanceId === undefined ? `externalId ${JSON.stringify(entry.externalId)}` : `instanceId ${JSON.stringify(entry.instanceId)}`;
     const span = { start: entry.start ?? window.from ?? Number.MIN_SAFE_INTEGER, end: entry.end ?? window.until };
     const known = spans.get(key);
     if (known === undefined) spans.set(key, [span]);

@@ -7,10 +7,13 @@ export {
   type DatapointsStreamPlan,
   type InstancesPlan,
   type InstancesStreamPlan,
+  type NodeId,
   pointsParams,
   type PointsPlan,
   pointsShape,
   type QueryOptions,
+  type SeriesRef,
+  seriesRefKey,
   type StreamPlan,
 } from './stream-plan.js';
 export {

@@ -78,7 +78,11 @@ const manifestStreamSchema = z.object({
   /** Datapoints: the point times the current run reads, start inclusive, end exclusive. */
   pointWindow: z.object({ start: z.number(), end: z.number() }).optional(),
   /** Datapoints: series asked for that the platform did not know (deleted since listed, or never there), skipped. */
-  unknownSeries: z.array(z.union([z.object({ id: z.number() }), z.object({ externalId: z.string() })])).optional(),
+  unknownSeries: z.array(z.union([
+    z.object({ id: z.number() }),
+    z.object({ externalId: z.string() }),
+    z.object({ instanceId: z.object({ space: z.string(), externalId: z.string() }) }),
+  ])).optional(),
   /** Metadata keys its Parquet files also hold as `metadata_<key>` STRING columns, before `extra`. */
   metadataColumns: z.array(z.string()).optional(),
   mode: z.enum(MODES),

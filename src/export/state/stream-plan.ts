@@ -80,10 +80,30 @@ export interface InstancesPlan {
  * them (resolved when a run starts, then pinned in the checkpoint), raw points or aggregates, and
  * the query options passed through to every query.
  */
+/** A data-model node's key: a time series that lives in the data model is named by it. */
+export interface NodeId {
+  space: string;
+  externalId: string;
+}
+
+/** A datapoints query names its series by id, by externalId, or by instanceId (a data-model node). */
+export type SeriesRef = { id: number } | { externalId: string } | { instanceId: NodeId };
+
+/** A series' identity as text, the same for the same series however it is held (a Set's or a Map's key). */
+export function seriesRefKey(ref: SeriesRef): string {
+  if ('id' in ref) return `id ${ref.id}`;
+  if ('externalId' in ref) return `externalId ${ref.externalId}`;
+  return `instanceId ${JSON.stringify([ref.instanceId.space, ref.instanceId.externalId])}`;
+}
+
 export interface PointsPlan {
-  /** Explicit series; neither: the series are listed through the timeseries collection. */
+  /** Explicit series, by one of the three; none: the series are listed through the timeseries collection. */
   ids?: readonly number[] | undefined;
   externalIds?: readonly string[] | undefined;
+  instanceIds?: readonly NodeId[] | undefined;
+  /** Data-model series: the nodes of this view (that match `seriesFilter`), listed through the instances list. */
+  seriesView?: ViewRef | undefined;
+  seriesFilter?: DmFilter | undefined;
   start: PointTime;
   end?: PointTime | undefined;
   /** Aggregates instead of raw points, with their granularity (and time zone). */
@@ -113,6 +133,9 @@ export function pointsParams(plan: PointsPlan): [string, string][] {
   };
   add('ids', plan.ids);
   add('externalIds', plan.externalIds);
+  add('instanceIds', plan.instanceIds);
+  add('view', plan.seriesView);
+  add('filter', plan.seriesFilter);
   add('start', timeText(plan.start));
   add('end', plan.end === undefined ? undefined : timeText(plan.end));
   add('aggregates', plan.aggregates?.join(','));

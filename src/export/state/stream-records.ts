@@ -2,13 +2,14 @@ import type { StreamResource } from '../../config/job-schema.js';
 import { pointColumns, pointKey, type Resource, resourceSpec, shapeFromParams } from '../../resources/index.js';
 import { typedColumns } from '../../sink/index.js';
 import type { StreamState, UpdatedWindow } from './checkpoint-schema.js';
+import type { SeriesRef } from './stream-plan.js';
 
 /** What identifies a stream's rows in its manifest entry, with its columns (and a datapoints stream's point times). */
 export interface RowKey {
   key: 'id' | 'externalId' | string[];
   columns?: { name: string; type: string }[];
   pointWindow?: PointWindow;
-  unknownSeries?: ({ id: number } | { externalId: string })[];
+  unknownSeries?: SeriesRef[];
 }
 
 /** A datapoints run's point times: start inclusive, end exclusive. */

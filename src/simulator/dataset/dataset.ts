@@ -7,7 +7,7 @@ import { type EventFilter, EventSet, type GeneratedEvent } from './events.js';
 import { FileSet, type GeneratedFile } from './files.js';
 import { type GeneratedRelationship, RelationshipSet } from './relationships.js';
 import { type GeneratedSequence, SequenceSet } from './sequences.js';
-import { type GeneratedTimeseries, TimeseriesSet } from './timeseries.js';
+import { type GeneratedTimeseries, type SeriesNodes, TimeseriesSet } from './timeseries.js';
 
 /** A collection the simulator serves: every collection of the registry in resources/. */
 export type ResourceName = Resource;
@@ -36,6 +36,8 @@ export interface DatasetOptions {
   clock?: Pick<Clock, 'now'>;
   /** Changes a second `--churn` makes to the datapoints (the collections' are made apart). Default 0. */
   churn?: number;
+  /** The data-model nodes that are time series (their `instanceId`); default none. */
+  seriesNodes?: SeriesNodes;
 }
 
 /** Everything the simulator serves, generated on demand from the seed. */
@@ -55,7 +57,7 @@ export function createDataset(options: DatasetOptions): Dataset {
   const assets = new AssetSet(seed, options.assets, options.treeSize ?? 100, options.dataSets ?? 5);
   const { links } = assets;
   const events = new EventSet(seed, options.events, links, options.eventMetadataBytes ?? 0);
-  const timeseries = new TimeseriesSet(seed, options.timeseries ?? 0, links);
+  const timeseries = new TimeseriesSet(seed, options.timeseries ?? 0, links, options.seriesNodes);
   const files = new FileSet(seed, options.files ?? 0, links);
   const sequences = new SequenceSet(seed, options.sequences ?? 0, links);
   const relationships = new RelationshipSet(seed, options.relationships ?? 0, links, [
@@ -81,4 +83,5 @@ export type {
   GeneratedRelationship,
   GeneratedSequence,
   GeneratedTimeseries,
+  SeriesNodes,
 };

@@ -26,10 +26,38 @@ export interface GeneratedTimeseries {
   lastUpdatedTime: number;
 }
 
-/** Time series, most on an asset (`assetId`); a tenth are string series. */
+/** A data-model node's key: `{space, externalId}`. */
+export interface NodeId {
+  space: string;
+  externalId: string;
+}
+
+/**
+ * The data-model nodes that are time series (CogniteTimeSeries): series `index` is the node
+ * `refOf(index)`, when it is one, and carries it as its `instanceId`. The models room gives them
+ * (InstanceStore.seriesNodes), so that the instances and the timeseries collection agree.
+ */
+export interface SeriesNodes {
+  refOf(index: number): NodeId | undefined;
+  /** The series index of a node, or undefined when the node is not a time series. */
+  indexOf(ref: NodeId): number | undefined;
+}
+
+const NO_NODES: SeriesNodes = { refOf: () => undefined, indexOf: () => undefined };
+
+/**
+ * Time series, most on an asset (`assetId`); a tenth are string series. Those that are
+ * data-model nodes (`nodes`) carry the node's key as `instanceId`, and are found by it.
+ */
 export class TimeseriesSet extends ItemSet<GeneratedTimeseries> {
-  constructor(seed: number, count: number, links: Links) {
+  constructor(seed: number, count: number, links: Links, private readonly nodes: SeriesNodes = NO_NODES) {
     super('timeseries', seed, count, links, 0x75e7);
+  }
+
+  /** The series whose `instanceId` is `ref`, or undefined when none is. */
+  indexOfInstance(ref: NodeId): number | undefined {
+    const index = this.nodes.indexOf(ref);
+    return index !== undefined && index >= 0 && index < this.count ? index : undefined;
   }
 
   idOf(index: number): number {
@@ -66,9 +94,10 @@ export class TimeseriesSet extends ItemSet<GeneratedTimeseries> {
     if (rng.chance(0.05)) series.securityCategories = rng.chance(0.5) ? [] : [100 + rng.int(3)];
     const dataSetId = this.dataSetId(rng, 0.85);
     if (dataSetId !== undefined) series.dataSetId = dataSetId;
-    if (series.externalId !== undefined && rng.chance(0.1)) {
-      series.instanceId = { space: 'sp_timeseries', externalId: series.externalId };
-    }
+    // Drawn as before the series were tied to nodes, so that the fields after it keep their values.
+    if (series.externalId !== undefined) rng.chance(0.1);
+    const instanceId = this.nodes.refOf(index);
+    if (instanceId !== undefined) series.instanceId = { ...instanceId };
     const metadata = generateMetadata(rng);
     if (includeMetadata) series.metadata = metadata;
     return series;

@@ -146,6 +146,26 @@ export class InstanceStore {
     };
   }
 
+  /**
+   * The CogniteTimeSeries nodes generated at start, each a time series of the timeseries
+   * collection: node CTS-i is series i (its `instanceId`), when the collection has an i-th.
+   * Nodes inserted later are not series (the platform would create one; the simulator's
+   * collection is generated from the seed).
+   */
+  seriesNodes(): { refOf(index: number): NodeRef | undefined; indexOf(ref: NodeRef): number | undefined } {
+    const { count, generator } = this.sets.timeseries;
+    return {
+      refOf: (index) => {
+        if (index >= count) return undefined;
+        return { space: generator.spaceOf(index), externalId: externalIdAt(PREFIXES.timeseries, index) };
+      },
+      indexOf: (ref) => {
+        const found = this.find({ instanceType: 'node', ...ref });
+        return found?.kind === 'timeseries' && found.index < count ? found.index : undefined;
+      },
+    };
+  }
+
   /** The containers every instance of `kind` has data in (`space:externalId`). */
   containersOf(kind: InstanceKind): readonly string[] {
     return this.sets[kind].generator.containers;

@@ -16,6 +16,11 @@ export interface PlanKey {
   binding: string;
   position: number;
   limit: number;
+  /**
+   * False where a short page would change the answer's meaning (the sync feed's: a reader knows
+   * it has caught up from a short page): a short-page fault then passes it by. Default true.
+   */
+  shortPages?: boolean;
 }
 
 /**
@@ -35,8 +40,9 @@ export async function serveFaulted(
   if (plan.delayMs > 0) await ctx.clock.sleep(plan.delayMs);
   if (plan.fault !== undefined) increment(ctx.stats.faults, plan.fault);
   if (isStatusFault(plan.fault)) return sendStatusFault(ex, plan.fault, ctx.config.faults);
-  if (plan.shortLimit !== undefined) increment(ctx.stats.faults, 'short-page');
-  const { body, items } = answer(plan.shortLimit ?? key.limit);
+  const shortLimit = key.shortPages === false ? undefined : plan.shortLimit;
+  if (shortLimit !== undefined) increment(ctx.stats.faults, 'short-page');
+  const { body, items } = answer(shortLimit ?? key.limit);
   if (plan.fault === undefined) {
     ctx.stats.pages++;
     ctx.stats.items += items;

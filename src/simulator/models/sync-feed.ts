@@ -39,27 +39,18 @@ function purged(instance: Instance, nowMs: number): boolean {
 export interface SyncPage {
   instances: Instance[];
   next: SyncPosition;
-  /**
-   * Whether the result set has more to read right now: its backfill goes on, or the change log
-   * holds entries after `next`'s sequence (matching the filter or not, so a page that would skip
-   * them still has to be read). A page cut short (a short-page fault, the scan budget) says so too.
-   */
-  more: boolean;
-}
-
-/** Whether a result set at `next` has more to read: a backfill not finished, or changes after its sequence. */
-function moreAfter(next: SyncPosition, lastSeq: number): boolean {
-  return next.phase === 'backfill' || lastSeq > next.seq;
 }
 
 /**
- * One page of a result set. The backfill walks the instances in the simulator's stable order as
- * they are when read (soft-deleted ones left out, unless `skipAlreadyDeleted: false` and not yet
- * purged); when it ends, the feed goes on with the changes after the sequence the sync started at.
- * The change phase shows each instance changed (created, updated, soft-deleted) after the
- * cursor once, as it is now, in the order of the latest changes; a deleted one with `deletedTime`,
- * unless purged (more than 3 days ago: a reader that waited that long missed it). A page ends at
- * `limit` items or `budget` positions examined, whichever comes first; `more` says whether to go on.
+ * One page of a result set: up to `limit` instances, and fewer only when the result set has
+ * nothing more to read right now, as the platform's answers (a reader knows it has caught up from
+ * a short page). The backfill walks the instances in the simulator's stable order as they are
+ * when read (soft-deleted ones left out, unless `skipAlreadyDeleted: false` and not yet purged);
+ * when it ends, the same page goes on with the changes after the sequence the sync started at.
+ * The change phase shows each instance changed (created, updated, soft-deleted) after the cursor
+ * once, as it is now, in the order of the latest changes; a deleted one with `deletedTime`,
+ * unless purged (more than 3 days ago: a reader that waited that long missed it). No scan budget
+ * cuts a page: a filter that matches few instances is walked to its end, or to `limit`.
  */
 export function syncPage(
   store: InstanceStore,
@@ -67,34 +58,33 @@ export function syncPage(
   kinds: readonly InstanceKind[],
   from: SyncPosition,
   limit: number,
-  budget: number,
   nowMs: number,
 ): SyncPage {
   const wanted = (instance: Instance) => set.filter === undefined || matches(instance, set.filter);
+  let seq: number;
+  let instances: Instance[] = [];
   if (from.phase === 'backfill') {
-    const page = scan(store, kinds, from.at, limit, budget, (kind, index) => {
+    const page = scan(store, kinds, from.at, limit, Infinity, (kind, index) => {
       const deleted = store.isDeleted(kind, index);
       if (deleted && set.skipAlreadyDeleted) return undefined;
       const instance = store.instance(kind, index);
       return !purged(instance, nowMs) && wanted(instance) ? instance : undefined;
     });
-    const next: SyncPosition = page.next === undefined
-      ? { phase: 'changes', seq: from.startSeq }
-      : { phase: 'backfill', at: page.next, startSeq: from.startSeq };
-    return { instances: page.instances, next, more: moreAfter(next, store.log.lastSeq) };
+    if (page.next !== undefined) {
+      return { instances: page.instances, next: { phase: 'backfill', at: page.next, startSeq: from.startSeq } };
+    }
+    instances = page.instances;
+    seq = from.startSeq;
+  } else {
+    seq = from.seq;
   }
-  const instances: Instance[] = [];
-  let seq = from.seq;
-  let examined = 0;
-  for (const [entrySeq, key] of store.log.after(from.seq)) {
-    if (instances.length >= limit || examined >= budget) break;
-    examined++;
+  for (const [entrySeq, key] of store.log.after(seq)) {
+    if (instances.length >= limit) break;
     seq = entrySeq;
     const { kind, index } = kindAt(key);
     if (!kinds.includes(kind)) continue;
     const instance = store.instance(kind, index);
     if (!purged(instance, nowMs) && wanted(instance)) instances.push(instance);
   }
-  const next: SyncPosition = { phase: 'changes', seq };
-  return { instances, next, more: moreAfter(next, store.log.lastSeq) };
+  return { instances, next: { phase: 'changes', seq } };
 }

@@ -8,17 +8,14 @@ import { cursorStateOf, firstPosition, SYNC_RETENTION_MS, type SyncPosition, syn
 import { parseSync, type SyncSet } from './sync-request.js';
 import { type Typing, typingJson } from './view-json.js';
 
-/** A short page is drawn as a share of this; each result set then gets that share of its own limit. */
-const SHORT_SCALE = 1000;
-
 /**
  * `POST {base}/models/instances/sync`: for each selected result set, a page of its backfill or of
  * its changes since the cursor, and always a `nextCursor` to go on from. The answer is the
- * platform's: `{items: {name: [...]}, nextCursor: {name: cursor}, moreData, typing?}`. `moreData`
- * is true when any result set has more to read right now (see `SyncPage.more`), false when every
- * one has caught up; a page's length says nothing, as a short page (fault) or one cut by the scan
- * budget may end before the rest. A cursor older than 3 days is refused (400, "Cursor has
- * expired...") unless `allowExpiredCursorsAndAcceptMissedDeletes: true`. Caps and faults as on the lists.
+ * platform's: `{items: {name: [...]}, nextCursor: {name: cursor}, typing?}`, with no `moreData`:
+ * a result set's page is shorter than its limit only when it has caught up (syncPage), which is
+ * how a reader knows, so no short-page fault applies here. A cursor older than 3 days is refused
+ * (400, "Cursor has expired...") unless `allowExpiredCursorsAndAcceptMissedDeletes: true`. Caps
+ * and the other faults as on the lists.
  */
 export async function handleSync(ctx: ModelsContext, ex: Exchange, notes: RequestNotes): Promise<void> {
   const body = await readResourceBody(ex, notes);
@@ -38,24 +35,23 @@ export async function handleSync(ctx: ModelsContext, ex: Exchange, notes: Reques
     positions.push(position);
   }
   const store = ctx.instances;
-  return serveFaulted(ctx, ex, { binding: query.binding, position: 0, limit: SHORT_SCALE }, (scaled) => {
+  // Never shortened (shortPages: false), so the plan's limit is not used.
+  return serveFaulted(ctx, ex, { binding: query.binding, position: 0, limit: 1, shortPages: false }, () => {
     const answerNow = ctx.clock.now();
     const items: Record<string, unknown[]> = {};
     const nextCursor: Record<string, string> = {};
     const typing: Record<string, Typing> = {};
     let count = 0;
-    let moreData = false;
     query.sets.forEach((set, i) => {
       const kinds = kindsListed(store, set.instanceType, [], set.filter);
       const from = positions[i] ?? firstPosition(set, store.log.lastSeq);
-      const page = syncPage(store, set, kinds, from, shortened(set.limit, scaled), ctx.config.scanBudget, answerNow);
+      const page = syncPage(store, set, kinds, from, set.limit, answerNow);
       items[set.name] = page.instances.map((instance) => instanceJson(instance, set.sources, true));
       nextCursor[set.name] = ctx.cursors.encode(set.binding, cursorStateOf(page.next, answerNow));
       if (query.includeTyping) typing[set.name] = typingJson(set.sources);
       count += page.instances.length;
-      moreData ||= page.more;
     });
-    return { body: { items, nextCursor, moreData, ...(query.includeTyping ? { typing } : {}) }, items: count };
+    return { body: { items, nextCursor, ...(query.includeTyping ? { typing } : {}) }, items: count };
   });
 }
 
@@ -75,10 +71,4 @@ function positionOf(ctx: ModelsContext, set: SyncSet, allowExpired: boolean, now
     );
   }
   return syncPositionOf(decoded.state);
-}
-
-/** A result set's limit on a short page: the drawn share of it, at least one unless the page may be empty. */
-function shortened(limit: number, scaled: number): number {
-  if (scaled >= SHORT_SCALE) return limit;
-  return Math.max(scaled === 0 ? 0 : 1, Math.floor((limit * scaled) / SHORT_SCALE));
 }

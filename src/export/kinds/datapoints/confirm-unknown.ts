@@ -48,12 +48,15 @@ export async function confirmUnknown(
 
 /** Whether an entry of the platform's `missing` names the series `ref`. */
 function names(entry: unknown, ref: SeriesRef): boolean {
-  const given = entry as { id?: unknown; externalId?: unknown } | null;
-  return 'id' in ref ? given?.id === ref.id : given?.externalId === ref.externalId;
+  type Named = { id?: unknown; externalId?: unknown; instanceId?: { space?: unknown; externalId?: unknown } };
+  const given = entry as Named | null;
+  if ('id' in ref) return given?.id === ref.id;
+  if ('externalId' in ref) return given?.externalId === ref.externalId;
+  return given?.instanceId?.space === ref.instanceId.space && given.instanceId.externalId === ref.instanceId.externalId;
 }
 
 function missingError(ref: SeriesRef, answered: RequestContext, what: string, cause?: unknown): SeriesMissingError {
-  const series = 'id' in ref ? `series ${ref.id}` : `series ${JSON.stringify(ref.externalId)}`;
+  const series = `series ${seriesName(ref)}`;
   return new SeriesMissingError(
     `The platform left ${series} out of its answer, and asked for it by itself with ignoreUnknownIds: false, ${what}: ` +
     'a platform that leaves out a series it knows would have its points lost, so the partition stops (what it committed ' +
@@ -61,4 +64,11 @@ function missingError(ref: SeriesRef, answered: RequestContext, what: string, ca
     answered,
     { cause },
   );
+}
+
+/** A series as a message names it: its id, its externalId quoted, or its instanceId `space:externalId`. */
+export function seriesName(ref: SeriesRef): string {
+  if ('id' in ref) return String(ref.id);
+  if ('externalId' in ref) return JSON.stringify(ref.externalId);
+  return `${ref.instanceId.space}:${ref.instanceId.externalId}`;
 }

@@ -31,10 +31,13 @@ import { ListedSeries } from './listed-series.js';
  */
 export const datapoints: StreamKind<DatapointsStreamConfig, DatapointsStreamPlan> = {
   plan: (stream, defaultFormats) => {
-    const { ids, externalIds, ...filter } = stream.timeseries;
+    const { ids, externalIds, instanceIds, view, filter: nodeFilter, ...filter } = stream.timeseries;
     const points: PointsPlan = {
       ids,
       externalIds,
+      instanceIds,
+      seriesView: view,
+      seriesFilter: nodeFilter,
       start: stream.start,
       end: stream.end,
       aggregates: stream.aggregates,
@@ -49,7 +52,7 @@ export const datapoints: StreamKind<DatapointsStreamConfig, DatapointsStreamPlan
     // Aggregates exist for numeric series only: a listing for them asks for numeric series.
     const numeric = stream.aggregates !== undefined && filter.isString === undefined ? { isString: false } : {};
     const listing =
-      ids === undefined && externalIds === undefined ? listParams('timeseries', stream.limit, { ...filter, ...numeric }) : [];
+      ids === undefined && externalIds === undefined && instanceIds === undefined && view === undefined ? listParams('timeseries', stream.limit, { ...filter, ...numeric }) : [];
     // The series listing's parameters, then the points' own settings, so that a change of either is drift.
     return {
       ...namedFormats(stream, defaultFormats),
@@ -126,10 +129,16 @@ function emptyWindow(stream: DatapointsStreamPlan, state: StreamState): string |
 async function describePoints(client: DryRunClient, stream: DryRunStream<DatapointsStreamPlan>): Promise<string[]> {
   const { plan, request, pointWindow, listed, written } = stream;
   const { points } = plan;
-  const explicit = points.ids?.length ?? points.externalIds?.length;
+  const explicit = points.ids?.length ?? points.externalIds?.length ?? points.instanceIds?.length;
+  const listName = points.ids !== undefined ? 'ids' : points.externalIds !== undefined ? 'externalIds' : 'instanceIds';
   const filter = request.method === 'POST' ? (request.body.filter as AggregateFilter) : aggregateFilter('timeseries', request.params);
-  const series = explicit ?? (await client.aggregateCount('timeseries', filter).catch(() => undefined));
-  const which = explicit === undefined ? `the series of ${listed}` : `${explicit} listed series (${points.ids === undefined ? 'externalIds' : 'ids'})`;
+  const view = points.seriesView;
+  // A view's nodes are counted only by listing them: their number is unknown before the run.
+  const counted = view === undefined ? client.aggregateCount('timeseries', filter).catch(() => undefined) : undefined;
+  const series = explicit ?? (await counted);
+  const which = view !== undefined
+    ? `the nodes of view ${view.space}:${view.externalId}/${view.version}${points.seriesFilter === undefined ? '' : ' that match its filter'}`
+    : explicit === undefined ? `the series of ${listed}` : `${explicit} listed series (${listName})`;
   const window = pointWindow === undefined ? '' : ` from ${new Date(pointWindow.start).toISOString()} to ${new Date(pointWindow.end).toISOString()} (end exclusive)`;
   const what = points.aggregates === undefined ? 'raw points' : `aggregates ${points.aggregates.join(', ')} per ${points.granularity ?? '?'}`;
   const count = series === undefined ? 'series count unknown' : `${series.toLocaleString('en-US')} series`;
@@ -174,7 +183,9 @@ async function countSeries(
 function listedSeries(run: StreamRun<DatapointsStreamPlan>): ListedSeries | undefined {
   const { stream, plans, checkpoint, total, maxReadFactor, logger } = run;
   const points = stream.points;
-  if (points.ids !== undefined || points.externalIds !== undefined) return undefined;
+  // The series of an explicit list or a view are no listing of the timeseries collection.
+  const explicit = points.ids ?? points.externalIds ?? points.instanceIds ?? points.seriesView;
+  if (explicit !== undefined) return undefined;
   const mine = plans.length;
   const parts = Object.entries(streamOf(checkpoint, stream.name).parts);
   const counts = new Map(parts.map(([m, part]) => [Number(m), part.points?.listedSeries ?? 0]));

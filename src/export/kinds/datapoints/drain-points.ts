@@ -4,7 +4,7 @@ import type { Logger } from '../../../log.js';
 import type { OpenPointShard } from '../../../sink/index.js';
 import { crashPoint } from '../../../util/crash-point.js';
 import { InFlight } from '../../../util/in-flight.js';
-import type { DatapointsStreamPlan, PointsPartState } from '../../state/index.js';
+import { type DatapointsStreamPlan, type NodeId, type PointsPartState, seriesRefKey } from '../../state/index.js';
 import type { SeriesRef } from './points-answer.js';
 import { commitShard, type PartitionContext, type PartitionOutcome, type PartitionPlan, ResumeCursorRefused } from '../../partition/index.js';
 import type { ListedSeries } from './listed-series.js';
@@ -46,10 +46,10 @@ export async function drainPoints(
     const { start, end } = series;
     tasks.add(refOf(series), series.after, start === undefined || end === undefined ? undefined : { start, end });
   }
-  const byId = points.ids?.map((id): SeriesRef => ({ id }));
-  const explicit = byId ?? points.externalIds?.map((externalId): SeriesRef => ({ externalId }));
+  const explicit = explicitSeries(points);
   // Listed series are taken once in this process, and counted: a listing that names one twice is refused.
-  const ledger = explicit === undefined ? listed : undefined;
+  const view = points.seriesView;
+  const ledger = explicit === undefined && view === undefined ? listed : undefined;
   ledger?.resume(plan.m, saved.series.flatMap((series) => (series.id === undefined ? [] : [series.id])));
   const listing = { cursor: saved.listing, listed: saved.listed || window.end <= window.start };
   // Stops the partition's own requests, queued or in flight, the moment it fails: a request that
@@ -61,11 +61,14 @@ export async function drainPoints(
   // The listing holds no share of the byte budget before its requests (its pages' bytes are counted
   // as they arrive): its pages are asked for while this partition's answers hold theirs, and a page
   // of a path not seen yet waits for the whole budget (a deadlock).
-  const source = explicit === undefined
-    ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal }, listing)
-    : SeriesSource.explicit(explicit, plan.m, plan.n, listing);
+  const limit = Number(plan.params.find(([key]) => key === 'limit')?.[1] ?? 1000);
+  const source = view !== undefined
+    ? SeriesSource.viewNodes({ client: ctx.client, signal }, view, points.seriesFilter, { ...plan, limit }, listing)
+    : explicit === undefined
+      ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal }, listing)
+      : SeriesSource.explicit(explicit, plan.m, plan.n, listing);
   const unknown = [...saved.unknown];
-  const unknownKeys = new Set(unknown.map(refKey));
+  const unknownKeys = new Set(unknown.map(seriesRefKey));
   let seq = part.nextSeq;
   let writers: OpenPointShard[] | undefined;
   /** The tasks' positions as of the last answer appended: what a commit records. */
@@ -176,9 +179,9 @@ export async function drainPoints(
 
   async function write(answer: PointsAnswer): Promise<void> {
     // Each series once: the windows of a long series are asked for, and found unknown, one by one.
-    const fresh = answer.unknown.filter((ref) => !unknownKeys.has(refKey(ref)));
+    const fresh = answer.unknown.filter((ref) => !unknownKeys.has(seriesRefKey(ref)));
     if (fresh.length > 0) {
-      for (const ref of fresh) unknownKeys.add(refKey(ref));
+      for (const ref of fresh) unknownKeys.add(seriesRefKey(ref));
       unknown.push(...fresh);
       log.warn(
         { series: fresh.slice(0, 10), count: fresh.length },
@@ -197,10 +200,18 @@ export async function drainPoints(
   }
 }
 
-function refKey(ref: SeriesRef): string {
-  return 'id' in ref ? `id ${ref.id}` : `externalId ${ref.externalId}`;
+/** The stream's explicit series, by the one list it gives; undefined when its series are listed. */
+function explicitSeries(points: DatapointsStreamPlan['points']): SeriesRef[] | undefined {
+  if (points.ids !== undefined) return points.ids.map((id) => ({ id }));
+  if (points.externalIds !== undefined) return points.externalIds.map((externalId) => ({ externalId }));
+  return points.instanceIds?.map(({ space, externalId }) => ({ instanceId: { space, externalId } }));
 }
 
-function refOf(series: { id?: number | undefined; externalId?: string | undefined }): SeriesRef {
-  return series.id === undefined ? { externalId: series.externalId! } : { id: series.id };
+type CheckpointedSeries = { id?: number | undefined; externalId?: string | undefined; instanceId?: NodeId | undefined };
+
+/** A checkpointed series' ref: the one of id, externalId and instanceId it has (the checkpoint's reader checks it). */
+function refOf(series: CheckpointedSeries): SeriesRef {
+  if (series.id !== undefined) return { id: series.id };
+  if (series.instanceId !== undefined) return { instanceId: { ...series.instanceId } };
+  return { externalId: series.externalId! };
 }

@@ -1,9 +1,9 @@
 import { BadResponseError, type RequestContext } from '../../../http/errors.js';
 import { type Aggregate, isCountAggregate } from '../../../resources/index.js';
 import { PointList, type PointValue } from '../../../sink/index.js';
+import type { SeriesRef } from '../../state/index.js';
 
-/** A datapoints query names its series by id or by externalId. */
-export type SeriesRef = { id: number } | { externalId: string };
+export type { SeriesRef };
 
 /**
  * The aggregates a request asked for, and how far before a query's `start` a bucket may start
@@ -42,7 +42,7 @@ export const SPECIAL_VALUES: Readonly<Record<string, number>> = { 'NaN': NaN, 'I
 
 /**
  * Reads the answer of `POST /timeseries/data/list` to `queries`: the items answer the queries in
- * their order, each matched by id or externalId (with `ignoreUnknownIds` a deleted series leaves
+ * their order, each matched by id, externalId or instanceId (with `ignoreUnknownIds` a deleted series leaves
  * no item, so a query the next item does not match is left out, for confirmUnknown to confirm; two
  * windows of one series are two queries), and every point must be well formed, inside its query's
  * window (an aggregate bucket may start before `start`, less than `reachMs` before it), after the
@@ -88,18 +88,18 @@ export class AnswerMatch {
   }
 
   /** The query series `id` answers, the next one it matches; -1 when none does (take fails then). */
-  find(id: number, externalId: unknown): number {
+  find(id: number, externalId: unknown, instanceId?: unknown): number {
     const { queries } = this;
     let query = this.next;
-    while (query < queries.length && !matches(queries[query]!, id, externalId)) query++;
+    while (query < queries.length && !matches(queries[query]!, id, externalId, instanceId)) query++;
     return query === queries.length ? -1 : query;
   }
 
   /** Takes the query the item at `at` (series `id`) answers: find's, or fails naming why there is none. */
-  take(at: string, id: number, externalId: unknown): number {
-    const query = this.find(id, externalId);
+  take(at: string, id: number, externalId: unknown, instanceId?: unknown): number {
+    const query = this.find(id, externalId, instanceId);
     if (query < 0) {
-      const asked = this.queries.some((each) => matches(each, id, externalId));
+      const asked = this.queries.some((each) => matches(each, id, externalId, instanceId));
       return this.fail(asked ? `answers series ${id} out of the order of the queries, or more often than asked` : `${at} is series ${id}, which the request did not ask for`);
     }
     this.next = query + 1;
@@ -113,8 +113,12 @@ export class AnswerMatch {
   }
 }
 
-function matches(query: AskedQuery, id: number, externalId: unknown): boolean {
-  return 'id' in query.ref ? query.ref.id === id : query.ref.externalId === externalId;
+function matches(query: AskedQuery, id: number, externalId: unknown, instanceId: unknown): boolean {
+  const { ref } = query;
+  if ('id' in ref) return ref.id === id;
+  if ('externalId' in ref) return ref.externalId === externalId;
+  const given = instanceId as { space?: unknown; externalId?: unknown } | null | undefined;
+  return given?.space === ref.instanceId.space && given.externalId === ref.instanceId.externalId;
 }
 
 /** Item `position` of an answer, parsed: checked and matched to its query (readAnswer). */
@@ -122,7 +126,7 @@ export function readItem(item: unknown, position: number, match: AnswerMatch): S
   const fail = (what: string) => match.fail(what);
   const at = `item ${position + 1}`;
   if (item === null || typeof item !== 'object' || Array.isArray(item)) return fail(`${at} is not an object`);
-  const { id, externalId, isString, nextCursor, datapoints } = item as Record<string, unknown>;
+  const { id, externalId, instanceId, isString, nextCursor, datapoints } = item as Record<string, unknown>;
   if (typeof id !== 'number' || !Number.isSafeInteger(id)) return fail(`${at} has no integer 'id'`);
   if (externalId !== undefined && typeof externalId !== 'string') return fail(`${at} (id ${id}) has an 'externalId' that is not a string`);
   if (typeof isString !== 'boolean') return fail(`${at} (id ${id}) has no boolean 'isString'`);
@@ -130,7 +134,7 @@ export function readItem(item: unknown, position: number, match: AnswerMatch): S
     return fail(`${at} (id ${id}) has a 'nextCursor' that is not a non-empty string`);
   }
   if (!Array.isArray(datapoints)) return fail(`${at} (id ${id}) has no 'datapoints' array`);
-  const query = match.take(at, id, externalId);
+  const query = match.take(at, id, externalId, instanceId);
   const asked = match.queries[query]!;
   if (datapoints.length > asked.limit) {
     return fail(`${at} (id ${id}) holds ${datapoints.length} points, more than its limit ${asked.limit}`);

@@ -59,6 +59,8 @@ export function readScannedAnswer(
   aggregates: AggregatesAsked | undefined,
   ctx: RequestContext,
 ): { series: SeriesAnswer[]; unknown: number[] } | undefined {
+  // The scan reads no instanceId: an answer to queries by instanceId is parsed, and readAnswer matches them.
+  if (queries.some((query) => 'instanceId' in query.ref)) return undefined;
   if (body.length > MAX_SCANNED_BYTES || !isUtf8(body)) return undefined;
   const match = new AnswerMatch(queries, aggregates, ctx);
   const series = new AnswerScan(body, match).answer();

@@ -4,6 +4,10 @@ import { ResumeCursorRefused } from '../../partition/index.js';
 import type { ByteBudget } from '../../../page/index.js';
 import { chainRequest } from '../collections/index.js';
 import type { SeriesRef } from './points-answer.js';
+import type { DmFilter } from '../../../config/dm-filter.js';
+import type { ViewRef } from '../../../resources/index.js';
+import type { NodeId } from '../../state/index.js';
+import type { ListRequest as ChainRequest } from '../../partition/index.js';
 
 /** Where a partition's listing of series stands: what the checkpoint records of it. */
 export interface ListingState {
@@ -37,6 +41,8 @@ export class SeriesSource {
     private readonly listing: ListingRequest | undefined,
     private explicit: SeriesRef[] | undefined,
     state: ListingState,
+    /** Nodes of a view: the request of their list, and the partition's share of them. */
+    private readonly nodes?: { request: ChainRequest; mine: (ref: NodeId) => boolean } | undefined,
   ) {
     this.state = { ...state };
   }
@@ -44,6 +50,33 @@ export class SeriesSource {
   /** A listed source: `params` are the partition's listing parameters (limit, filters, partition). */
   static listed(listing: ListingRequest, state: ListingState): SeriesSource {
     return new SeriesSource(listing, undefined, state);
+  }
+
+  /**
+   * The nodes of a view that match `filter`, listed through `POST /models/instances/list` (which has
+   * no `partition`: each partition lists them all and keeps its share, by a hash of each node's key,
+   * so that the shares stay disjoint however the pages fall), each a series named by instanceId.
+   */
+  static viewNodes(
+    listing: Omit<ListingRequest, 'params'>,
+    view: ViewRef,
+    filter: DmFilter | undefined,
+    part: { m: number; n: number; limit: number },
+    state: ListingState,
+  ): SeriesSource {
+    const source = { type: 'view', ...view };
+    const hasData = { hasData: [source] };
+    const body = {
+      instanceType: 'node',
+      sources: [{ source }],
+      filter: filter === undefined ? hasData : { and: [hasData, filter] },
+      limit: part.limit,
+    };
+    const mine = (ref: NodeId) => hash32(`${ref.space}\u0000${ref.externalId}`) % part.n === part.m - 1;
+    return new SeriesSource({ ...listing, params: [] }, undefined, state, {
+      request: { method: 'POST', path: '/models/instances/list', body },
+      mine,
+    });
   }
 
   /** Explicit series: entry i of the list belongs to partition (i mod n) + 1. */
@@ -70,7 +103,7 @@ export class SeriesSource {
       return { refs, number: ++this.pages, request: 'the job file\'s list' };
     }
     if (this.chain === undefined) this.fromCheckpoint = this.state.cursor !== null;
-    const request = chainRequest('timeseries', this.listing.params);
+    const request = this.nodes?.request ?? chainRequest('timeseries', this.listing.params);
     this.chain ??= drainCursorChain(this.listing.client, {
       ...request,
       startCursor: this.state.cursor ?? undefined,
@@ -90,7 +123,7 @@ export class SeriesSource {
     }
     const page = next.value;
     try {
-      const refs = seriesOf(page);
+      const refs = this.nodes === undefined ? seriesOf(page) : nodesOf(page, this.nodes.mine);
       const { nextCursor } = page;
       this.state = nextCursor === undefined ? { cursor: null, listed: true } : { cursor: nextCursor, listed: false };
       const id = page.requestId === undefined ? '' : `, request id ${page.requestId}`;
@@ -128,4 +161,29 @@ function seriesOf(page: ChainPage): SeriesRef[] {
     refs.push({ id });
   }
   return refs;
+}
+
+/** The nodes of an instances list page that are this partition's, each a series by instanceId. */
+function nodesOf(page: ChainPage, mine: (ref: NodeId) => boolean): SeriesRef[] {
+  const refs: SeriesRef[] = [];
+  for (let i = 0; i < page.items.length; i++) {
+    const { space, externalId } = page.items.key(i);
+    if (space === undefined || externalId === undefined) {
+      throw new BadResponseError(`Node ${i + 1} of the instances list has no 'space' or 'externalId'`, {
+        method: 'POST',
+        path: '/models/instances/list',
+        ...(page.requestId === undefined ? {} : { requestId: page.requestId }),
+      });
+    }
+    const ref = { space, externalId };
+    if (mine(ref)) refs.push({ instanceId: ref });
+  }
+  return refs;
+}
+
+/** FNV-1a of a text's UTF-16 units: a stable hash, the same in every run and process. */
+function hash32(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return hash;
 }

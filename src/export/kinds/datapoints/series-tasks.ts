@@ -1,4 +1,5 @@
 import type { AskedQuery, SeriesAnswer, SeriesRef } from './points-answer.js';
+import { seriesRefKey } from '../../state/index.js';
 
 /** The platform's limits of one request: queries, and points over all of them (PLATFORM.md). */
 export const MAX_QUERIES = 100;
@@ -99,9 +100,8 @@ export class SeriesTasks {
    * of them ends.
    */
   seriesEnded(tasks: readonly SeriesTask[]): number {
-    const key = (ref: SeriesRef) => ('id' in ref ? `id ${ref.id}` : `externalId ${ref.externalId}`);
-    const ended = new Set(tasks.filter((task) => task.finished).map((task) => key(task.ref)));
-    for (const task of this.tasks) if (!task.finished) ended.delete(key(task.ref));
+    const ended = new Set(tasks.filter((task) => task.finished).map((task) => seriesRefKey(task.ref)));
+    for (const task of this.tasks) if (!task.finished) ended.delete(seriesRefKey(task.ref));
     return ended.size;
   }
 
