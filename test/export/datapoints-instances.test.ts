@@ -32,6 +32,8 @@ beforeAll(async () => {
     datapoints: 40_000,
     instances: { assets: 10, activities: 0, timeseries: NODES, edges: 0 },
     apiKeys: [KEY],
+    // Frozen at T0, when the runs start: the live series' points end there.
+    clock: createFakeClock(T0),
   });
 });
 
@@ -112,7 +114,7 @@ describe('datapoints of series named by instanceId', () => {
       maxRows: 500,
     });
     const env = { SIM_KEY: KEY };
-    // The window ends when the first run starts, after every point of the simulator's (they stop at 2024).
+    // The window ends when the first run starts, after every point of the simulator's (its clock stands at T0).
     const end = Date.now();
     const killed = await runCliWith(['run', '--config', file, '--log-level', 'warn'], {
       cwd: dir,
