@@ -52,7 +52,14 @@ describe('PointRowCheck: a row\'s time against the run\'s window', () => {
 });
 
 describe('PointRowCheck: each series in flight against its partition\'s shards', () => {
-  type Series = { id?: number; externalId?: string; after: number | null; start?: number; end?: number };
+  type Series = {
+    id?: number;
+    externalId?: string;
+    instanceId?: { space: string; externalId: string };
+    after: number | null;
+    start?: number;
+    end?: number;
+  };
   const state = (series: Series[]): StreamState => ({
     resource: 'datapoints',
     mode: 'full',
@@ -86,6 +93,19 @@ describe('PointRowCheck: each series in flight against its partition\'s shards',
       // The manifest one shard ahead of the checkpoint (a crash between the two writes): not counted.
       check.reader(shard(1, 2, format))(7, 'seven', START + 30);
     }
+    expect(check.problems()).toEqual([]);
+  });
+
+  it('a series the checkpoint holds by instanceId is not checked (rows name no instanceId): no false problem', () => {
+    const check = new PointRowCheck('points', WINDOW, undefined, state([
+      { id: 7, after: START + 20 },
+      { instanceId: { space: 'sp', externalId: 'a' }, after: START + 3 },
+      { instanceId: { space: 'sp', externalId: 'b' }, after: START + 9 },
+    ]));
+    const row = check.reader(shard(1, 0));
+    row(7, 'seven', START + 20);
+    row(11, 'eleven', START + 3);
+    row(12, 'twelve', START + 9);
     expect(check.problems()).toEqual([]);
   });
 

@@ -78,6 +78,8 @@ export class PointRowCheck {
     for (const [m, part] of Object.entries(state?.parts ?? {})) {
       const bySeries = new Map<string, Tracked[]>();
       for (const series of part.points?.series ?? []) {
+        // A series held by its instanceId cannot be matched: rows carry its id and externalId only.
+        if (series.id === undefined && series.externalId === undefined) continue;
         const key = series.id === undefined ? `externalId:${series.externalId}` : `id:${series.id}`;
         const ref = series.id === undefined ? `externalId ${JSON.stringify(series.externalId)}` : `id ${series.id}`;
         const tracked: Tracked = {
