@@ -134,10 +134,11 @@ function describePart(part: PartStatus): string {
 
 function describeStream(s: StreamStatus): string {
   const iso = (ms: number | null) => (ms === null ? 'the beginning' : new Date(ms).toISOString());
-  const of = streamRecord(s.resource).window;
+  const record = streamRecord(s.resource);
+  const of = record.window;
   const window =
     of === 'none'
-      ? instancesRead(s)
+      ? (record.reads?.(s.mode, s.window?.from ?? null) ?? 'no window')
       : s.window === null
         ? 'no window'
         : `${of} from ${iso(s.window.from)} to before ${iso(s.window.until)}`;
@@ -167,13 +168,4 @@ function tableText(table: StreamStatus['table']): string {
   const when = table.committedAt === null ? '' : ` committed ${new Date(table.committedAt).toISOString()}`;
   const run = table.run === null ? '' : ` (run=${table.run})`;
   return `; Delta table version ${table.version}${when}${run}, ${table.files} files`;
-}
-
-/** What an instances stream's run reads: the view whole, or the platform's sync feed. */
-function instancesRead(s: StreamStatus): string {
-  if (s.mode !== 'incremental') return 'every instance of the view';
-  const since = s.window?.from ?? null;
-  return since === null
-    ? 'the sync feed from its start (every instance of the view, then the changes made meanwhile)'
-    : `the sync feed's changes since the run that started ${new Date(since).toISOString()}`;
 }

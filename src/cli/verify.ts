@@ -84,7 +84,7 @@ function tableLine(stream: string, table: TableReport): string {
   return `Delta table ${stream}: version ${table.version}, ${table.files} files, ${table.rows.toLocaleString('en-US')} rows${from}`;
 }
 
-/** The rows of incremental instances runs: each has its key, which may repeat (a change feed). */
+/** The rows of incremental runs of a change feed (instances, a subscription): each has its key, which may repeat. */
 export function changeRowsChecked(rows: number): string {
-  return `${rows.toLocaleString('en-US')} rows of incremental instances runs have their key (a change feed: a key may repeat)`;
+  return `${rows.toLocaleString('en-US')} rows of change-feed runs (incremental instances, subscriptions) have their key (a key may repeat)`;
 }

@@ -161,7 +161,20 @@ export const datapointsKeys = {
   treatUncertainAsBad: z.boolean().optional(),
   targetUnit: z.string().min(1).max(64).optional(),
   targetUnitSystem: z.string().min(1).max(64).optional(),
+  /**
+   * Follow this datapoint subscription (its externalId) instead of reading a window: each run
+   * writes the points written and the ranges deleted since the run before as change rows.
+   */
+  subscription: z.string().min(1).max(255, 'at most 255 characters, as the platform accepts').optional(),
+  /** A subscription's first run: where its partitions start (`now`, `N[w|d|h|m]-ago`); default: its start. */
+  initializeCursors: z
+    .string()
+    .regex(/^(now|[1-9]\d{0,8}[wdhm]-ago)$/, "expected 'now' or 'N[w|d|h|m]-ago' (e.g. 2d-ago), as the platform accepts")
+    .optional(),
 };
+
+/** Keys of a datapoints stream that select or shape a window of points: a subscription stream has none. */
+const WINDOW_KEYS = ['end', 'aggregates', 'granularity', 'timeZone', 'targetUnit', 'targetUnitSystem', 'keep'] as const;
 
 /** What the keys of a datapoints stream must agree on, as zod issues at their paths. */
 export function datapointsProblems(stream: {
@@ -175,9 +188,15 @@ export function datapointsProblems(stream: {
   timeZone?: string | undefined;
   targetUnit?: string | undefined;
   targetUnitSystem?: string | undefined;
+  subscription?: string | undefined;
+  initializeCursors?: string | undefined;
 }): { path: string[]; message: string }[] {
+  if (stream.subscription !== undefined) return subscriptionProblems(stream);
   const problems: { path: string[]; message: string }[] = [];
   const add = (path: string, message: string) => problems.push({ path: [path], message });
+  if (stream.initializeCursors !== undefined) {
+    add('initializeCursors', 'initializeCursors applies to a stream that follows a subscription; add subscription, or remove it');
+  }
   const aggregated = stream.aggregates !== undefined;
   if (aggregated && stream.granularity === undefined) add('granularity', 'aggregates need a granularity (e.g. 1h)');
   if (!aggregated && stream.granularity !== undefined) add('granularity', 'a granularity applies to aggregates; add aggregates, or remove it');
@@ -203,6 +222,30 @@ export function datapointsProblems(stream: {
   }
   if (stream.end !== undefined && 'at' in stream.start && 'at' in stream.end && stream.end.at <= stream.start.at) {
     add('end', 'end must come after start (start is inclusive, end exclusive)');
+  }
+  return problems;
+}
+
+/**
+ * What a stream that follows a subscription refuses: the subscription chooses the series and every
+ * point written or deleted is read, so a selection, a window or aggregates beside it would be
+ * ignored; its runs read the changes since the run before, which only mode incremental does.
+ */
+function subscriptionProblems(stream: Parameters<typeof datapointsProblems>[0]): { path: string[]; message: string }[] {
+  const problems: { path: string[]; message: string }[] = [];
+  const add = (path: string, message: string) => problems.push({ path: [path], message });
+  const why = 'a stream that follows a subscription reads every point written or deleted in the subscription\'s series';
+  if (stream.mode !== 'incremental') {
+    add('mode', `${why}, each run the changes since the run before: mode is incremental (or left out), not ${stream.mode}`);
+  }
+  if (Object.keys(stream.timeseries).length > 0) {
+    add('timeseries', `${why}: the subscription selects the series; remove timeseries (or subscription, to read a window)`);
+  }
+  if (!('at' in stream.start) || stream.start.at !== MIN_POINT_TIME) {
+    add('start', `${why}, whatever their times: remove start (initializeCursors says where its first run begins)`);
+  }
+  for (const key of WINDOW_KEYS) {
+    if (stream[key] !== undefined) add(key, `${why}, as raw points: remove ${key} (or subscription, to read a window)`);
   }
   return problems;
 }

@@ -8,6 +8,7 @@ import {
   metadataColumnName,
   type Resource,
   RESOURCE_SPECS,
+  RESOURCES,
   type ResourceSpec,
   resourceSpec,
 } from '../resources/index.js';
@@ -110,6 +111,17 @@ export const streamSchema = z.discriminatedUnion('resource', [
   instancesStream,
 ]);
 
+/**
+ * A datapoints stream that follows a subscription is incremental when its mode is left out: its
+ * runs read the changes since the run before, and no other mode is accepted beside `subscription`.
+ */
+function subscriptionMode(stream: unknown): unknown {
+  if (typeof stream !== 'object' || stream === null || Array.isArray(stream)) return stream;
+  const given = stream as Record<string, unknown>;
+  const follows = given.resource === 'datapoints' && given.subscription !== undefined && given.mode === undefined;
+  return follows ? { ...given, mode: 'incremental' } : stream;
+}
+
 /** Settings of an `s3://` output.dir; credentials come from the environment (the AWS SDK's chain). */
 const s3Schema = z.strictObject({
   /** An S3-compatible endpoint (MinIO, Ceph, ...); default: AWS for the region. */
@@ -199,7 +211,7 @@ export const jobSchema = z
   .strictObject({
     source: sourceSchema,
     /** What to export; `run` needs at least one. */
-    streams: z.array(streamSchema).default([]),
+    streams: z.array(z.preprocess(subscriptionMode, streamSchema)).default([]),
     output: outputSchema.prefault({}),
     /** Checkpoint file; default `<output.dir>/_checkpoint.json`. */
     checkpoint: z.string().min(1).optional(),
@@ -255,6 +267,14 @@ export const jobSchema = z
           code: 'custom',
           path: stream.formats === undefined ? ['output', 'formats'] : ['streams', i, 'formats'],
           message: `stream '${name}' is a Delta table (table: delta), whose data files are Parquet only; set formats: [parquet]${stream.formats === undefined ? ' (or give the stream table: files)' : ''}`,
+        });
+      }
+      if (table === 'delta' && stream.resource === 'datapoints' && stream.subscription !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: stream.table === undefined ? ['output', 'table'] : ['streams', i, 'table'],
+          message: `stream '${name}' follows a subscription: its change rows are written as plain files, not a Delta table; ` +
+            `${stream.table === undefined ? 'give the stream table: files' : 'set table: files'}`,
         });
       }
       for (const { path, message } of streamProblems(stream)) ctx.addIssue({ code: 'custom', path: ['streams', i, ...path], message });
@@ -326,7 +346,12 @@ export type CollectionStreamConfig = Exclude<StreamConfig, { resource: 'datapoin
 export type DatapointsStreamConfig = Extract<StreamConfig, { resource: 'datapoints' }>;
 export type InstancesStreamConfig = Extract<StreamConfig, { resource: 'instances' }>;
 /** What a stream reads: one of the collections, the datapoints inside time series, or data-model instances. */
-export type StreamResource = Resource | 'datapoints' | 'instances';
+export type StreamResource = Resource | 'datapoints' | 'instances' | 'datapoint-subscription';
+/**
+ * What the records (checkpoint, manifest) name a stream's resource by: a datapoints stream that
+ * follows a subscription (its `subscription` key) is a `datapoint-subscription` stream there.
+ */
+export const STREAM_RESOURCES = [...RESOURCES, 'datapoints', 'instances', 'datapoint-subscription'] as const;
 /** What a stream lists with `partition=m/n`: a collection, or the time series of a datapoints stream. */
 export type ListedResource = Resource | 'datapoints';
 export type OutputConfig = z.output<typeof outputSchema>;

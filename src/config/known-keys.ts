@@ -4,10 +4,10 @@ type Schema = z.core.$ZodType;
 
 /**
  * The keys a schema knows for the object at `path` of `input`, in the schema's order: the schema is
- * walked along the path through optional, default, prefault, pipe (its input side), array element
- * and object shape. A discriminated union is followed into the option that the input's
- * discriminator picks (`streams[].resource`, `auth.type`), or into all of them when it picks none;
- * a plain union into all of its options. Empty when the path leaves the schema.
+ * walked along the path through optional, default, prefault, pipe (its input side; a preprocess's
+ * output), array element and object shape. A discriminated union is followed into the option that
+ * the input's discriminator picks (`streams[].resource`, `auth.type`), or into all of them when it
+ * picks none; a plain union into all of its options. Empty when the path leaves the schema.
  */
 export function knownKeysAt(schema: Schema, input: unknown, path: readonly PropertyKey[]): string[] {
   let nodes = expand(schema, input);
@@ -36,7 +36,10 @@ function expand(node: Schema, value: unknown): Schema[] {
   ) {
     return expand(node.def.innerType, value);
   }
-  if (node instanceof z.ZodPipe) return expand(node.def.in, value);
+  // A preprocess is a pipe from a transform: the keys are the output side's.
+  if (node instanceof z.ZodPipe) {
+    return expand(node.def.in instanceof z.ZodTransform ? node.def.out : node.def.in, value);
+  }
   if (node instanceof z.ZodDiscriminatedUnion) {
     const options: readonly Schema[] = node.options;
     const picked = options.filter((option) => picks(option, node.def.discriminator, value));

@@ -93,3 +93,4 @@ export {
   resolvePointTime,
   shapeFromParams,
 } from './datapoints.js';
+export { changeColumns, type ChangeRow, changeRows, type ChangeUpdate } from './subscription-changes.js';

@@ -130,16 +130,18 @@ export function createShardSink(stage: StageShard, output: OutputConfig, options
 }
 
 /**
- * What a stream's Parquet shards hold: a collection's items (with its metadata columns), or the
- * instances of a view, in the columns its run began with.
+ * What a stream's Parquet shards hold: a collection's items (with its metadata columns), the
+ * instances of a view, in the columns its run began with, or a subscription's change rows.
  */
 function tableOf(stream: StreamShape): ShardTable {
-  const { resource, metadataColumns, instances } = stream;
+  const { resource, metadataColumns, instances, changes } = stream;
+  if (changes !== undefined) return { changes };
   if (resource === 'instances') {
     if (instances?.columns === undefined) throw new Error(`${stream.name}: the view's columns were not read before its shards open`);
     return { instances: { name: stream.name ?? 'instances', view: instances.view, columns: instances.columns } };
   }
   if (resource === 'datapoints') throw new Error('a datapoints stream opens its shards with openPoints');
+  if (resource === 'datapoint-subscription') throw new Error(`${stream.name}: a subscription stream's shards need its changes' columns`);
   return { resource, metadataColumns };
 }
 

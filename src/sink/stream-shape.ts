@@ -10,6 +10,8 @@ export interface StreamShape {
   instances?: InstancesShape | undefined;
   /** Datapoints: the value columns of its shards (raw or which aggregates, with status or not). */
   shape?: PointsShape | undefined;
+  /** A subscription's change rows: their optional columns (change-rows.ts). */
+  changes?: { includeStatus: boolean } | undefined;
   formats: readonly Format[];
   /** Metadata keys the Parquet shards also hold as `metadata_<key>` columns. */
   metadataColumns?: readonly string[] | undefined;

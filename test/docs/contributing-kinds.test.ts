@@ -7,7 +7,7 @@ import { streamRecord } from '../../src/export/state/stream-records.js';
 /**
  * CONTRIBUTING.md's "Adding a stream kind" lists what a kind provides: the list must name every
  * member of the interfaces a kind implements (StreamKind, StreamRecord) and nothing else, and each
- * of the three kinds must provide every one of them.
+ * of the four kinds must provide every one of them.
  */
 
 const guide = readFileSync(new URL('../../CONTRIBUTING.md', import.meta.url), 'utf8');
@@ -54,12 +54,12 @@ describe("CONTRIBUTING.md's list of what a stream kind provides", () => {
     expect(listedRecordMembers()).toEqual(membersOf('export/state/stream-records.ts', 'StreamRecord'));
   });
 
-  it('holds for each of the three kinds: every member provided', () => {
+  it('holds for each of the four kinds: every member provided', () => {
     const kindMembers = membersOf('export/partition/stream-kind.ts', 'StreamKind');
     const recordMembers = membersOf('export/state/stream-records.ts', 'StreamRecord');
-    const resources = ['events', 'datapoints', 'instances'] as const;
+    const resources = ['events', 'datapoints', 'instances', 'datapoint-subscription'] as const;
     const kinds = resources.map((resource) => [streamKind(resource), streamRecord(resource)] as const);
-    expect(new Set(kinds.map(([kind]) => kind)).size, 'three kinds, not one').toBe(3);
+    expect(new Set(kinds.map(([kind]) => kind)).size, 'four kinds, not one').toBe(4);
     for (const [kind, record] of kinds) {
       expect(kindMembers.filter((member) => !(member in kind))).toEqual([]);
       expect(recordMembers.filter((member) => !(member in record))).toEqual([]);

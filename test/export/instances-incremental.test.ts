@@ -349,7 +349,7 @@ describe('instances, mode: incremental', () => {
     sim.updateInstances(again);
     const rerun = await runCliWith(['run', '--config', jobFile, '--log-level', 'warn', '--verify'], { env });
     expect(rerun.code, describeExit(rerun)).toBe(0);
-    const summary = 'verified: every shard matches the manifest; 950 rows of incremental instances runs have their key';
+    const summary = 'verified: every shard matches the manifest; 950 rows of change-feed runs (incremental instances, subscriptions) have their key';
     expect(rerun.stderr).toContain(summary);
     const verified = await runCliWith(['verify', out], { env });
     const verdict = /^OK: every file matches the manifest\n.*; no keys checked; 950 rows of incremental/;

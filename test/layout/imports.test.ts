@@ -205,6 +205,7 @@ const EXPORT_ROOMS = [
   'kinds/collections',
   'kinds/instances',
   'kinds/datapoints',
+  'kinds/subscription',
   'kinds',
   'plan',
   'check',
@@ -259,7 +260,7 @@ describe('the rooms of src/export/', () => {
  * file's schema (config/), and the record table of state/ (stream-records.ts). The engine, the
  * CLI and the metrics ask the kind (or the record table) instead.
  */
-const KIND = "'(?:datapoints|instances)'";
+const KIND = "'(?:datapoints|instances|datapoint-subscription)'";
 const KIND_NAMES = new RegExp(`[!=]==\\s*${KIND}|${KIND}\\s*[!=]==|case\\s+${KIND}\\s*:`);
 const MAY_NAME_KINDS = (file: string) =>
   file.startsWith('export/kinds/') || file.startsWith('config/') || file === 'export/state/stream-records.ts';

@@ -20,7 +20,7 @@ export interface VerifyReport {
   checkpointChecked: boolean;
   /** Rows whose key was checked to be unique in its stream (in its run, for incremental and snapshot streams). */
   keysChecked: number;
-  /** Rows of incremental instances runs (change feeds) whose key was read: each has one, but a key may repeat. */
+  /** Rows of change-feed runs (incremental instances, a subscription) whose key was read: a key may repeat. */
   changeRows: number;
   /** The streams that are Delta tables: each one's latest version, as its log replays. */
   tables?: Record<string, TableReport>;
@@ -132,13 +132,13 @@ interface ShardGroup {
   run: string | undefined;
   /** What identifies a row, as messages name it. */
   key: string;
+  /** The fields a row's key is read from (the stream record's keyFields, or `key` itself). */
+  keyFields: readonly string[];
   /** Datapoints: a row is identified by its series and timestamp. */
   points: boolean;
-  /** Instances: a row is identified by its space and externalId. */
-  instances: boolean;
   /**
-   * A run of an incremental instances stream, read from the platform's change feed: an instance
-   * changed again while the run read shows up once per change, so its key may repeat.
+   * A run of an incremental stream read from a change feed (instances' sync, a subscription): an
+   * instance or a point changed again while the run read shows up once per change, so its key may repeat.
    */
   feed: boolean;
   /** Rows the records count (of one format): sizes the key check. */
@@ -157,11 +157,11 @@ function shardGroups(manifest: Manifest, runs: readonly WindowManifest[]): Shard
       const resource = manifest.streams[file.stream]?.resource ?? sealed?.resource;
       const record = resource === undefined ? undefined : streamRecord(resource);
       const points = record?.rows === 'points';
-      const instances = record?.rows === 'nodes and edges';
       const incremental = manifest.streams[file.stream]?.mode === 'incremental' || sealed?.sync !== undefined;
       const feed = record?.feed === true && incremental;
       const key = resource === undefined || record === undefined ? 'id' : record.keyName(resource);
-      group = { stream: file.stream, run: file.run, key, points, instances, feed, rows: 0, files: [] };
+      const keyFields = resource === undefined || record === undefined ? [key] : record.keyFields(resource);
+      group = { stream: file.stream, run: file.run, key, keyFields, points, feed, rows: 0, files: [] };
       groups.set(id, group);
     }
     // A path listed twice (the current run and its own sealed manifest) is read once.
@@ -179,8 +179,6 @@ function shardGroups(manifest: Manifest, runs: readonly WindowManifest[]): Shard
 
 /** A datapoint's key: its series and time; the series is `timeseriesId` in Parquet, `id` in NDJSON. */
 const POINT_KEY = { parquet: ['timeseriesId', 'timestamp'], ndjson: ['id', 'timestamp'] } as const;
-/** An instance's key, the same in both formats. */
-const INSTANCE_KEY = ['space', 'externalId'] as const;
 
 /**
  * What reading `file` back hands its rows to: the key check (`keys`, in the format whose keys are
@@ -204,7 +202,7 @@ function rowReader(
     };
   }
   if (keys === undefined) return undefined;
-  return { fields: group.instances ? INSTANCE_KEY : [group.key], row: (values) => keys.add(joinedKey(values)) };
+  return { fields: group.keyFields, row: (values) => keys.add(joinedKey(values)) };
 }
 
 /**

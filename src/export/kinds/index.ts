@@ -1,6 +1,7 @@
 /**
- * The stream kinds: the six collections, datapoints and data-model instances, each behind the one
- * StreamKind interface (partition/stream-kind.ts) that the engine calls.
+ * The stream kinds: the six collections, datapoints, a datapoint subscription's changes and
+ * data-model instances, each behind the one StreamKind interface (partition/stream-kind.ts) that
+ * the engine calls.
  */
 export { planStream, streamKind } from './stream-kinds.js';
 export { aggregateFilter, chainRequest } from './collections/index.js';

@@ -4,6 +4,7 @@ import type { StreamPlan } from '../state/index.js';
 import { collections } from './collections/index.js';
 import { datapoints } from './datapoints/index.js';
 import { instances } from './instances/index.js';
+import { subscription } from './subscription/index.js';
 
 /** The kind of a stream that reads `resource`: the one place that tells the kinds apart by it. */
 export function streamKind(resource: StreamResource): StreamKind {
@@ -12,6 +13,8 @@ export function streamKind(resource: StreamResource): StreamKind {
       return datapoints;
     case 'instances':
       return instances;
+    case 'datapoint-subscription':
+      return subscription;
     default:
       return collections;
   }
@@ -21,7 +24,9 @@ export function streamKind(resource: StreamResource): StreamKind {
 export function planStream(stream: StreamConfig, defaultFormats: readonly Format[]): StreamPlan {
   switch (stream.resource) {
     case 'datapoints':
-      return datapoints.plan(stream, defaultFormats);
+      return stream.subscription === undefined
+        ? datapoints.plan(stream, defaultFormats)
+        : subscription.plan(stream, defaultFormats);
     case 'instances':
       return instances.plan(stream, defaultFormats);
     default:

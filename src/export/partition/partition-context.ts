@@ -1,4 +1,5 @@
 import type { ChainClient } from '../../http/cursor-chain.js';
+import type { PlatformClient } from '../../http/platform-client.js';
 import type { SyncClient } from '../../http/sync-chain.js';
 import type { Logger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
@@ -11,8 +12,8 @@ import type { PartitionPlan } from './partition-plan.js';
 export interface PartitionContext {
   /** Where committed shards go (a folder: they are in place already; a bucket: uploaded). */
   store: OutputStore;
-  /** Lists pages, and posts the requests of a sync feed. */
-  client: ChainClient & SyncClient;
+  /** Lists pages, posts the requests of a sync feed, and reads a subscription's answers. */
+  client: ChainClient & SyncClient & Pick<PlatformClient, 'post'>;
   /** The run's budget of response bytes held at once (source.maxBufferedBytes). */
   budget?: ByteBudget | undefined;
   committer: Committer;

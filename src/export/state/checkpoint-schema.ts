@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FORMATS, MODES, RESOURCES } from '../../config/job-schema.js';
+import { FORMATS, MODES, STREAM_RESOURCES } from '../../config/job-schema.js';
 import { MAX_SPLIT_BOUNDARIES } from '../../config/instances-schema.js';
 import { INSTANCE_COLUMN_KINDS } from '../../resources/index.js';
 
@@ -8,9 +8,10 @@ import { INSTANCE_COLUMN_KINDS } from '../../resources/index.js';
 /**
  * 2 added mode, window, run and watermark (a version 1 checkpoint reads as a full export without a
  * window); 3 added mode snapshot, which older versions cannot resume; 4 added datapoints streams;
- * 5 added instances streams; 6 added the digest of the file's content (DIGEST_VERSION).
+ * 5 added instances streams; 6 added the digest of the file's content (DIGEST_VERSION); 7 added
+ * streams that follow a datapoint subscription.
  */
-export const CHECKPOINT_VERSION = 6;
+export const CHECKPOINT_VERSION = 7;
 
 /** The first version that carries a digest: from it on, a checkpoint without one was changed by hand. */
 export const DIGEST_VERSION = 6;
@@ -103,7 +104,7 @@ const windowSchema = z.strictObject({
 const MAX_QUERIES = MAX_SPLIT_BOUNDARIES + 2;
 
 const streamSchema = z.strictObject({
-  resource: z.enum([...RESOURCES, 'datapoints', 'instances']),
+  resource: z.enum(STREAM_RESOURCES),
   mode: z.enum(MODES).default('full'),
   /** Params from the job's config (filters, limit): what a resume must not change. */
   params: z.array(z.tuple([z.string(), z.string()])),
@@ -113,7 +114,7 @@ const streamSchema = z.strictObject({
   run: z.string().regex(/^\d{8}T\d{6}\.\d{3}Z$/).nullable().default(null),
   /** incremental: `until` of the last run that completed; the next run starts there. */
   watermark: z.number().int().min(0).nullable().default(null),
-  /** Collections and datapoints: at most 10 (the platform's); instances: one per query of the split. */
+  /** Collections, datapoints and subscriptions: at most 10 (the job file's); instances: one per query of the split. */
   partitions: z.number().int().min(1).max(MAX_QUERIES),
   formats: z.array(z.enum(FORMATS)).min(1),
   /** Metadata keys written as `metadata_<key>` Parquet columns; a resume must not change them. */
@@ -135,7 +136,15 @@ const streamSchema = z.strictObject({
 
 export const checkpointSchema = z.strictObject({
   version: z
-    .union([z.literal(1), z.literal(2), z.literal(3), z.literal(4), z.literal(5), z.literal(CHECKPOINT_VERSION)])
+    .union([
+      z.literal(1),
+      z.literal(2),
+      z.literal(3),
+      z.literal(4),
+      z.literal(5),
+      z.literal(6),
+      z.literal(CHECKPOINT_VERSION),
+    ])
     .transform(() => CHECKPOINT_VERSION),
   baseUrl: z.string(),
   createdAt: z.string(),

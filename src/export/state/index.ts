@@ -15,6 +15,8 @@ export {
   type SeriesRef,
   seriesRefKey,
   type StreamPlan,
+  type SubscriptionPlan,
+  type SubscriptionStreamPlan,
 } from './stream-plan.js';
 export {
   type Checkpoint,

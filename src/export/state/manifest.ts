@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CheckpointError } from '../../errors.js';
-import { FORMATS, MODES, RESOURCES, STREAM_NAME } from '../../config/job-schema.js';
+import { FORMATS, MODES, RESOURCES, STREAM_NAME, STREAM_RESOURCES } from '../../config/job-schema.js';
 import type { OutputStore } from '../../output/index.js';
 import { VERSION } from '../../version.js';
 import type { Checkpoint } from './checkpoint.js';
@@ -66,7 +66,7 @@ export function shardPaths(file: Pick<ManifestFile, 'stream' | 'run' | 'm' | 'n'
 }
 
 const manifestStreamSchema = z.object({
-  resource: z.enum([...RESOURCES, 'datapoints', 'instances']),
+  resource: z.enum(STREAM_RESOURCES),
   /**
    * What identifies a row, unique across the stream's rows: the field `id`, or `externalId`
    * (relationships); datapoints: the columns `timeseriesId` and `timestamp` (and `granularity`);
@@ -135,7 +135,7 @@ export const windowManifestSchema = z.object({
   tool: z.string(),
   baseUrl: z.string(),
   stream: z.string(),
-  resource: z.enum([...RESOURCES, 'datapoints', 'instances']),
+  resource: z.enum(STREAM_RESOURCES),
   run: z.string(),
   /** The lastUpdatedTime range read, both ends inclusive as sent (min null: the beginning); null for datapoints. */
   window: z.object({ minLastUpdatedTime: z.number().nullable(), maxLastUpdatedTime: z.number() }).nullable(),

@@ -9,10 +9,10 @@ import type { StreamShape } from '../../sink/index.js';
  * a datapoints stream's or an instances stream's, told apart by `resource` (in kinds/ only). Each
  * of its partitions refers to it (PartitionPlan.stream) rather than copying its settings.
  */
-export type StreamPlan = CollectionStreamPlan | DatapointsStreamPlan | InstancesStreamPlan;
+export type StreamPlan = CollectionStreamPlan | DatapointsStreamPlan | InstancesStreamPlan | SubscriptionStreamPlan;
 
 /** What every stream's plan holds. */
-interface StreamPlanBase extends Omit<StreamShape, 'resource' | 'instances' | 'shape'> {
+interface StreamPlanBase extends Omit<StreamShape, 'resource' | 'instances' | 'shape' | 'changes'> {
   name: string;
   /** Parameters from the config (filters and limit), without the run's window and `partition`. */
   params: [string, string][];
@@ -37,6 +37,7 @@ export interface CollectionStreamPlan extends StreamPlanBase {
   points?: undefined;
   instances?: undefined;
   shape?: undefined;
+  subscription?: undefined;
 }
 
 /** A datapoints stream: its window's ends, raw or aggregates, the query options. */
@@ -46,6 +47,7 @@ export interface DatapointsStreamPlan extends StreamPlanBase {
   /** The value columns of its shards. */
   shape: PointsShape;
   instances?: undefined;
+  subscription?: undefined;
 }
 
 /** An instances stream: its view, instance type and queries (one per partition). */
@@ -54,6 +56,33 @@ export interface InstancesStreamPlan extends StreamPlanBase {
   instances: InstancesPlan;
   points?: undefined;
   shape?: undefined;
+  subscription?: undefined;
+}
+
+/**
+ * A datapoints stream that follows a datapoint subscription: each run reads the changes since the
+ * run before from every partition of the subscription and writes them as change rows.
+ */
+export interface SubscriptionStreamPlan extends StreamPlanBase {
+  resource: 'datapoint-subscription';
+  subscription: SubscriptionPlan;
+  /** The change rows' optional columns. */
+  changes: { includeStatus: boolean };
+  points?: undefined;
+  instances?: undefined;
+  shape?: undefined;
+}
+
+/** What a subscription stream reads: the subscription, and the options every request sends. */
+export interface SubscriptionPlan {
+  externalId: string;
+  /** Where a partition without a cursor starts (`now`, `N[w|d|h|m]-ago`); undefined: the subscription's start. */
+  initializeCursors?: string | undefined;
+  includeStatus: boolean;
+  ignoreBadDataPoints: boolean;
+  treatUncertainAsBad: boolean;
+  /** The subscription's partitions, as the platform has them: read when a run starts (fixed at its creation). */
+  partitionCount?: number | undefined;
 }
 
 /** What an instances stream reads: one query per partition, each one cursor chain. */

@@ -1,5 +1,5 @@
 import type { StreamResource } from '../../config/job-schema.js';
-import { pointColumns, pointKey, type Resource, resourceSpec, shapeFromParams } from '../../resources/index.js';
+import { changeColumns, pointColumns, pointKey, type Resource, resourceSpec, shapeFromParams } from '../../resources/index.js';
 import { typedColumns } from '../../sink/index.js';
 import type { StreamState, UpdatedWindow } from './checkpoint-schema.js';
 import type { SeriesRef } from './stream-plan.js';
@@ -34,11 +34,18 @@ export interface StreamRecord {
    * The rows verify reads back: items by their key, datapoints by (series, timestamp), instances
    * by (space, externalId).
    */
-  readonly rows: 'items' | 'points' | 'nodes and edges';
+  readonly rows: 'items' | 'points' | 'nodes and edges' | 'changes';
   /** The stream's rows' key, as its manifest entry gives it. */
   key(state: StreamState): RowKey;
   /** The key as verify's report names it. */
   keyName(resource: StreamResource): string;
+  /** The fields verify reads a row's key from, in both formats. */
+  keyFields(resource: StreamResource): readonly string[];
+  /**
+   * A stream without a window (`window: 'none'`): what its current run reads, as status says it;
+   * `since` is where that run's window began (the run before's start; null: its first run).
+   */
+  readonly reads: ((mode: string, since: number | null) => string) | undefined;
 }
 
 const COLLECTION: StreamRecord = {
@@ -47,6 +54,8 @@ const COLLECTION: StreamRecord = {
   rows: 'items',
   key: (state) => ({ key: resourceSpec(collectionRead(state.resource)).key }),
   keyName: (resource) => resourceSpec(collectionRead(resource)).key,
+  keyFields: (resource) => [resourceSpec(collectionRead(resource)).key],
+  reads: undefined,
 };
 
 const DATAPOINTS: StreamRecord = {
@@ -54,6 +63,9 @@ const DATAPOINTS: StreamRecord = {
   feed: false,
   rows: 'points',
   keyName: () => '(series, timestamp)',
+  // Verify reads a point's key itself: `timeseriesId` in Parquet, `id` in NDJSON.
+  keyFields: () => ['timeseriesId', 'timestamp'],
+  reads: undefined,
   key: (state) => {
     const shape = shapeFromParams(state.params);
     const unknownSeries = Object.values(state.parts).flatMap((part) => part.points?.unknown ?? []);
@@ -72,15 +84,45 @@ const INSTANCES: StreamRecord = {
   feed: true,
   rows: 'nodes and edges',
   keyName: () => '(space, externalId)',
+  keyFields: () => ['space', 'externalId'],
+  reads: (mode, since) => {
+    if (mode !== 'incremental') return 'every instance of the view';
+    return since === null
+      ? 'the sync feed from its start (every instance of the view, then the changes made meanwhile)'
+      : `the sync feed's changes since the run that started ${new Date(since).toISOString()}`;
+  },
   key: (state) => {
     const columns = state.instances?.columns;
     return { key: ['space', 'externalId'], ...(columns === undefined ? {} : { columns: typedColumns(columns) }) };
   },
 };
 
-/** The collection a stream reads, which its rows are items of; undefined for datapoints and instances. */
+/**
+ * A subscription's change rows: each run's rows are numbered per partition (changeOrder), and a
+ * series lies in one partition, so (timeseriesId, changeOrder) is unique within a run; the same
+ * change may come again in a later run (the platform delivers at least once).
+ */
+const SUBSCRIPTION: StreamRecord = {
+  window: 'none',
+  feed: true,
+  rows: 'changes',
+  keyName: () => '(timeseriesId, changeOrder)',
+  keyFields: () => ['timeseriesId', 'changeOrder'],
+  reads: (_mode, since) =>
+    since === null
+      ? "the subscription's changes from its start (or initializeCursors)"
+      : `the subscription's changes since the run that started ${new Date(since).toISOString()}`,
+  key: (state) => ({ key: ['timeseriesId', 'changeOrder'], columns: typedColumns(changeColumns(includesStatus(state))) }),
+};
+
+/** Whether a subscription stream's change rows carry statuses, as its checkpoint's parameters say. */
+function includesStatus(state: Pick<StreamState, 'params'>): boolean {
+  return state.params.some(([key, value]) => key === 'includeStatus' && value === 'true');
+}
+
+/** The collection a stream reads, which its rows are items of; undefined for the other kinds. */
 export function collectionOf(resource: StreamResource): Resource | undefined {
-  return resource === 'datapoints' || resource === 'instances' ? undefined : resource;
+  return resource === 'datapoints' || resource === 'instances' || resource === 'datapoint-subscription' ? undefined : resource;
 }
 
 function collectionRead(resource: StreamResource): Resource {
@@ -91,7 +133,16 @@ function collectionRead(resource: StreamResource): Resource {
 
 /** How a stream reading `resource` is recorded. */
 export function streamRecord(resource: string): StreamRecord {
-  return resource === 'datapoints' ? DATAPOINTS : resource === 'instances' ? INSTANCES : COLLECTION;
+  switch (resource) {
+    case 'datapoints':
+      return DATAPOINTS;
+    case 'instances':
+      return INSTANCES;
+    case 'datapoint-subscription':
+      return SUBSCRIPTION;
+    default:
+      return COLLECTION;
+  }
 }
 
 /** A datapoints stream's window of point times; undefined for another kind or before a run. */
@@ -121,12 +172,13 @@ export function sentBounds(window: UpdatedWindow): SentBounds {
 }
 
 /**
- * What a run of an incremental instances stream reads from the platform's sync feed: the first
- * run a backfill (every instance, then the changes made meanwhile), each later run the changes
- * since the cursors the run before it ended with. Undefined for any other stream.
+ * What a run of an incremental stream that follows a change feed reads: the first run a backfill
+ * (an instances sync feed: every instance, then the changes made meanwhile; a subscription: its
+ * changes from its start), each later run the changes since the cursors the run before it ended
+ * with. Undefined for any other stream.
  */
 export function syncPhase(state: Pick<StreamState, 'resource' | 'mode' | 'watermark'>): 'backfill' | 'changes' | undefined {
-  if (state.resource !== 'instances' || state.mode !== 'incremental') return undefined;
+  if (!streamRecord(state.resource).feed || state.mode !== 'incremental') return undefined;
   return state.watermark === null ? 'backfill' : 'changes';
 }
 

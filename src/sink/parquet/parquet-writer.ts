@@ -4,6 +4,7 @@ import { collectionEncodings } from '../collections/collection-encodings.js';
 import { RowGroupBuilder } from '../collections/row-group.js';
 import { type InstanceTable, instanceEncodings } from '../instances/instance-table.js';
 import { InstanceRowBuilder } from '../instances/instance-rows.js';
+import { ChangeRowBuilder, changeEncodings } from '../changes/change-table.js';
 import { crashPoint } from '../../util/crash-point.js';
 import { DurableFile, TEMP_SUFFIX } from '../../util/durable-file.js';
 import { PageItems } from '../../page/index.js';
@@ -32,15 +33,19 @@ export interface ParquetWriterDeps {
 }
 
 /**
- * What a shard holds: a collection's items, with the stream's `metadata_<key>` columns if any; or
- * the instances of a data-model view, in its columns.
+ * What a shard holds: a collection's items, with the stream's `metadata_<key>` columns if any; the
+ * instances of a data-model view, in its columns; or a subscription's change rows.
  */
 export type ShardTable =
   | Resource |
   (Pick<StreamShape, 'metadataColumns'> & { resource: Resource }) |
-  { instances: InstanceTable };
+  { instances: InstanceTable } |
+  { changes: { includeStatus: boolean } };
 
-/** What fills a shard's batches: RowGroupBuilder for collections, InstanceRowBuilder for instances. */
+/**
+ * What fills a shard's batches: RowGroupBuilder for collections, InstanceRowBuilder for instances,
+ * ChangeRowBuilder for a subscription's changes.
+ */
 interface RowSource {
   readonly schema: Schema;
   readonly rows: number;
@@ -56,6 +61,11 @@ function tableOf(table: ShardTable): { builder: RowSource; encodings: EncodedCol
     const { view, columns, name } = table.instances;
     const builder = new InstanceRowBuilder(view, columns, SPILL_ROWS);
     return { builder, encodings: instanceEncodings(columns), sizeKey: name };
+  }
+  if (typeof table === 'object' && 'changes' in table) {
+    const { includeStatus } = table.changes;
+    const builder = new ChangeRowBuilder(includeStatus, SPILL_ROWS);
+    return { builder, encodings: changeEncodings(includeStatus), sizeKey: 'datapoint changes' };
   }
   const resource = typeof table === 'string' ? table : table.resource;
   const metadataColumns = typeof table === 'string' ? [] : (table.metadataColumns ?? []);
