@@ -81,6 +81,8 @@ export interface SubscriptionPlan {
   includeStatus: boolean;
   ignoreBadDataPoints: boolean;
   treatUncertainAsBad: boolean;
+  /** Points asked for in one answer (the stream's `limit`). */
+  limit: number;
   /** The subscription's partitions, as the platform has them: read when a run starts (fixed at its creation). */
   partitionCount?: number | undefined;
 }

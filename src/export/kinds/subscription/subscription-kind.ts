@@ -6,7 +6,7 @@ import { drainPages, namedFormats, type StreamKind } from '../../partition/index
 import type { StreamPlan, SubscriptionStreamPlan } from '../../state/index.js';
 import { ownedPartitions, readSubscription } from './read-subscription.js';
 import { subscriptionCursorRefused } from './subscription-cursor-refused.js';
-import { SUBSCRIPTION_LIMIT, subscriptionPages } from './subscription-pages.js';
+import { subscriptionPages } from './subscription-pages.js';
 
 const DATA_PATH = '/timeseries/subscriptions/data/list';
 
@@ -27,10 +27,13 @@ export const subscription: StreamKind<DatapointsStreamConfig, SubscriptionStream
       // A point corrected to Bad must reach the reader as a change: bad points are read unless the job says not.
       ignoreBadDataPoints: stream.ignoreBadDataPoints ?? false,
       treatUncertainAsBad: stream.treatUncertainAsBad ?? true,
+      // Points per answer, approximate: the platform sends the points of one ingestion request together.
+      limit: stream.limit,
     };
     // initializeCursors is left out: it places only a partition without a cursor, so changing it later is no drift.
     const params: [string, string][] = [
       ['subscription', externalId],
+      ['limit', String(plan.limit)],
       ['includeStatus', String(plan.includeStatus)],
       ['ignoreBadDataPoints', String(plan.ignoreBadDataPoints)],
       ['treatUncertainAsBad', String(plan.treatUncertainAsBad)],
@@ -73,7 +76,7 @@ export const subscription: StreamKind<DatapointsStreamConfig, SubscriptionStream
   firstRequest: (stream) => ({
     method: 'POST',
     path: DATA_PATH,
-    body: subscriptionBody({ ...stream.subscription, partition: 0, limit: SUBSCRIPTION_LIMIT }, undefined),
+    body: subscriptionBody({ ...stream.subscription, partition: 0 }, undefined),
   }),
   dryRun: async (client, { plan, written, since, action }) => {
     const { externalId, initializeCursors } = plan.subscription;

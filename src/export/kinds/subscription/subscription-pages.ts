@@ -7,12 +7,6 @@ import { type ChangeRow, changeRows } from '../../../resources/index.js';
 import { type PageSource, type PartitionContext, type PartitionPlan, ResumeCursorRefused } from '../../partition/index.js';
 import type { SubscriptionStreamPlan } from '../../state/index.js';
 
-/**
- * Points asked for in one answer: about 1 MB of JSON. The platform allows 100,000, and sends the
- * points of one ingestion request together even past the limit.
- */
-export const SUBSCRIPTION_LIMIT = 10_000;
-
 const NO_BYTES = Buffer.alloc(0);
 
 /**
@@ -61,7 +55,7 @@ async function* changePages(
       partition,
       startCursor,
       initializeCursors,
-      limit: SUBSCRIPTION_LIMIT,
+      limit: stream.subscription.limit,
       includeStatus,
       ignoreBadDataPoints,
       treatUncertainAsBad,
