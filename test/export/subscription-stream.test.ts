@@ -199,7 +199,7 @@ describe('a datapoints stream that follows a subscription', () => {
     shortClock.advance(20 * MINUTE);
     const refused = await run(file);
     expect(refused.code, describeExit(refused)).toBe(2);
-    const named = /streams \(changes\), partition \d\/4: the platform refused the cursor of subscription 'sim-all-points'/;
+    const named = /streams \(changes\), partition \d\/4: the platform refused the cursor of subscription 'sim-all/;
     expect(refused.stderr).toMatch(named);
     expect(refused.stderr).toMatch(/Cursor has expired/);
     expect(refused.stderr).toContain('run with --fresh --stream changes');
