@@ -1,6 +1,7 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { CHECKPOINT_VERSION } from '../../src/export/state/checkpoint-schema.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import {
   describeExit,
@@ -283,7 +284,7 @@ describe.concurrent('a checkpoint as bulk-extract wrote it resumes', () => {
     expect(exit.code, describeExit(exit)).toBe(0);
     await expectEveryPoint(sim, job.out, POINTS, ['parquet', 'ndjson']);
     const written = JSON.parse(readFileSync(join(job.out, '_checkpoint.json'), 'utf8')) as Json;
-    expect(written.version).toBe(6);
+    expect(written.version).toBe(CHECKPOINT_VERSION);
     expect(written.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 });
