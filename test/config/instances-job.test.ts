@@ -2,8 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
-import { ConfigError } from '../../src/errors.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
+import { configErrorOf } from '../support/config-error.js';
 
 /** A `resource: instances` stream in a whole job file, read as `run` reads it. */
 afterEach(removeTempDirs);
@@ -16,15 +16,7 @@ function load(stream: string[]) {
   return { file, load: () => loadConfig(file, { KEY: 'instances-job-key-01' }) };
 }
 
-function messageOf(load: () => unknown): string {
-  try {
-    load();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).message;
-  }
-  throw new Error('expected a ConfigError');
-}
+const messageOf = (load: () => unknown): string => configErrorOf(load).message;
 
 const ASSETS = ['  - resource: instances', '    view: {space: cdf_cdm, externalId: CogniteAsset, version: v1}'];
 

@@ -2,8 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
-import { ConfigError } from '../../src/errors.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
+import { configErrorOf } from '../support/config-error.js';
 
 afterEach(removeTempDirs);
 
@@ -13,16 +13,7 @@ function write(lines: string[], dir = tempDir('bulk-extract-problems-')): string
   return file;
 }
 
-function messageOf(load: () => unknown): string {
-  try {
-    load();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    expect(error).toMatchObject({ code: 'E_CONFIG' });
-    return (error as ConfigError).message;
-  }
-  throw new Error('expected a ConfigError');
-}
+const messageOf = (load: () => unknown): string => configErrorOf(load).message;
 
 const OAUTH_JOB = [
   'source:',

@@ -2,9 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
-import { ConfigError } from '../../src/errors.js';
 import { planStream } from '../../src/export/kinds/index.js';
 import { removeTempDirs, tempDir } from '../support/export-harness.js';
+import { configErrorOf } from '../support/config-error.js';
 
 /** A datapoints stream with `subscription:` in a whole job file, read as `run` reads it, and planned. */
 afterEach(removeTempDirs);
@@ -18,15 +18,7 @@ function load(lines: string[]) {
   return { file, load: () => loadConfig(file, { KEY: 'subscription-job-key-01' }) };
 }
 
-function messageOf(load: () => unknown): string {
-  try {
-    load();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).message;
-  }
-  throw new Error('expected a ConfigError');
-}
+const messageOf = (load: () => unknown): string => configErrorOf(load).message;
 
 describe('a datapoints stream that follows a subscription', () => {
   it('is incremental when its mode is left out, and plans as a subscription stream that reads bad points', () => {

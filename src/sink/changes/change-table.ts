@@ -1,10 +1,10 @@
-import { type DataType, makeData, RecordBatch, type Schema, Struct } from 'apache-arrow';
+import type { RecordBatch, Schema } from 'apache-arrow';
 import { BadItemError } from '../../errors.js';
 import type { PageItems } from '../../page/index.js';
 import { changeColumns, type ColumnSpec } from '../../resources/index.js';
 import { columnsSchema } from '../parquet/arrow-types.js';
 import { newColumn } from '../parquet/column-builders.js';
-import { type Column, ColumnTypeError } from '../parquet/columns.js';
+import { type Column, columnsBatch, ColumnTypeError } from '../parquet/columns.js';
 import type { EncodedColumn } from '../parquet/encode.js';
 
 /** A bad point's value as the NDJSON rows keep it (the platform's text), and the double it stands for. */
@@ -46,10 +46,7 @@ export class ChangeRowBuilder {
   }
 
   batch(): RecordBatch {
-    const fields = this.schema.fields;
-    const children = this.columns.map((column, i) => column.toData(fields[i]!.type as DataType));
-    const data = makeData({ type: new Struct(fields), length: this.rows, nullCount: 0, children });
-    return new RecordBatch(this.schema, data);
+    return columnsBatch(this.schema, this.columns, this.rows);
   }
 
   reset(): void {

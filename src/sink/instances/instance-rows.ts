@@ -1,9 +1,9 @@
-import { type DataType, makeData, RecordBatch, type Schema, Struct } from 'apache-arrow';
+import type { RecordBatch, Schema } from 'apache-arrow';
 import { isInteger, isSafeNumber, parse as parseExact, stringify as stringifyExact } from 'lossless-json';
 import { BadItemError } from '../../errors.js';
 import { PageItems } from '../../page/index.js';
 import { type InstanceColumn, instanceRow, type ViewRef } from '../../resources/index.js';
-import { type CheckedColumn, describe } from '../parquet/columns.js';
+import { type CheckedColumn, columnsBatch, describe } from '../parquet/columns.js';
 import { columnsSchema } from '../parquet/arrow-types.js';
 import { newInstanceColumn } from '../parquet/column-builders.js';
 import { InstanceWalk } from './instance-walk.js';
@@ -81,10 +81,7 @@ export class InstanceRowBuilder {
   }
 
   batch(): RecordBatch {
-    const fields = this.schema.fields;
-    const children = this.columns.map((column, i) => column.toData(fields[i]!.type as DataType));
-    const data = makeData({ type: new Struct(fields), length: this.rows, nullCount: 0, children });
-    return new RecordBatch(this.schema, data);
+    return columnsBatch(this.schema, this.columns, this.rows);
   }
 
   reset(): void {
