@@ -201,7 +201,7 @@ export async function drainPoints(
 }
 
 /** The stream's explicit series, by the one list it gives; undefined when its series are listed. */
-function explicitSeries(points: DatapointsStreamPlan['points']): SeriesRef[] | undefined {
+export function explicitSeries(points: DatapointsStreamPlan['points']): SeriesRef[] | undefined {
   if (points.ids !== undefined) return points.ids.map((id) => ({ id }));
   if (points.externalIds !== undefined) return points.externalIds.map((externalId) => ({ externalId }));
   return points.instanceIds?.map(({ space, externalId }) => ({ instanceId: { space, externalId } }));
