@@ -5,6 +5,7 @@ import { dmFilterSchema } from './dm-filter.js';
 import { viewRefSchema } from './dm-identifiers.js';
 import { filterSchema } from './filter-schema.js';
 import { type Aggregate, AGGREGATES, MAX_POINT_TIME, MIN_POINT_TIME, type PointTime } from '../resources/index.js';
+import { oddOffset, offsetText } from './zone-offsets.js';
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 const AGO = /^(\d{1,9})(w|d|h|m|s)-ago$/;
@@ -176,8 +177,37 @@ export const datapointsKeys = {
 /** Keys of a datapoints stream that select or shape a window of points: a subscription stream has none. */
 const WINDOW_KEYS = ['end', 'aggregates', 'granularity', 'timeZone', 'targetUnit', 'targetUnitSystem', 'keep'] as const;
 
+/**
+ * Why the platform would refuse the stream's aggregate queries for their `timeZone` (zone-offsets.ts):
+ * the zone's offset at the window's start (or end) is not whole quarter hours. Only a fixed start
+ * (and end) is checked: a relative one is resolved when a run starts, in recent years, where every
+ * zone's offset is whole quarter hours.
+ */
+function zoneProblem(
+  name: string,
+  zone: string | undefined,
+  start: PointTime,
+  end: PointTime | undefined,
+): string | undefined {
+  if (zone === undefined || !('at' in start)) return undefined;
+  const fixedEnd = end !== undefined && 'at' in end ? end.at : undefined;
+  const odd = oddOffset(zone, start.at, fixedEnd, fixedEnd ?? MAX_POINT_TIME);
+  if (odd === undefined) return undefined;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const defaulted = start.at === MIN_POINT_TIME ? ' (start defaults to 1900-01-01)' : '';
+  const which = `the start of the window of stream '${name}'${defaulted}`;
+  const where = odd.at === start.at ? which : `the end of the window of stream '${name}'`;
+  const refused = `${zone} is ${offsetText(odd.offsetMs)} off UTC at ${iso(odd.at)}, ${where}: the platform computes aggregates ` +
+    'only where the zone\'s offset is a whole number of quarter hours, and refuses the query (HTTP 400)';
+  if (odd.laterStart === undefined) {
+    return `${refused}; use a zone or offset of whole quarter hours (UTC+05:30, UTC+05:45)`;
+  }
+  return `${refused}; set start to ${iso(odd.laterStart)} or later (from then on ${zone}'s offset is whole quarter hours)`;
+}
+
 /** What the keys of a datapoints stream must agree on, as zod issues at their paths. */
 export function datapointsProblems(stream: {
+  name?: string | undefined;
   mode: string;
   keep?: number | undefined;
   timeseries: SeriesSelection;
@@ -201,6 +231,8 @@ export function datapointsProblems(stream: {
   if (aggregated && stream.granularity === undefined) add('granularity', 'aggregates need a granularity (e.g. 1h)');
   if (!aggregated && stream.granularity !== undefined) add('granularity', 'a granularity applies to aggregates; add aggregates, or remove it');
   if (!aggregated && stream.timeZone !== undefined) add('timeZone', 'a timeZone applies to aggregates; add aggregates, or remove it');
+  const zone = aggregated ? zoneProblem(stream.name ?? 'datapoints', stream.timeZone, stream.start, stream.end) : undefined;
+  if (zone !== undefined) add('timeZone', zone);
   if (aggregated && stream.timeseries.isString === true) {
     add('aggregates', 'aggregates exist for numeric series only, and timeseries.isString: true selects string series');
   }

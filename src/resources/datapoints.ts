@@ -93,27 +93,38 @@ export interface PointsShape {
   /** With aggregates: written in every row, part of the row's key. */
   granularity?: string | undefined;
   includeStatus: boolean;
+  /**
+   * The series are data-model nodes (`instanceIds`, or a `view`): each row carries its node's key
+   * as `instanceSpace` and `instanceExternalId`. Absent for a stream of ids, externalIds or
+   * filters, whose rows keep the columns they always had (tables already written keep their schema).
+   */
+  instanceColumns?: true | undefined;
 }
 
 /** A stream's shard shape from its recorded parameters (pointsParams): for the manifest and verify. */
 export function shapeFromParams(params: readonly (readonly [string, string])[]): PointsShape {
   const value = (key: string) => params.find(([name]) => name === key)?.[1];
   const aggregates = value('aggregates');
+  // The series of a stream by instanceIds or of a view are data-model nodes (pointsParams records both).
+  const nodes = value('instanceIds') !== undefined || value('view') !== undefined;
   return {
     aggregates: aggregates === undefined ? undefined : (aggregates.split(',') as Aggregate[]),
     granularity: value('granularity'),
     includeStatus: value('includeStatus') === 'true',
+    ...(nodes ? { instanceColumns: true as const } : {}),
   };
 }
 
 /**
  * The Parquet columns of a datapoints stream, long format, one row per point (or aggregate
- * bucket): the series, the time, then the values: `value` (numeric series) or `valueString`
- * (string series), and the status when asked; or one column per aggregate, counts and durations
- * INT64, the rest DOUBLE. `extra` holds any field of a point outside these, as JSON.
+ * bucket): the series (and its node's key, for data-model series), the time, then the values:
+ * `value` (numeric series) or `valueString` (string series), and the status when asked; or one
+ * column per aggregate, counts and durations INT64, the rest DOUBLE. `extra` holds any field of a
+ * point outside these, as JSON.
  */
 export function pointColumns(shape: PointsShape): ColumnSpec[] {
-  const series = [column('timeseriesId', 'int64', true), column('externalId', 'string')];
+  const node = shape.instanceColumns === true ? INSTANCE_COLUMNS.map((name) => column(name, 'string')) : [];
+  const series = [column('timeseriesId', 'int64', true), column('externalId', 'string'), ...node];
   const extra = column(EXTRA_COLUMN, 'unknown-fields');
   if (shape.aggregates !== undefined) {
     const values = shape.aggregates.map((name) => column(name, isCountAggregate(name) ? 'int64' : 'double'));
@@ -123,6 +134,9 @@ export function pointColumns(shape: PointsShape): ColumnSpec[] {
   const values = [column('value', 'double'), column('valueString', 'string')];
   return [...series, column('timestamp', 'timestamp', true), ...values, ...status, extra];
 }
+
+/** The columns of a data-model series' node key, as the change rows of a subscription name them too. */
+export const INSTANCE_COLUMNS = ['instanceSpace', 'instanceExternalId'] as const;
 
 /** The columns that identify a row: a series' point at a time (aggregates: of a granularity). */
 export function pointKey(shape: PointsShape): string[] {

@@ -82,6 +82,7 @@ export {
   type Aggregate,
   AGGREGATES,
   bucketReachMs,
+  INSTANCE_COLUMNS,
   isCountAggregate,
   MAX_POINT_TIME,
   MIN_POINT_TIME,

@@ -5,6 +5,7 @@ import { INSTANCES_READ, readCapability, VIEWS_READ } from './capabilities.js';
 import {
   handleCreateSubscription,
   handleDatapoints,
+  handleLatest,
   handleListSubscriptions,
   handleSubscriptionData,
   handleSubscriptionsByIds,
@@ -116,6 +117,12 @@ export const ROUTES: readonly Route[] = [
     path: '/timeseries/data/list',
     api: { capability: readCapability('timeseries'), slash: false },
     serve: collection((ctx, ex, notes) => handleDatapoints(ctx.points, ex, notes)),
+  },
+  {
+    method: 'POST',
+    path: '/timeseries/data/latest',
+    api: { capability: readCapability('timeseries'), slash: false },
+    serve: collection((ctx, ex, notes) => handleLatest(ctx.points, ex, notes)),
   },
   {
     method: 'POST',

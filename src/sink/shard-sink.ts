@@ -113,7 +113,7 @@ export function createShardSink(stage: StageShard, output: OutputConfig, options
       return Promise.all(
         files.map(async ({ format, gzip, key, path }) => {
           const writer = format === 'ndjson'
-            ? await PointsNdjsonWriter.create(path, gzip)
+            ? await PointsNdjsonWriter.create(path, gzip, shape.instanceColumns === true)
             : (await pointsParquetWriter()).create(path, shape, output.parquet, parquet, { table });
           return Object.assign(writer, { key });
         }),

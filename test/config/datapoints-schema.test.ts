@@ -189,3 +189,45 @@ describe('the plan of a datapoints stream', () => {
     expect(params).toContainEqual(['ids', '[3,4]']);
   });
 });
+
+describe('a timeZone whose offset at the window\'s start is not whole quarter hours (the platform\'s 400 mid-run)', () => {
+  const hourly = { aggregates: ['average'], granularity: '1h' };
+
+  it('is refused when the job file is read, naming the stream, the key, the offset and a start the platform takes', () => {
+    const message = problem({ name: 'monrovia', ...hourly, timeZone: 'Africa/Monrovia' });
+    expect(message).toContain('monrovia');
+    expect(message).toContain('timeZone: Africa/Monrovia is -00:43:08 off UTC at 1900-01-01T00:00:00.000Z, ');
+    expect(message).toContain('the start of the window of stream \'monrovia\' (start defaults to 1900-01-01)');
+    expect(message).toContain('refuses the query (HTTP 400)');
+    // Liberia kept -00:43:08, then -00:44:30, until it took GMT on 1972-01-07 (00:44:30 UTC).
+    const later = /set start to (\S+) or later/.exec(message)?.[1];
+    expect(later).toBe('1972-01-08T00:00:00.000Z');
+  });
+
+  it('a start the refusal names is taken; so is a zone fine at 1900, a start after the zone\'s change, and a relative start', () => {
+    expect(points({ ...hourly, timeZone: 'Africa/Monrovia', start: '1972-01-08T00:00:00Z' }).timeZone).toBe('Africa/Monrovia');
+    expect(points({ ...hourly, timeZone: 'Europe/Oslo' }).timeZone).toBe('Europe/Oslo');
+    expect(points({ ...hourly, timeZone: 'Asia/Kolkata', start: '1960-01-01T00:00:00Z' }).timeZone).toBe('Asia/Kolkata');
+    expect(points({ ...hourly, timeZone: 'Africa/Monrovia', start: '30d-ago' }).timeZone).toBe('Africa/Monrovia');
+    expect(points({ ...hourly, timeZone: 'UTC+05:45' }).timeZone).toBe('UTC+05:45');
+  });
+
+  it('Asia/Kolkata from 1900 (+05:21:10, Madras time until 1906): refused, with the start of its +05:30', () => {
+    const message = problem({ ...hourly, timeZone: 'Asia/Kolkata' });
+    expect(message).toMatch(/timeZone: Asia\/Kolkata is \+05:21:10 off UTC at 1900-01-01T00:00:00.000Z/);
+    expect(message).toMatch(/set start to 1906-01-0\dT00:00:00.000Z or later/);
+  });
+
+  it('a window with a fixed end: the search for a later start stays within it', () => {
+    const message = problem({ ...hourly, timeZone: 'Africa/Monrovia', end: '1950-01-01T00:00:00Z' });
+    expect(message).toMatch(/Africa\/Monrovia is -00:43:08 off UTC at 1900-01-01T00:00:00.000Z/);
+    expect(message).toContain('use a zone or offset of whole quarter hours');
+  });
+
+  it('a fixed offset that is not whole quarter hours: refused, pointing to one that is', () => {
+    const message = problem({ ...hourly, timeZone: 'UTC+05:20', start: '2024-01-01T00:00:00Z' });
+    expect(message).toContain('timeZone: UTC+05:20 is +05:20 off UTC at 2024-01-01T00:00:00.000Z, ');
+    expect(message).toContain('the start of the window of stream \'datapoints\': ');
+    expect(message).toContain('use a zone or offset of whole quarter hours');
+  });
+});

@@ -109,6 +109,25 @@ describe('PointRowCheck: each series in flight against its partition\'s shards',
     expect(check.problems()).toEqual([]);
   });
 
+  it('with the rows carrying node keys (instanceColumns), a series held by instanceId is matched by them, per format', () => {
+    const check = new PointRowCheck('points', WINDOW, undefined, state([
+      { instanceId: { space: 'sp', externalId: 'a' }, after: START + 3 },
+      { instanceId: { space: 'sp', externalId: 'b' }, after: START + 9 },
+      { instanceId: { space: 'sp', externalId: 'c' }, after: null },
+    ]), true);
+    for (const format of ['parquet', 'ndjson'] as const) {
+      const row = check.reader(shard(1, 0, format));
+      row(11, 'eleven', START + 3, 'sp', 'a');
+      row(12, null, START + 5, 'sp', 'b');
+      // Another space, the same externalId: another node.
+      row(13, null, START + 9, 'other', 'b');
+    }
+    const at = (time: number) => `${new Date(time).toISOString()} (${time})`;
+    const b = 'instanceId {"space":"sp","externalId":"b"}';
+    expect(check.problems()).toEqual(['parquet', 'ndjson'].map((format) =>
+      `points partition 1/2 (${format}): the checkpoint has series ${b} in flight with its points committed up to ${at(START + 9)}, but the partition's shards hold points up to ${at(START + 5)}: a resume would lose or repeat points`));
+  });
+
   it('a series whose latest time is another, or with points although none are committed, or a piece with points past it: one line each', () => {
     const check = new PointRowCheck('points', WINDOW, undefined, state([
       { id: 7, after: START + 20 },

@@ -34,6 +34,7 @@ describe('findRoute', () => {
     [`${API}/events/aggregate`, 'POST /events/aggregate', 'demo'],
     ['/api/v1/projects/other/assets', 'GET /assets', 'other'],
     [`${API}/timeseries/data/list`, 'POST /timeseries/data/list', 'demo'],
+    [`${API}/timeseries/data/latest`, 'POST /timeseries/data/latest', 'demo'],
     [`${API}/timeseries/subscriptions/byids`, 'POST /timeseries/subscriptions/byids', 'demo'],
     [`${API}/timeseries/subscriptions/data/list`, 'POST /timeseries/subscriptions/data/list', 'demo'],
     [`${API}/models/views`, 'GET /models/views', 'demo'],

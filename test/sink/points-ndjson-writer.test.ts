@@ -125,4 +125,23 @@ describe('PointsNdjsonWriter', () => {
     await writer.commit();
     expect(readFileSync(path, 'utf8')).toBe(expectedLines([[series(2, undefined, scanned(2, 1))]]));
   });
+
+  it('with nodes (a stream of data-model series), each line carries its node\'s key after externalId; null without one', async () => {
+    const path = join(tempDir('points-ndjson-'), 'points.ndjson');
+    const writer = await PointsNdjsonWriter.create(path, false, true);
+    const node = { space: 'sp "a"', externalId: 'CTS-1' };
+    await writer.append([
+      { ...series(1, 'one', scanned(1, 2)), instanceId: node },
+      { ...series(2, undefined, PointList.of([{ timestamp: 5, value: 'x' }])), instanceId: node },
+      series(3, 'three', scanned(3, 1)),
+    ]);
+    await writer.commit();
+    const lines = readFileSync(path, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as unknown);
+    expect(lines).toEqual([
+      { id: 1, externalId: 'one', instanceSpace: 'sp "a"', instanceExternalId: 'CTS-1', timestamp: 1_600_000_000_000, value: 1.5 },
+      { id: 1, externalId: 'one', instanceSpace: 'sp "a"', instanceExternalId: 'CTS-1', timestamp: 1_600_000_001_000, value: 1.5 + 1 / 7 },
+      { id: 2, instanceSpace: 'sp "a"', instanceExternalId: 'CTS-1', timestamp: 5, value: 'x' },
+      { id: 3, externalId: 'three', instanceSpace: null, instanceExternalId: null, timestamp: 1_600_000_000_000, value: 4.5 },
+    ]);
+  });
 });

@@ -52,6 +52,29 @@ function series(id: number, timestamps: readonly number[]) {
   return { id, externalId: `ts-${id}`, isString: false, points: PointList.of(timestamps.map((timestamp) => ({ timestamp, value: 1.5 }))) };
 }
 
+describe('a shard of data-model series (instanceColumns)', () => {
+  it('carries each series\' node key after externalId, null for a series that is no node, through runs too', async () => {
+    const shape: PointsShape = { includeStatus: false, instanceColumns: true };
+    const node = (id: number) => ({ ...series(id, [id * 10, id * 10 + 1]), instanceId: { space: `sp-${id % 2}`, externalId: `CTS-${id}` } });
+    const batches: PointBatch[] = [[node(3), series(2, [5])], [node(1), node(3 + 4)]];
+    for (const runRows of [undefined, 2]) {
+      const { dir } = await writeShard(batches, shape, runRows);
+      const rows = await parquetRows(suite.duck, dir);
+      const keys = rows.map((row) => [row.timeseriesId, row.instanceSpace, row.instanceExternalId]);
+      expect(keys).toEqual([
+        [1, 'sp-1', 'CTS-1'],
+        [1, 'sp-1', 'CTS-1'],
+        [2, null, null],
+        [3, 'sp-1', 'CTS-3'],
+        [3, 'sp-1', 'CTS-3'],
+        [7, 'sp-1', 'CTS-7'],
+        [7, 'sp-1', 'CTS-7'],
+      ]);
+      expect(Object.keys(rows[0]!).slice(0, 4)).toEqual(['timeseriesId', 'externalId', 'instanceSpace', 'instanceExternalId']);
+    }
+  });
+});
+
 describe('a shard through sorted runs', () => {
   const cases: [string, RandomPoints, PointsShape][] = [
     ['raw with status: numbers, bad values, strings, statuses, extra; a series in 8 windows', { seed: 11, series: 250, points: 20_000, kind: 'raw', windows: 8 }, RAW_WITH_STATUS],

@@ -41,22 +41,33 @@ export function seriesIndexes(
   return found;
 }
 
-/** The series' identity as an NDJSON line begins: `id`, then `externalId` when it has one. */
-function lineHead(item: GeneratedTimeseries): Row {
-  return item.externalId === undefined ? { id: item.id } : { id: item.id, externalId: item.externalId };
+/**
+ * The series' identity as an NDJSON line begins: `id`, then `externalId` when it has one; with
+ * `nodes` (a stream of data-model series) its node's `instanceSpace` and `instanceExternalId`.
+ */
+function lineHead(item: GeneratedTimeseries, nodes = false): Row {
+  const head: Row = item.externalId === undefined ? { id: item.id } : { id: item.id, externalId: item.externalId };
+  return nodes ? { ...head, ...nodeColumns(item) } : head;
+}
+
+/** The columns of a data-model series' node key, null for a series that is no node. */
+function nodeColumns(item: GeneratedTimeseries): Row {
+  return { instanceSpace: item.instanceId?.space ?? null, instanceExternalId: item.instanceId?.externalId ?? null };
 }
 
 /**
  * The raw points of the series at `indexes` in [start, end) with `flags`, as both formats must
  * hold them: NDJSON, each point as the platform's JSON carries it (so `"NaN"` a string, the Good
  * status absent); Parquet, a row of columns (a bad value's text as its double, a missing value
- * null; with `includeStatus`, the Good status as 0 / `Good`).
+ * null; with `includeStatus`, the Good status as 0 / `Good`). `nodes`: a stream of data-model
+ * series, whose rows carry the node's key.
  */
 export function expectedRaw(
   sim: Simulator,
   indexes: readonly number[],
   window: { start: number; end: number },
   flags: PointFlags = {},
+  nodes = false,
 ): Expected {
   const expected: Expected = { parquet: new Map(), ndjson: new Map() };
   for (const index of indexes) {
@@ -65,11 +76,12 @@ export function expectedRaw(
       // As the wire carries it (a -0 is written 0).
       const sent = JSON.parse(JSON.stringify(point)) as Datapoint;
       const key = keyOf(item.id, sent.timestamp);
-      expected.ndjson.set(key, { ...lineHead(item), ...sent });
+      expected.ndjson.set(key, { ...lineHead(item, nodes), ...sent });
       const value = sent.value;
       const row: Row = {
         timeseriesId: item.id,
         externalId: item.externalId ?? null,
+        ...(nodes ? nodeColumns(item) : {}),
         timestamp: sent.timestamp,
         value: item.isString || value === undefined ? null : typeof value === 'number' ? value : (SPECIAL[value] ?? value),
         valueString: item.isString && typeof value === 'string' ? value : null,
@@ -97,6 +109,7 @@ export function expectedAggregateRows(
   indexes: readonly number[],
   query: { start: number; end: number; granularity: string },
   aggregates: readonly Served[],
+  nodes = false,
 ): Expected {
   const expected: Expected = { parquet: new Map(), ndjson: new Map() };
   for (const index of indexes) {
@@ -105,11 +118,12 @@ export function expectedAggregateRows(
       const asked = SENT_ORDER.filter((name) => aggregates.includes(name));
       const values = Object.fromEntries(asked.map((name) => [name, bucket[name]]));
       const key = keyOf(item.id, bucket.timestamp);
-      const line = { ...lineHead(item), timestamp: bucket.timestamp, ...values };
+      const line = { ...lineHead(item, nodes), timestamp: bucket.timestamp, ...values };
       expected.ndjson.set(key, JSON.parse(JSON.stringify(line)) as Row);
       expected.parquet.set(key, {
         timeseriesId: item.id,
         externalId: item.externalId ?? null,
+        ...(nodes ? nodeColumns(item) : {}),
         granularity: query.granularity,
         timestamp: bucket.timestamp,
         ...values,

@@ -38,6 +38,15 @@ interface Tracked {
   latest: Map<Format, number>;
 }
 
+/** Takes a row of a shard: its series, its time, and its node's key where rows carry it. */
+export type PointRowReader = (
+  id: unknown,
+  externalId: unknown,
+  timestamp: unknown,
+  space?: unknown,
+  nodeId?: unknown,
+) => void;
+
 /** The first row of a shard outside the window, and how many are. */
 interface Outside {
   rows: number;
@@ -53,14 +62,16 @@ interface Outside {
  * such row. For the run the checkpoint is at, each series it has in flight must have, in its
  * partition's shards the checkpoint counts, its latest time equal to its `after` (within its own
  * window, for a piece of a long series; none at all when `after` is null): a resume reads the
- * series from just after `after`, so any other latest time loses or repeats points.
+ * series from just after `after`, so any other latest time loses or repeats points. A series held
+ * by its instanceId is matched by the rows' `instanceSpace` and `instanceExternalId` (the columns
+ * of a stream of data-model series: `instanceColumns`).
  *
  * Memory: one entry per shard with a row outside, and per series the checkpoint holds in flight.
  */
 export class PointRowCheck {
   private readonly earliest: { at: number; what: string } | undefined;
   private readonly outside = new Map<ManifestFile, Outside>();
-  /** By partition m: the series in flight, by `id:<id>` or `externalId:<externalId>`. */
+  /** By partition m: the series in flight, by `id:<id>`, `externalId:<externalId>` or nodeKey. */
   private readonly tracked = new Map<number, Map<string, Tracked[]>>();
   private readonly formats = new Set<Format>();
 
@@ -73,15 +84,24 @@ export class PointRowCheck {
     private readonly window: PointWindow | undefined,
     buckets: RowBuckets | undefined,
     private readonly state: StreamState | undefined,
+    /** The rows carry their series' node key (PointsShape.instanceColumns): the reader takes it too. */
+    readonly instanceColumns = false,
   ) {
     this.earliest = window === undefined ? undefined : earliestOf(window, buckets);
     for (const [m, part] of Object.entries(state?.parts ?? {})) {
       const bySeries = new Map<string, Tracked[]>();
       for (const series of part.points?.series ?? []) {
-        // A series held by its instanceId cannot be matched: rows carry its id and externalId only.
-        if (series.id === undefined && series.externalId === undefined) continue;
-        const key = series.id === undefined ? `externalId:${series.externalId}` : `id:${series.id}`;
-        const ref = series.id === undefined ? `externalId ${JSON.stringify(series.externalId)}` : `id ${series.id}`;
+        const { id, externalId, instanceId } = series;
+        // A series held by its instanceId is matched by the rows' node key, which only such a stream's rows carry.
+        if (id === undefined && externalId === undefined && !instanceColumns) continue;
+        const key = id !== undefined
+          ? `id:${id}`
+          : externalId !== undefined ? `externalId:${externalId}` : nodeKey(instanceId?.space, instanceId?.externalId);
+        const ref = id !== undefined
+          ? `id ${id}`
+          : externalId !== undefined
+            ? `externalId ${JSON.stringify(externalId)}`
+            : `instanceId ${JSON.stringify(instanceId)}`;
         const tracked: Tracked = {
           ref,
           start: series.start ?? Number.NEGATIVE_INFINITY,
@@ -95,14 +115,17 @@ export class PointRowCheck {
     }
   }
 
-  /** What checks each row of `file`: its series (id, externalId) and timestamp, in the order of the shard. */
-  reader(file: ManifestFile): (id: unknown, externalId: unknown, timestamp: unknown) => void {
+  /**
+   * What checks each row of `file`: its series (id, externalId; and its node's space and
+   * externalId, with instanceColumns) and timestamp, in the order of the shard.
+   */
+  reader(file: ManifestFile): PointRowReader {
     this.formats.add(file.format);
     // Only the shards the checkpoint counts: a crash may leave the manifest one shard ahead of it.
     const counted = file.seq < (this.state?.parts[String(file.m)]?.nextSeq ?? 0);
     const bySeries = counted ? this.tracked.get(file.m) : undefined;
     let row = 0;
-    return (id, externalId, timestamp) => {
+    return (id, externalId, timestamp, space, nodeId) => {
       row++;
       const time = typeof timestamp === 'number' ? timestamp : typeof timestamp === 'bigint' ? Number(timestamp) : Number.NaN;
       if (!this.inWindow(time)) {
@@ -112,7 +135,9 @@ export class PointRowCheck {
       }
       if (bySeries === undefined) return;
       const byId = bySeries.get(`id:${String(id)}`);
-      const tasks = byId ?? (typeof externalId === 'string' ? bySeries.get(`externalId:${externalId}`) : undefined);
+      const byExternalId = typeof externalId === 'string' ? bySeries.get(`externalId:${externalId}`) : undefined;
+      const byNode = typeof space === 'string' && typeof nodeId === 'string' ? bySeries.get(nodeKey(space, nodeId)) : undefined;
+      const tasks = byId ?? byExternalId ?? byNode;
       for (const task of tasks ?? []) {
         if (time < task.start || time >= task.end) continue;
         const latest = task.latest.get(file.format);
@@ -161,6 +186,11 @@ export class PointRowCheck {
     const found = latest === null ? 'none of its points' : `points up to ${timeText(latest)}`;
     return `${this.stream} partition ${m}/${partitions} (${format}): the checkpoint has series ${task.ref}${piece} in flight with ${recorded}, but the partition's shards hold ${found}: a resume would lose or repeat points`;
   }
+}
+
+/** A node's key as the tracked series are keyed by it. */
+function nodeKey(space: string | undefined, externalId: string | undefined): string {
+  return `instance:${JSON.stringify([space, externalId])}`;
 }
 
 /** A point time as ISO 8601 and epoch ms; the ms alone outside the dates JavaScript can show. */

@@ -2,7 +2,7 @@ import type { JobConfig } from '../../config/load-config.js';
 import { BulkExtractError, CheckpointError } from '../../errors.js';
 import { type Logger, silentLogger } from '../../log.js';
 import type { OutputStore } from '../../output/index.js';
-import { shapeFromParams } from '../../resources/index.js';
+import { INSTANCE_COLUMNS, shapeFromParams } from '../../resources/index.js';
 import { type Checkpoint, CHECKPOINT_FILE, isOwnedKey, LATEST_FILE, type Manifest, MANIFEST_FILE, type ManifestFile, openOutput, outputAt, parseCheckpoint, parseStateFile, readManifestFile, RUN_PREFIX, type WindowManifest, windowManifestSchema, shardSeq, streamRecord, SUCCESS_FILE } from '../state/index.js';
 import { checkShard, checkTable, joinedKey, KeyCheck, type KeyReport, PointRowCheck, recordProblems, type RowReader, type TableReport } from '../check/index.js';
 
@@ -193,11 +193,13 @@ function rowReader(
   if (points !== undefined) {
     const check = points.reader(file);
     const [series, timestamp] = POINT_KEY[file.format];
+    // The node's key is read where the rows carry it (a stream of data-model series), in both formats.
+    const nodes = points.instanceColumns ? INSTANCE_COLUMNS : [];
     return {
-      fields: [series, 'externalId', timestamp],
-      row: ([id, externalId, time]) => {
+      fields: [series, 'externalId', timestamp, ...nodes],
+      row: ([id, externalId, time, space, nodeId]) => {
         keys?.add(joinedKey([id, time]));
-        check(id, externalId, time);
+        check(id, externalId, time, space, nodeId);
       },
     };
   }
@@ -223,10 +225,10 @@ function pointCheck(
   const state = checkpoint?.streams[group.stream];
   const inFlight = atCurrent && state !== undefined && (state.run ?? undefined) === group.run ? state : undefined;
   const params = current?.params ?? [];
-  const { granularity } = shapeFromParams(params);
+  const { granularity, instanceColumns } = shapeFromParams(params);
   const timeZone = params.find(([name]) => name === 'timeZone')?.[1];
   const buckets = granularity === undefined ? undefined : { granularity, timeZone };
-  return new PointRowCheck(group.stream, window, buckets, inFlight);
+  return new PointRowCheck(group.stream, window, buckets, inFlight, instanceColumns === true);
 }
 
 function keyProblems(group: ShardGroup, report: KeyReport): string[] {

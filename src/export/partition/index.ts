@@ -12,6 +12,7 @@ export type { PartitionPlan } from './partition-plan.js';
 export type {
   CountClient,
   DryRunClient,
+  EmptyRunClient,
   DryRunLines,
   DryRunStream,
   ListRequest,

@@ -86,11 +86,21 @@ export interface StreamKind<C extends StreamConfig = StreamConfig, P extends Str
   dryRun(client: DryRunClient, stream: DryRunStream<P>): Promise<DryRunLines>;
   /**
    * What the summary and the log say of the stream's run that read everything and found no row,
-   * when that needs saying (a datapoints window in which the series selected hold no point), or
-   * undefined.
+   * when that needs saying (a datapoints window in which the series selected hold no point, and
+   * where their newest point is), or undefined. It may ask the platform a few bounded questions;
+   * it never throws: a failed question leaves the note shorter, never fails the run.
    */
-  emptyRun(stream: P, state: StreamState): string | undefined;
+  emptyRun(
+    client: EmptyRunClient,
+    stream: P,
+    state: StreamState,
+    logger: Logger,
+    signal?: AbortSignal,
+  ): Promise<string | undefined>;
 }
+
+/** The client a kind asks with about a run that found no row: a page of a listing, a small POST. */
+export type EmptyRunClient = Pick<PlatformClient, 'getPage' | 'postPage' | 'post'>;
 
 /** The client the dry run asks with. */
 export type DryRunClient = Pick<PlatformClient, 'aggregateCount' | 'post'>;

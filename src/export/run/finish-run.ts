@@ -1,7 +1,7 @@
 import { SyncCursorError } from '../../errors.js';
 import { AuthError } from '../../http/errors.js';
 import type { PlatformClient } from '../../http/platform-client.js';
-import { errorFields } from '../../log.js';
+import { errorFields, type Logger } from '../../log.js';
 import { schemaColumns } from '../../sink/index.js';
 import { type Checkpoint, collectionOf, isComplete, type Manifest, type RunState, type StreamPlan } from '../state/index.js';
 import { streamKind } from '../kinds/index.js';
@@ -42,6 +42,8 @@ export async function finishRun(options: {
   plans: readonly PartitionPlan[];
   outcomes: readonly PromiseSettledResult<PartitionOutcome>[];
   release: () => Promise<void>;
+  /** The run's signal: stops the questions of an empty stream's note too. */
+  signal?: AbortSignal | undefined;
 }): Promise<Finished> {
   const { setup, scope, committer, client, plans, outcomes } = options;
   const { streams, logger } = setup;
@@ -79,7 +81,7 @@ export async function finishRun(options: {
         .map((r) => [r, schemaColumns(r)]),
     ),
   });
-  const empty = emptyRuns(streams, committer.state, plans);
+  const empty = await emptyRuns({ client, logger, signal: options.signal }, streams, committer.state, plans);
   for (const { stream, note } of empty) logger.warn({ stream }, `${stream}: ${note}`);
   const ended = await scope.end({ setup, committer, state, manifest, release: options.release });
   const result: Finished['result'] = { state, manifest, errors, empty };
@@ -87,18 +89,25 @@ export async function finishRun(options: {
   return { result, release: ended.release };
 }
 
-/** The streams this run drained to their end without a row that their kind has a word for. */
-function emptyRuns(
+/**
+ * The streams this run drained to their end without a row that their kind has a word for, in
+ * the job's order. Their kinds may ask the platform (a datapoints stream: where its series'
+ * points are): one stream after another, as the run's data is written and little is left to do.
+ */
+async function emptyRuns(
+  ask: { client: PlatformClient; logger: Logger; signal: AbortSignal | undefined },
   streams: readonly StreamPlan[],
   checkpoint: Checkpoint,
   plans: readonly PartitionPlan[],
-): EmptyRun[] {
+): Promise<EmptyRun[]> {
   const drained = new Set(plans.map((plan) => plan.stream.name));
-  return streams.flatMap((stream) => {
+  const empty: EmptyRun[] = [];
+  for (const stream of streams) {
     const state = checkpoint.streams[stream.name];
-    if (!drained.has(stream.name) || state === undefined || !isComplete(state)) return [];
-    if (Object.values(state.parts).some((part) => part.rows > 0)) return [];
-    const note = streamKind(stream.resource).emptyRun(stream, state);
-    return note === undefined ? [] : [{ stream: stream.name, note }];
-  });
+    if (!drained.has(stream.name) || state === undefined || !isComplete(state)) continue;
+    if (Object.values(state.parts).some((part) => part.rows > 0)) continue;
+    const note = await streamKind(stream.resource).emptyRun(ask.client, stream, state, ask.logger, ask.signal);
+    if (note !== undefined) empty.push({ stream: stream.name, note });
+  }
+  return empty;
 }

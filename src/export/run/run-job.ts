@@ -164,7 +164,7 @@ export async function runJob(options: RunOptions): Promise<RunResult> {
     const drains = startStreams(streams, plans, committer.state, () => counts, config.source.maxReadFactor, logger);
     const run = { config, plans, drains, progress, live, stopAll, onStart: options.onStart };
     const outcomes = await drainAll(context, run);
-    const finished = await finishRun({ setup, scope, committer, client, plans, outcomes, release });
+    const finished = await finishRun({ setup, scope, committer, client, plans, outcomes, release, signal });
     release = finished.release;
     const { resumed, idle, damaged } = start;
     return { ...finished.result, resumed, rows: progress.rows, idle, wrote: true, damaged };

@@ -68,7 +68,10 @@ const pointsPartSchema = z.strictObject({
   /** Every page of the listing was taken (explicit series: from the start). */
   listed: z.boolean(),
   series: z.array(seriesProgressSchema),
-  /** Series taken from the listing so far (its read limit counts them across runs); absent: 0. */
+  /**
+   * Series taken from the listing so far, a view's nodes too (the read limit of a listing of the
+   * timeseries collection counts them across runs); absent: 0.
+   */
   listedSeries: z.number().int().min(0).default(0),
   /** Series asked for that the platform did not know (deleted since they were listed, or never there). */
   unknown: z.array(seriesRefSchema).default([]),

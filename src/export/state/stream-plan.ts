@@ -183,5 +183,11 @@ function timeText(time: PointTime): string {
 
 export function pointsShape(plan: PointsPlan): PointsShape {
   const { aggregates, granularity } = plan;
-  return { aggregates, granularity, includeStatus: plan.options.includeStatus === true };
+  const nodes = plan.instanceIds !== undefined || plan.seriesView !== undefined;
+  return {
+    aggregates,
+    granularity,
+    includeStatus: plan.options.includeStatus === true,
+    ...(nodes ? { instanceColumns: true as const } : {}),
+  };
 }

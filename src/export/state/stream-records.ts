@@ -202,7 +202,8 @@ export function seriesDoneOf(state: Pick<StreamState, 'parts' | 'partitions'>, e
     const n = state.partitions;
     const share = explicit === undefined || explicit < Number(m) ? 0 : Math.floor((explicit - Number(m)) / n) + 1;
     const taken = explicit === undefined ? points.listedSeries : points.listed ? share : 0;
-    const inFlight = new Set(points.series.map((series) => series.id ?? series.externalId)).size;
+    const keys = points.series.map((series) => series.id ?? series.externalId ?? JSON.stringify(series.instanceId));
+    const inFlight = new Set(keys).size;
     done += Math.max(0, taken - inFlight);
   }
   return done;

@@ -59,12 +59,15 @@ export async function handleDatapoints(ctx: PointsContext, ex: Exchange, notes: 
   return sendText(ex, 200, answer.text, 'application/json; charset=utf-8', {}, plan.fault);
 }
 
-/** The queries whose series exist, with its index; and each identifier not found, once, as given. */
-function findSeries(ctx: PointsContext, queries: readonly PointQuery[]): {
-  found: { query: PointQuery; index: number }[];
+/**
+ * The queries whose series exist, with its index; and each identifier not found, once, as given
+ * (the platform's `missing`). Shared by the datapoints routes.
+ */
+export function findSeries<Q extends { ref: SeriesRef }>(ctx: PointsContext, queries: readonly Q[]): {
+  found: { query: Q; index: number }[];
   missing: SeriesRef[];
 } {
-  const found: { query: PointQuery; index: number }[] = [];
+  const found: { query: Q; index: number }[] = [];
   const missing = new Map<string, SeriesRef>();
   for (const query of queries) {
     const index = seriesIndexOf(ctx.dataset.timeseries, query.ref);

@@ -48,6 +48,21 @@ export function externalIds(series: SeriesTable, capacity: number): BatchColumn 
   };
 }
 
+/** A part of the series' node keys (of `series`): `space` or `externalId`, null for a series that is no node. */
+export function nodeKeys(series: SeriesTable, part: 'space' | 'externalId', capacity: number): BatchColumn {
+  const column = new Utf8Column(capacity, TEXT_BYTES_PER_ROW);
+  return {
+    column,
+    copy: (block, from, n) => {
+      for (let i = 0; i < n; i++) {
+        const text = series.node(block.series[from + i]!, part);
+        if (text === undefined) column.push(null);
+        else column.pushUtf8(text, 0, text.length);
+      }
+    },
+  };
+}
+
 /** The rows' times, as epoch milliseconds. */
 export function timestamps(capacity: number): BatchColumn {
   const column = new Int64Column(capacity);

@@ -94,6 +94,8 @@ export class PointList {
 export interface SeriesPoints {
   readonly id: number;
   readonly externalId: string | undefined;
+  /** The series' data-model node, when it is one (written by a shape with instanceColumns only). */
+  readonly instanceId?: { readonly space: string; readonly externalId: string } | undefined;
   readonly isString: boolean;
   readonly points: PointList;
 }

@@ -3,7 +3,7 @@ import type { ColumnSpec } from '../../resources/index.js';
 import type { DeltaBatches } from '../delta/index.js';
 import { columnsSchema } from '../parquet/arrow-types.js';
 import type { SpillFile } from '../parquet/spill.js';
-import { type BatchColumn, constantText, externalIds, seriesIds, timestamps, valueColumn } from './batch-columns.js';
+import { type BatchColumn, constantText, externalIds, nodeKeys, seriesIds, timestamps, valueColumn } from './batch-columns.js';
 import type { RowBlock } from './row-block.js';
 import type { SeriesTable } from './series-table.js';
 
@@ -47,6 +47,10 @@ export class PointBatches {
           return seriesIds(series, capacity);
         case 'externalId':
           return externalIds(series, capacity);
+        case 'instanceSpace':
+          return nodeKeys(series, 'space', capacity);
+        case 'instanceExternalId':
+          return nodeKeys(series, 'externalId', capacity);
         case 'granularity':
           return constantText(granularity, capacity);
         case 'timestamp':

@@ -19,9 +19,9 @@ const TEXT_BYTES_PER_ROW = 16;
 const FIRST_ROWS = 1024;
 
 /** The fixed columns of a datapoints shard, before its value columns. */
-const FIXED = new Set(['timeseriesId', 'externalId', 'granularity', 'timestamp']);
+const FIXED = new Set(['timeseriesId', 'externalId', 'instanceSpace', 'instanceExternalId', 'granularity', 'timestamp']);
 
-/** The value columns of a shard of `columns`: those after timeseriesId, externalId, granularity and timestamp. */
+/** The value columns of a shard of `columns`: those after the series' (FIXED), granularity and timestamp. */
 function valueColumnsOf(columns: readonly ColumnSpec[]): ColumnSpec[] {
   return columns.filter((spec) => !FIXED.has(spec.name));
 }
@@ -86,7 +86,7 @@ export class PointTable {
 
   /** Adds the points of `series` from its `from`-th on, until the table is full; returns how many it took. */
   add(series: SeriesPoints, from = 0): number {
-    const index = this.series.add(series.id, series.externalId);
+    const index = this.series.add(series.id, series.externalId, series.instanceId);
     const { points } = series;
     const wanted = Math.min(points.length - from, this.runRows - this.rows);
     if (this.rows + wanted > this.times.length) this.growTo(this.rows + wanted);

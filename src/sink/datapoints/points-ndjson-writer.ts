@@ -14,16 +14,22 @@ const CHUNK_BYTES = 256 * 1024;
 /**
  * Datapoints as NDJSON: one line per point, the point as the platform sent it (its value as sent:
  * `"NaN"` stays a string, a Good status stays absent) with the series' `id` and `externalId`
- * first. Lines come in the order of the answers: each series' points in time order.
+ * first, and for a stream of data-model series (`nodes`) its node's `instanceSpace` and
+ * `instanceExternalId` after them, named as the Parquet columns. Lines come in the order of the
+ * answers: each series' points in time order.
  */
 export class PointsNdjsonWriter implements PointShardWriter {
   readonly format = 'ndjson';
   private chunk: Buffer | undefined;
 
-  private constructor(private readonly lines: NdjsonWriter) {}
+  private constructor(
+    private readonly lines: NdjsonWriter,
+    private readonly nodes: boolean,
+  ) {}
 
-  static async create(path: string, gzip: boolean): Promise<PointsNdjsonWriter> {
-    return new PointsNdjsonWriter(await NdjsonWriter.create(path, gzip));
+  /** `nodes`: the stream's series are data-model nodes (PointsShape.instanceColumns): lines carry their keys. */
+  static async create(path: string, gzip: boolean, nodes = false): Promise<PointsNdjsonWriter> {
+    return new PointsNdjsonWriter(await NdjsonWriter.create(path, gzip), nodes);
   }
 
   get rows(): number {
@@ -39,7 +45,7 @@ export class PointsNdjsonWriter implements PointShardWriter {
     const chunk = (this.chunk ??= Buffer.allocUnsafe(CHUNK_BYTES));
     let at = 0;
     let count = 0;
-    for (const { prefix, points, texts } of batch.map(lineParts)) {
+    for (const { prefix, points, texts } of batch.map((series) => lineParts(series, this.nodes))) {
       for (let k = 0; k < points.length; k++) {
         const size = prefix.length + (texts === undefined ? points.end(k) - points.start(k) - 1 : texts[k]!.length) + 1;
         if (at + size > chunk.length) {
@@ -69,11 +75,19 @@ export class PointsNdjsonWriter implements PointShardWriter {
 }
 
 /**
- * A series' part of the lines: its fields (`{"id":..,"externalId":..,`), its points, and, for points
+ * A series' part of the lines: its fields (`{"id":..,"externalId":..,`, and with `nodes` its node's
+ * `"instanceSpace":..,"instanceExternalId":..,`, null when it has none), its points, and, for points
  * given as values (an answer that was parsed), each one's JSON text without its opening brace.
  */
-function lineParts({ id, externalId, points }: SeriesPoints): { prefix: Buffer; points: PointList; texts?: Buffer[] } {
-  const prefix = Buffer.from(`{"id":${id}${externalId === undefined ? '' : `,"externalId":${JSON.stringify(externalId)}`},`);
+function lineParts(
+  { id, externalId, instanceId, points }: SeriesPoints,
+  nodes: boolean,
+): { prefix: Buffer; points: PointList; texts?: Buffer[] } {
+  const named = externalId === undefined ? '' : `,"externalId":${JSON.stringify(externalId)}`;
+  const node = !nodes
+    ? ''
+    : `,"instanceSpace":${JSON.stringify(instanceId?.space ?? null)},"instanceExternalId":${JSON.stringify(instanceId?.externalId ?? null)}`;
+  const prefix = Buffer.from(`{"id":${id}${named}${node},`);
   if (points.body !== undefined) return { prefix, points };
   const texts = Array.from({ length: points.length }, (_, k) => Buffer.from(JSON.stringify(points.value(k)).slice(1)));
   return { prefix, points, texts };

@@ -5,7 +5,8 @@ const encoder = new TextEncoder();
 /**
  * The series of one datapoints shard, each numbered (its index) when first seen: a row refers to
  * its series by that index, which stays valid across the shard's sorted runs. Each externalId is
- * kept as UTF-8, encoded once, in one buffer: no object per series.
+ * kept as UTF-8, encoded once, in one buffer: no object per series. A data-model series' node key
+ * (space, externalId) is kept too, as UTF-8 encoded once: two buffers per such series.
  */
 export class SeriesTable {
   private readonly indexOf = new Map<number, number>();
@@ -15,13 +16,18 @@ export class SeriesTable {
   /** Per series: where its externalId ends in `text`; it starts where the one before ends. */
   private ends = new Int32Array(64);
   private text = new Uint8Array(1024);
+  /** Per series: its node's space and externalId as UTF-8, when it is a data-model series. */
+  private readonly nodes: ({ space: Buffer; externalId: Buffer } | undefined)[] = [];
   count = 0;
 
-  /** The index of series `id`, added (with its externalId) when new. */
-  add(id: number, externalId: string | undefined): number {
+  /** The index of series `id`, added (with its externalId and node key) when new. */
+  add(id: number, externalId: string | undefined, instanceId?: { space: string; externalId: string }): number {
     const known = this.indexOf.get(id);
     if (known !== undefined) return known;
     const index = this.count++;
+    this.nodes[index] = instanceId === undefined
+      ? undefined
+      : { space: Buffer.from(instanceId.space), externalId: Buffer.from(instanceId.externalId) };
     if (index >= this.ids.length) {
       const size = this.ids.length * 2;
       const ids = new Float64Array(size);
@@ -68,6 +74,11 @@ export class SeriesTable {
   externalId(index: number): string | undefined {
     if (!this.hasExternalId(index)) return undefined;
     return Buffer.from(this.text.subarray(this.start(index), this.end(index))).toString();
+  }
+
+  /** Series `index`'s node key part as UTF-8; undefined when it is no data-model series. */
+  node(index: number, part: 'space' | 'externalId'): Buffer | undefined {
+    return this.nodes[index]?.[part];
   }
 
   /** Per series index, its rank by id: the order of series in a shard's file. */

@@ -63,7 +63,7 @@ export const collections: StreamKind<CollectionStreamConfig, CollectionStreamPla
     return Promise.resolve({ lines });
   },
   // An empty window of a collection is what it held: nothing changed since the last run.
-  emptyRun: () => undefined,
+  emptyRun: () => Promise.resolve(undefined),
 };
 
 /** The Parquet columns a stream's metadataColumns keys become (`metadata_<key>`), each with its key. */

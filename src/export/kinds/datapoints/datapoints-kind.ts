@@ -16,13 +16,12 @@ import {
   pointsParams,
   type PointsPlan,
   pointsShape,
-  pointWindowOf,
   type StreamPlan,
-  type StreamState,
   streamOf,
 } from '../../state/index.js';
 import { aggregateFilter, chainRequest, listParams } from '../collections/index.js';
 import { drainPoints } from './drain-points.js';
+import { emptyWindow } from './empty-window.js';
 import { ListedSeries } from './listed-series.js';
 
 /**
@@ -89,37 +88,9 @@ export const datapoints: StreamKind<DatapointsStreamConfig, DatapointsStreamPlan
   listedCollection: () => 'timeseries',
   firstRequest: (stream) => chainRequest('datapoints', seriesListing(stream)),
   dryRun: async (client, stream) => ({ lines: [...(await describePoints(client, stream)), `  ${stream.action()}`] }),
-  emptyRun: emptyWindow,
+  emptyRun: (client, stream, state, logger, signal) =>
+    emptyWindow(client, stream, state, seriesListing(stream), logger, signal),
 };
-
-/**
- * Why a datapoints run that read to its end wrote nothing: its series hold no point (or bucket)
- * in its window, which is named, so that a window set in the wrong place is seen at once; or no
- * series was selected. The series are those the run listed (or the explicit ones the platform
- * knew); their newest points are not asked for (the run keeps no list of the series it read).
- */
-function emptyWindow(stream: DatapointsStreamPlan, state: StreamState): string | undefined {
-  const window = pointWindowOf(state);
-  if (window === undefined) return undefined;
-  const iso = (ms: number) => new Date(ms).toISOString();
-  if (window.end <= window.start) {
-    return `the window [${iso(window.start)}, ${iso(window.end)}) holds no time: start is not before end (end: the run's start when left out)`;
-  }
-  const parts = Object.values(state.parts);
-  const { ids, externalIds, aggregates } = stream.points;
-  const explicit = ids?.length ?? externalIds?.length;
-  const unknown = parts.reduce((sum, part) => sum + (part.points?.unknown.length ?? 0), 0);
-  const listed = parts.reduce((sum, part) => sum + (part.points?.listedSeries ?? 0), 0);
-  const series = explicit === undefined ? listed : explicit - unknown;
-  if (series === 0) {
-    return explicit === undefined
-      ? 'no time series matches the stream\'s timeseries selection, so no point was read'
-      : 'the platform knows none of the series listed in timeseries, so no point was read';
-  }
-  const rows = aggregates === undefined ? 'points' : `${aggregates.join(', ')} buckets of ${stream.points.granularity ?? '?'}`;
-  return `${series.toLocaleString('en-US')} series, 0 ${rows} in [${iso(window.start)}, ${iso(window.end)}): ` +
-    'none of these series has a point in this window; check start and end (end: the run\'s start when left out)';
-}
 
 /**
  * A datapoints stream's lines: which series (and how many: the count aggregate of the listing, or

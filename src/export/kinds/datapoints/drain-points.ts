@@ -67,6 +67,9 @@ export async function drainPoints(
     : explicit === undefined
       ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal }, listing)
       : SeriesSource.explicit(explicit, plan.m, plan.n, listing);
+  // The nodes of a view taken from its listing, counted as a listing's series are (the ledger keeps
+  // ids, which nodes are not): what the checkpoint's listedSeries says of the partition's series.
+  let viewNodes = saved.listedSeries;
   const unknown = [...saved.unknown];
   const unknownKeys = new Set(unknown.map(seriesRefKey));
   let seq = part.nextSeq;
@@ -88,7 +91,7 @@ export async function drainPoints(
         after: task.written,
         ...(tasks.isPiece(task) ? { start: task.start, end: task.end } : {}),
       })),
-      listedSeries: ledger?.count(plan.m) ?? saved.listedSeries,
+      listedSeries: ledger?.count(plan.m) ?? (view === undefined ? saved.listedSeries : viewNodes),
       unknown,
     };
     await ctx.committer.commit(plan.stream.name, plan.m, files, { cursor: undefined, rows, points: next });
@@ -104,6 +107,7 @@ export async function drainPoints(
       if (page === undefined) continue;
       const ids = page.refs.flatMap((ref) => ('id' in ref ? [ref.id] : []));
       ledger?.take({ m: plan.m, number: page.number, request: page.request }, ids);
+      if (view !== undefined) viewNodes += page.refs.length;
       for (const ref of page.refs) tasks.add(ref, null);
     }
   };
@@ -201,7 +205,7 @@ export async function drainPoints(
 }
 
 /** The stream's explicit series, by the one list it gives; undefined when its series are listed. */
-function explicitSeries(points: DatapointsStreamPlan['points']): SeriesRef[] | undefined {
+export function explicitSeries(points: DatapointsStreamPlan['points']): SeriesRef[] | undefined {
   if (points.ids !== undefined) return points.ids.map((id) => ({ id }));
   if (points.externalIds !== undefined) return points.externalIds.map((externalId) => ({ externalId }));
   return points.instanceIds?.map(({ space, externalId }) => ({ instanceId: { space, externalId } }));

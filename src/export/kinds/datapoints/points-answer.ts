@@ -1,7 +1,7 @@
 import { BadResponseError, type RequestContext } from '../../../http/errors.js';
 import { type Aggregate, isCountAggregate } from '../../../resources/index.js';
 import { PointList, type PointValue } from '../../../sink/index.js';
-import type { SeriesRef } from '../../state/index.js';
+import type { NodeId, SeriesRef } from '../../state/index.js';
 
 export type { SeriesRef };
 
@@ -32,6 +32,8 @@ export interface SeriesAnswer {
   query: number;
   id: number;
   externalId: string | undefined;
+  /** The series' data-model node: the key its query named it by (none for a query by id or externalId). */
+  instanceId?: NodeId | undefined;
   isString: boolean;
   nextCursor: string | undefined;
   points: PointList;
@@ -145,7 +147,12 @@ export function readItem(item: unknown, position: number, match: AnswerMatch): S
   const points = repeated === 0 ? datapoints : datapoints.slice(repeated);
   const problem = pointsProblem(points, asked, match.earliest(asked), isString, aggregates?.names);
   if (problem !== undefined) return fail(`${at} (id ${id}): ${problem}`);
-  return { query, id, externalId, isString, nextCursor, points: PointList.of(points as PointValue[]) };
+  const list = PointList.of(points as PointValue[]);
+  const answer: SeriesAnswer = { query, id, externalId, isString, nextCursor, points: list };
+  // The key the query named the series by, which the item matched: as the scan of an answer to
+  // queries by id or externalId reads none, an answer to them carries none either.
+  if ('instanceId' in asked.ref) answer.instanceId = { ...asked.ref.instanceId };
+  return answer;
 }
 
 /** How many points at the head of `points` lie at or before `last` (the bucket of `last`, again). */

@@ -98,7 +98,7 @@ export const instances: StreamKind<InstancesStreamConfig, InstancesStreamPlan> =
     return { lines, refusal: typeof columns === 'string' ? undefined : columns };
   },
   // An empty view, or a sync feed with no change since the last run, is what the platform holds.
-  emptyRun: () => undefined,
+  emptyRun: () => Promise.resolve(undefined),
 };
 
 /**

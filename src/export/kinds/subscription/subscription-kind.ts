@@ -104,7 +104,7 @@ export const subscription: StreamKind<DatapointsStreamConfig, SubscriptionStream
     };
   },
   // No change since the last run is what a quiet subscription holds.
-  emptyRun: () => undefined,
+  emptyRun: () => Promise.resolve(undefined),
 };
 
 /** A stream's plan as a subscription stream's, or undefined. */
