@@ -1,11 +1,12 @@
 import { PointList } from '../../../sink/index.js';
 
 /**
- * The bytes a plain point usually takes: `{"timestamp":<13 digits>,"value":<number>},` is 32 with a
- * one-digit value and about 50 with a measured one. Arrays sized for the shortest would allocate
- * half again what an answer needs; an answer of shorter points moves its arrays once.
+ * The fewest bytes a point with a value takes in an answer: `{"timestamp":0,"sum":0}` and a comma.
+ * A body holds at most its length over this many of them (points of fewer bytes move the arrays).
  */
-const PLAIN_POINT_BYTES = 48;
+const SHORTEST_POINT_BYTES = 24;
+/** Room for points an answer's arrays have at least. */
+const LEAST_ROOM = 64;
 
 /**
  * Where the points of one answer's series lie in its body (points-scan.ts): the start and end of
@@ -21,9 +22,19 @@ export class PointSpans {
   /** Points kept of the series being read. */
   private kept = 0;
 
-  constructor(private readonly body: Buffer) {
-    // Room for the plain points a body of this size usually holds: most answers allocate their arrays once.
-    const room = Math.max(1024, Math.ceil(body.length / PLAIN_POINT_BYTES));
+  /**
+   * `most`: the points the answer may hold, the sum of its queries' limits (the scan refuses a
+   * series past its limit). The arrays are sized once for the fewer of that and what the body can
+   * hold, so that they never move: sized by a typical point's bytes instead, an answer of short
+   * points moved its arrays to twice that size, and held both (the series read before the move keep
+   * views of the first), 2.5 times the 20 bytes a point needs; with its body, answers then held
+   * 2.25 times the bytes the budget counts for them (bench/RESULTS.md, issue 46).
+   */
+  constructor(
+    private readonly body: Buffer,
+    most: number,
+  ) {
+    const room = Math.max(LEAST_ROOM, Math.min(most, Math.ceil(body.length / SHORTEST_POINT_BYTES)));
     this.bounds = new Int32Array(2 * room);
     this.times = new Float64Array(room);
     this.plain = new Int32Array(room);

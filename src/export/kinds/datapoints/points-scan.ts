@@ -81,7 +81,7 @@ class AnswerScan extends JsonGrammar {
     private readonly match: AnswerMatch,
   ) {
     super(body);
-    this.spans = new PointSpans(body);
+    this.spans = new PointSpans(body, match.queries.reduce((sum, query) => sum + query.limit, 0));
     const aggregates = match.aggregates?.names;
     this.point = new PointFields(['timestamp', ...(aggregates ?? ['value', 'status'])]);
     this.aggregateNames = (aggregates ?? []).map((_, i) => i + 1);
