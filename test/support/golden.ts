@@ -85,7 +85,8 @@ export class Normaliser {
     let text = raw;
     for (const root of this.roots) text = text.replaceAll(root, '<tmp>');
     text = text.replaceAll(this.origin, 'http://127.0.0.1:<port>');
-    text = text.replace(/\b([A-Za-z0-9_-]{20,})\.[A-Za-z0-9_-]{20,}\b/g, simulatorCursor);
+    // Bounded by lookarounds, not \b: a signature may end in '-', which \b would leave outside.
+    text = text.replace(/(?<![\w-])([\w-]{20,})\.[\w-]{20,}(?![\w-])/g, simulatorCursor);
     return this.realTimes(text);
   }
 
