@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { createGunzip, createInflate, type Gunzip, type Inflate } from 'node:zlib';
 import { type BudgetHold, RoomRefused } from '../page/index.js';
 import { formatByteSize } from '../util/format-byte-size.js';
+import { freeOwned, markOwned } from '../util/owned-memory.js';
 import { MemoryBudgetError, type RequestContext, ResponseTooLargeError } from './errors.js';
 
 /** The most bytes a response body may have once decoded, and the config key that sets it. */
@@ -60,6 +61,10 @@ const ONE_PASS_HEADROOM = 1024 * 1024;
  * ResponseTooLargeError naming `source.maxBufferedBytes`, and a wait that can never end is a
  * MemoryBudgetError (retried). `signal` ends a wait for room. A body about as large as what the
  * room held before it (its page's estimate) decodes in one pass into one buffer (onePassSize).
+ *
+ * A body made here (decoded, or joined from its chunks) is marked as the caller's alone
+ * (util/owned-memory.ts): its holder may free it once done. The compressed bytes of a body
+ * decoded are freed here, when they were joined here.
  */
 export async function readBody(
   body: Readable,
@@ -85,10 +90,15 @@ export async function readBody(
     if (decoded !== undefined) {
       await counted.add(decoded.length, decoded.length);
       counted.give(received.length);
-      return decoded;
+      freeOwned(received);
+      return markOwned(decoded);
     }
   }
-  return decode(received, create(DECODE), counted);
+  const decoded = await decode(received, create(DECODE), counted);
+  // zlib has ended and reads the compressed bytes no more; a one-pass decode stopped above may
+  // still be reading them on the thread pool, so they are then left to the collector.
+  if (size === undefined) freeOwned(received);
+  return markOwned(decoded);
 }
 
 /**
@@ -166,7 +176,8 @@ async function receive(body: Readable, framing: BodyFraming, counted: Counted): 
     body.destroy();
     throw error;
   }
-  return chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks, total);
+  // One chunk is undici's, and not ours to free; chunks joined are.
+  return chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : markOwned(Buffer.concat(chunks, total));
 }
 
 /**

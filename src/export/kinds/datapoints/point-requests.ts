@@ -1,6 +1,7 @@
 import { AbortedError, BadResponseError, type RequestContext } from '../../../http/errors.js';
 import type { PlatformClient } from '../../../http/platform-client.js';
-import type { ByteBudget } from '../../../page/index.js';
+import type { BudgetHold, ByteBudget } from '../../../page/index.js';
+import { freeOwned } from '../../../util/owned-memory.js';
 import type { PointBatch } from '../../../sink/index.js';
 import { bucketReachMs } from '../../../resources/index.js';
 import { confirmUnknown } from './confirm-unknown.js';
@@ -72,6 +73,7 @@ export async function requestPoints(
   };
   const ctx: RequestContext = { method: 'POST', path: POINTS_PATH };
   const hold = await options.budget?.hold(POINTS_PATH, options.signal, () => new AbortedError('Stopped while waiting for room in the memory budget', ctx));
+  let free: (() => void) | undefined;
   try {
     const asked = queries.map(({ query }) => query);
     const aggregates = aggregatesAsked(plan);
@@ -86,15 +88,31 @@ export async function requestPoints(
       attempts: response.attempts,
       ...(response.requestId === undefined ? {} : { requestId: response.requestId }),
     };
-    const { series, unknown } = response.read ?? readAnswer(response.body, asked, aggregates, answered);
+    const scanned = response.read;
+    const { series, unknown } = scanned ?? readAnswer(response.body, asked, aggregates, answered);
+    // The answer's points lie in its body and spans until written: freed then, at once, rather
+    // than left to the collector (util/owned-memory.ts; only a body readBody made is freed).
+    free = () => {
+      scanned?.spans.free();
+      freeOwned(response.bytes);
+    };
     if (unknown.length > 0) {
       await confirmUnknown(client, POINTS_PATH, unknown.map((index) => asked[index]!), answered, options.signal);
     }
-    return { queries, series, unknown, ctx: answered, release: () => hold?.release() };
+    return { queries, series, unknown, ctx: answered, release: () => release(hold, free) };
   } catch (error) {
-    hold?.release();
+    release(hold, free);
     throw error;
   }
+}
+
+/**
+ * Gives an answer's room in the budget back and frees its memory, once: a second call (an answer
+ * released by the drain and again by its cleanup) does nothing.
+ */
+function release(hold: BudgetHold | undefined, free: (() => void) | undefined): void {
+  hold?.release();
+  free?.();
 }
 
 /** A stream's aggregates, as its answers are checked; undefined for raw points. */

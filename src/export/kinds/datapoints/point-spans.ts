@@ -1,4 +1,5 @@
 import { PointList } from '../../../sink/index.js';
+import { freeOwned, markOwned } from '../../../util/owned-memory.js';
 
 /**
  * The fewest bytes a point with a value takes in an answer: `{"timestamp":0,"sum":0}` and a comma.
@@ -21,6 +22,8 @@ export class PointSpans {
   private used = 0;
   /** Points kept of the series being read. */
   private kept = 0;
+  /** Every array made, the ones moved from included: free() frees them all. */
+  private readonly made: (Int32Array | Float64Array)[] = [];
 
   /**
    * `most`: the points the answer may hold, the sum of its queries' limits (the scan refuses a
@@ -35,9 +38,9 @@ export class PointSpans {
     most: number,
   ) {
     const room = Math.max(LEAST_ROOM, Math.min(most, Math.ceil(body.length / SHORTEST_POINT_BYTES)));
-    this.bounds = new Int32Array(2 * room);
-    this.times = new Float64Array(room);
-    this.plain = new Int32Array(room);
+    this.bounds = this.make(new Int32Array(2 * room));
+    this.times = this.make(new Float64Array(room));
+    this.plain = this.make(new Int32Array(room));
   }
 
   /** Keeps the next point of the series being read. */
@@ -48,9 +51,9 @@ export class PointSpans {
       // Series read before keep their views of the arrays they lie in; this one moves to new ones.
       const { used } = this;
       const size = 2 * Math.max(k, this.times.length);
-      this.bounds = moved(this.bounds.subarray(2 * used, 2 * at), new Int32Array(2 * size));
-      this.times = moved(this.times.subarray(used, at), new Float64Array(size));
-      this.plain = moved(this.plain.subarray(used, at), new Int32Array(size));
+      this.bounds = moved(this.bounds.subarray(2 * used, 2 * at), this.make(new Int32Array(2 * size)));
+      this.times = moved(this.times.subarray(used, at), this.make(new Float64Array(size)));
+      this.plain = moved(this.plain.subarray(used, at), this.make(new Int32Array(size)));
       this.used = 0;
       at = k;
     }
@@ -71,6 +74,21 @@ export class PointSpans {
       this.times.subarray(used, used + kept),
       this.plain.subarray(used, used + kept),
     );
+  }
+
+  /**
+   * Frees the arrays at once rather than at V8's next collection (util/owned-memory.ts). Called
+   * once the answer's points are written, or the scan gave up: every PointList taken from here has
+   * no points afterwards.
+   */
+  free(): void {
+    for (const array of this.made) freeOwned(array);
+    this.made.length = 0;
+  }
+
+  private make<T extends Int32Array | Float64Array>(array: T): T {
+    this.made.push(array);
+    return markOwned(array);
   }
 }
 

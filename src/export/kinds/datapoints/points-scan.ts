@@ -58,13 +58,26 @@ export function readScannedAnswer(
   queries: readonly AskedQuery[],
   aggregates: AggregatesAsked | undefined,
   ctx: RequestContext,
-): { series: SeriesAnswer[]; unknown: number[] } | undefined {
+): ScannedAnswer | undefined {
   // The scan reads no instanceId: an answer to queries by instanceId is parsed, and readAnswer matches them.
   if (queries.some((query) => 'instanceId' in query.ref)) return undefined;
   if (body.length > MAX_SCANNED_BYTES || !isUtf8(body)) return undefined;
   const match = new AnswerMatch(queries, aggregates, ctx);
-  const series = new AnswerScan(body, match).answer();
-  return series === undefined ? undefined : { series, unknown: match.unknown() };
+  const scan = new AnswerScan(body, match);
+  const series = scan.answer();
+  if (series === undefined) {
+    scan.spans.free();
+    return undefined;
+  }
+  return { series, unknown: match.unknown(), spans: scan.spans };
+}
+
+/** An answer read by readScannedAnswer: its series, and the arrays that say where their points lie. */
+export interface ScannedAnswer {
+  series: SeriesAnswer[];
+  unknown: number[];
+  /** Freed (PointSpans.free) once the series' points are written. */
+  spans: PointSpans;
 }
 
 /** Reads one answer in one pass (readScannedAnswer). */
@@ -74,7 +87,7 @@ class AnswerScan extends JsonGrammar {
   /** Per aggregate asked: its name's index in `point`, and whether it is a count (an integer). */
   private readonly aggregateNames: number[];
   private readonly counts: boolean[];
-  private readonly spans: PointSpans;
+  readonly spans: PointSpans;
 
   constructor(
     private readonly body: Buffer,
