@@ -308,7 +308,7 @@ async function loadArrowWasm() {
   const { EncoderPool } = await import('../dist/sink/parquet/encoder-pool.js');
   const { BytesPerRow } = await import('../dist/sink/parquet/bytes-per-row.js');
   // What a shard sink hands its writers; its idle encoder thread does not keep the process alive.
-  modules.parquetDeps = { encoders: new EncoderPool(), bytesPerRow: new BytesPerRow() };
+  modules.parquetDeps = { encoders: new EncoderPool(), bytesPerRow: new BytesPerRow(), merges: (await import('p-limit')).default(1) };
 }
 
 // --- parse-only: the input floor ---------------------------------------------------------------

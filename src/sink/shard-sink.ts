@@ -1,3 +1,4 @@
+import pLimit from 'p-limit';
 import type { Format, OutputConfig } from '../config/job-schema.js';
 import type { Logger } from '../log.js';
 import type { PageItems } from '../page/index.js';
@@ -77,7 +78,7 @@ async function pointsParquetWriter(): Promise<typeof PointsParquetWriter> {
 
 export function createShardSink(stage: StageShard, output: OutputConfig, options: ShardSinkOptions = {}): ShardSink {
   const encoders = new EncoderPool({ threads: options.encoderThreads, logger: options.logger });
-  const parquet = { encoders, bytesPerRow: new BytesPerRow() };
+  const parquet = { encoders, bytesPerRow: new BytesPerRow(), merges: pLimit(1) };
   let closed = false;
   /** Where each format's file of shard `seq` is staged: its key in the output, and its local path. */
   const staged = (folder: ShardFolder, seq: number) => {

@@ -1,3 +1,4 @@
+import pLimit from 'p-limit';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { BytesPerRow } from '../../src/sink/parquet/bytes-per-row.js';
 import { EncoderPool } from '../../src/sink/parquet/encoder-pool.js';
@@ -6,11 +7,11 @@ import { type Duck, openDuck } from './export-duckdb.js';
 import { removeTempDirs } from './export-harness.js';
 
 /**
- * What a shard sink hands its Parquet writers (encoder threads, learned bytes per row), for tests
+ * What a shard sink hands its Parquet writers (encoder threads, learned bytes per row, merges), for tests
  * that create writers directly. `encoders.close()` ends the threads.
  */
 export function newParquetDeps(): ParquetWriterDeps & { encoders: EncoderPool } {
-  return { encoders: new EncoderPool(), bytesPerRow: new BytesPerRow() };
+  return { encoders: new EncoderPool(), bytesPerRow: new BytesPerRow(), merges: pLimit(1) };
 }
 
 /**

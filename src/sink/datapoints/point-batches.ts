@@ -6,6 +6,7 @@ import type { SpillFile } from '../parquet/spill.js';
 import { type BatchColumn, constantText, externalIds, nodeKeys, seriesIds, timestamps, valueColumn } from './batch-columns.js';
 import type { RowBlock } from './row-block.js';
 import type { SeriesTable } from './series-table.js';
+import { freeOwned, markOwned } from '../../util/owned-memory.js';
 
 /** Rows of one Arrow batch handed to the encoder. */
 const BATCH_ROWS = 65_536;
@@ -90,9 +91,11 @@ export class PointBatches {
     const children = this.outs.map((out, i) => out.column.toData(fields[i]!.type as DataType));
     const data = makeData({ type: new Struct(fields), length: this.length, nullCount: 0, children });
     const batch = new RecordBatch(this.schema, data);
-    const ipc = tableToIPC(new Table(this.delta === undefined ? batch : this.delta.convert(batch)), 'stream');
+    // A buffer of its own (apache-arrow joins the messages into a new one): freed once written.
+    const ipc = markOwned(tableToIPC(new Table(this.delta === undefined ? batch : this.delta.convert(batch)), 'stream'));
     for (const out of this.outs) out.column.reset();
     this.length = 0;
     await this.spill.append(ipc);
+    freeOwned(ipc);
   }
 }

@@ -121,15 +121,7 @@ export class PointsParquetWriter implements PointShardWriter {
     try {
       spill = await SpillFile.create(`${this.path}.spill${TEMP_SUFFIX}`);
       const delta = this.tableKind === 'delta' ? new DeltaBatches(columnsSchema(this.columns)) : undefined;
-      const batches = new PointBatches(this.columns, this.shape.granularity, this.table.series, spill, rows, delta);
-      if (this.runs === undefined) {
-        await this.batchesFromTable(batches);
-      } else {
-        if (this.table.rows > 0) await this.writeRun();
-        const cursors = this.runs.cursors(this.table.kinds);
-        await mergeRuns(cursors, this.table.series, (block, from, to) => batches.add(block, from, to));
-      }
-      await batches.finish();
+      await this.deps.merges(() => this.spillRows(spill!, rows, delta));
       await spill.close();
       const stats = delta === undefined ? {} : { deltaStats: delta.statsJson() };
       file = await DurableFile.create(this.path);
@@ -156,6 +148,19 @@ export class PointsParquetWriter implements PointShardWriter {
 
   async abort(): Promise<void> {
     await this.runs?.remove();
+  }
+
+  /** The shard's rows in file order, from its runs and its table, as Arrow batches in `spill`. */
+  private async spillRows(spill: SpillFile, rows: number, delta: DeltaBatches | undefined): Promise<void> {
+    const batches = new PointBatches(this.columns, this.shape.granularity, this.table.series, spill, rows, delta);
+    if (this.runs === undefined) {
+      await this.batchesFromTable(batches);
+    } else {
+      if (this.table.rows > 0) await this.writeRun();
+      const cursors = this.runs.cursors(this.table.kinds);
+      await mergeRuns(cursors, this.table.series, (block, from, to) => batches.add(block, from, to));
+    }
+    await batches.finish();
   }
 
   /** Writes the table's rows as one more sorted run (the runs file created by the first), and empties the table. */

@@ -5,6 +5,7 @@ import { type Logger, silentLogger } from '../../log.js';
 import { type CpuLimit, cpuLimit, describeCpuLimit } from '../../util/cpu-limit.js';
 import type { EncodeJob } from './encode.js';
 import type { FromEncoder, ToEncoder } from './encoder-thread.js';
+import { freeOwned, markOwned } from '../../util/owned-memory.js';
 
 interface Pending {
   id: number;
@@ -57,7 +58,10 @@ export class EncoderPool {
     return this.idle.length + this.busy.size;
   }
 
-  /** Encodes one spill file; `onChunk` receives the Parquet file's bytes in order. */
+  /**
+   * Encodes one spill file; `onChunk` receives the Parquet file's bytes in order, and must not keep
+   * a chunk once its promise resolves: the chunk's memory is freed then (util/owned-memory.ts).
+   */
   encode(job: EncodeJob, onChunk: (chunk: Uint8Array) => Promise<void>): Promise<void> {
     if (this.closed) return Promise.reject(encodeError(job.spillPath, 'the encoder pool is closed'));
     return new Promise((resolve, reject) => {
@@ -126,11 +130,16 @@ export class EncoderPool {
     const running = this.busy.get(thread);
     if (running === undefined || running.id !== message.id) return;
     if ('chunk' in message) {
+      // The chunk's buffer moved here from the thread: the pool's alone, freed once written.
+      const chunk = markOwned(message.chunk);
       running.writing = running.writing.then(() =>
         running.writeError === undefined
-          ? running.onChunk(message.chunk).catch((error: unknown) => {
-              running.writeError = error;
-            })
+          ? running.onChunk(chunk).then(
+              () => freeOwned(chunk),
+              (error: unknown) => {
+                running.writeError = error;
+              },
+            )
           : undefined,
       );
       return;

@@ -1,4 +1,5 @@
 import { type RecordBatch, type Schema, Table, tableToIPC } from 'apache-arrow';
+import type { LimitFunction } from 'p-limit';
 import type { OutputConfig, Resource, TableKind } from '../../config/job-schema.js';
 import { collectionEncodings } from '../collections/collection-encodings.js';
 import { RowGroupBuilder } from '../collections/row-group.js';
@@ -15,6 +16,7 @@ import type { BytesPerRow } from './bytes-per-row.js';
 import type { EncodedColumn } from './encode.js';
 import type { EncoderPool } from './encoder-pool.js';
 import { SpillFile } from './spill.js';
+import { freeOwned, markOwned } from '../../util/owned-memory.js';
 
 /** Rows gathered in memory before they go to the spill file as one Arrow batch (about 1.5 MB of events). */
 export const SPILL_ROWS = 4096;
@@ -26,10 +28,17 @@ export const SPILL_BYTES = 4 * 1024 * 1024;
  */
 export const ROW_GROUP_BYTES = 64 * 1024 * 1024;
 
-/** What the Parquet writers of one sink share: its encoder threads and what it learned of file sizes. */
+/** What the Parquet writers of one sink share: its encoder threads, what it learned of file sizes, its merges. */
 export interface ParquetWriterDeps {
   encoders: Pick<EncoderPool, 'encode'>;
   bytesPerRow: BytesPerRow;
+  /**
+   * The merges of datapoints shards' sorted runs into their spill files, one at a time: each holds
+   * about 10 MB of buffers while it runs, and the partitions of a stream fill their shards at about
+   * the same time, so that merged together they added about 100 MB to the peak, on top of the
+   * answers in flight (bench/RESULTS.md, issue 46). The merge is the main thread's work either way.
+   */
+  merges: LimitFunction;
 }
 
 /**
@@ -196,10 +205,12 @@ export class ParquetShardWriter implements ShardWriter {
   private async spillBatch(): Promise<void> {
     // The IPC copy (and a Delta file's stats) are taken before the reused buffers are reset.
     const batch = this.builder.batch();
-    const ipc = tableToIPC(new Table(this.delta === undefined ? batch : this.delta.convert(batch)), 'stream');
+    // A buffer of its own (apache-arrow joins the messages into a new one): freed once written.
+    const ipc = markOwned(tableToIPC(new Table(this.delta === undefined ? batch : this.delta.convert(batch)), 'stream'));
     this.builder.reset();
     this.batchBytes = 0;
     await this.spill.append(ipc);
+    freeOwned(ipc);
   }
 }
 
