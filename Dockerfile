@@ -61,6 +61,9 @@ COPY --from=build /src/config ./config
 RUN mkdir /config /data/out /data/demo-out \
   && chown node:node /data /data/out /data/demo-out
 VOLUME ["/config", "/data/out", "/data/demo-out"]
+# One malloc arena: the export's peak memory stays flat over a long run (bin/allocator.js, which
+# sets the same when it is not set; set it to another value to change it).
+ENV MALLOC_ARENA_MAX=1
 # `node` (uid 1000, gid 1000) comes with the official Node images.
 USER node
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/bin/bulk-extract.js"]

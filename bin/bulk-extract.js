@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { existsSync, readFileSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { allocatorRestart } from './allocator.js';
 import { nodeVersionProblem } from './node-version.js';
 
 // An older Node than engines allows says so in one line, before dist/ (which it may not parse) loads.
@@ -9,6 +10,17 @@ const problem = nodeVersionProblem(process.version, engines.node, process.execPa
 if (problem !== undefined) {
   console.error(problem);
   process.exit(2);
+}
+
+// An export starts again with one malloc arena (bin/allocator.js), as the same process: a signal
+// or a kill sent to it reaches the export.
+const restart = allocatorRestart(process.env, process.platform, process.argv[2]);
+if (restart !== undefined && typeof process.execve === 'function') {
+  try {
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], restart);
+  } catch {
+    // Not started again (the system refused): the export runs as it is, with the allocator's defaults.
+  }
 }
 
 // A clone runs dist/, which `npm ci` builds (the prepare script); without it, say so instead of a stack trace.

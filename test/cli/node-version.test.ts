@@ -77,7 +77,7 @@ describe('bin/bulk-extract.js on a Node older than engines', () => {
     expect({ status: built.status, stdout: built.stdout, stderr: built.stderr }).toEqual({ status: 2, stdout: '', stderr: line });
     const clone = tempDir('old-node-clone');
     mkdirSync(join(clone, 'bin'));
-    for (const file of ['bin/bulk-extract.js', 'bin/node-version.js', 'package.json']) copyFileSync(join(ROOT, file), join(clone, file));
+    for (const file of ['bin/bulk-extract.js', 'bin/allocator.js', 'bin/node-version.js', 'package.json']) copyFileSync(join(ROOT, file), join(clone, file));
     const unbuilt = spawnSync(old.path, [join(clone, 'bin', 'bulk-extract.js'), '--help'], { encoding: 'utf8' });
     expect({ status: unbuilt.status, stdout: unbuilt.stdout, stderr: unbuilt.stderr }).toEqual({ status: 2, stdout: '', stderr: line });
   });

@@ -31,7 +31,7 @@ describe('bulk-extract from a clone', () => {
   it('a clone without dist/ says to build it, names the file, exits 2, no stack trace', () => {
     const clone = tempDir('unbuilt-clone');
     mkdirSync(join(clone, 'bin'));
-    for (const file of ['bin/bulk-extract.js', 'bin/node-version.js', 'package.json']) copyFileSync(join(ROOT, file), join(clone, file));
+    for (const file of ['bin/bulk-extract.js', 'bin/allocator.js', 'bin/node-version.js', 'package.json']) copyFileSync(join(ROOT, file), join(clone, file));
     const exit = spawnSync(process.execPath, [join(clone, 'bin', 'bulk-extract.js'), '--help'], { encoding: 'utf8' });
     expect(exit.status).toBe(2);
     expect(exit.stderr).toBe(
