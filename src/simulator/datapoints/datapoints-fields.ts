@@ -3,9 +3,9 @@ import { isRecord, shown } from '../filter-object.js';
 import { parseTimeZone, type TimeZone } from './time-zone.js';
 
 /**
- * The fields of a `POST /timeseries/data/list` body, one validator each: each takes the value and
- * the field's name in the body (`limit`, `items[3].limit`) and answers the value or a message
- * naming the field, as the platform's 400s do.
+ * The fields of a `POST /timeseries/data/list` or `/timeseries/data/latest` body, one validator
+ * each: each takes the value and the field's name in the body (`limit`, `items[3].limit`) and
+ * answers the value or a message naming the field, as the platform's 400s do.
  */
 export type Field<T> = { ok: true; value: T } | { ok: false; message: string };
 
@@ -124,4 +124,74 @@ export function timeZoneField(value: unknown): Field<TimeZone | undefined> {
   const zone = parseTimeZone(text.value);
   if (zone === undefined) return fail(`Invalid property 'timeZone': ${shown(text.value)} is not a time zone (an IANA name such as Europe/Oslo, or UTC±HH:MM).`);
   return { ok: true, value: zone };
+}
+
+/** A body's or an item's members, by name. */
+export type Members = Record<string, unknown>;
+
+/** A body of up to MAX_QUERIES `items` whose top level has only the `allowed` keys: the body, and its items. */
+export function itemsBody(body: unknown, allowed: readonly string[]): Field<{ body: Members; items: unknown[] }> {
+  if (!isRecord(body)) return fail(`The request body must be a JSON object, got ${shown(body)}.`);
+  const unknown = Object.keys(body).find((key) => !allowed.includes(key));
+  if (unknown !== undefined) return fail(`Unrecognized property '${unknown}'. Allowed: ${allowed.join(', ')}.`);
+  const { items } = body;
+  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_QUERIES) {
+    return fail(`Invalid property 'items': expected an array of 1..${MAX_QUERIES} queries, got ${shown(items)}.`);
+  }
+  return { ok: true, value: { body, items: items as unknown[] } };
+}
+
+/** The query at `at` (`items[3]`): an object with only the `allowed` keys. */
+export function itemMembers(item: unknown, at: string, allowed: readonly string[]): Field<Members> {
+  if (!isRecord(item)) return fail(`Invalid property '${at}': expected an object, got ${shown(item)}.`);
+  const unknown = Object.keys(item).find((key) => !allowed.includes(key));
+  if (unknown !== undefined) return fail(`Unrecognized property '${at}.${unknown}'. Allowed: ${allowed.join(', ')}.`);
+  return { ok: true, value: item };
+}
+
+export interface StatusFlags {
+  includeStatus: boolean;
+  ignoreBadDataPoints: boolean;
+  treatUncertainAsBad: boolean;
+}
+
+/**
+ * A query's status flags, with the platform's defaults: statuses hidden, bad points left out,
+ * uncertain ones counted as bad.
+ */
+export function statusFlags(item: Members, at: string): Field<StatusFlags> {
+  const includeStatus = booleanField(item.includeStatus, `${at}.includeStatus`, false);
+  if (!includeStatus.ok) return includeStatus;
+  const ignoreBad = booleanField(item.ignoreBadDataPoints, `${at}.ignoreBadDataPoints`, true);
+  if (!ignoreBad.ok) return ignoreBad;
+  const uncertainAsBad = booleanField(item.treatUncertainAsBad, `${at}.treatUncertainAsBad`, true);
+  if (!uncertainAsBad.ok) return uncertainAsBad;
+  return {
+    ok: true,
+    value: {
+      includeStatus: includeStatus.value,
+      ignoreBadDataPoints: ignoreBad.value,
+      treatUncertainAsBad: uncertainAsBad.value,
+    },
+  };
+}
+
+export interface TargetUnits {
+  targetUnit?: string | undefined;
+  targetUnitSystem?: string | undefined;
+}
+
+/**
+ * A query's `targetUnit` or `targetUnitSystem` (not both): taken and bound, not applied, as the
+ * simulator converts no units (the points come back in the series' own unit).
+ */
+export function targetUnitFields(item: Members, at: string): Field<TargetUnits> {
+  const targetUnit = stringField(item.targetUnit, `${at}.targetUnit`, 64);
+  if (!targetUnit.ok) return targetUnit;
+  const targetUnitSystem = stringField(item.targetUnitSystem, `${at}.targetUnitSystem`, 64);
+  if (!targetUnitSystem.ok) return targetUnitSystem;
+  if (targetUnit.value !== undefined && targetUnitSystem.value !== undefined) {
+    return fail(`Invalid property '${at}.targetUnitSystem': give targetUnit or targetUnitSystem, not both.`);
+  }
+  return { ok: true, value: { targetUnit: targetUnit.value, targetUnitSystem: targetUnitSystem.value } };
 }

@@ -5,16 +5,19 @@ import {
   booleanField,
   fail,
   type Field,
+  itemMembers,
+  itemsBody,
   limitField,
   MAX_AGGREGATE_POINTS,
-  MAX_QUERIES,
   MAX_RAW_POINTS,
+  type Members,
   seriesRefField,
+  statusFlags,
   stringField,
+  targetUnitFields,
   timeZoneField,
 } from './datapoints-fields.js';
 import type { SeriesRef } from './series-lookup.js';
-import { isRecord, shown } from '../filter-object.js';
 import { type Granularity, parseGranularity } from './granularity.js';
 import { resolveTime, type TimeParse } from './time-spec.js';
 import { isQuarterHourOffset, type TimeZone } from './time-zone.js';
@@ -72,21 +75,14 @@ const ITEM_KEYS = [
   'cursor',
 ];
 
-type Body = Record<string, unknown>;
-
 /**
  * Validates a `POST /timeseries/data/list` body the way the platform validates bodies: strictly,
  * naming the property at fault (`items[2].granularity`). Times are resolved against `nowMs`.
  */
-export function parseDatapointsBody(body: unknown, nowMs: number): Field<DatapointsRequest> {
-  if (!isRecord(body)) return fail(`The request body must be a JSON object, got ${shown(body)}.`);
-  for (const key of Object.keys(body)) {
-    if (!TOP_LEVEL.includes(key)) return fail(`Unrecognized property '${key}'. Allowed: ${TOP_LEVEL.join(', ')}.`);
-  }
-  const { items } = body;
-  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_QUERIES) {
-    return fail(`Invalid property 'items': expected an array of 1..${MAX_QUERIES} queries, got ${shown(items)}.`);
-  }
+export function parseDatapointsBody(given: unknown, nowMs: number): Field<DatapointsRequest> {
+  const read = itemsBody(given, TOP_LEVEL);
+  if (!read.ok) return read;
+  const { body, items } = read.value;
   const defaults = checkDefaults(body, nowMs);
   if (defaults !== undefined) return fail(defaults);
   const ignoreUnknownIds = booleanField(body.ignoreUnknownIds, 'ignoreUnknownIds', false);
@@ -94,7 +90,7 @@ export function parseDatapointsBody(body: unknown, nowMs: number): Field<Datapoi
   const timeZone = timeZoneField(body.timeZone);
   if (!timeZone.ok) return timeZone;
   const queries: PointQuery[] = [];
-  for (const [index, item] of (items as unknown[]).entries()) {
+  for (const [index, item] of items.entries()) {
     const query = parseQuery(item, `items[${index}]`, body, nowMs, timeZone.value);
     if (!query.ok) return query;
     queries.push(query.value);
@@ -107,7 +103,7 @@ export function parseDatapointsBody(body: unknown, nowMs: number): Field<Datapoi
 }
 
 /** The top-level defaults are checked on their own, even where every item overrides them. */
-function checkDefaults(body: Body, nowMs: number): string | undefined {
+function checkDefaults(body: Members, nowMs: number): string | undefined {
   const checks: Field<unknown>[] = [
     body.start === undefined ? { ok: true, value: 0 } : resolveTime(body.start, 'start', nowMs),
     body.end === undefined ? { ok: true, value: 0 } : resolveTime(body.end, 'end', nowMs),
@@ -120,21 +116,20 @@ function checkDefaults(body: Body, nowMs: number): string | undefined {
 }
 
 /** The value of `key` for the item: its own, else the top level's; and the name of where it came from. */
-function pick(item: Body, body: Body, at: string, key: string): { value: unknown; field: string } {
+function pick(item: Members, body: Members, at: string, key: string): { value: unknown; field: string } {
   return item[key] !== undefined ? { value: item[key], field: `${at}.${key}` } : { value: body[key], field: key };
 }
 
 function parseQuery(
-  item: unknown,
+  raw: unknown,
   at: string,
-  body: Body,
+  body: Members,
   nowMs: number,
   timeZone: TimeZone | undefined,
 ): Field<PointQuery> {
-  if (!isRecord(item)) return fail(`Invalid property '${at}': expected an object, got ${shown(item)}.`);
-  for (const key of Object.keys(item)) {
-    if (!ITEM_KEYS.includes(key)) return fail(`Unrecognized property '${at}.${key}'. Allowed: ${ITEM_KEYS.join(', ')}.`);
-  }
+  const members = itemMembers(raw, at, ITEM_KEYS);
+  if (!members.ok) return members;
+  const item = members.value;
   const ref = seriesRefField(item, at);
   if (!ref.ok) return ref;
   const given = (key: string) => pick(item, body, at, key);
@@ -156,15 +151,9 @@ function parseQuery(
   }
   const flags = statusFlags(item, at);
   if (!flags.ok) return flags;
-  // targetUnit and targetUnitSystem are taken and bound, not applied: the simulator converts no
-  // units, so the points come back in the series' own unit (and its unitExternalId unchanged).
-  const targetUnit = stringField(item.targetUnit, `${at}.targetUnit`, 64);
-  if (!targetUnit.ok) return targetUnit;
-  const targetUnitSystem = stringField(item.targetUnitSystem, `${at}.targetUnitSystem`, 64);
-  if (!targetUnitSystem.ok) return targetUnitSystem;
-  if (targetUnit.value !== undefined && targetUnitSystem.value !== undefined) {
-    return fail(`Invalid property '${at}.targetUnitSystem': give targetUnit or targetUnitSystem, not both.`);
-  }
+  // Bound, not applied (the series' unitExternalId stays as it is).
+  const units = targetUnitFields(item, at);
+  if (!units.ok) return units;
   const cursor = stringField(item.cursor, `${at}.cursor`, 100_000);
   if (!cursor.ok) return cursor;
   const binding = JSON.stringify([
@@ -178,8 +167,8 @@ function parseQuery(
     outside.value,
     body.timeZone ?? null,
     flags.value,
-    targetUnit.value ?? null,
-    targetUnitSystem.value ?? null,
+    units.value.targetUnit ?? null,
+    units.value.targetUnitSystem ?? null,
   ]);
   return {
     ok: true,
@@ -240,27 +229,6 @@ function granularityOf(
     return aggregate ? fail(`Invalid property '${at}.granularity': aggregates need a granularity, e.g. "1h".`) : { ok: true, value: undefined };
   }
   return parseGranularity(given.value, given.field);
-}
-
-function statusFlags(
-  item: Body,
-  at: string,
-): Field<{ includeStatus: boolean; ignoreBadDataPoints: boolean; treatUncertainAsBad: boolean }> {
-  // The platform's defaults: statuses hidden, bad points left out, uncertain ones counted as bad.
-  const includeStatus = booleanField(item.includeStatus, `${at}.includeStatus`, false);
-  if (!includeStatus.ok) return includeStatus;
-  const ignoreBad = booleanField(item.ignoreBadDataPoints, `${at}.ignoreBadDataPoints`, true);
-  if (!ignoreBad.ok) return ignoreBad;
-  const uncertainAsBad = booleanField(item.treatUncertainAsBad, `${at}.treatUncertainAsBad`, true);
-  if (!uncertainAsBad.ok) return uncertainAsBad;
-  return {
-    ok: true,
-    value: {
-      includeStatus: includeStatus.value,
-      ignoreBadDataPoints: ignoreBad.value,
-      treatUncertainAsBad: uncertainAsBad.value,
-    },
-  };
 }
 
 /** The platform's caps per request: the limits of the raw queries, and of the aggregate ones, each in total. */

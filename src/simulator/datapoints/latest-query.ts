@@ -1,19 +1,24 @@
 import { createHash } from 'node:crypto';
-import { booleanField, fail, type Field, MAX_QUERIES, seriesRefField, stringField } from './datapoints-fields.js';
+import {
+  booleanField,
+  type Field,
+  itemMembers,
+  itemsBody,
+  seriesRefField,
+  type StatusFlags,
+  statusFlags,
+  targetUnitFields,
+} from './datapoints-fields.js';
 import type { SeriesRef } from './series-lookup.js';
-import { isRecord, shown } from '../filter-object.js';
 import { resolveTime } from './time-spec.js';
 
 /** One query of a `POST /timeseries/data/latest` body: a series and the time its point must lie before. */
-export interface LatestQuery {
+export interface LatestQuery extends StatusFlags {
   /** Where it sits in the body, for messages: `items[3]`. */
   at: string;
   ref: SeriesRef;
   /** Epoch ms, exclusive, resolved at the request (default now). */
   before: number;
-  includeStatus: boolean;
-  ignoreBadDataPoints: boolean;
-  treatUncertainAsBad: boolean;
 }
 
 export interface LatestRequest {
@@ -42,19 +47,14 @@ const ITEM_KEYS = [
  * `now` or `N[w|d|h|m|s]-ago`; default now) and the status flags of `/timeseries/data/list`.
  * `targetUnit` and `targetUnitSystem` are taken, not applied (the simulator converts no units).
  */
-export function parseLatestBody(body: unknown, nowMs: number): Field<LatestRequest> {
-  if (!isRecord(body)) return fail(`The request body must be a JSON object, got ${shown(body)}.`);
-  for (const key of Object.keys(body)) {
-    if (!TOP_LEVEL.includes(key)) return fail(`Unrecognized property '${key}'. Allowed: ${TOP_LEVEL.join(', ')}.`);
-  }
-  const { items } = body;
-  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_QUERIES) {
-    return fail(`Invalid property 'items': expected an array of 1..${MAX_QUERIES} queries, got ${shown(items)}.`);
-  }
+export function parseLatestBody(given: unknown, nowMs: number): Field<LatestRequest> {
+  const read = itemsBody(given, TOP_LEVEL);
+  if (!read.ok) return read;
+  const { body, items } = read.value;
   const ignoreUnknownIds = booleanField(body.ignoreUnknownIds, 'ignoreUnknownIds', false);
   if (!ignoreUnknownIds.ok) return ignoreUnknownIds;
   const queries: LatestQuery[] = [];
-  for (const [index, item] of (items as unknown[]).entries()) {
+  for (const [index, item] of items.entries()) {
     const query = parseLatestQuery(item, `items[${index}]`, nowMs);
     if (!query.ok) return query;
     queries.push(query.value);
@@ -63,38 +63,17 @@ export function parseLatestBody(body: unknown, nowMs: number): Field<LatestReque
   return { ok: true, value: { items: queries, ignoreUnknownIds: ignoreUnknownIds.value, binding } };
 }
 
-function parseLatestQuery(item: unknown, at: string, nowMs: number): Field<LatestQuery> {
-  if (!isRecord(item)) return fail(`Invalid property '${at}': expected an object, got ${shown(item)}.`);
-  for (const key of Object.keys(item)) {
-    if (!ITEM_KEYS.includes(key)) return fail(`Unrecognized property '${at}.${key}'. Allowed: ${ITEM_KEYS.join(', ')}.`);
-  }
+function parseLatestQuery(given: unknown, at: string, nowMs: number): Field<LatestQuery> {
+  const members = itemMembers(given, at, ITEM_KEYS);
+  if (!members.ok) return members;
+  const item = members.value;
   const ref = seriesRefField(item, at);
   if (!ref.ok) return ref;
   const before = item.before === undefined ? { ok: true as const, value: nowMs } : resolveTime(item.before, `${at}.before`, nowMs);
   if (!before.ok) return before;
-  // The platform's defaults, as on /timeseries/data/list: bad points left out, uncertain ones counted as bad.
-  const includeStatus = booleanField(item.includeStatus, `${at}.includeStatus`, false);
-  if (!includeStatus.ok) return includeStatus;
-  const ignoreBad = booleanField(item.ignoreBadDataPoints, `${at}.ignoreBadDataPoints`, true);
-  if (!ignoreBad.ok) return ignoreBad;
-  const uncertainAsBad = booleanField(item.treatUncertainAsBad, `${at}.treatUncertainAsBad`, true);
-  if (!uncertainAsBad.ok) return uncertainAsBad;
-  for (const key of ['targetUnit', 'targetUnitSystem']) {
-    const unit = stringField(item[key], `${at}.${key}`, 64);
-    if (!unit.ok) return unit;
-  }
-  if (item.targetUnit !== undefined && item.targetUnitSystem !== undefined) {
-    return fail(`Invalid property '${at}.targetUnitSystem': give targetUnit or targetUnitSystem, not both.`);
-  }
-  return {
-    ok: true,
-    value: {
-      at,
-      ref: ref.value,
-      before: before.value,
-      includeStatus: includeStatus.value,
-      ignoreBadDataPoints: ignoreBad.value,
-      treatUncertainAsBad: uncertainAsBad.value,
-    },
-  };
+  const flags = statusFlags(item, at);
+  if (!flags.ok) return flags;
+  const units = targetUnitFields(item, at);
+  if (!units.ok) return units;
+  return { ok: true, value: { at, ref: ref.value, before: before.value, ...flags.value } };
 }
