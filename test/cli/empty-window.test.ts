@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writePointsJob } from '../support/datapoints-export.js';
 import { createFakeClock } from '../support/fake-clock.js';
-import { refusingProxy } from '../support/refusing-proxy.js';
+import { startMisbehavingProxy } from '../support/misbehaving-proxy.js';
 import { describeExit, newSimulator, runCliWith, tempDir } from '../support/resume-harness.js';
 
 /**
@@ -66,13 +66,13 @@ describe('a datapoints run whose window holds no point', () => {
     const start = '2098-01-01T00:00:00.000Z';
     const end = '2098-02-01T00:00:00.000Z';
     // A proxy that answers every data/latest request 400: the platform refusing the question.
-    const proxy = await refusingProxy(sim.baseUrl, '/timeseries/data/latest');
+    const proxy = await startMisbehavingProxy({ target: sim.baseUrl, refuse: ['/timeseries/data/latest'] });
     try {
       const streams = [{ resource: 'datapoints', name: 'late', partitions: 1, start, end }];
       const file = writePointsJob(join(dir, 'job.yaml'), { baseUrl: proxy.baseUrl, out: join(dir, 'out'), streams });
       const exit = await runCliWith(['run', '--config', file], { cwd: dir, env: { SIM_KEY: KEY } });
       expect(exit.code, describeExit(exit)).toBe(0);
-      expect(proxy.refused(), 'the question was asked').toBeGreaterThan(0);
+      expect(proxy.sent.refused, 'the question was asked').toBeGreaterThan(0);
       const summary = exit.stderr.slice(exit.stderr.indexOf('bulk-extract: complete'));
       expect(summary).toContain(`  late: ${SERIES} series, 0 points in [${start}, ${end}): none of these series has a point in this window; check start and end`);
     } finally {

@@ -7,7 +7,9 @@ import { request } from 'undici';
  * that passes every request on and, at seeded random, breaks the answer in one of the ways a
  * broken server would (a series or an instance sent twice, a series left out, a cursor that leads
  * back, an instance of another query). The crash torture runs the CLI through it: a run may fail
- * on what it meets, and must never commit a wrong row.
+ * on what it meets, and must never commit a wrong row. It can also refuse every request of some
+ * routes with the platform's 400: a platform that refuses one question (an older deployment
+ * without the route, or a body it does not take).
  */
 
 /** The ways an answer is broken; each applies only to the answers of its route. */
@@ -30,7 +32,7 @@ export type MisbehaviourRates = Partial<Record<Misbehaviour, number>>;
 export interface MisbehavingProxy {
   /** `http://127.0.0.1:PORT/api/v1/projects/<project>`: the simulator's base URL, through the proxy. */
   baseUrl: string;
-  /** How often each misbehaviour was sent. */
+  /** How often each misbehaviour was sent; `refused`, the requests refused. */
   sent: Record<string, number>;
   close(): Promise<void>;
 }
@@ -53,9 +55,13 @@ const REMEMBERED = 5000;
 export async function startMisbehavingProxy(options: {
   /** The simulator's base URL (`.../api/v1/projects/<project>`). */
   target: string;
-  rates: MisbehaviourRates;
-  random: () => number;
+  rates?: MisbehaviourRates;
+  /** Seeded, where rates are given. */
+  random?: () => number;
+  /** Routes (`/timeseries/data/latest`) answered 400 every time, never passed on. */
+  refuse?: readonly string[];
 }): Promise<MisbehavingProxy> {
+  const { rates = {}, random = () => 1, refuse = [] } = options;
   const target = new URL(options.target);
   if (target.hostname !== '127.0.0.1') throw new Error(`the proxy only talks to loopback, not ${target.hostname}`);
   const sent: Record<string, number> = {};
@@ -70,6 +76,14 @@ export async function startMisbehavingProxy(options: {
     const chunks: Buffer[] = [];
     for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
     const body = Buffer.concat(chunks);
+    const path = (req.url ?? '').replace(/^\/api\/v1\/projects\/[^/]+/, '').split('?')[0] ?? '';
+    if (refuse.includes(path)) {
+      const refused = (sent.refused = (sent.refused ?? 0) + 1);
+      const text = JSON.stringify({ error: { code: 400, message: `Refused by the test's proxy: ${path}` } });
+      res.writeHead(400, { 'content-type': 'application/json', 'x-request-id': `refused-${refused}` });
+      res.end(text);
+      return;
+    }
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       // The proxy reads the answers as JSON: asked uncompressed; the connection is its own.
@@ -83,7 +97,6 @@ export async function startMisbehavingProxy(options: {
       ...(method === 'POST' ? { body } : {}),
     });
     let text = await answer.body.text();
-    const path = (req.url ?? '').replace(/^\/api\/v1\/projects\/[^/]+/, '').split('?')[0] ?? '';
     if (answer.statusCode === 200) {
       const broken = misbehave(path, req.url ?? '', method === 'POST' ? parse(body.toString('utf8')) : undefined, text);
       if (broken !== undefined) text = broken;
@@ -122,7 +135,7 @@ export async function startMisbehavingProxy(options: {
     if (items.length === 0) return undefined;
     if (roll('items-empty')) return JSON.stringify({ ...answer, items: [] });
     if (roll('series-dropped')) {
-      const drop = Math.floor(options.random() * items.length);
+      const drop = Math.floor(random() * items.length);
       return JSON.stringify({ ...answer, items: items.filter((_, i) => i !== drop) });
     }
     return undefined;
@@ -154,8 +167,8 @@ export async function startMisbehavingProxy(options: {
   }
 
   function roll(kind: Misbehaviour): boolean {
-    const rate = options.rates[kind] ?? 0;
-    if (rate <= 0 || options.random() >= rate) return false;
+    const rate = rates[kind] ?? 0;
+    if (rate <= 0 || random() >= rate) return false;
     sent[kind] = (sent[kind] ?? 0) + 1;
     return true;
   }
