@@ -2,9 +2,9 @@ import type { RecordBatch, Schema } from 'apache-arrow';
 import { BadItemError } from '../../errors.js';
 import type { PageItems } from '../../page/index.js';
 import { changeColumns, type ColumnSpec } from '../../resources/index.js';
-import { columnsSchema } from '../parquet/arrow-types.js';
+import { columnsBatch, columnsSchema } from '../parquet/arrow-types.js';
 import { newColumn } from '../parquet/column-builders.js';
-import { type Column, columnsBatch, ColumnTypeError } from '../parquet/columns.js';
+import { type Column, ColumnTypeError } from '../parquet/columns.js';
 import type { EncodedColumn } from '../parquet/encode.js';
 
 /** A bad point's value as the NDJSON rows keep it (the platform's text), and the double it stands for. */

@@ -3,8 +3,8 @@ import { isInteger, isSafeNumber, parse as parseExact, stringify as stringifyExa
 import { BadItemError } from '../../errors.js';
 import { PageItems } from '../../page/index.js';
 import { type InstanceColumn, instanceRow, type ViewRef } from '../../resources/index.js';
-import { type CheckedColumn, columnsBatch, describe } from '../parquet/columns.js';
-import { columnsSchema } from '../parquet/arrow-types.js';
+import { type CheckedColumn, describe } from '../parquet/columns.js';
+import { columnsBatch, columnsSchema } from '../parquet/arrow-types.js';
 import { newInstanceColumn } from '../parquet/column-builders.js';
 import { InstanceWalk } from './instance-walk.js';
 

@@ -13,13 +13,16 @@ import {
   Int32,
   Int64,
   List,
+  makeData,
   Map_,
+  RecordBatch,
   Schema,
   Struct,
   TimestampMillisecond,
   Utf8,
 } from 'apache-arrow';
 import { type ColumnKind, type ColumnType, SEQUENCE_COLUMN_FIELDS } from '../../resources/index.js';
+import type { Column } from './columns.js';
 
 /** A column as a schema has it: its name and type, and whether every row has a value. */
 type SchemaColumn = ColumnType & { readonly name: string; readonly required: boolean };
@@ -67,4 +70,12 @@ export function arrowField(column: SchemaColumn): Field {
 /** The Arrow schema of these columns (a collection's, a datapoints stream's, an instance view's), in their order. */
 export function columnsSchema(columns: readonly SchemaColumn[]): Schema {
   return new Schema(columns.map(arrowField));
+}
+
+/** `rows` rows of `columns`, one per field of `schema` in its order, as a RecordBatch that views them (no copy). */
+export function columnsBatch(schema: Schema, columns: readonly Column[], rows: number): RecordBatch {
+  const fields = schema.fields;
+  const children = columns.map((column, i) => column.toData(fields[i]!.type as DataType));
+  const data = makeData({ type: new Struct(fields), length: rows, nullCount: 0, children });
+  return new RecordBatch(schema, data);
 }

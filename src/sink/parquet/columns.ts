@@ -2,20 +2,7 @@
  * Arrow column buffers filled by hand: typed arrays, offsets and validity bitmaps, reused from one
  * row group to the next. apache-arrow's Builders do the same job about 4x slower (bench/RESULTS.md).
  */
-import {
-  Bool,
-  type Data,
-  type DataType,
-  Float64,
-  Int64,
-  makeData,
-  RecordBatch,
-  type Schema,
-  Struct,
-  TimestampMillisecond,
-  Type,
-  Utf8,
-} from 'apache-arrow';
+import { Bool, type Data, type DataType, Float64, Int64, makeData, TimestampMillisecond, Type, Utf8 } from 'apache-arrow';
 
 const TWO_32 = 4294967296;
 const encoder = new TextEncoder();
@@ -90,14 +77,6 @@ export interface Column {
   push(value: unknown): void;
   toData(type: DataType): Data;
   reset(): void;
-}
-
-/** `rows` rows of `columns`, one per field of `schema` in its order, as a RecordBatch that views them (no copy). */
-export function columnsBatch(schema: Schema, columns: readonly Column[], rows: number): RecordBatch {
-  const fields = schema.fields;
-  const children = columns.map((column, i) => column.toData(fields[i]!.type as DataType));
-  const data = makeData({ type: new Struct(fields), length: rows, nullCount: 0, children });
-  return new RecordBatch(schema, data);
 }
 
 /**
