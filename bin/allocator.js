@@ -8,6 +8,8 @@
 // once, when a process starts: an export that finds it unset starts itself again (process.execve,
 // the same process id) with it set to 1. A value the user gives is kept as it is.
 
+import { accessSync, constants } from 'node:fs';
+
 /** The commands that export, the ones started again: the others hold little and end soon. */
 const EXPORTS = new Set(['run', 'repair', 'demo']);
 
@@ -19,4 +21,17 @@ const EXPORTS = new Set(['run', 'repair', 'demo']);
 export function allocatorRestart(env, platform, command) {
   if (platform !== 'linux' || env.MALLOC_ARENA_MAX !== undefined || !EXPORTS.has(command)) return undefined;
   return { ...env, MALLOC_ARENA_MAX: '1' };
+}
+
+/**
+ * Whether this process may execute `path` (its Node): process.execve does not throw when it cannot,
+ * it ends the process. A Node in a folder this user may not enter, or on a noexec mount, fails here.
+ */
+export function mayExecute(path) {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { existsSync, readFileSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { allocatorRestart } from './allocator.js';
+import { allocatorRestart, mayExecute } from './allocator.js';
 import { nodeVersionProblem } from './node-version.js';
 
 // An older Node than engines allows says so in one line, before dist/ (which it may not parse) loads.
@@ -15,12 +15,10 @@ if (problem !== undefined) {
 // An export starts again with one malloc arena (bin/allocator.js), as the same process: a signal
 // or a kill sent to it reaches the export.
 const restart = allocatorRestart(process.env, process.platform, process.argv[2]);
-if (restart !== undefined && typeof process.execve === 'function') {
-  try {
-    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], restart);
-  } catch {
-    // Not started again (the system refused): the export runs as it is, with the allocator's defaults.
-  }
+// A failed execve ends the process: it is tried only where the system will run Node again;
+// elsewhere the export runs as it is, with the allocator's defaults.
+if (restart !== undefined && typeof process.execve === 'function' && mayExecute(process.execPath)) {
+  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], restart);
 }
 
 // A clone runs dist/, which `npm ci` builds (the prepare script); without it, say so instead of a stack trace.

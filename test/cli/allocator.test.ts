@@ -12,7 +12,10 @@ import { tempDir } from '../support/resume-harness.js';
  */
 // Plain JavaScript without typings (bin/ is not compiled): its one export, typed here.
 type Restart = (env: NodeJS.ProcessEnv, platform: string, command: string | undefined) => NodeJS.ProcessEnv | undefined;
-const { allocatorRestart } = await import(new URL('../../bin/allocator.js', import.meta.url).href) as { allocatorRestart: Restart };
+const { allocatorRestart, mayExecute } = await import(new URL('../../bin/allocator.js', import.meta.url).href) as {
+  allocatorRestart: Restart;
+  mayExecute: (path: string) => boolean;
+};
 
 describe('allocatorRestart', () => {
   it.each(['run', 'repair', 'demo'])('starts `%s` again on Linux with MALLOC_ARENA_MAX=1, the rest of the environment as it was', (command) => {
@@ -28,6 +31,16 @@ describe('allocatorRestart', () => {
     ['no command', {}, 'linux', undefined],
   ])('leaves the process as it is for %s', (_what, env, platform, command) => {
     expect(allocatorRestart(env, platform, command)).toBeUndefined();
+  });
+});
+
+describe('mayExecute', () => {
+  it('is true for the Node that runs, false for a file without execute permission and for none', () => {
+    const plain = join(tempDir('allocator-plain'), 'node');
+    writeFileSync(plain, '', { mode: 0o644 });
+    expect(mayExecute(process.execPath)).toBe(true);
+    expect(mayExecute(plain)).toBe(false);
+    expect(mayExecute(join(tempDir('allocator-absent'), 'node'))).toBe(false);
   });
 });
 
