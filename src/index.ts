@@ -2,14 +2,14 @@
  * bulk-extract as a library: the pieces the CLI is built from (docs/library.md).
  *
  * ```ts
- * import pino from 'pino';
  * import { loadConfig, runJob, verifyJob } from 'bulk-extract';
  *
  * const config = loadConfig('job.yaml');
- * const logger = pino();
- * const result = await runJob({ config, logger });
- * const report = await verifyJob(config, logger);
+ * const result = await runJob({ config });
+ * const report = await verifyJob(config);
  * ```
+ *
+ * Every function that logs takes an optional pino logger; without one it logs nothing.
  */
 export { BadItemError, BulkExtractError, CheckpointError, ConfigError, UsageError } from './errors.js';
 export { type ConfigOverrides, type JobConfig, loadConfig } from './config/load-config.js';

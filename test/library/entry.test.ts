@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as library from '../../src/index.js';
 import { silentLogger } from '../../src/log.js';
 import { fencedBlocks } from '../docs/fenced-blocks.js';
@@ -66,6 +66,27 @@ describe('the library entry', () => {
     const report = await library.verifyJob(config, silentLogger);
     expect(report).toMatchObject({ success: true, problems: [] });
     expect(report.formats.parquet?.rows).toBe(5500);
+  });
+
+  it('takes no logger: each function that logs runs without one, and prints nothing', async () => {
+    const { config, out } = job();
+    const written: string[] = [];
+    const spies = [process.stdout, process.stderr].map((stream) =>
+      vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => written.push(String(chunk)) > 0),
+    );
+    try {
+      const before = await library.inspectRun(config);
+      expect(before.streams.map((stream) => stream.action.kind)).toEqual(['start', 'start']);
+      const result = await library.runJob({ config, clock: createFakeClock() });
+      expect(result).toMatchObject({ state: 'complete', errors: [], rows: 4000 + 1500 });
+      expect((await library.readStatus(await library.openOutput(config)))?.state).toBe('complete');
+      expect((await library.readStatus(library.outputAt(out)))?.state).toBe('complete');
+      expect(await library.verifyJob(config)).toMatchObject({ success: true, problems: [] });
+      expect(await library.finalizeJob(config)).toEqual({ state: 'none' });
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    expect(written).toEqual([]);
   });
 
   it('refuses a second runJob on an output a run of the same process is writing', async () => {

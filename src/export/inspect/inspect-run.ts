@@ -1,6 +1,6 @@
 import type { JobConfig } from '../../config/load-config.js';
 import { BulkExtractError } from '../../errors.js';
-import type { Logger } from '../../log.js';
+import { type Logger, silentLogger } from '../../log.js';
 import { LockedError, type LockState, type OutputStore } from '../../output/index.js';
 import { metadataColumnName } from '../../resources/index.js';
 import {
@@ -81,11 +81,11 @@ export interface RunInspection {
  */
 export async function inspectRun(
   config: JobConfig,
-  options: { only: string | undefined; fresh: boolean; repair: boolean; worker?: WorkerSpec | undefined },
-  logger: Logger,
-  now: string,
+  options: { only?: string | undefined; fresh?: boolean; repair?: boolean; worker?: WorkerSpec | undefined } = {},
+  logger: Logger = silentLogger,
+  now: string = new Date().toISOString(),
 ): Promise<RunInspection> {
-  const { only, fresh, repair, worker } = options;
+  const { only, fresh = false, repair = false, worker } = options;
   const streams = planStreams(config.streams, config.output.formats, only, config.output.table);
   const refusals: BulkExtractError[] = [];
   const { store, checkpointKey } = await openOutput(config, logger);

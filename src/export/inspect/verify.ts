@@ -47,7 +47,7 @@ export async function verifyOutput(outDir: string, options: VerifyOptions = {}):
 /** Verifies a job's output, a folder or a bucket, with its checkpoint where the job keeps it. */
 export async function verifyJob(
   config: JobConfig,
-  logger: Logger,
+  logger: Logger = silentLogger,
   options: Omit<VerifyOptions, 'checkpointKey'> = {},
 ): Promise<VerifyReport> {
   const { store, checkpointKey } = await openOutput(config, logger);

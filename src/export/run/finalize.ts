@@ -1,5 +1,5 @@
 import type { JobConfig } from '../../config/load-config.js';
-import type { Logger } from '../../log.js';
+import { type Logger, silentLogger } from '../../log.js';
 import { type Clock, systemClock } from '../../util/clock.js';
 import { type Manifest, openOutput } from '../state/index.js';
 import { LockedError } from '../../output/index.js';
@@ -75,7 +75,7 @@ export async function finalizeIfLast(setup: Setup): Promise<FinalizeResult> {
 /** `bulk-extract finalize`: ends the output's split job if every worker is complete. */
 export async function finalizeJob(
   config: JobConfig,
-  logger: Logger,
+  logger: Logger = silentLogger,
   clock: Clock = systemClock,
 ): Promise<AbsorbOutcome> {
   const { store, checkpointKey } = await openOutput(config, logger);

@@ -4,7 +4,7 @@ import { createPlatformClient } from '../../connect/index.js';
 import { AdaptiveLimiter } from '../../http/adaptive-limiter.js';
 import type { PlatformClient } from '../../http/platform-client.js';
 import { AuthError } from '../../http/errors.js';
-import type { Logger } from '../../log.js';
+import { type Logger, silentLogger } from '../../log.js';
 import { createShardSink, type ShardSink } from '../../sink/index.js';
 import { type Clock, systemClock } from '../../util/clock.js';
 import {
@@ -40,7 +40,8 @@ export interface RunOptions {
   repair?: boolean;
   /** Run only this stream. */
   stream?: string | undefined;
-  logger: Logger;
+  /** Where the run logs (any pino logger). Default: nowhere; the result says what happened. */
+  logger?: Logger | undefined;
   /** Aborting it stops fetching; what is complete is committed. */
   signal?: AbortSignal;
   clock?: Clock;
@@ -99,7 +100,7 @@ function windowOf(checkpoint: Checkpoint, name: string): Record<string, unknown>
  * throws before it changes anything in the output folder.
  */
 export async function runJob(options: RunOptions): Promise<RunResult> {
-  const { config, logger, clock = systemClock } = options;
+  const { config, logger = silentLogger, clock = systemClock } = options;
   const streams = planStreams(config.streams, config.output.formats, options.stream, config.output.table);
   const jobStreams = planStreams(config.streams, config.output.formats, undefined, config.output.table);
   const now = () => new Date(clock.now()).toISOString();

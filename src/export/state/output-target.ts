@@ -1,6 +1,6 @@
 import { relative, resolve, sep } from 'node:path';
 import type { JobConfig } from '../../config/load-config.js';
-import type { Logger } from '../../log.js';
+import { type Logger, silentLogger } from '../../log.js';
 import { createLocalStore, destinationOf as destination, openStore, type OutputStore } from '../../output/index.js';
 import { CHECKPOINT_FILE } from './layout.js';
 
@@ -16,7 +16,7 @@ export function destinationOf(config: JobConfig): string {
 }
 
 /** The output in a local folder `dir`, with its checkpoint in the folder (for `status --out`). */
-export function outputAt(dir: string, logger: Logger): Output {
+export function outputAt(dir: string, logger: Logger = silentLogger): Output {
   return { store: createLocalStore(resolve(dir), logger), checkpointKey: CHECKPOINT_FILE };
 }
 
@@ -24,7 +24,7 @@ export function outputAt(dir: string, logger: Logger): Output {
  * The store of a job's output, built once per run. A checkpoint kept elsewhere (the job's
  * `checkpoint` key, which only a local output may have) has a key relative to the output folder.
  */
-export async function openOutput(config: JobConfig, logger: Logger): Promise<Output> {
+export async function openOutput(config: JobConfig, logger: Logger = silentLogger): Promise<Output> {
   const { s3, azure } = config.output;
   const store = await openStore(config.output.dir, {
     logger,
