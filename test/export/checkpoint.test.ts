@@ -371,7 +371,7 @@ describe('windows', () => {
       run: '20260101T000200.000Z',
     });
     expect(Object.values(next?.parts ?? {}).every((p) => p.cursor === null && p.nextSeq === 0 && !p.done)).toBe(true);
-    // Another run at the same instant (or within the lag): an empty window is no run.
+    // Another run at the same instant (the clock not past the last run's start) has no window: no run.
     expect(nextWindow(done, incremental, T0)).toBeUndefined();
   });
 

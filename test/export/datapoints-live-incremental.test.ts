@@ -1,8 +1,10 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { runJob } from '../../src/export/run/run-job.js';
 import { runId } from '../../src/export/state/checkpoint.js';
+import type { WindowManifest } from '../../src/export/state/manifest.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { expectedRaw, expectPoints, seriesIndexes, writePointsJob } from '../support/datapoints-export.js';
@@ -14,7 +16,8 @@ import { tempDir } from '../support/resume-harness.js';
  * A scheduled incremental datapoints job rehearsed on a simulator whose series keep growing and
  * whose points `--churn` changes: three runs a minute apart each write the points that arrived in
  * their window, every one once, in a run folder of their own, as the simulator holds them when
- * the run reads (the run and the simulator share one fake clock, so a run sees one state).
+ * the run reads (the run and the simulator share one fake clock, so a run sees one state); a
+ * fourth a millisecond later has no point in its window and seals its folder all the same.
  */
 const KEY = 'datapoints-live-inc-key-1';
 const T0 = Date.UTC(2026, 0, 1);
@@ -61,6 +64,16 @@ describe('an incremental datapoints job on live series', () => {
       await expectPoints(duck, join(out, 'points', `run=${runId(at)}`), expected);
       from = window.end;
     }
+    // A run a millisecond after the last: its window holds no point, and its folder is sealed all the same.
+    const at = clock.now() + 1;
+    clock.advance(1);
+    const empty = await runJob({ config, logger: silentLogger, clock });
+    expect(empty).toMatchObject({ state: 'complete', errors: [], rows: 0 });
+    expect(expectedRaw(sim, seriesIndexes(sim), { start: from, end: at - LAG_MS }).parquet.size).toBe(0);
+    const folder = join(out, 'points', `run=${runId(at)}`);
+    expect(existsSync(join(folder, '_SUCCESS'))).toBe(true);
+    const sealed = JSON.parse(readFileSync(join(folder, '_manifest.json'), 'utf8')) as WindowManifest;
+    expect(sealed).toMatchObject({ rows: 0, files: [], pointWindow: { start: from, end: at - LAG_MS } });
     // The churn changed points meanwhile (late points, corrections, deletes), as the window's reads saw them.
     expect(sim.dataset.datapoints.changes().length).toBeGreaterThan(300);
   });

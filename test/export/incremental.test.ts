@@ -166,11 +166,61 @@ describe('mode: incremental', () => {
     expect(report.formats.ndjson?.rows).toBe(all.length);
     expect(report.formats.parquet?.rows).toBe(all.length);
 
-    // A run within the lag of the last one has nothing to read: no new folder, no list request.
+    // A run that starts when the last one did (the clock not past its start) has no window:
+    // no new folder, no list request.
     const requests = sim.requests().length;
-    await runAt(clock, out);
+    const again = await runAt(clock, out);
+    expect(again.idle).toMatchObject([{ stream: 'events', reason: 'waiting', since: new Date(t2).toISOString() }]);
     expect(readdirSync(join(out, 'events')).sort()).toEqual([run1, run2, run3].map((run) => `run=${run}`));
     expect(sim.requests().slice(requests).filter((r) => r.route === 'GET /events')).toEqual([]);
+  });
+
+  it('runs closer together than the lag each write a sealed folder, an empty window too; nothing read twice, nothing lost', async () => {
+    const out = join(tempDir(), 'out');
+    const clock = createFakeClock(T0);
+    await runAt(clock, out);
+    const run1 = runId(T0);
+    // Written just before run 1 started, inside its lag: none of its window, but of a later one.
+    const late = [5, 17, 2999];
+    sim.update('events', late, T0 - 2000);
+
+    // Run 2, 50 s later (the lag is 60 s): its window [T0 - 60 s, T0 - 10 s) holds no update.
+    const t1 = T0 + 50_000;
+    clock.advance(t1 - T0);
+    const before = sim.requests().length;
+    const second = await runAt(clock, out);
+    const run2 = runId(t1);
+    expect(second.rows).toBe(0);
+    expect(sim.requests().slice(before).filter((r) => r.route === 'GET /events').length, 'it asked').toBeGreaterThan(0);
+    const folder2 = join(out, 'events', `run=${run2}`);
+    expect(existsSync(join(folder2, '_SUCCESS')), 'sealed').toBe(true);
+    const sealed2 = JSON.parse(readFileSync(join(folder2, '_manifest.json'), 'utf8')) as WindowManifest;
+    expect(sealed2).toMatchObject({ run: run2, rows: 0, files: [] });
+    expect(sealed2.window).toEqual({ minLastUpdatedTime: T0 - LAG_MS, maxLastUpdatedTime: t1 - LAG_MS - 1 });
+    expect(versionsIn(out, run2)).toEqual([]);
+
+    // Run 3, 40 s after run 2 (within its lag too): [T0 - 10 s, T0 + 30 s) holds the late updates.
+    const t2 = t1 + 40_000;
+    clock.advance(t2 - t1);
+    // A second passes while it drains: its last commit is later than its start.
+    const onStart = () => clock.advance(1000);
+    const third = await runJob({ config: incrementalJob(out), logger: silentLogger, clock, onStart });
+    expect(third).toMatchObject({ state: 'complete', errors: [], rows: late.length });
+    const run3 = runId(t2);
+    expect(versionsIn(out, run3)).toEqual(late.map((i) => `${idOf(i)}@${T0 - 2000}`).sort());
+    expect(readdirSync(join(out, 'events')).sort()).toEqual([run1, run2, run3].map((run) => `run=${run}`));
+
+    // Every version once: the first export, then the late updates, none twice.
+    const all = [run1, run2, run3].flatMap((run) => versionsIn(out, run));
+    expect(new Set(all).size).toBe(all.length);
+    expect(all).toHaveLength(EVENTS + late.length);
+    expect((await verifyOutput(out)).problems).toEqual([]);
+
+    // The clock set back before run 3's start: no window of its own, so no folder; it names that start.
+    clock.advance(-31_000);
+    const back = await runAt(clock, out);
+    expect(back.idle).toMatchObject([{ stream: 'events', reason: 'waiting', since: new Date(t2).toISOString() }]);
+    expect(readdirSync(join(out, 'events'))).toHaveLength(3);
   });
 
   it('a damaged run folder is found by verify: a shard of a sealed run goes missing', async () => {

@@ -2,15 +2,18 @@ import { CheckpointError, ConfigError } from '../../errors.js';
 import type { Mode } from '../../config/job-schema.js';
 import type { Logger } from '../../log.js';
 import { hasDeltaLog, type OutputStore } from '../../output/index.js';
-import { type Checkpoint, findDrift, isComplete, LOCK_FILE, type Manifest, MANIFEST_FILE, newCheckpoint, newStreamState, nextWindow, pairKey, parseCheckpoint, partDir, reconcile, removeOwnedTree, restartPart, sameBaseUrl, windowDir, type WindowToSeal, sealWindow, type StreamPlan, type StreamState, SUCCESS_FILE } from '../state/index.js';
+import { type Checkpoint, findDrift, isComplete, LOCK_FILE, type Manifest, MANIFEST_FILE, newCheckpoint, newStreamState, nextWindow, pairKey, parseCheckpoint, partDir, reconcile, removeOwnedTree, restartPart, runStartMs, sameBaseUrl, windowDir, type WindowToSeal, sealWindow, type StreamPlan, type StreamState, SUCCESS_FILE } from '../state/index.js';
 import { assertShardsPresent, disagreeError, disagreements, findDamage, readManifest, restarted } from '../check/index.js';
 
 /** A planned stream that has nothing to read in this run, and why. */
 export interface IdleStream {
   stream: string;
-  /** complete: a full export that is done. waiting: an incremental stream's next window is still empty. */
+  /**
+   * complete: a full export that is done. waiting: an incremental stream whose last run started no
+   * earlier than this one (the clock set back, or the same millisecond): it has no window yet.
+   */
   reason: 'complete' | 'waiting';
-  /** When its last partition was committed. */
+  /** complete: when its last partition was committed; waiting: when its last run started. */
   since: string;
   /** complete: the modes of a new export each run the stream would be accepted with (StreamPlan.scheduledModes). */
   scheduledModes?: readonly Mode[] | undefined;
@@ -52,8 +55,9 @@ export interface PrepareOptions {
  * (other streams of the job keep theirs). Otherwise the run resumes from the checkpoint.
  *
  * A stream whose last run completed gets its next run here (incremental: the next window from
- * the watermark; snapshot: a new pinned copy), after that run is sealed; a full export that is
- * complete, or an incremental one whose next window is still empty, is idle.
+ * the watermark, an empty one included; snapshot: a new pinned copy), after that run is sealed; a
+ * full export that is complete, or an incremental stream whose last run started no earlier than
+ * this one, is idle.
  */
 export async function prepareOutput(options: PrepareOptions): Promise<PreparedOutput> {
   const { store, checkpointKey, baseUrl, streams, fresh, repair = false, now, logger } = options;
@@ -169,8 +173,9 @@ function nextRuns(
       const next = nextWindow(state, stream, now);
       if (next === undefined) {
         const reason = stream.mode === 'incremental' ? 'waiting' : 'complete';
+        const since = reason === 'waiting' && state.run !== null ? new Date(runStartMs(state.run)).toISOString() : lastCommit(state);
         const { scheduledModes } = stream;
-        runs.idle.push({ stream: stream.name, reason, since: lastCommit(state), scheduledModes });
+        runs.idle.push({ stream: stream.name, reason, since, scheduledModes });
         continue;
       }
       runs.checkpoint = withStream(runs.checkpoint, stream.name, next);

@@ -309,7 +309,7 @@ export function idleMessage(idle: IdleStream): string {
 export function idleReason(idle: IdleStream): string {
   return idle.reason === 'complete'
     ? `complete since ${idle.since}: use --fresh to export it again${otherModes(idle)}`
-    : `the last run ended less than safetyLag ago (at ${idle.since}); nothing new to read yet`;
+    : `its last run started at ${idle.since}, and this one not later (is the clock set back?): no new window to read`;
 }
 
 /**

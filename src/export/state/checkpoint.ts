@@ -81,8 +81,10 @@ function windowEnd(stream: StreamPlan, startedAtMs: number): number {
  * that window's `until` and the new window runs from there to this run's start minus the safety
  * lag. Snapshot: the whole collection again, pinned at this run's start; a datapoints stream's
  * point times from `start` to `end` resolved at this run's start (a relative window moves with
- * the runs). Undefined when there is nothing new to read (an empty window: runs closer together
- * than the lag; a full export).
+ * the runs). Windows follow each other without a gap or an overlap however close together the runs
+ * are, and a window that holds no update is still a run (its folder is sealed with 0 rows).
+ * Undefined when there is no next run: a full export, or a run that starts no later than the last
+ * one (a clock set back, or the same millisecond), which has no window of its own.
  */
 export function nextWindow(state: StreamState, stream: StreamPlan, now: string): StreamState | undefined {
   if (state.window === null || stream.mode === 'full') return undefined;

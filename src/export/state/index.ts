@@ -37,6 +37,7 @@ export {
   type PartUpdate,
   type PointsPartState,
   restartPart,
+  runStartMs,
   type SeriesProgress,
   streamOf,
   type StreamState,
