@@ -175,7 +175,7 @@ describe('.dockerignore', () => {
   const ignored = dockerignore().add(read('.dockerignore').split('\n'));
 
   it('leaves out installed, generated and credential files', () => {
-    const out = ['node_modules/pino/package.json', 'bench/node_modules/x/index.js', 'dist/index.js', '.git/HEAD', 'out/_SUCCESS',
+    const out = ['node_modules/pino/package.json', 'bench/node_modules/x/index.js', 'dist/index.js', '.git/HEAD', 'out/_SUCCESS', 'demo-out/_DEMO',
       'coverage/index.html', 'npm-debug.log', 'CPU.20261121.cpuprofile', '.env', 'job.env', 'config/job.env'];
     expect(out.filter((path) => !ignored.ignores(path))).toEqual([]);
   });
