@@ -6,6 +6,7 @@ import { viewRefSchema } from './dm-identifiers.js';
 import { filterSchema } from './filter-schema.js';
 import { type Aggregate, AGGREGATES, MAX_POINT_TIME, MIN_POINT_TIME, type PointTime } from '../resources/index.js';
 import { oddOffset, offsetText } from './zone-offsets.js';
+import { type ApplyRules, applyAll, type KeyProblem, type KeyRule } from './key-rules.js';
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 const AGO = /^(\d{1,9})(w|d|h|m|s)-ago$/;
@@ -205,8 +206,8 @@ function zoneProblem(
   return `${refused}; set start to ${iso(odd.laterStart)} or later (from then on ${zone}'s offset is whole quarter hours)`;
 }
 
-/** What the keys of a datapoints stream must agree on, as zod issues at their paths. */
-export function datapointsProblems(stream: {
+/** What datapointsProblems reads of a stream. */
+export interface DatapointsKeys {
   name?: string | undefined;
   mode: string;
   keep?: number | undefined;
@@ -220,64 +221,99 @@ export function datapointsProblems(stream: {
   targetUnitSystem?: string | undefined;
   subscription?: string | undefined;
   initializeCursors?: string | undefined;
-}): { path: string[]; message: string }[] {
-  if (stream.subscription !== undefined) return subscriptionProblems(stream);
-  const problems: { path: string[]; message: string }[] = [];
-  const add = (path: string, message: string) => problems.push({ path: [path], message });
-  if (stream.initializeCursors !== undefined) {
-    add('initializeCursors', 'initializeCursors applies to a stream that follows a subscription; add subscription, or remove it');
-  }
-  const aggregated = stream.aggregates !== undefined;
-  if (aggregated && stream.granularity === undefined) add('granularity', 'aggregates need a granularity (e.g. 1h)');
-  if (!aggregated && stream.granularity !== undefined) add('granularity', 'a granularity applies to aggregates; add aggregates, or remove it');
-  if (!aggregated && stream.timeZone !== undefined) add('timeZone', 'a timeZone applies to aggregates; add aggregates, or remove it');
-  const zone = aggregated ? zoneProblem(stream.name ?? 'datapoints', stream.timeZone, stream.start, stream.end) : undefined;
-  if (zone !== undefined) add('timeZone', zone);
-  if (aggregated && stream.timeseries.isString === true) {
-    add('aggregates', 'aggregates exist for numeric series only, and timeseries.isString: true selects string series');
-  }
-  if (stream.targetUnit !== undefined && stream.targetUnitSystem !== undefined) {
-    add('targetUnitSystem', 'give targetUnit or targetUnitSystem, not both');
-  }
-  if (stream.keep !== undefined && stream.mode !== 'snapshot') {
-    add('keep', `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`);
-  }
-  if (stream.mode === 'incremental' && aggregated) {
-    add(
-      'mode',
-      "aggregates are exported with mode: full or snapshot (an incremental run's window would end inside a bucket that the next run reads again); " +
-      'use mode: snapshot with a relative start (30d-ago) for a new window each run, or export raw points incrementally and aggregate them downstream',
-    );
-  }
-  if (stream.mode === 'incremental' && stream.end !== undefined) {
-    add('end', "an incremental stream ends each run's window itself (its start minus safetyLag); remove end");
-  }
-  if (stream.end !== undefined && 'at' in stream.start && 'at' in stream.end && stream.end.at <= stream.start.at) {
-    add('end', 'end must come after start (start is inclusive, end exclusive)');
-  }
-  return problems;
 }
+
+type Problem = { path: string[]; message: string };
+const at = (path: string, message: string): Problem => ({ path: [path], message });
+
+/** The rules of a stream that reads a window of points (no subscription). */
+const WINDOW_RULES: readonly KeyRule<DatapointsKeys>[] = [
+  (s) =>
+    s.initializeCursors === undefined
+      ? undefined
+      : at('initializeCursors', 'initializeCursors applies to a stream that follows a subscription; add subscription, or remove it'),
+  (s) => (s.aggregates !== undefined && s.granularity === undefined ? at('granularity', 'aggregates need a granularity (e.g. 1h)') : undefined),
+  (s) =>
+    s.aggregates === undefined && s.granularity !== undefined
+      ? at('granularity', 'a granularity applies to aggregates; add aggregates, or remove it')
+      : undefined,
+  (s) =>
+    s.aggregates === undefined && s.timeZone !== undefined
+      ? at('timeZone', 'a timeZone applies to aggregates; add aggregates, or remove it')
+      : undefined,
+  (s) => {
+    const zone = s.aggregates === undefined ? undefined : zoneProblem(s.name ?? 'datapoints', s.timeZone, s.start, s.end);
+    return zone === undefined ? undefined : at('timeZone', zone);
+  },
+  (s) =>
+    s.aggregates !== undefined && s.timeseries.isString === true
+      ? at('aggregates', 'aggregates exist for numeric series only, and timeseries.isString: true selects string series')
+      : undefined,
+  (s) =>
+    s.targetUnit !== undefined && s.targetUnitSystem !== undefined
+      ? at('targetUnitSystem', 'give targetUnit or targetUnitSystem, not both')
+      : undefined,
+  (s) =>
+    s.keep !== undefined && s.mode !== 'snapshot'
+      ? at('keep', `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${s.mode}`)
+      : undefined,
+  (s) =>
+    s.mode === 'incremental' && s.aggregates !== undefined
+      ? at(
+          'mode',
+          "aggregates are exported with mode: full or snapshot (an incremental run's window would end inside a bucket that the next run reads again); " +
+          'use mode: snapshot with a relative start (30d-ago) for a new window each run, or export raw points incrementally and aggregate them downstream',
+        )
+      : undefined,
+  (s) =>
+    s.mode === 'incremental' && s.end !== undefined
+      ? at('end', "an incremental stream ends each run's window itself (its start minus safetyLag); remove end")
+      : undefined,
+  (s) =>
+    s.end !== undefined && 'at' in s.start && 'at' in s.end && s.end.at <= s.start.at
+      ? at('end', 'end must come after start (start is inclusive, end exclusive)')
+      : undefined,
+];
+
+const WHY = 'a stream that follows a subscription reads every point written or deleted in the subscription\'s series';
 
 /**
  * What a stream that follows a subscription refuses: the subscription chooses the series and every
  * point written or deleted is read, so a selection, a window or aggregates beside it would be
  * ignored; its runs read the changes since the run before, which only mode incremental does.
  */
-function subscriptionProblems(stream: Parameters<typeof datapointsProblems>[0]): { path: string[]; message: string }[] {
-  const problems: { path: string[]; message: string }[] = [];
-  const add = (path: string, message: string) => problems.push({ path: [path], message });
-  const why = 'a stream that follows a subscription reads every point written or deleted in the subscription\'s series';
-  if (stream.mode !== 'incremental') {
-    add('mode', `${why}, each run the changes since the run before: mode is incremental (or left out), not ${stream.mode}`);
-  }
-  if (Object.keys(stream.timeseries).length > 0) {
-    add('timeseries', `${why}: the subscription selects the series; remove timeseries (or subscription, to read a window)`);
-  }
-  if (!('at' in stream.start) || stream.start.at !== MIN_POINT_TIME) {
-    add('start', `${why}, whatever their times: remove start (initializeCursors says where its first run begins)`);
-  }
-  for (const key of WINDOW_KEYS) {
-    if (stream[key] !== undefined) add(key, `${why}, as raw points: remove ${key} (or subscription, to read a window)`);
-  }
-  return problems;
+const SUBSCRIPTION_RULES: readonly KeyRule<DatapointsKeys>[] = [
+  (s) =>
+    s.mode === 'incremental'
+      ? undefined
+      : at('mode', `${WHY}, each run the changes since the run before: mode is incremental (or left out), not ${s.mode}`),
+  (s) =>
+    Object.keys(s.timeseries).length > 0
+      ? at('timeseries', `${WHY}: the subscription selects the series; remove timeseries (or subscription, to read a window)`)
+      : undefined,
+  (s) =>
+    !('at' in s.start) || s.start.at !== MIN_POINT_TIME
+      ? at('start', `${WHY}, whatever their times: remove start (initializeCursors says where its first run begins)`)
+      : undefined,
+  ...WINDOW_KEYS.map(
+    (key): KeyRule<DatapointsKeys> =>
+      (s) => (s[key] === undefined ? undefined : at(key, `${WHY}, as raw points: remove ${key} (or subscription, to read a window)`)),
+  ),
+];
+
+/**
+ * What the keys of a datapoints stream must agree on, as problems at their paths in the stream. Each
+ * rule asks first whether the stream follows a subscription: a subscription that did not parse
+ * leaves every rule out (whatParsedProblems), rather than judging the stream as the other kind.
+ */
+const DATAPOINTS_RULES: readonly KeyRule<DatapointsKeys>[] = [
+  ...WINDOW_RULES.map((rule): KeyRule<DatapointsKeys> => (s) => (s.subscription === undefined ? rule(s) : undefined)),
+  ...SUBSCRIPTION_RULES.map(
+    (rule): KeyRule<DatapointsKeys> => (s) => (s.subscription === undefined ? undefined : rule(s)),
+  ),
+];
+
+/** What the keys of a datapoints stream must agree on, as problems at their paths in the stream. */
+export function datapointsProblems(stream: DatapointsKeys, apply: ApplyRules = applyAll): KeyProblem[] {
+  return apply(stream, DATAPOINTS_RULES);
 }

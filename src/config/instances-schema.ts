@@ -9,6 +9,7 @@ import { instanceFieldReferences } from './dm-filter-fields.js';
 import { propertyProblem, spaceId, viewRefSchema } from './dm-identifiers.js';
 import { INSTANCE_TYPES, type InstanceType } from '../resources/index.js';
 import { compareCodePoints } from '../util/code-point-order.js';
+import { type ApplyRules, applyAll, type KeyProblem, type KeyRule } from './key-rules.js';
 
 /**
  * The keys of job-schema.ts's `common` an instances stream takes: `name`, `limit` (1..1000,
@@ -119,39 +120,44 @@ export interface InstancesQuery {
   split?: InstancesSplit | undefined;
 }
 
-/** What the keys of an instances stream must agree on, as problems at their paths in the stream. */
-export function instancesProblems(
-  stream: InstancesQuery & {
-    mode: string;
-    keep?: number | undefined;
-    allowExpiredCursorsAndAcceptMissedDeletes?: boolean;
-  },
-): { path: (string | number)[]; message: string }[] {
-  const problems: { path: (string | number)[]; message: string }[] = [];
-  if (stream.keep !== undefined && stream.mode !== 'snapshot') {
-    problems.push({
-      path: ['keep'],
-      message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
-    });
-  }
-  if (stream.mode !== 'incremental' && stream.allowExpiredCursorsAndAcceptMissedDeletes === true) {
-    problems.push({
-      path: ['allowExpiredCursorsAndAcceptMissedDeletes'],
-      message: `applies to mode: incremental (the sync feed's cursors); this stream's mode is ${stream.mode}`,
-    });
-  }
-  if (stream.split === 'space' && (stream.spaces?.length ?? 0) < 2) {
-    problems.push({ path: ['split'], message: 'a split by space makes one query per entry of spaces; list at least 2 spaces' });
-  }
-  for (const { path, scope, field } of instanceFieldReferences(stream.filter)) {
-    if (scope !== stream.instanceType) {
-      problems.push({
+/** What instancesProblems reads of a stream. */
+export type InstancesKeys = InstancesQuery & {
+  mode: string;
+  keep?: number | undefined;
+  allowExpiredCursorsAndAcceptMissedDeletes?: boolean;
+};
+
+const INSTANCES_RULES: readonly KeyRule<InstancesKeys>[] = [
+  (stream) =>
+    stream.keep !== undefined && stream.mode !== 'snapshot'
+      ? {
+          path: ['keep'],
+          message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
+        }
+      : undefined,
+  (stream) =>
+    stream.mode !== 'incremental' && stream.allowExpiredCursorsAndAcceptMissedDeletes === true
+      ? {
+          path: ['allowExpiredCursorsAndAcceptMissedDeletes'],
+          message: `applies to mode: incremental (the sync feed's cursors); this stream's mode is ${stream.mode}`,
+        }
+      : undefined,
+  (stream) =>
+    stream.split === 'space' && (stream.spaces?.length ?? 0) < 2
+      ? { path: ['split'], message: 'a split by space makes one query per entry of spaces; list at least 2 spaces' }
+      : undefined,
+  (stream) =>
+    instanceFieldReferences(stream.filter)
+      .filter(({ scope }) => scope !== stream.instanceType)
+      .map(({ path, field }) => ({
         path: [...path, 0],
         message: `this stream lists ${stream.instanceType}s: ["${stream.instanceType}", "${field}"]`,
-      });
-    }
-  }
-  return problems;
+      })),
+];
+
+/** What the keys of an instances stream must agree on, as problems at their paths in the stream. */
+export function instancesProblems(stream: InstancesKeys, apply: ApplyRules = applyAll): KeyProblem[] {
+  return apply(stream, INSTANCES_RULES);
 }
 
 /**

@@ -157,7 +157,7 @@ function secretFromEnv(raw: unknown, path: Path, walk: Walk): Secret | undefined
     return undefined;
   }
   walk.sensitive.add(value);
-  return new Secret(value);
+  return new Secret(value, `the environment variable ${name}`);
 }
 
 function secretFromFile(raw: unknown, path: Path, covers: Path, walk: Walk): Secret | undefined {
@@ -179,5 +179,5 @@ function secretFromFile(raw: unknown, path: Path, covers: Path, walk: Walk): Sec
   }
   if (value === '') return problem(`${file} is empty`);
   walk.sensitive.add(value);
-  return new Secret(value);
+  return new Secret(value, `the file ${file}`);
 }

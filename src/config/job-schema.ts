@@ -16,6 +16,7 @@ import { type FilterValue, filterSchema } from './filter-schema.js';
 import { sourceSchema } from './source-schema.js';
 import { datapointsKeys, datapointsProblems } from './datapoints-schema.js';
 import { instancesKeys, instancesProblems } from './instances-schema.js';
+import { type ApplyRules, applyAll, type KeyProblem, type KeyRule, under } from './key-rules.js';
 
 export { type Resource, RESOURCES } from '../resources/index.js';
 export type { FilterValue };
@@ -207,104 +208,142 @@ export const outputSchema = outputKeys.transform((output) => {
   return output;
 });
 
-export const jobSchema = z
-  .strictObject({
-    source: sourceSchema,
-    /** What to export; `run` needs at least one. */
-    streams: z.array(z.preprocess(subscriptionMode, streamSchema)).default([]),
-    output: outputSchema.prefault({}),
-    /** Checkpoint file; default `<output.dir>/_checkpoint.json`. */
-    checkpoint: z.string().min(1).optional(),
-    /** Prometheus metrics of each run: a textfile, a Pushgateway, a `/metrics` port. */
-    metrics: metricsSchema.optional(),
-  })
-  .superRefine((job, ctx) => {
-    const s3 = job.output.dir.startsWith('s3://');
-    if (!s3 && job.output.s3 !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['output', 's3'],
-        message: 'S3 settings, but output.dir is not an s3:// URL; remove them or set output.dir: s3://bucket/prefix',
-      });
+/** The keys of a job file, each checked on its own; jobSchema adds what they must agree on (jobProblems). */
+export const jobKeys = z.strictObject({
+  source: sourceSchema,
+  /** What to export; `run` needs at least one. */
+  streams: z.array(z.preprocess(subscriptionMode, streamSchema)).default([]),
+  output: outputSchema.prefault({}),
+  /** Checkpoint file; default `<output.dir>/_checkpoint.json`. */
+  checkpoint: z.string().min(1).optional(),
+  /** Prometheus metrics of each run: a textfile, a Pushgateway, a `/metrics` port. */
+  metrics: metricsSchema.optional(),
+});
+
+export const jobSchema = jobKeys.superRefine((job, ctx) => {
+  for (const { path, message } of jobProblems(job)) ctx.addIssue({ code: 'custom', path, message });
+});
+
+/** What jobProblems reads of a job: its keys as parsed (the source aside). */
+export type JobKeys = Omit<z.output<typeof jobKeys>, 'source'>;
+
+/** The rules over the keys of the whole job. */
+const JOB_RULES: readonly KeyRule<JobKeys>[] = [
+  (job) =>
+    !job.output.dir.startsWith('s3://') && job.output.s3 !== undefined
+      ? {
+          path: ['output', 's3'],
+          message: 'S3 settings, but output.dir is not an s3:// URL; remove them or set output.dir: s3://bucket/prefix',
+        }
+      : undefined,
+  (job) =>
+    job.output.dir.startsWith('s3://') && job.checkpoint !== undefined
+      ? {
+          path: ['checkpoint'],
+          message: 'with an s3:// output.dir the checkpoint is kept next to the output (<prefix>/_checkpoint.json); remove this key',
+        }
+      : undefined,
+  (job) =>
+    !isAzureUrl(job.output.dir) && job.output.azure !== undefined
+      ? {
+          path: ['output', 'azure'],
+          message: 'Azure settings, but output.dir is not an Azure URL; remove them or set output.dir: abfss://<container>@<account>.dfs.core.windows.net/<path> (or az://<container>/<path>)',
+        }
+      : undefined,
+  (job) =>
+    isAzureUrl(job.output.dir) && job.checkpoint !== undefined
+      ? {
+          path: ['checkpoint'],
+          message: 'with an Azure output.dir the checkpoint is kept next to the output (<path>/_checkpoint.json); remove this key',
+        }
+      : undefined,
+];
+
+/** A stream of the job, with the job: rules over a stream's keys and the output's. */
+interface StreamInJob {
+  job: JobKeys;
+  stream: StreamConfig;
+  index: number;
+}
+
+const nameOf = (stream: StreamConfig): string => stream.name ?? stream.resource;
+
+const STREAM_IN_JOB_RULES: readonly KeyRule<StreamInJob>[] = [
+  ({ job, stream, index }) => {
+    // The earlier streams in order, up to the first of the same name only: a stream that did not
+    // parse, past it, does not keep this rule from being told (whatParsedProblems).
+    for (let earlier = 0; earlier < index; earlier++) {
+      if (nameOf(job.streams[earlier]!) !== nameOf(stream)) continue;
+      return {
+        path: ['streams', index, 'name'],
+        message: `stream name '${nameOf(stream)}' is used twice; give each stream of the same resource its own name`,
+      };
     }
-    if (s3 && job.checkpoint !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['checkpoint'],
-        message: 'with an s3:// output.dir the checkpoint is kept next to the output (<prefix>/_checkpoint.json); remove this key',
-      });
-    }
-    const azure = isAzureUrl(job.output.dir);
-    if (!azure && job.output.azure !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['output', 'azure'],
-        message: 'Azure settings, but output.dir is not an Azure URL; remove them or set output.dir: abfss://<container>@<account>.dfs.core.windows.net/<path> (or az://<container>/<path>)',
-      });
-    }
-    if (azure && job.checkpoint !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['checkpoint'],
-        message: 'with an Azure output.dir the checkpoint is kept next to the output (<path>/_checkpoint.json); remove this key',
-      });
-    }
-    const seen = new Set<string>();
-    job.streams.forEach((stream, i) => {
-      const name = stream.name ?? stream.resource;
-      if (seen.has(name)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['streams', i, 'name'],
-          message: `stream name '${name}' is used twice; give each stream of the same resource its own name`,
-        });
-      }
-      seen.add(name);
-      const table = stream.table ?? job.output.table;
-      const formats = stream.formats ?? job.output.formats;
-      if (table === 'delta' && formats.some((format) => format !== 'parquet')) {
-        ctx.addIssue({
-          code: 'custom',
-          path: stream.formats === undefined ? ['output', 'formats'] : ['streams', i, 'formats'],
-          message: `stream '${name}' is a Delta table (table: delta), whose data files are Parquet only; set formats: [parquet]${stream.formats === undefined ? ' (or give the stream table: files)' : ''}`,
-        });
-      }
-      if (table === 'delta' && stream.resource === 'datapoints' && stream.subscription !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: stream.table === undefined ? ['output', 'table'] : ['streams', i, 'table'],
-          message: `stream '${name}' follows a subscription: its change rows are written as plain files, not a Delta table; ` +
-            `${stream.table === undefined ? 'give the stream table: files' : 'set table: files'}`,
-        });
-      }
-      for (const { path, message } of streamProblems(stream)) ctx.addIssue({ code: 'custom', path: ['streams', i, ...path], message });
-    });
-  });
+    return undefined;
+  },
+  ({ job, stream, index }) => {
+    const table = stream.table ?? job.output.table;
+    const formats = stream.formats ?? job.output.formats;
+    if (table !== 'delta' || formats.every((format) => format === 'parquet')) return undefined;
+    return {
+      path: stream.formats === undefined ? ['output', 'formats'] : ['streams', index, 'formats'],
+      message: `stream '${nameOf(stream)}' is a Delta table (table: delta), whose data files are Parquet only; ` +
+        `set formats: [parquet]${stream.formats === undefined ? ' (or give the stream table: files)' : ''}`,
+    };
+  },
+  ({ job, stream, index }) => {
+    const table = stream.table ?? job.output.table;
+    if (table !== 'delta' || stream.resource !== 'datapoints' || stream.subscription === undefined) return undefined;
+    return {
+      path: stream.table === undefined ? ['output', 'table'] : ['streams', index, 'table'],
+      message: `stream '${nameOf(stream)}' follows a subscription: its change rows are written as plain files, not a Delta table; ` +
+        `${stream.table === undefined ? 'give the stream table: files' : 'set table: files'}`,
+    };
+  },
+];
+
+/**
+ * What the keys of a job must agree on beyond their own types, as problems at their paths: the
+ * output's keys, the streams' names, each stream with the output, and each stream's own keys.
+ */
+export function jobProblems(job: JobKeys, apply: ApplyRules = applyAll): KeyProblem[] {
+  return [
+    ...apply(job, JOB_RULES),
+    ...job.streams.flatMap((stream, index) => [
+      ...apply({ job, stream, index }, STREAM_IN_JOB_RULES),
+      ...under(['streams', index], streamProblems(stream, apply)),
+    ]),
+  ];
+}
+
+/** The rules over the keys of a collection's stream (not datapoints, not instances). */
+const COLLECTION_RULES: readonly KeyRule<CollectionStreamConfig>[] = [
+  (stream) =>
+    stream.keep !== undefined && stream.mode !== 'snapshot'
+      ? {
+          path: ['keep'],
+          message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
+        }
+      : undefined,
+  (stream) =>
+    metadataColumnProblems(stream.resource, stream.metadataColumns ?? []).map((message) => ({ path: ['metadataColumns'], message })),
+  (stream) =>
+    stream.mode === 'incremental' && stream.filter.maxLastUpdatedTime !== undefined
+      ? {
+          path: ['filter', 'maxLastUpdatedTime'],
+          message: 'an incremental stream sets the end of each run\'s window itself (its start minus safetyLag); remove this filter',
+        }
+      : undefined,
+];
 
 /**
  * What a stream's keys must agree on beyond their own types, each kind's own, as problems at their
  * paths in the stream (scheduledModes asks them again with another mode).
  */
-export function streamProblems(stream: StreamConfig): { path: (string | number)[]; message: string }[] {
-  if (stream.resource === 'datapoints') return datapointsProblems(stream);
-  if (stream.resource === 'instances') return instancesProblems(stream);
-  const problems: { path: (string | number)[]; message: string }[] = [];
-  if (stream.keep !== undefined && stream.mode !== 'snapshot') {
-    problems.push({
-      path: ['keep'],
-      message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
-    });
-  }
-  for (const problem of metadataColumnProblems(stream.resource, stream.metadataColumns ?? [])) {
-    problems.push({ path: ['metadataColumns'], message: problem });
-  }
-  if (stream.mode === 'incremental' && stream.filter.maxLastUpdatedTime !== undefined) {
-    problems.push({
-      path: ['filter', 'maxLastUpdatedTime'],
-      message: 'an incremental stream sets the end of each run\'s window itself (its start minus safetyLag); remove this filter',
-    });
-  }
-  return problems;
+export function streamProblems(stream: StreamConfig, apply: ApplyRules = applyAll): KeyProblem[] {
+  if (stream.resource === 'datapoints') return datapointsProblems(stream, apply);
+  if (stream.resource === 'instances') return instancesProblems(stream, apply);
+  return apply(stream, COLLECTION_RULES);
 }
 
 /**

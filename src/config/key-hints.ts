@@ -23,9 +23,17 @@ export function jobFileHints(input: unknown): IssueHints {
   };
 }
 
-function unknownKeyHint(input: unknown, path: readonly PropertyKey[], key: string): string | undefined {
+/**
+ * The known key closest to the unknown `key` at `path` of the job file `input` (credentials' `*File`
+ * forms included), or undefined when none is close: the key the "did you mean" names.
+ */
+export function meantKey(input: unknown, path: readonly PropertyKey[], key: string): string | undefined {
   const known = knownKeysAt(jobSchema, input, path);
-  const meant = suggestKey(key, [...known, ...known.filter((k) => SECRET_KEYS.has(k)).map((k) => `${k}File`)]);
+  return suggestKey(key, [...known, ...known.filter((k) => SECRET_KEYS.has(k)).map((k) => `${k}File`)]);
+}
+
+function unknownKeyHint(input: unknown, path: readonly PropertyKey[], key: string): string | undefined {
+  const meant = meantKey(input, path, key);
   const stream = streamAt(input, path);
   if (stream === undefined) return meant === undefined ? undefined : `did you mean ${JSON.stringify(meant)}?`;
   if (stream.resource === 'datapoints' && key === 'filter' && stream.rest.length === 0) {

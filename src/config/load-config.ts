@@ -6,9 +6,10 @@ import { Redactor } from '../util/redact.js';
 import { describeZodIssues } from '../util/zod-issues.js';
 import { configProblemsError, withoutConsequences } from './config-problems.js';
 import { interpolate } from './interpolate.js';
-import { jobSchema } from './job-schema.js';
-import { jobFileHints } from './key-hints.js';
-import type { z } from 'zod';
+import { jobKeys, jobProblems, type jobSchema } from './job-schema.js';
+import { jobFileHints, meantKey } from './key-hints.js';
+import { whatParsedProblems } from './what-parsed.js';
+import { z } from 'zod';
 
 /** Command-line flags that override keys of the file, applied before validation. */
 export interface ConfigOverrides {
@@ -74,9 +75,18 @@ export function loadConfig(
   const redactor = new Redactor(sensitive);
   applyOverrides(resolved as Record<string, unknown>, overrides);
   regionFromEnvironment(resolved as Record<string, unknown>, env);
-  const result = jobSchema.safeParse(resolved);
-  if (result.success && problems.length === 0) return { ...result.data, file, redactor };
-  const issues = result.success ? [] : describeZodIssues(result.error, resolved, jobFileHints(resolved));
+  const result = jobKeys.safeParse(resolved);
+  // What the keys must agree on, on what parsed when not all did: told as the schema's own issues.
+  const disagreements = result.success
+    ? jobProblems(result.data)
+    : whatParsedProblems(resolved, (at, key) => meantKey(resolved, at, key));
+  const asIssues = new z.ZodError(disagreements.map(({ path, message }) => ({ code: 'custom' as const, path, message, input: undefined })));
+  const hints = jobFileHints(resolved);
+  const issues = [
+    ...(result.success ? [] : describeZodIssues(result.error, resolved, hints)),
+    ...describeZodIssues(asIssues, resolved, hints),
+  ];
+  if (result.success && issues.length === 0 && problems.length === 0) return { ...result.data, file, redactor };
   throw redactor.redactError(configProblemsError(file, [...problems, ...withoutConsequences(issues, problems)]));
 }
 

@@ -9,6 +9,12 @@ import { type ScannedPage, scanPage } from '../page/index.js';
 import { checkAnswerBytes, parseIfSound } from './answer-bytes.js';
 import { firstHeader, type RawResponse } from './transport.js';
 
+/** The credential a request was sent with, as a refusal names it: its mechanism, and what to check (Authenticator). */
+export interface Credential {
+  mechanism: string;
+  check: string;
+}
+
 export interface JsonResponse {
   body: unknown;
   /** The body's bytes as received (after content decoding), for writers that keep items verbatim. */
@@ -30,17 +36,17 @@ export interface PageResponse extends JsonResponse {
 
 /**
  * A 2xx with a JSON body becomes a JsonResponse; anything else a typed error naming the request:
- * 401 an AuthError (for the `mechanism` in use), a redirect a BadResponseError (never followed, so
- * that credentials stay with the configured host), other statuses an HttpStatusError.
+ * 401 an AuthError (naming the credential in use and what to check), a redirect a BadResponseError
+ * (never followed, so that credentials stay with the configured host), other statuses an HttpStatusError.
  */
-export function interpretResponse(raw: RawResponse, ctx: RequestContext, mechanism: string): JsonResponse {
-  checkStatus(raw, ctx, mechanism);
+export function interpretResponse(raw: RawResponse, ctx: RequestContext, credential: Credential): JsonResponse {
+  checkStatus(raw, ctx, credential);
   return answered(raw, ctx, parseBody(raw, ctx));
 }
 
 /** Like interpretResponse, for a list page: scanned when it can be, parsed when it must be. */
-export function interpretPage(raw: RawResponse, ctx: RequestContext, mechanism: string): PageResponse {
-  checkStatus(raw, ctx, mechanism);
+export function interpretPage(raw: RawResponse, ctx: RequestContext, credential: Credential): PageResponse {
+  checkStatus(raw, ctx, credential);
   const scan = scanPage(raw.body);
   return { ...answered(raw, ctx, scan === undefined ? parseBody(raw, ctx) : undefined), scan };
 }
@@ -58,8 +64,8 @@ export interface ReadResponse<T> extends JsonResponse {
  * inside the request's attempts, so that a body that is not JSON is retried as for any request.
  */
 export function interpretRead<T>(read: (bytes: Buffer) => T | undefined) {
-  return (raw: RawResponse, ctx: RequestContext, mechanism: string): ReadResponse<T> => {
-    checkStatus(raw, ctx, mechanism);
+  return (raw: RawResponse, ctx: RequestContext, credential: Credential): ReadResponse<T> => {
+    checkStatus(raw, ctx, credential);
     const value = read(raw.body);
     return { ...answered(raw, ctx, value === undefined ? parseBody(raw, ctx) : undefined), read: value };
   };
@@ -88,13 +94,14 @@ function parseBody(raw: RawResponse, ctx: RequestContext): unknown {
 }
 
 /** Throws the typed error of an answer that is not a 2xx. */
-function checkStatus(raw: RawResponse, ctx: RequestContext, mechanism: string): void {
+function checkStatus(raw: RawResponse, ctx: RequestContext, credential: Credential): void {
   const { status } = raw;
   if (status >= 200 && status < 300) return;
   const message = errorMessage(raw);
   if (status === 401) {
     throw new AuthError(
-      `The platform refused the ${mechanism} credential: HTTP 401${message === undefined ? '' : ` ${message}`}. Check source.auth`,
+      `The platform refused the ${credential.mechanism} credential: HTTP 401${message === undefined ? '' : ` ${message}`}. ` +
+      `Check ${credential.check}`,
       ctx,
     );
   }

@@ -10,6 +10,7 @@ import { appNameProblem, DEFAULT_APP_NAME, identificationHeaders } from './ident
 import type { LimiterState, RequestLimiter } from './adaptive-limiter.js';
 import {
   errorMessage,
+  type Credential,
   interpretPage,
   interpretRead,
   interpretResponse,
@@ -256,7 +257,7 @@ export class PlatformClient {
 
   private send<T>(
     request: Outgoing,
-    interpret: (raw: RawResponse, ctx: RequestContext, mechanism: string) => T,
+    interpret: (raw: RawResponse, ctx: RequestContext, credential: Credential) => T,
     signal?: AbortSignal,
   ): Promise<T> {
     const { auth } = this.options;
@@ -279,7 +280,7 @@ export class PlatformClient {
           raw = await this.exchange(request, hold, await auth.headers().catch(asThisAttempt), ctx, signal);
         }
         const answered = { ...ctx, ...(raw.requestId === undefined ? {} : { requestId: raw.requestId }) };
-        return interpret(raw, answered, auth.mechanism);
+        return interpret(raw, answered, auth);
       } catch (error) {
         // The failed attempt's bytes go back; the hold keeps what it held before it.
         hold.reset();

@@ -7,9 +7,21 @@ import { REDACTED } from './redact.js';
  */
 export class Secret {
   readonly #value: string;
+  readonly #origin: string | undefined;
 
-  constructor(value: string) {
+  /**
+   * @param origin Where the value was read, never the value: `the environment variable CLIENT_SECRET`,
+   *   `the file /run/secrets/client`; a refusal of the credential names it, so that the user knows
+   *   what to check.
+   */
+  constructor(value: string, origin?: string) {
     this.#value = value;
+    this.#origin = origin;
+  }
+
+  /** Where the value was read (the constructor's `origin`); not a key of the object, as the value is not. */
+  get origin(): string | undefined {
+    return this.#origin;
   }
 
   reveal(): string {

@@ -156,6 +156,40 @@ describe('bulk-extract auth status', () => {
     expect(done.stderr).toContain(CLIENT.id);
   });
 
+  it('a wrong client secret: the refusal says to check clientId and clientSecret, naming its variable, not its value', async () => {
+    const file = writeConfig(
+      `    type: oauth-client-credentials\n    tokenUrl: ${sim.tokenUrl}\n    clientId: ${CLIENT.id}\n    clientSecret: '\${BE_CLIENT_SECRET}'\n`,
+    );
+    const done = await cli(['auth', 'status', '--config', file], { BE_CLIENT_SECRET: WRONG_CLIENT_SECRET });
+    expect(done.code).toBe(3);
+    expect(done.stderr).toContain(`The identity provider refused the client credentials of '${CLIENT.id}': HTTP 401 invalid_client`);
+    expect(done.stderr).toContain(
+      `Check source.auth.clientId ('${CLIENT.id}') and source.auth.clientSecret (the environment variable BE_CLIENT_SECRET)`,
+    );
+  });
+
+  it('a wrong client secret read from a file: the refusal names the file', async () => {
+    const secretFile = join(dir, 'client-secret');
+    writeFileSync(secretFile, `${WRONG_CLIENT_SECRET}\n`);
+    const file = writeConfig(
+      `    type: oauth-client-credentials\n    tokenUrl: ${sim.tokenUrl}\n    clientId: ${CLIENT.id}\n    clientSecretFile: ${secretFile}\n`,
+    );
+    const done = await cli(['auth', 'status', '--config', file]);
+    expect(done.code).toBe(3);
+    expect(done.stderr).toContain(`source.auth.clientSecret (the file ${secretFile})`);
+  });
+
+  it('a wrong api key refused by a run: exit 3, and the refusal names source.auth.apiKey and its variable', async () => {
+    const out = join(dir, `out-${++configs}`);
+    const file = writeConfig(
+      "    type: api-key\n    apiKey: '${BE_API_KEY}'\nstreams:\n  - resource: events\n    partitions: 1\n",
+    );
+    const done = await cli(['run', '--config', file, '--out', out], { BE_API_KEY: WRONG_API_KEY });
+    expect(done.code).toBe(3);
+    expect(done.stderr).toContain('The platform refused the api-key credential: HTTP 401');
+    expect(done.stderr).toContain('Check source.auth.apiKey (the environment variable BE_API_KEY)');
+  });
+
   it('a literal secret in the config: exit 2, pointing to an environment variable', async () => {
     const file = writeConfig(`    type: api-key\n    apiKey: ${LITERAL_SECRET}\n`);
     const done = await cli(['auth', 'status', '--config', file]);

@@ -5,7 +5,7 @@ import type { Redactor } from '../../util/redact.js';
 import { checkAnswerBytes, parseIfSound } from '../answer-bytes.js';
 import { AuthError, HttpStatusError, InvalidJsonError, type RequestContext, RETRYABLE_STATUSES } from '../errors.js';
 import { firstHeader, SMALL_ANSWER_LIMIT, type Transport } from '../transport.js';
-import type { Authenticator } from './authenticator.js';
+import { type Authenticator, credentialKey } from './authenticator.js';
 
 export interface ClientCredentialsOptions {
   tokenUrl: URL;
@@ -42,6 +42,8 @@ interface Token {
  */
 export class ClientCredentialsAuth implements Authenticator {
   readonly mechanism = 'oauth-client-credentials';
+  /** The identity provider issued the token the platform refused: what it holds comes from all of source.auth. */
+  readonly check = 'source.auth';
   private token: Token | undefined;
   private renewal: Promise<Token> | undefined;
 
@@ -96,10 +98,9 @@ export class ClientCredentialsAuth implements Authenticator {
         const idp = `The identity provider at ${tokenUrl.origin}`;
         throw new HttpStatusError(raw.status, oauthError(body), retryAfter, withId, idp);
       }
-      throw new AuthError(
-        `The identity provider refused the client credentials of '${clientId}': HTTP ${raw.status} ${oauthError(body) ?? ''}`.trim(),
-        withId,
-      );
+      const answer = `HTTP ${raw.status} ${oauthError(body) ?? ''}`.trim();
+      const check = `source.auth.clientId ('${clientId}') and ${credentialKey('clientSecret', clientSecret)}`;
+      throw new AuthError(`The identity provider refused the client credentials of '${clientId}': ${answer}. Check ${check}`, withId);
     }
     checkAnswerBytes(raw.body, withId);
     const token = this.parseToken(parseJson(raw.body), withId);
