@@ -280,6 +280,15 @@ describe('AdaptiveLimiter: 429s at random and sustained (a limit shared with oth
     expect(limiter.state().ratePerSecond).toBeUndefined();
   });
 
+  it('a "concurrent requests" 429 naming no limit counts as shared: the 10th of 10 steps down, the pace stays', async () => {
+    const { clock, limiter, sequence } = harness({ maxConcurrency: 8 });
+    const throttled = { status: 429, message: 'Too many concurrent requests' };
+    await during(clock, 1000, sequence(9, throttled));
+    expect(limiter.state()).toMatchObject({ concurrency: 8, decreases: 0, ratePerSecond: undefined });
+    await during(clock, 1000, sequence(1, throttled));
+    expect(limiter.state()).toMatchObject({ concurrency: 6, decreases: 1, ratePerSecond: undefined });
+  });
+
   it('a shared limit that leaves 4 requests to this process: it steps down to them, then back up to 8', async () => {
     const h = harness({ maxConcurrency: 8 });
     let free = 4;
