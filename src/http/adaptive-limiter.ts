@@ -2,7 +2,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { type Logger, silentLogger } from '../log.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { Pacer } from './pacer.js';
-import { classifyThrottle } from './throttle-signal.js';
+import { classifyThrottle, RecentAnswers, type ThrottleSignal } from './throttle-signal.js';
 
 /** Handed to a task when it may send; passed back with the answer so the limiter knows its age. */
 export interface RequestPermit {
@@ -16,6 +16,8 @@ export interface RequestPermit {
 
 interface Start extends RequestPermit {
   throttled: boolean;
+  /** Concurrency changes made before it started: its answer describes the concurrency of then. */
+  readonly steps: number;
 }
 
 export interface SlotOptions {
@@ -57,8 +59,13 @@ export interface AdaptiveLimiterOptions {
 const WINDOW_MS = 1000;
 /** A rate 429 sets the start rate to this share of the rate granted over the last WINDOW_MS. */
 const RATE_DECREASE = 0.8;
-/** A concurrency 429 sets the concurrency to this share of the requests that were in flight. */
-const CONCURRENCY_DECREASE = 0.75;
+/** A concurrency step down multiplies it by this (and a step up divides by it), never below 1. */
+const CONCURRENCY_STEP = 0.75;
+/** 429s are sustained, not random, when at least SUSTAINED_429S of the last RECENT_ANSWERS were 429. */
+const RECENT_ANSWERS = 40;
+const SUSTAINED_429S = 10;
+/** The concurrency goes back up one step after this long without sustained 429s, in ms. */
+const QUIET_MS = 30_000;
 /** While no 429 comes, the start rate grows by this share of itself per second. */
 const RATE_INCREASE_PER_S = 0.02;
 /** Pacing never goes below this (or below maxRequestsPerSecond when that is lower), requests/s. */
@@ -75,15 +82,21 @@ const LIFT_AFTER_MS = 30_000;
  * 429 without Retry-After. A fixed concurrency cannot be polite and fast at once: at 5 ms per
  * request even one request in flight sends 200/s, far past a cap of 20/s. So it starts unpaced at
  * full concurrency. On a 429 it paces starts at RATE_DECREASE x the rate the server let through over
- * the last second; a "concurrent requests" 429 also cuts the concurrency. While no 429 comes the rate
- * grows by RATE_INCREASE_PER_S of itself per second and the concurrency by one per `concurrency`
- * successes. A 429 for a request sent before the last decrease belongs to the same congestion event
- * and changes nothing: otherwise the burst of 429s that one overshoot causes would collapse the rate.
+ * the last second. While no 429 comes the rate grows by RATE_INCREASE_PER_S of itself per second. A
+ * 429 for a request sent before the last decrease belongs to the same congestion event and changes
+ * nothing: otherwise the burst of 429s that one overshoot causes would collapse the rate.
  *
- * A "concurrent requests" 429 naming a limit this process did not reach on its own (the platform's
- * limit is per project, e.g. 50, shared with other clients) cuts only the concurrency: the pace of
- * this process is not what overflowed it. Such 429s also come at random (the simulator's `rate429`
- * fault), and no rate survives random 429s that it cuts each time: AIMD's rate falls as 1/sqrt(p).
+ * The concurrency moves in steps (x CONCURRENCY_STEP down, back up by the same factor). A
+ * "concurrent requests" 429 naming a limit this process reached on its own (as many requests in
+ * flight as the limit) steps it down at once, below what was in flight, and cuts the rate too. The
+ * platform's limit is per project, though (e.g. 50, shared with other clients), and such 429s also
+ * come at random, far below it (the simulator's `rate429` fault): cut on each of them, 5% of random
+ * 429s held the concurrency at 1 or 2. So a 429 naming a limit this process did not reach, or none,
+ * steps the concurrency down only when 429s are sustained: SUSTAINED_429S of the last RECENT_ANSWERS
+ * answers (25%, where 5% random 429s reach 10 of 40 about once in 200,000 answers), one step at a
+ * time (the answers before a step are forgotten, so the next needs 429s at the new concurrency). It
+ * leaves the pace alone: the pace of this process is not what overflowed. The concurrency goes back
+ * up one step after QUIET_MS without sustained 429s, step by step to `maxConcurrency`.
  *
  * The sawtooth against a token bucket of rate R and burst R (the platform's and the simulator's
  * shape). After a decrease to r0 < R the bucket refills at R - r0 while the rate climbs back to R,
@@ -113,11 +126,17 @@ export class AdaptiveLimiter implements RequestLimiter {
   private epoch = 0;
   private throttled = 0;
   private inFlight = 0;
-  private concurrencyCredit = 0;
   private lastDecreaseMs: number;
   private lastIncreaseMs: number;
   /** Requests started within WINDOW_MS, oldest first. */
   private readonly starts: Start[] = [];
+  /** Answers to requests started since the last concurrency change. */
+  private readonly recent = new RecentAnswers(RECENT_ANSWERS);
+  private steps = 0;
+  /** Since when no 429 found the answers sustained and the concurrency did not change. */
+  private quietSinceMs: number;
+  /** A shared-limit 429 that changes nothing is explained at info once, then at debug. */
+  private explainedRandom = false;
 
   constructor(options: AdaptiveLimiterOptions) {
     this.maxConcurrency = options.maxConcurrency;
@@ -129,6 +148,7 @@ export class AdaptiveLimiter implements RequestLimiter {
     this.pacer = new Pacer(this.clock, () => Math.min(this.rate, this.cap));
     this.lastDecreaseMs = this.clock.now();
     this.lastIncreaseMs = this.lastDecreaseMs;
+    this.quietSinceMs = this.lastDecreaseMs;
   }
 
   run<T>(task: (permit: RequestPermit) => Promise<T>, options: SlotOptions = {}): Promise<T> {
@@ -140,6 +160,7 @@ export class AdaptiveLimiter implements RequestLimiter {
         inFlight: this.inFlight,
         startedAtMs: this.clock.now(),
         throttled: false,
+        steps: this.steps,
       };
       this.starts.push(start);
       this.forgetOldStarts();
@@ -152,13 +173,19 @@ export class AdaptiveLimiter implements RequestLimiter {
   }
 
   onResponse(permit: RequestPermit, status: number, message?: string): void {
+    const start = permit as Start;
+    const ok = status >= 200 && status < 300;
+    if (status === 429 || ok) {
+      if (start.steps === this.steps) this.recent.record(status === 429);
+    }
     if (status === 429) {
       this.throttled++;
-      (permit as Start).throttled = true;
-      if (permit.epoch === this.epoch) this.decrease(permit, message);
-    } else if (status >= 200 && status < 300 && permit.epoch === this.epoch) {
+      start.throttled = true;
+      this.throttle(start, classifyThrottle(message));
+    } else if (ok && permit.epoch === this.epoch) {
       this.increase();
     }
+    this.recover();
   }
 
   state(): LimiterState {
@@ -189,33 +216,104 @@ export class AdaptiveLimiter implements RequestLimiter {
     while ((this.starts[0]?.startedAtMs ?? since + 1) <= since) this.starts.shift();
   }
 
-  private decrease(permit: RequestPermit, message: string | undefined): void {
+  private throttle(start: Start, signal: ThrottleSignal): void {
+    if (signal.kind === 'rate') {
+      if (start.epoch !== this.epoch) return;
+      const pace = this.decreaseRate();
+      this.logger.info(
+        this.fields(),
+        `throttled by the platform (HTTP 429): ${pace}, concurrency ${this.limit.concurrency}`,
+      );
+      return;
+    }
+    if (signal.limit !== undefined && start.inFlight >= signal.limit) {
+      if (start.epoch === this.epoch) this.decreaseOwn(start, signal.limit);
+      return;
+    }
+    const shared = signal.limit === undefined ? '' : `, a limit of ${signal.limit} shared with other clients`;
+    const seen = `${this.recent.throttledAnswers} of the last ${this.recent.answers} answers were HTTP 429 ` +
+      `(concurrent requests${shared})`;
+    if (this.recent.throttledAnswers < SUSTAINED_429S) {
+      this.logger[this.explainedRandom ? 'debug' : 'info'](
+        this.fields(),
+        `${seen}: keeping concurrency at ${this.limit.concurrency}; it is lowered only when at least ` +
+        `${SUSTAINED_429S} of the last ${RECENT_ANSWERS} answers are 429`,
+      );
+      this.explainedRandom = true;
+      return;
+    }
+    this.quietSinceMs = this.clock.now();
+    const from = this.limit.concurrency;
+    if (from === 1) return;
+    this.epoch++;
+    this.setConcurrency(Math.max(1, Math.floor(from * CONCURRENCY_STEP)));
+    this.logger.info(
+      this.fields(),
+      `${seen}: lowering concurrency from ${from} to ${this.limit.concurrency}; ${this.recovery()}`,
+    );
+  }
+
+  /** A "concurrent requests" 429 at a limit this process reached alone: its own overshoot. */
+  private decreaseOwn(start: Start, limit: number): void {
+    const from = this.limit.concurrency;
+    const to = Math.max(1, Math.min(from, Math.floor(start.inFlight * CONCURRENCY_STEP)));
+    if (to !== from) this.setConcurrency(to);
+    this.quietSinceMs = this.clock.now();
+    const lowered = from === to ? `concurrency stays at ${from}` : `lowering concurrency from ${from} to ${to}`;
+    const pace = this.decreaseRate();
+    this.logger.info(
+      this.fields(),
+      `throttled by the platform (HTTP 429, concurrent requests): ${start.inFlight} requests were in flight ` +
+      `against a limit of ${limit}: ${lowered}, ${pace}; ${this.recovery()}`,
+    );
+  }
+
+  /** Paces starts at RATE_DECREASE x the rate granted lately; says the pace in words. */
+  private decreaseRate(): string {
     const now = this.clock.now();
-    const signal = classifyThrottle(message);
-    const ours = signal.kind === 'rate' || signal.limit === undefined || permit.inFlight >= signal.limit;
     this.epoch++;
     this.lastDecreaseMs = now;
     this.lastIncreaseMs = now;
-    if (signal.kind === 'concurrency') {
-      this.limit.concurrency = Math.max(
-        1,
-        Math.min(this.limit.concurrency, Math.floor(permit.inFlight * CONCURRENCY_DECREASE)),
-      );
-      this.concurrencyCredit = 0;
-    }
-    if (ours) {
-      const base = Math.min(this.rate, this.cap, Math.max(this.grantedRate(), this.floor));
-      this.rate = Math.max(this.floor, base * RATE_DECREASE);
-    }
-    const state = this.state();
-    const pace = state.ratePerSecond === undefined ? 'requests unpaced' : `pacing requests at ${round(state.ratePerSecond)}/s`;
-    this.logger.info(
-      { ratePerSecond: round(state.ratePerSecond), concurrency: state.concurrency, throttled: this.throttled },
-      signal.kind === 'rate'
-        ? `throttled by the platform (HTTP 429): ${pace}, concurrency ${state.concurrency}`
-        : `throttled by the platform (HTTP 429, concurrent requests${ours ? '' : `, a limit of ${signal.limit} shared with other clients`}): ` +
-          `concurrency ${state.concurrency}, ${pace}`,
+    const base = Math.min(this.rate, this.cap, Math.max(this.grantedRate(), this.floor));
+    this.rate = Math.max(this.floor, base * RATE_DECREASE);
+    const rate = this.state().ratePerSecond;
+    return rate === undefined ? 'requests unpaced' : `pacing requests at ${round(rate)}/s`;
+  }
+
+  /** The log fields of a change: the bench and dashboards read the concurrency from them. */
+  private fields(): { ratePerSecond: number | undefined; concurrency: number; throttled: number } {
+    const { ratePerSecond, concurrency, throttled } = this.state();
+    return { ratePerSecond: round(ratePerSecond), concurrency, throttled };
+  }
+
+  private setConcurrency(value: number): void {
+    this.limit.concurrency = value;
+    this.steps++;
+    this.recent.clear();
+  }
+
+  private recovery(): string {
+    return (
+      `back up one step after ${QUIET_MS / 1000} s without sustained 429s ` +
+      `(${SUSTAINED_429S} of ${RECENT_ANSWERS} answers)`
     );
+  }
+
+  /** One step back up per QUIET_MS without sustained 429s. */
+  private recover(): void {
+    const now = this.clock.now();
+    const from = this.limit.concurrency;
+    if (from >= this.maxConcurrency || now - this.quietSinceMs < QUIET_MS) return;
+    this.quietSinceMs = now;
+    this.setConcurrency(Math.min(this.maxConcurrency, Math.max(from + 1, Math.round(from / CONCURRENCY_STEP))));
+    const to = this.limit.concurrency;
+    this.logger.info(
+      this.fields(),
+      `no sustained HTTP 429 for ${QUIET_MS / 1000} s: raising concurrency from ${from} to ${to}`,
+    );
+    if (to === this.maxConcurrency) {
+      this.logger.info(this.fields(), `back at the configured concurrency (source.concurrency: ${to})`);
+    }
   }
 
   private increase(): void {
@@ -231,13 +329,6 @@ export class AdaptiveLimiter implements RequestLimiter {
           { concurrency: this.limit.concurrency, maxRequestsPerSecond: finite(this.cap) },
           `no throttling for ${LIFT_AFTER_MS / 1000} s and the allowed rate is unused: request pacing lifted`,
         );
-      }
-    }
-    if (this.limit.concurrency < this.maxConcurrency) {
-      this.concurrencyCredit += 1 / this.limit.concurrency;
-      if (this.concurrencyCredit >= 1 - 1e-9) {
-        this.concurrencyCredit = 0;
-        this.limit.concurrency += 1;
       }
     }
   }

@@ -15,3 +15,37 @@ export function classifyThrottle(message: string | undefined): ThrottleSignal {
   const limit = /(\d+)\D{0,3}of concurrent/i.exec(message)?.[1];
   return { kind: 'concurrency', limit: limit === undefined ? undefined : Number(limit) };
 }
+
+/**
+ * The last `size` answers (2xx or 429), to tell 429s that come in a run from 429s that come at
+ * random: the platform (and the simulator's `rate429` fault) answers some requests 429 now and then
+ * even far below any limit, and those say nothing about how many requests this process may send.
+ */
+export class RecentAnswers {
+  private readonly throttled: boolean[] = [];
+  private count429 = 0;
+
+  constructor(private readonly size: number) {}
+
+  record(throttled: boolean): void {
+    this.throttled.push(throttled);
+    if (throttled) this.count429++;
+    if (this.throttled.length > this.size && this.throttled.shift() === true) this.count429--;
+  }
+
+  /** Answers held, at most `size`. */
+  get answers(): number {
+    return this.throttled.length;
+  }
+
+  /** 429s among them. */
+  get throttledAnswers(): number {
+    return this.count429;
+  }
+
+  /** After a change of concurrency: the answers before it describe the old one. */
+  clear(): void {
+    this.throttled.length = 0;
+    this.count429 = 0;
+  }
+}

@@ -7,6 +7,7 @@ import {
 import { classifyThrottle } from '../../src/http/throttle-signal.js';
 import type { Clock } from '../../src/util/clock.js';
 import { captureLogger } from '../support/log-capture.js';
+import { seededRandom } from '../support/seeded-random.js';
 import { EventClock, simulateExport } from './throttle-model.js';
 
 const RATE_429 = "Project exceeded maximum number='20' of requests per second. Please try again later.";
@@ -109,19 +110,22 @@ describe('AdaptiveLimiter: decrease', () => {
     expect(limiter.state().ratePerSecond).toBeDefined();
   });
 
-  it('a "concurrent requests" 429 naming a limit far above what this worker had in flight cuts only the concurrency', async () => {
+  it('one "concurrent requests" 429 naming a limit far above what this worker had in flight changes nothing', async () => {
     const { clock, limiter, send, messages } = harness();
     const answers: Answer[] = Array.from({ length: 4 }, (_, i) =>
       i === 3 ? { status: 429, message: concurrent429(50), latencyMs: 1 } : {});
     await during(clock, 10, Promise.all(answers.map((answer) => send(answer))));
     expect(limiter.state()).toEqual({
       ratePerSecond: undefined,
-      concurrency: 3,
+      concurrency: 10,
       inFlight: 0,
       throttled: 1,
-      decreases: 1,
+      decreases: 0,
     });
-    expect(messages()[0]).toContain('a limit of 50 shared with other clients');
+    expect(messages()).toEqual([
+      '1 of the last 1 answers were HTTP 429 (concurrent requests, a limit of 50 shared with other clients): ' +
+      'keeping concurrency at 10; it is lowered only when at least 10 of the last 40 answers are 429',
+    ]);
   });
 
   it('the concurrency never falls below 1', async () => {
@@ -148,18 +152,34 @@ describe('AdaptiveLimiter: increase', () => {
     expect(rate).toBeLessThan(16 * Math.exp(0.02 * 10.5));
   });
 
-  it('the concurrency grows by one per `concurrency` successes, up to the maximum and no further', async () => {
-    const { clock, limiter, send, sequence } = harness({ maxConcurrency: 6 });
+  it('the concurrency grows back one step per 30 s without sustained 429s, up to the maximum and no further', async () => {
+    const { clock, limiter, send, sequence, messages } = harness({ maxConcurrency: 6 });
     const answers: Answer[] = Array.from({ length: 4 }, (_, i) =>
       i === 3 ? { status: 429, message: concurrent429(4), latencyMs: 1 } : {});
     await during(clock, 10, Promise.all(answers.map((answer) => send(answer))));
     expect(limiter.state().concurrency).toBe(3);
-    await during(clock, 1000, sequence(2));
+    // One request every 100 ms: the concurrency steps up on the first answer 30 s after the last change.
+    const steady = async (ms: number) => {
+      const until = clock.now() + ms;
+      while (clock.now() < until) {
+        await sequence(1);
+        await clock.sleep(95);
+      }
+    };
+    await during(clock, 29_800, steady(29_800));
     expect(limiter.state().concurrency).toBe(3);
-    await during(clock, 1000, sequence(1));
+    await during(clock, 300, steady(300));
     expect(limiter.state().concurrency).toBe(4);
-    await during(clock, 600_000, sequence(200));
+    await during(clock, 29_500, steady(29_500));
+    expect(limiter.state().concurrency).toBe(4);
+    await during(clock, 120_000, steady(120_000));
     expect(limiter.state().concurrency).toBe(6);
+    expect(messages().filter((message) => /raising|back at/.test(message))).toEqual([
+      'no sustained HTTP 429 for 30 s: raising concurrency from 3 to 4',
+      'no sustained HTTP 429 for 30 s: raising concurrency from 4 to 5',
+      'no sustained HTTP 429 for 30 s: raising concurrency from 5 to 6',
+      'back at the configured concurrency (source.concurrency: 6)',
+    ]);
   });
 
   it('the concurrency it grants is the concurrency in force: never more tasks running at once', async () => {
@@ -191,6 +211,113 @@ describe('AdaptiveLimiter: increase', () => {
     await during(clock, 40_000, slow());
     expect(limiter.state()).toMatchObject({ ratePerSecond: undefined, decreases: 1 });
     expect(messages().filter((message) => message.includes('pacing lifted'))).toHaveLength(1);
+  });
+});
+
+/**
+ * `chains` request loops through the limiter for `ms` of fake time; `answer(inFlight)` decides each
+ * answer from the requests of this process in flight. Returns the concurrency after every answer,
+ * with the fake ms it came at.
+ */
+async function drive(
+  { clock, limiter }: ReturnType<typeof harness>,
+  options: { chains: number; ms: number; answer: (inFlight: number) => Answer },
+): Promise<{ at: number; concurrency: number }[]> {
+  const seen: { at: number; concurrency: number }[] = [];
+  let inFlight = 0;
+  const until = clock.now() + options.ms;
+  const chain = async () => {
+    while (clock.now() < until) {
+      await limiter.run(async (permit) => {
+        const answer = options.answer(++inFlight);
+        await clock.sleep(answer.latencyMs ?? 5);
+        inFlight--;
+        limiter.onResponse(permit, answer.status ?? 200, answer.message);
+        seen.push({ at: clock.now(), concurrency: limiter.state().concurrency });
+      });
+      await clock.sleep(1);
+    }
+  };
+  await during(clock, options.ms, Promise.all(Array.from({ length: options.chains }, chain)));
+  return seen;
+}
+
+describe('AdaptiveLimiter: 429s at random and sustained (a limit shared with other clients)', () => {
+  it('5% of answers 429 at random: the concurrency stays at the configured 8 throughout, one line explains', async () => {
+    const h = harness({ maxConcurrency: 8 });
+    const random = seededRandom(47);
+    const seen = await drive(h, {
+      chains: 8,
+      ms: 30_000,
+      answer: () => (random() < 0.05 ? { status: 429, message: concurrent429(50) } : {}),
+    });
+    expect(seen.length).toBeGreaterThan(30_000);
+    expect(h.limiter.state().throttled).toBeGreaterThan(1000);
+    expect(Math.min(...seen.map((sample) => sample.concurrency))).toBe(8);
+    expect(h.limiter.state()).toMatchObject({ concurrency: 8, decreases: 0, ratePerSecond: undefined });
+    expect(h.messages()).toHaveLength(1);
+    expect(h.messages()[0]).toMatch(/^1 of the last \d+ answers were HTTP 429 .*: keeping concurrency at 8;/);
+  });
+
+  it('sustained 429s lower it one step (x0.75) per 10 429s of the last 40 answers, never below 1', async () => {
+    const { clock, limiter, sequence, messages } = harness({ maxConcurrency: 8 });
+    const throttled = { status: 429, message: concurrent429(50) };
+    await during(clock, 1000, sequence(9, throttled));
+    expect(limiter.state()).toMatchObject({ concurrency: 8, decreases: 0 });
+    await during(clock, 1000, sequence(1, throttled));
+    expect(limiter.state()).toMatchObject({ concurrency: 6, decreases: 1 });
+    expect(messages().at(-1)).toBe(
+      '10 of the last 10 answers were HTTP 429 (concurrent requests, a limit of 50 shared with other clients): ' +
+      'lowering concurrency from 8 to 6; back up one step after 30 s without sustained 429s (10 of 40 answers)',
+    );
+    // The answers before a step are forgotten: the next step needs ten more 429s, at the new concurrency.
+    const steps: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      await during(clock, 1000, sequence(10, throttled));
+      steps.push(limiter.state().concurrency);
+    }
+    expect(steps).toEqual([4, 3, 2, 1, 1, 1]);
+    expect(limiter.state().ratePerSecond).toBeUndefined();
+  });
+
+  it('a "concurrent requests" 429 naming no limit counts as shared: the 10th of 10 steps down, the pace stays', async () => {
+    const { clock, limiter, sequence } = harness({ maxConcurrency: 8 });
+    const throttled = { status: 429, message: 'Too many concurrent requests' };
+    await during(clock, 1000, sequence(9, throttled));
+    expect(limiter.state()).toMatchObject({ concurrency: 8, decreases: 0, ratePerSecond: undefined });
+    await during(clock, 1000, sequence(1, throttled));
+    expect(limiter.state()).toMatchObject({ concurrency: 6, decreases: 1, ratePerSecond: undefined });
+  });
+
+  it('a shared limit that leaves 4 requests to this process: it steps down to them, then back up to 8', async () => {
+    const h = harness({ maxConcurrency: 8 });
+    let free = 4;
+    const answer = (inFlight: number): Answer =>
+      inFlight > free ? { status: 429, message: concurrent429(50), latencyMs: 1 } : { latencyMs: 20 };
+    const crowded = await drive(h, { chains: 8, ms: 5000, answer });
+    expect(h.limiter.state().concurrency, JSON.stringify(h.messages())).toBeLessThanOrEqual(4);
+    const lowered = h.messages().filter((message) => message.includes('lowering concurrency'));
+    expect(lowered.map((message) => /from (\d+) to (\d+)/.exec(message)?.slice(1).map(Number))).toEqual(
+      [[8, 6], [6, 4], [4, 3]].slice(0, lowered.length),
+    );
+    // The steps come within the first second; from then on every answer is a success.
+    const lastCut = crowded.findLast((sample, i) => sample.concurrency < (crowded[i - 1]?.concurrency ?? 8));
+    expect((lastCut?.at ?? 0) - h.t0).toBeLessThan(1000);
+    // The other clients leave: one step back up per 30 s without sustained 429s, counted from the last cut.
+    free = 50;
+    const recovering = await drive(h, { chains: 8, ms: 180_000, answer });
+    const ups = recovering.filter((sample, i) => sample.concurrency > (recovering[i - 1]?.concurrency ?? 0)).slice(1);
+    const gaps = [lastCut?.at ?? 0, ...ups.map((sample) => sample.at)].map((at, i, all) => at - (all[i - 1] ?? 0));
+    expect(ups.length).toBeGreaterThanOrEqual(2);
+    for (const gap of gaps.slice(1)) {
+      expect(gap).toBeGreaterThanOrEqual(30_000);
+      expect(gap).toBeLessThan(30_100);
+    }
+    expect(h.limiter.state().concurrency).toBe(8);
+    expect(h.messages().slice(-2)).toEqual([
+      expect.stringMatching(/^no sustained HTTP 429 for 30 s: raising concurrency from \d to 8$/),
+      'back at the configured concurrency (source.concurrency: 8)',
+    ]);
   });
 });
 
