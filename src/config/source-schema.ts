@@ -77,8 +77,9 @@ const sourceKeys = z.strictObject({
    * Most requests in flight at once, over all streams and partitions (the one shared limiter). The
    * platform serves about 23 list requests/s per identity; 8 concurrent requests of a few hundred
    * ms each stay near that without piling up 429s. The limiter adapts below this: a 429 about
-   * concurrent requests lowers it, and on any 429 it also paces request starts (see
-   * AdaptiveLimiter); both grow back while no 429 comes.
+   * concurrent requests lowers it a step when they are sustained, and on any 429 it also paces
+   * request starts (see AdaptiveLimiter); the pace grows back while no 429 comes, the concurrency a
+   * step after 30 s without sustained 429s.
    */
   concurrency: z.number().int().min(1).max(64).default(8),
   /**
