@@ -8,12 +8,13 @@ import {
   idleMessage,
   inspectRun,
   probeAccess,
+  probeQueries,
   type StreamAction,
   type StreamInspection,
   type WorkerSpec,
 } from '../export/index.js';
 import { ConfigError } from '../errors.js';
-import type { AccessError, AuthError } from '../http/errors.js';
+import type { AccessError, AuthError, QueryRefusedError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { missingFolders } from '../util/missing-folders.js';
 import { authStatus } from './auth.js';
@@ -50,7 +51,9 @@ export async function dryRun(
      * project, a capability or the path (probeAccess), a view it does not have.
      */
     const access = await probeAccess(client, inspection.streams.map((s) => s.plan));
-    const refused: (ConfigError | AccessError | AuthError)[] = access === undefined ? [] : [access];
+    const refused: (ConfigError | AccessError | AuthError | QueryRefusedError)[] = access === undefined ? [] : [access];
+    // Each stream's query, unless the project refused already (then none can be asked).
+    if (access === undefined) refused.push(...(await probeQueries(client, inspection.streams)));
     for (const stream of inspection.streams) {
       const { plan, request, action } = stream;
       const listed =

@@ -71,7 +71,7 @@ export const datapoints: StreamKind<DatapointsStreamConfig, DatapointsStreamPlan
   partitionParam: 'partition',
   count: async (client, stream, state, logger, signal) => {
     // Before anything is written: a listed series the aggregates are refused for refuses the stream.
-    await checkListedSeries(client, stream, state, signal);
+    await checkListedSeries(client, stream, state.window, signal);
     const series = await countOrUnknown(
       () => countSeries(client, stream, signal),
       (error) => {

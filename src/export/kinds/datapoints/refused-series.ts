@@ -1,6 +1,6 @@
 import type { PlatformClient } from '../../../http/platform-client.js';
 import { queryRefused } from '../../../http/query-refused.js';
-import type { DatapointsStreamPlan, StreamState } from '../../state/index.js';
+import type { DatapointsStreamPlan } from '../../state/index.js';
 import { explicitSeries } from './drain-points.js';
 import { POINTS_PATH } from './point-requests.js';
 
@@ -17,14 +17,15 @@ export const CHECK_BATCH = 100;
 export async function checkListedSeries(
   client: Pick<PlatformClient, 'post'>,
   stream: DatapointsStreamPlan,
-  state: Pick<StreamState, 'window'>,
+  /** The run's window of point times (the stream's state's `from` and `until`); null: none. */
+  window: { from: number | null; until: number } | null,
   signal?: AbortSignal,
 ): Promise<void> {
   const { points } = stream;
   const refs = explicitSeries(points);
-  if (points.aggregates === undefined || refs === undefined || state.window === null) return;
-  const start = state.window.from ?? 0;
-  const end = state.window.until;
+  if (points.aggregates === undefined || refs === undefined || window === null) return;
+  const start = window.from ?? 0;
+  const end = window.until;
   if (end <= start) return;
   const list = points.ids !== undefined ? 'ids' : points.externalIds !== undefined ? 'externalIds' : 'instanceIds';
   const fix = `Remove the series it names from timeseries.${list} of stream ${stream.name} in the job file (aggregates exist for numeric series only), or read its raw points in a stream of their own`;
