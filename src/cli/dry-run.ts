@@ -8,12 +8,13 @@ import {
   idleMessage,
   inspectRun,
   probeAccess,
+  probeQueries,
   type StreamAction,
   type StreamInspection,
   type WorkerSpec,
 } from '../export/index.js';
 import { ConfigError } from '../errors.js';
-import type { AccessError, AuthError } from '../http/errors.js';
+import type { AccessError, AuthError, QueryRefusedError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { missingFolders } from '../util/missing-folders.js';
 import { authStatus } from './auth.js';
@@ -50,7 +51,9 @@ export async function dryRun(
      * project, a capability or the path (probeAccess), a view it does not have.
      */
     const access = await probeAccess(client, inspection.streams.map((s) => s.plan));
-    const refused: (ConfigError | AccessError | AuthError)[] = access === undefined ? [] : [access];
+    const refused: (ConfigError | AccessError | AuthError | QueryRefusedError)[] = access === undefined ? [] : [access];
+    // Each stream's query, unless the project refused already (then none can be asked).
+    if (access === undefined) refused.push(...(await probeQueries(client, inspection.streams)));
     for (const stream of inspection.streams) {
       const { plan, request, action } = stream;
       const listed =
@@ -93,22 +96,34 @@ export async function dryRun(
 /** Codes of an output that refuses every request alike (the credential, a missing container): said once. */
 const OUTPUT_WIDE = new Set(['E_OUTPUT_AUTH', 'E_OUTPUT_ACCESS']);
 
-/** One line a refusal; the output's credential or absence, met by every request that asked, once with their count. */
+/**
+ * One line a problem: the output's credential or absence, met by every request that asked, is said
+ * once, with the count of the others (a problem is its code and the store's own: NoSuchBucket, AccessDenied).
+ */
 function refusalLines(refusals: readonly { code: string; message: string }[]): string[] {
-  const lines: string[] = [];
+  const said: { message: string; key: string | undefined }[] = [];
   const repeats = new Map<string, number>();
   for (const refusal of refusals) {
-    if (OUTPUT_WIDE.has(refusal.code)) {
-      const seen = repeats.get(refusal.code);
-      repeats.set(refusal.code, (seen ?? 0) + 1);
+    const key = OUTPUT_WIDE.has(refusal.code) ? problemOf(refusal) : undefined;
+    if (key !== undefined) {
+      const seen = repeats.get(key);
+      repeats.set(key, (seen ?? 0) + 1);
       if (seen !== undefined) continue;
     }
-    lines.push(`REFUSED     a run now would stop here: ${refusal.message}`);
+    said.push({ message: refusal.message, key });
   }
-  for (const [code, times] of repeats) {
-    if (times > 1) lines.push(`            (${times - 1} more ${times === 2 ? 'request' : 'requests'} to the output refused with ${code} the same way)`);
-  }
-  return lines;
+  return said.map(({ message, key }) => {
+    const more = (key === undefined ? 1 : (repeats.get(key) ?? 1)) - 1;
+    const others = more === 0 ? '' : ` (and ${more} more ${more === 1 ? 'request' : 'requests'} to the output refused the same way)`;
+    return `REFUSED     a run now would stop here: ${message}${others}`;
+  });
+}
+
+/** What an output's refusal is refused for: its code and the store's code of it (s3Code, Azure's). */
+function problemOf(refusal: { code: string }): string {
+  const { s3Code, failure } = refusal as { s3Code?: unknown; failure?: { azureCode?: unknown } };
+  const store = typeof s3Code === 'string' ? s3Code : typeof failure?.azureCode === 'string' ? failure.azureCode : '';
+  return `${refusal.code} ${store}`;
 }
 
 /** Said of a textfile whose folder does not exist yet: the run creates it. */

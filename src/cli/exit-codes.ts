@@ -19,7 +19,7 @@ export const EXIT = {
 /** Errors that the user fixes by changing the command, the config or the output folder. */
 const USAGE_CODES = new Set([
   'E_CONFIG', 'E_USAGE', 'E_INSECURE_TRANSPORT', 'E_CHECKPOINT', 'E_NOT_OUTPUT', 'E_LINK_IN_OUTPUT', 'E_SYNC_CURSOR',
-  'E_ACCESS', 'E_OUTPUT_ACCESS',
+  'E_ACCESS', 'E_OUTPUT_ACCESS', 'E_QUERY_REFUSED',
 ]);
 
 /** The exit code of a command that stopped with this error (a BulkExtractError's stable code). */

@@ -21,6 +21,7 @@ export {
   type OutputStatus,
   type PartStatus,
   probeAccess,
+  probeQueries,
   readDataEnds,
   readStatus,
   type RunInspection,

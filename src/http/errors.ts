@@ -127,6 +127,19 @@ export class AccessError extends RequestError {
 }
 
 /**
+ * The platform refused a stream's query itself (400 on a chain's first request, before any cursor):
+ * a filter, a series or a setting it will never accept. It does not pass by itself: exit 2, fix the
+ * job file. The message names the stream, the platform's words and what to change.
+ */
+export class QueryRefusedError extends RequestError {
+  readonly code = 'E_QUERY_REFUSED';
+  readonly retryable = false;
+  constructor(what: string, ctx: RequestContext, readonly stream: string, options?: { cause?: unknown }) {
+    super(what, ctx, options);
+  }
+}
+
+/**
  * The connection failed or broke: reset, refused, closed mid-body, body shorter than announced.
  * Retryable, except a host name that does not resolve, and an origin never reached once its
  * first-contact budget is spent (first-contact.ts).

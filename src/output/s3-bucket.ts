@@ -2,7 +2,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { bucketPathWithoutSlash } from './s3-bucket-path.js';
-import { s3Error, type S3OutputError } from './s3-errors.js';
+import { type S3Error, s3Error } from './s3-errors.js';
 import { parseS3Url } from './s3-url.js';
 
 /** Credentials for S3, for callers that hold them (tests, library use); a run leaves them to the SDK's chain. */
@@ -61,8 +61,8 @@ export interface Bucket {
   pageSize: number;
   /** The URL of a key, for messages. */
   url: (key: string) => string;
-  /** A failed request as an S3OutputError naming the operation and the object. */
-  fail: (operation: string, key: string, error: unknown) => S3OutputError;
+  /** A failed request as an S3Error naming the operation and the object (its class decides the exit code). */
+  fail: (operation: string, key: string, error: unknown) => S3Error;
 }
 
 /** The client and the names of the bucket prefix `options.url`, with the options checked. */
@@ -123,7 +123,7 @@ function integerOption(name: string, value: number, min: number, max: number): n
   return value;
 }
 
-/** Runs one request; its failure becomes an S3OutputError naming the operation and the object. */
+/** Runs one request; its failure becomes an S3Error naming the operation and the object. */
 export async function request<T>(at: Bucket, operation: string, key: string, send: () => Promise<T>): Promise<T> {
   try {
     return await send();

@@ -4,7 +4,7 @@ import { createObjectStore } from './object-store.js';
 import type { OutputStore } from './store.js';
 
 export { STAGING_MARKER } from './object-store.js';
-export { S3OutputError } from './s3-errors.js';
+export { S3AccessError, S3AuthError, S3OutputError } from './s3-errors.js';
 export { parseS3Url } from './s3-url.js';
 
 export interface S3StoreOptions extends ObjectOptions {

@@ -168,7 +168,7 @@ describe.concurrent('output.dir: s3://', () => {
     }
   });
 
-  it('the bucket refuses a checkpoint write: exit 1 naming the key and the S3 code, and the next run completes exactly', async () => {
+  it('the bucket refuses a checkpoint write: exit 2 naming the key and the S3 code, and the next run completes exactly', async () => {
     const { cli, store, expected } = await setup(27, 'exports/refused');
     try {
       // The second checkpoint put (the first commit's) is refused as a credential problem would be.
@@ -178,8 +178,10 @@ describe.concurrent('output.dir: s3://', () => {
         { status: 403, code: 'AccessDenied' },
       );
       const failed = await cli(['run']);
-      expect(failed.code, describeExit(failed)).toBe(1);
+      // AccessDenied: the credential works, its policy does not allow the write; no retry mends that.
+      expect(failed.code, describeExit(failed)).toBe(2);
       expect(failed.stderr).toContain('s3://lake/exports/refused/_checkpoint.json failed: AccessDenied (HTTP 403)');
+      expect(failed.stderr).toContain('The credential works, but its policy does not allow this on the bucket');
       expect(failed.stderr).not.toContain('S3RVER');
 
       const resumed = await cli(['run']);
@@ -239,14 +241,14 @@ describe.concurrent('output.dir: s3://', () => {
     (o) => setup(25, 'exports/shard', o),
   );
 
-  it('a bucket that does not exist: exit 1 naming the bucket, nothing written locally but staging', async () => {
+  it('a bucket that does not exist: exit 2 naming the bucket, nothing written locally but staging', async () => {
     const { cli, dir } = await setup(24, 'x');
     const yaml = join(dir, 'job.yaml');
     const text = readFileSync(yaml, 'utf8').replace(`s3://${server.bucket}/x`, 's3://no-such-bucket/x');
     writeFileSync(yaml, text);
     const exit = await cli(['run']);
-    expect(exit.code, describeExit(exit)).not.toBe(0);
-    expect(exit.stderr).toContain('no-such-bucket');
+    expect(exit.code, describeExit(exit)).toBe(2);
+    expect(exit.stderr).toContain('The bucket "no-such-bucket" does not exist: create it or fix output.dir.');
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 
@@ -271,12 +273,14 @@ describe.concurrent('output.dir: s3://', () => {
       expect(seen.slice(probe + 1).some((r) => r.operation === 'DeleteObjects'), 'and deleted').toBe(true);
       expect(await store.list('')).toEqual(before);
 
-      // A bucket that does not exist: the dry run says so, naming it.
+      // A bucket that does not exist: the dry run says so once, naming it, with a run's exit code.
       const yaml = join(dir, 'job.yaml');
       writeFileSync(yaml, readFileSync(yaml, 'utf8').replace(`s3://${server.bucket}/exports/dry`, 's3://no-such-bucket/x'));
       const missing = await cli(['run', '--dry-run']);
-      expect(missing.code, describeExit(missing)).toBe(1);
-      expect(missing.stdout).toMatch(/REFUSED {5}a run now would stop here: .*no-such-bucket/);
+      expect(missing.code, describeExit(missing)).toBe(2);
+      const refused = missing.stdout.split('\n').filter((line) => line.startsWith('REFUSED'));
+      expect(refused, missing.stdout).toHaveLength(1);
+      expect(refused[0]).toMatch(/REFUSED {5}a run now would stop here: .*The bucket "no-such-bucket" does not exist/);
     } finally {
       await store.close();
     }

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, OutputError } from '../../src/errors.js';
-import { createS3Store, parseS3Url, S3OutputError, type S3StoreOptions } from '../../src/output/s3-store.js';
+import { ConfigError, OutputAccessError, OutputAuthError, OutputError } from '../../src/errors.js';
+import { createS3Store, parseS3Url, S3AccessError, type S3StoreOptions } from '../../src/output/s3-store.js';
 import { createS3Objects, type S3Objects } from '../../src/output/s3-objects.js';
 import type { OutputStore } from '../../src/output/store.js';
 import { silentLogger } from '../../src/log.js';
@@ -267,10 +267,10 @@ describe('publishFile', () => {
       code: 'AccessDenied',
     });
     const error = await store.publishFile(file.path, 'events/big.parquet').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(S3OutputError);
-    expect(error).toMatchObject({ code: 'E_OUTPUT', s3Code: 'AccessDenied', httpStatus: 403 });
+    expect(error).toBeInstanceOf(S3AccessError);
+    expect(error).toMatchObject({ code: 'E_OUTPUT_ACCESS', s3Code: 'AccessDenied', httpStatus: 403 });
     expect((error as Error).message).toContain('s3://test-bucket/pub-fail/events/big.parquet');
-    expect((error as Error).message).toContain('Check the credentials');
+    expect((error as Error).message).toContain('its policy does not allow this on the bucket');
     const aborts = requestsUnder('pub-fail/').filter((r) => r.operation === 'AbortMultipartUpload');
     expect(aborts.map((r) => r.status)).toEqual([204]);
     expect(server.uploadsInProgress()).toEqual([]);
@@ -346,8 +346,8 @@ describe('errors', () => {
   it('names a missing bucket and says what to do', async () => {
     const store = objectsAt('s3://no-such-bucket/x');
     const error = await store.putText('_checkpoint.json', '{}').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(OutputError);
-    expect(error).toMatchObject({ s3Code: 'NoSuchBucket', httpStatus: 404, operation: 'PutObject' });
+    expect(error).toBeInstanceOf(OutputAccessError);
+    expect(error).toMatchObject({ code: 'E_OUTPUT_ACCESS', s3Code: 'NoSuchBucket', httpStatus: 404, operation: 'PutObject' });
     expect((error as Error).message).toBe(
       'S3 PutObject of s3://no-such-bucket/x/_checkpoint.json failed: NoSuchBucket (HTTP 404): The specified bucket does not exist. The bucket "no-such-bucket" does not exist: create it or fix output.dir.',
     );
@@ -355,6 +355,23 @@ describe('errors', () => {
     await expect(store.list('')).rejects.toThrow('NoSuchBucket');
     const file = localFile('f.parquet', 10);
     await expect(store.publishFile(file.path, 'f.parquet')).rejects.toThrow('s3://no-such-bucket/x/f.parquet failed: NoSuchBucket');
+  });
+
+  // docs/errors.md: the bucket missing or not allowed is exit 2 (E_OUTPUT_ACCESS); the credential refused exit 3.
+  it.each([
+    [404, 'NoSuchBucket', 'E_OUTPUT_ACCESS', 'create it or fix output.dir'],
+    [403, 'AccessDenied', 'E_OUTPUT_ACCESS', 'The credential works, but its policy does not allow this on the bucket "test-bucket"'],
+    [403, 'SignatureDoesNotMatch', 'E_OUTPUT_AUTH', 'Check the credentials in the environment'],
+    [403, 'InvalidAccessKeyId', 'E_OUTPUT_AUTH', 'Check the credentials in the environment'],
+    [400, 'ExpiredToken', 'E_OUTPUT_AUTH', 'Check the credentials in the environment'],
+    [400, 'InvalidToken', 'E_OUTPUT_AUTH', 'Check the credentials in the environment'],
+    [403, 'Whatever', 'E_OUTPUT_AUTH', 'and that their policy allows this on the bucket "test-bucket"'],
+    [400, 'InvalidArgument', 'E_OUTPUT', 'run again to resume'],
+  ])('HTTP %i %s is %s, saying what to do', async (status, code, expected, hint) => {
+    server.failNext((r) => r.key === `kinds/${code}.json`, { status, code });
+    const error = await storeAt('s3://test-bucket/kinds').putText(`${code}.json`, '{}').catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: expected, s3Code: code, httpStatus: status });
+    expect((error as Error).message).toContain(hint);
   });
 
   it('fails fast with a hint when the endpoint is unreachable', async () => {
@@ -383,7 +400,8 @@ describe('errors', () => {
       ];
       for (const attempt of attempts) {
         const error = await attempt().then(() => undefined, (e: unknown) => e);
-        expect(error).toBeInstanceOf(OutputError);
+        // The credential refused, HEAD's bare 403 too: exit 3 (docs/errors.md).
+        expect(error).toBeInstanceOf(OutputAuthError);
         expect((error as Error).message).toMatch(attempt === attempts.at(-1) ? 'Forbidden (HTTP 403)' : expected);
         expect((error as Error).message).toContain('Check the credentials in the environment');
         capture.logger.error({ err: error }, 'failed');

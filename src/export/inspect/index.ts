@@ -11,6 +11,7 @@ export {
   type WorkerShare,
 } from './inspect-run.js';
 export { probeAccess } from './probe-access.js';
+export { probeQueries } from './probe-queries.js';
 export { type OutputStatus, type PartStatus, readStatus, type StreamStatus } from './read-status.js';
 export { NotAnOutputError, verifyJob, verifyOutput, type VerifyReport } from './verify.js';
 export type { TableReport } from '../check/index.js';

@@ -1,5 +1,6 @@
 import type { ChainPage } from '../../http/cursor-chain.js';
 import { AbortedError, HttpStatusError } from '../../http/errors.js';
+import { queryRefused } from '../../http/query-refused.js';
 import type { SyncPage } from '../../http/sync-chain.js';
 import type { Logger } from '../../log.js';
 import type { OpenShard } from '../../sink/index.js';
@@ -17,6 +18,12 @@ export interface PageSource {
   pages(start: Pick<PartState, 'cursor' | 'lastPage'>): AsyncIterable<ChainPage | SyncPage>;
   /** A change feed: the cursor alone resumes it (a list chain's checkpoint also keeps its last page's fingerprint). */
   feed: boolean;
+  /**
+   * What to change in the job file when the platform refuses the chain's first request (400, no
+   * cursor yet): the query itself is refused (E_QUERY_REFUSED, exit 2). Without it the 400 stays
+   * an HTTP error.
+   */
+  queryFix?: string | undefined;
 }
 
 /**
@@ -83,7 +90,8 @@ export async function drainPages(
     if (pages === 0 && start.cursor !== null && error instanceof HttpStatusError && error.status === 400) {
       throw new ResumeCursorRefused(error);
     }
-    throw error;
+    const fix = pages === 0 && start.cursor === null ? source.queryFix : undefined;
+    throw (fix === undefined ? undefined : queryRefused(error, plan.stream.name, fix)) ?? error;
   } finally {
     if (writers !== undefined) await Promise.all(writers.map((w) => w.abort()));
   }

@@ -43,6 +43,7 @@ export const collections: StreamKind<CollectionStreamConfig, CollectionStreamPla
     drain: (ctx, plan, log) =>
       drainPages(ctx, plan, log, {
         feed: false,
+        queryFix: `Change the filter of stream ${plan.stream.name} in the job file as the platform's message says`,
         pages: ({ cursor, lastPage }) =>
           drainCursorChain(ctx.client, {
             ...chainRequest(plan.stream.resource, plan.params),

@@ -23,6 +23,7 @@ import { aggregateFilter, chainRequest, listParams } from '../collections/index.
 import { drainPoints } from './drain-points.js';
 import { emptyWindow } from './empty-window.js';
 import { ListedSeries } from './listed-series.js';
+import { checkListedSeries } from './refused-series.js';
 
 /**
  * Datapoints of time series: each partition reads its share of the series (listed through the
@@ -69,6 +70,8 @@ export const datapoints: StreamKind<DatapointsStreamConfig, DatapointsStreamPlan
   chainParams: seriesListing,
   partitionParam: 'partition',
   count: async (client, stream, state, logger, signal) => {
+    // Before anything is written: a listed series the aggregates are refused for refuses the stream.
+    await checkListedSeries(client, stream, state.window, signal);
     const series = await countOrUnknown(
       () => countSeries(client, stream, signal),
       (error) => {

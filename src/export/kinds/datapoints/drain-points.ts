@@ -62,10 +62,11 @@ export async function drainPoints(
   // as they arrive): its pages are asked for while this partition's answers hold theirs, and a page
   // of a path not seen yet waits for the whole budget (a deadlock).
   const limit = Number(plan.params.find(([key]) => key === 'limit')?.[1] ?? 1000);
+  const asking = { client: ctx.client, signal, stream: plan.stream.name };
   const source = view !== undefined
-    ? SeriesSource.viewNodes({ client: ctx.client, signal }, view, points.seriesFilter, { ...plan, limit }, listing)
+    ? SeriesSource.viewNodes(asking, view, points.seriesFilter, { ...plan, limit }, listing)
     : explicit === undefined
-      ? SeriesSource.listed({ client: ctx.client, params: plan.params, signal }, listing)
+      ? SeriesSource.listed({ ...asking, params: plan.params }, listing)
       : SeriesSource.explicit(explicit, plan.m, plan.n, listing);
   // The nodes of a view taken from its listing, counted as a listing's series are (the ledger keeps
   // ids, which nodes are not): what the checkpoint's listedSeries says of the partition's series.

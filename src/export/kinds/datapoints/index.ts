@@ -3,3 +3,4 @@ export { datapoints } from './datapoints-kind.js';
 export { LANES } from './drain-points.js';
 export { ListedSeries, SeriesRepeatedError } from './listed-series.js';
 export { POINTS_PATH, type PointsClient } from './point-requests.js';
+export { checkListedSeries } from './refused-series.js';

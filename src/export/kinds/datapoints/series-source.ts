@@ -1,5 +1,6 @@
 import { type ChainClient, type ChainPage, drainCursorChain } from '../../../http/cursor-chain.js';
 import { BadResponseError, HttpStatusError } from '../../../http/errors.js';
+import { queryRefused } from '../../../http/query-refused.js';
 import { ResumeCursorRefused } from '../../partition/index.js';
 import type { ByteBudget } from '../../../page/index.js';
 import { chainRequest } from '../collections/index.js';
@@ -114,7 +115,10 @@ export class SeriesSource {
       // The first page from a checkpointed cursor refused: the partition starts over (drain-partition.ts).
       const refused = this.fromCheckpoint && error instanceof HttpStatusError && error.status === 400;
       if (refused) throw new ResumeCursorRefused(error);
-      throw error;
+      // The first page of a listing from its start refused: the stream's series filter is.
+      const first = this.pages === 0 && this.state.cursor === null && this.listing?.stream !== undefined;
+      const fix = `Change the series filter (timeseries) of stream ${this.listing?.stream ?? ''} in the job file as the platform's message says`;
+      throw (first ? queryRefused(error, this.listing?.stream ?? '', fix) : undefined) ?? error;
     });
     this.fromCheckpoint = false;
     if (next.done === true) {
@@ -141,6 +145,8 @@ export class SeriesSource {
 
 export interface ListingRequest {
   client: ChainClient;
+  /** The stream's name: a first page refused is then its query refused (E_QUERY_REFUSED). */
+  stream?: string | undefined;
   params: readonly (readonly [string, string])[];
   signal?: AbortSignal | undefined;
   budget?: ByteBudget | undefined;

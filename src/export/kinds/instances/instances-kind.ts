@@ -133,6 +133,7 @@ function pagesOf(ctx: PartitionContext, plan: PartitionPlan<InstancesStreamPlan>
   const feed = isSyncFeed(stream);
   return {
     feed,
+    queryFix: `Change the view or the filter of stream ${stream.name} in the job file as the platform's message says (a property is [space, view/version, property])`,
     pages: ({ cursor, lastPage }) => {
       const checkItems = instancesCheck(stream, m);
       const common = { startCursor: cursor ?? undefined, signal: ctx.signal, budget: ctx.budget, checkItems };
