@@ -23,13 +23,15 @@ import {
  * of a commit, or is killed from outside at a random moment; a later run resumes and the output
  * equals the source exactly.
  *
- * Work per full run: events 20,000 in 4 partitions of 5 pages (limit 1000), shards of 2000 rows,
- * so 3 shards per partition; assets 1,000 in 2 partitions of one page. That is 22 appends, 14
- * shard commits, and 16 checkpoint writes (one at the start, one per commit, one at the end).
+ * Work per full run: events 10,000 in 4 partitions of 5 pages (limit 500), shards of 1000 rows,
+ * so 3 shards per partition; assets 500 in 2 partitions of one page. That is 22
+ * appends, 14 shard commits, and 16 checkpoint writes (one at the start, one per commit, one at the
+ * end). The counts of steps are what the kills need; the rows are kept small, as each of the ~40 runs
+ * of this file reads and writes them all (twice as many rows cost ~1 s of CPU a full run).
  */
 const KEY = 'resume-kill-key-0001';
-const EVENTS = 20_000;
-const ASSETS = 1_000;
+const EVENTS = 10_000;
+const ASSETS = 500;
 const COMMITS = 14;
 const PERSISTS = COMMITS + 2;
 
@@ -60,11 +62,11 @@ async function newJob(): Promise<Job> {
     baseUrl: sim.baseUrl,
     outDir: out,
     streams: [
-      { resource: 'events', partitions: 4, limit: 1000 },
-      { resource: 'assets', partitions: 2, limit: 1000 },
+      { resource: 'events', partitions: 4, limit: 500 },
+      { resource: 'assets', partitions: 2, limit: 500 },
     ],
     formats: ['parquet', 'ndjson'],
-    maxRows: 2000,
+    maxRows: 1000,
   });
   return { sim, dir, out, file };
 }
