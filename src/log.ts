@@ -42,11 +42,35 @@ export interface LineSink {
 const stderrSink: LineSink = { writeLine: (text) => process.stderr.write(text) };
 
 /**
+ * The fields that make a warning a notice: something the user must read and act on (a deprecated
+ * credential), not an entry of the log. A logger of createLogger says a notice as one plain line,
+ * `warning: <message>`, JSON log or not, and each message once; any other logger (a
+ * library caller's) logs it as the warning it is, with `notice: true`.
+ */
+export const NOTICE = { notice: true } as const;
+
+function isNotice(fields: unknown): boolean {
+  return typeof fields === 'object' && fields !== null && (fields as { notice?: unknown }).notice === true;
+}
+
+/** The hook that says notices plainly on `sink`, each message once, and logs every other record. */
+function noticesOn(sink: LineSink, redactor: Redactor): NonNullable<NonNullable<LoggerOptions['hooks']>['logMethod']> {
+  const said = new Set<string>();
+  return function (args, method) {
+    const [fields, message] = args as unknown[];
+    if (!isNotice(fields) || typeof message !== 'string') return method.apply(this, args);
+    if (said.has(message)) return;
+    said.add(message);
+    sink.writeLine(`warning: ${redactor.redact(message)}\n`);
+  };
+}
+
+/**
  * A logger on stderr (stdout is for machine-readable output): JSON lines, or human-readable lines
  * when `pretty` (default: stderr is a terminal). Human-readable lines are one line a record: the
  * record's fields (and an error's stack) are shown only at debug level, so every message says
- * what a reader needs by itself. `redactor` hides the job's sensitive values in every line (create
- * the logger once the job file is loaded).
+ * what a reader needs by itself. Notices (NOTICE) are plain lines in both. `redactor` hides the
+ * job's sensitive values in every line (create the logger once the job file is loaded).
  */
 export function createLogger(
   level = 'info',
@@ -54,8 +78,11 @@ export function createLogger(
   sink: LineSink = stderrSink,
   redactor: Redactor = Redactor.none,
 ): Logger {
-  const options = { level, ...redactionOptions(redactor), base: { pid: process.pid } };
-  if (!prettyPrint) return pino(options, pino.destination(2));
+  const redaction = redactionOptions(redactor);
+  const hooks = { ...redaction.hooks, logMethod: noticesOn(sink, redactor) };
+  const options = { level, ...redaction, hooks, base: { pid: process.pid } };
+  // Written at once, as the plain lines on stdout and stderr are: none comes after a report or summary.
+  if (!prettyPrint) return pino(options, pino.destination({ dest: 2, sync: true }));
   const verbose = level === 'debug' || level === 'trace';
   // The one field a message leaves out on purpose: where a run writes (its JSON message is fixed).
   const messageFormat = '{msg}{if outDir} into {outDir}{end}';

@@ -30,7 +30,8 @@ export async function dryRun(
   options: { only: string | undefined; fresh: boolean; repair: boolean; worker: WorkerSpec | undefined },
   logger: Logger,
 ): Promise<number> {
-  const inspection = await inspectRun(config, options, logger, new Date().toISOString());
+  const now = new Date();
+  const inspection = await inspectRun(config, options, logger, now.toISOString());
   const client = createPlatformClient(config.source, { configFile: config.file, logger, redactor: config.redactor });
   try {
     const status = await authStatus(client, config.source.auth);
@@ -62,7 +63,7 @@ export async function dryRun(
           : `GET ${request.path}?${new URLSearchParams(request.params.map(([key, value]): [string, string] => [key, value])).toString()}`;
       const state = inspection.checkpoint?.streams[plan.name];
       const since = state === undefined || action.kind === 'fresh' ? null : (state.window?.from ?? null);
-      const words = { listed, written: written(plan), since, action: (from?: string) => describe(action, from) };
+      const words = { listed, written: written(plan), since, action: (from?: string) => describe(action, from, now) };
       const described = await dryRunLines(client, stream, words);
       lines.push(...described.lines);
       // The project refused once is said once.
@@ -133,8 +134,10 @@ async function textfileFolder(textfile: string | undefined): Promise<string> {
   return outermost === undefined ? '' : `; ${outermost} does not exist: the run creates it (mode 0755)`;
 }
 
-function describe(action: StreamAction, from = 'the first page'): string {
-  const run = 'run' in action && action.run !== null ? ` (run=${action.run})` : '';
+function describe(action: StreamAction, from = 'the first page', now: Date): string {
+  // A new run's folder is named by the run's start, not this dry run's (runId's format).
+  const folder = (run: string) => (run === now.toISOString().replace(/[-:]/g, '') ? "<the run's start time>" : run);
+  const run = 'run' in action && action.run !== null ? ` (run=${folder(action.run)})` : '';
   switch (action.kind) {
     case 'fresh':
       return 'starts over from the first page (--fresh deletes its earlier output)';

@@ -6,6 +6,7 @@ import { runRun } from './run.js';
 import { runStatus } from './status.js';
 import { runVerify } from './verify.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
+import { RESUME_HINT } from './run-report.js';
 import { runSimulate } from './simulate.js';
 import { VERSION } from '../version.js';
 
@@ -66,6 +67,9 @@ export async function main(argv: string[]): Promise<number> {
     if (!(error instanceof BulkExtractError)) throw error;
     // Commands redact the job's sensitive values in what they throw (JobConfig.redactor, redactError).
     console.error(`bulk-extract ${command}: ${error.message}`);
-    return exitCodeOf(error);
+    const code = exitCodeOf(error);
+    // Stopped by a signal before it began (while it counted): nothing is lost, the same command goes on.
+    if (code === EXIT.INTERRUPTED) console.error(RESUME_HINT);
+    return code;
   }
 }

@@ -24,6 +24,7 @@ import {
   type JsonReport,
   jsonReport,
   refusedReport,
+  RESUME_HINT,
   runSummary,
   type Verified,
   verifySummary,
@@ -98,11 +99,12 @@ export async function runRun(argv: string[]): Promise<number> {
   // The summary comes whatever happens (on stdout with --json); a refusal's message still goes to stderr.
   const known: Known = {};
   let report: JsonReport;
+  let summary: string | undefined;
   let refusal: BulkExtractError | undefined;
   try {
     const ended = await run(values, known);
     if (ended.report === undefined) return ended.code;
-    report = ended.report;
+    ({ report, summary } = ended);
   } catch (error) {
     // The job's sensitive values never reach the error line (main.ts), the summary or the record.
     known.config?.redactor.redactError(error);
@@ -119,11 +121,13 @@ export async function runRun(argv: string[]): Promise<number> {
   const jobComplete = report.jobComplete ?? false;
   await known.metrics?.end(report.exitCode, { endedAtMs, overlap: refusal instanceof LockedError, code, jobComplete });
   if (known.config !== undefined) report = known.config.redactor.redactStrings(report);
-  if (values.json) console.log(JSON.stringify(report));
   // The same summary as the run's record in the output (_runs/), except for a dry run, which writes nothing.
   if (known.config !== undefined && known.logger !== undefined && !values['dry-run']) {
     await recordRun(known.config, report, { worker: known.worker, logger: known.logger, now: () => endedAtMs });
   }
+  // Said last, once the metrics ended and the record is written: no log line comes after them.
+  if (summary !== undefined) console.error(summary);
+  if (values.json) console.log(JSON.stringify(report));
   if (refusal !== undefined) throw refusal;
   return report.exitCode;
 }
@@ -142,8 +146,11 @@ function parseFlags(argv: string[]) {
   return parseArgs({ args: argv, strict: true, options: FLAGS });
 }
 
-/** A run to its end: its exit code, and its summary (none for a dry run). */
-async function run(values: Flags, known: Known): Promise<{ code: number; report?: JsonReport }> {
+/**
+ * A run to its end: its exit code, its report and the summary for stderr, redacted (neither for a
+ * dry run, which prints its own report).
+ */
+async function run(values: Flags, known: Known): Promise<{ code: number; report?: JsonReport; summary?: string }> {
   if (values.config === undefined) throw new UsageError(`--config FILE is required.\n\n${RUN_USAGE}`);
   const config = loadConfig(values.config, process.env, {
     out: values.out,
@@ -188,14 +195,16 @@ async function run(values: Flags, known: Known): Promise<{ code: number; report?
       },
     });
     stopProgress();
-    const say = (text: string) => console.error(config.redactor.redact(text));
-    say(runSummary(result, values.repair));
-    if (worker !== undefined && result.finalize !== undefined) say(workerSummary(worker, result.finalize));
+    const said = [runSummary(result, values.repair)];
+    if (worker !== undefined && result.finalize !== undefined) said.push(workerSummary(worker, result.finalize));
     const verified = await verifyAfter(values.verify, result, worker, () => verifyJob(config, logger));
-    const verdict = verifySummary(verified);
-    if (verdict !== undefined) say(verdict);
+    // A run that had nothing to do checked nothing and wrote nothing: no advice on checking keys.
+    const verdict = result.wrote || verified.checked ? verifySummary(verified) : undefined;
+    if (verdict !== undefined) said.push(verdict);
     const code = verified.checked && verified.report.problems.length > 0 ? EXIT.FAILED : exitCode(result);
-    return { code, report: jsonReport(result, code, destinationOf(config), verified) };
+    if (code === EXIT.INTERRUPTED) said.push(RESUME_HINT);
+    const summary = config.redactor.redact(said.join('\n'));
+    return { code, report: jsonReport(result, code, destinationOf(config), verified), summary };
   } finally {
     stopProgress();
     signals.remove();

@@ -60,8 +60,9 @@ Options:
   --tls-key FILE         The certificate's PEM private key.
   --log-level LEVEL      debug logs every request (default info).
 
-With no --api-key, --client or --user, the demo credentials are accepted: API key demo-api-key,
-client demo:demo-secret, user demo:demo-password.
+With no --api-key, --client or --user, the demo credentials are accepted: OAuth client
+demo:demo-secret at the tokenUrl it prints (the way a job should authenticate), user
+demo:demo-password, and API key demo-api-key (deprecated by the platform).
 `;
 
 export const DEMO_CREDENTIALS = {

@@ -2,13 +2,14 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { RESUME_HINT } from '../../src/cli/run-report.js';
 import { describeExit, spawnCli, tempDir } from '../support/resume-harness.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 
 /**
  * A run stopped (SIGTERM, Ctrl-C) while it is still asking the platform its first questions (the
- * counts) is interrupted, exit 130, as one stopped later: a scheduler retries it as such. It
- * read nothing, and the output folder is not made yet.
+ * counts) is interrupted, exit 130, as one stopped later: a scheduler retries it as such, and a
+ * user reads that the same command goes on. It read nothing, and the output folder is not made yet.
  */
 const KEY = 'interrupted-start-key';
 const servers: ScriptedServer[] = [];
@@ -45,6 +46,8 @@ describe('a run stopped while it counts its streams', () => {
     expect(exit.code, describeExit(exit)).toBe(130);
     expect(exit.stderr).toContain(`"signal":"${signal}"`);
     expect(exit.stderr).toContain('Stopped before the answer arrived (POST /api/v1/projects/scripted/events/aggregate');
+    // Its last line says what to do, as the summary of a run stopped later does.
+    expect(exit.stderr.trimEnd().split('\n').at(-1)).toBe(RESUME_HINT);
     // The counts come before the output folder is touched.
     expect(existsSync(out)).toBe(false);
   });

@@ -53,7 +53,7 @@ afterAll(async () => {
 });
 
 /** A stderr line other than an info log line, the warning that api keys (the simulator's) are deprecated or the end. */
-const notInfo = (line: string) => line !== '' && !line.startsWith('{"level":30') && !line.includes('"mechanism":"api-key"');
+const notInfo = (line: string) => line !== '' && !line.startsWith('{"level":30') && !line.startsWith('warning: API keys');
 
 interface SetupOptions extends ExportOptions {
   /** 'abfss' (default) or 'az' (the account from output.azure.account). */

@@ -1,4 +1,4 @@
-import type { Logger } from '../../log.js';
+import { type Logger, NOTICE } from '../../log.js';
 import type { Secret } from '../../util/secret.js';
 
 export type Mechanism = 'api-key' | 'token' | 'oauth-client-credentials' | 'cookie';
@@ -23,11 +23,11 @@ export interface Authenticator {
 
 /**
  * API keys and /login sessions are deprecated upstream: say so. Called once per client, when it is
- * created, so each run's log says it once (two exports in one process each say it in their own).
+ * created; a notice (NOTICE), which the CLI says as one plain line a run, not as a log record.
  */
 export function warnDeprecated(logger: Logger, mechanism: Mechanism): void {
   logger.warn(
-    { mechanism },
+    { mechanism, ...NOTICE },
     'API keys and /login cookie sessions are deprecated by the platform in favour of OpenID Connect; move to source.auth.type: oauth-client-credentials',
   );
 }
