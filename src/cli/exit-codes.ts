@@ -16,6 +16,12 @@ export const EXIT = {
   INTERRUPTED: 130,
 } as const;
 
+/**
+ * The last line of a run stopped by SIGINT/SIGTERM (exit 130), its summary or its error: the next
+ * run goes on from the checkpoint, so the same command is all it takes.
+ */
+export const RESUME_HINT = 'bulk-extract: stopped; what is committed stays: run the same command again to resume';
+
 /** Errors that the user fixes by changing the command, the config or the output folder. */
 const USAGE_CODES = new Set([
   'E_CONFIG', 'E_USAGE', 'E_INSECURE_TRANSPORT', 'E_CHECKPOINT', 'E_NOT_OUTPUT', 'E_LINK_IN_OUTPUT', 'E_SYNC_CURSOR',

@@ -1,13 +1,5 @@
 import { BulkExtractError } from '../errors.js';
-import { runAuth } from './auth.js';
-import { runDemo } from './demo.js';
-import { runFinalize } from './finalize.js';
-import { runRun } from './run.js';
-import { runStatus } from './status.js';
-import { runVerify } from './verify.js';
-import { EXIT, exitCodeOf } from './exit-codes.js';
-import { RESUME_HINT } from './run-report.js';
-import { runSimulate } from './simulate.js';
+import { EXIT, exitCodeOf, RESUME_HINT } from './exit-codes.js';
 import { VERSION } from '../version.js';
 
 const USAGE = `Usage: bulk-extract <command> [options]
@@ -28,27 +20,30 @@ Options:
   --version, -v  Show the version.
 `;
 
-/** Runs one CLI invocation and resolves to its exit code. */
+/**
+ * Runs one CLI invocation and resolves to its exit code. Each command's modules load when it runs:
+ * `run` never loads the simulator, `--version` nothing but this file.
+ */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
       case 'simulate':
-        return await runSimulate(rest);
+        return await (await import('./simulate.js')).runSimulate(rest);
       case 'auth':
-        return await runAuth(rest);
+        return await (await import('./auth.js')).runAuth(rest);
       case 'run':
-        return await runRun(rest);
+        return await (await import('./run.js')).runRun(rest);
       case 'repair':
-        return await runRun(['--repair', ...rest]);
+        return await (await import('./run.js')).runRun(['--repair', ...rest]);
       case 'finalize':
-        return await runFinalize(rest);
+        return await (await import('./finalize.js')).runFinalize(rest);
       case 'status':
-        return await runStatus(rest);
+        return await (await import('./status.js')).runStatus(rest);
       case 'verify':
-        return await runVerify(rest);
+        return await (await import('./verify.js')).runVerify(rest);
       case 'demo':
-        return await runDemo(rest);
+        return await (await import('./demo.js')).runDemo(rest);
       case '--version':
       case '-v':
         console.log(VERSION);

@@ -42,12 +42,6 @@ export function runSummary(result: RunResult, repair: boolean): string {
   return [...repaired, summary(result.manifest, result.rows), ...empty].join('\n');
 }
 
-/**
- * The last line of a run stopped by SIGINT/SIGTERM (exit 130), its summary or its error: the next
- * run goes on from the checkpoint, so the same command is all it takes.
- */
-export const RESUME_HINT = 'bulk-extract: stopped; what is committed stays: run the same command again to resume';
-
 /** What `run --verify` found, or why the run did not check: the run's last line. */
 export type Verified =
   | { checked: true; report: VerifyReport } |

@@ -16,7 +16,7 @@ import {
 import { createLogger, type Logger } from '../log.js';
 import { dryRun } from './dry-run.js';
 import { MetricsGate } from './metrics-gate.js';
-import { EXIT, exitCodeOf } from './exit-codes.js';
+import { EXIT, exitCodeOf, RESUME_HINT } from './exit-codes.js';
 import { withUsage } from './parse-flags.js';
 import { startProgress } from './progress.js';
 import { StatusLine } from './status-line.js';
@@ -24,7 +24,6 @@ import {
   type JsonReport,
   jsonReport,
   refusedReport,
-  RESUME_HINT,
   runSummary,
   type Verified,
   verifySummary,

@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { RESUME_HINT } from '../../src/cli/run-report.js';
+import { RESUME_HINT } from '../../src/cli/exit-codes.js';
 import { describeExit, spawnCli, tempDir } from '../support/resume-harness.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-server.js';
 

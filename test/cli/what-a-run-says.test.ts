@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RESUME_HINT } from '../../src/cli/run-report.js';
+import { RESUME_HINT } from '../../src/cli/exit-codes.js';
 import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
 import { CLI } from '../support/cli.js';
 import {

@@ -154,25 +154,36 @@ describe('the import statements of src/', () => {
     expect(SINK_SIDE_DOORS.filter((door) => !files.includes(door)), 'the side doors are files').toEqual([]);
   });
 
-  it.each(['cli/main.ts', 'index.ts', 'sink/index.ts'])(
+  it.each(['cli/run.ts', 'index.ts', 'sink/index.ts'])(
     'load no apache-arrow or parquet-wasm from %s at start: they load with the first Parquet shard, or a Delta schema',
     (entry) => {
-      const next = new Map<string, string[]>();
-      for (const { from, to, typeOnly } of imports) if (!typeOnly) next.set(from, [...(next.get(from) ?? []), to]);
-      const reached = new Set<string>();
-      const stack = [entry];
-      for (let file = stack.pop(); file !== undefined; file = stack.pop()) {
-        if (reached.has(file)) continue;
-        reached.add(file);
-        stack.push(...(next.get(file) ?? []));
-      }
+      const reached = loadedAtStart(entry);
       expect(reached.size, 'the check sees them').toBeGreaterThan(10);
       const heavy = (file: string) => packagesOf(file).some((name) => ['apache-arrow', 'parquet-wasm'].includes(name));
       expect([...reached].filter(heavy)).toEqual([]);
       expect(heavy('sink/parquet/arrow-types.ts'), 'the check sees them').toBe(true);
     },
   );
+
+  it('load each command of cli/main.ts when it runs: at start only what --version and an error need', () => {
+    const reached = [...loadedAtStart('cli/main.ts')].sort();
+    expect(reached).toEqual(['cli/exit-codes.ts', 'cli/main.ts', 'errors.ts', 'version.ts']);
+  });
 });
+
+/** The files of src/ that loading `entry` loads at once: its static imports, followed (no type-only ones). */
+function loadedAtStart(entry: string): Set<string> {
+  const next = new Map<string, string[]>();
+  for (const { from, to, typeOnly } of imports) if (!typeOnly) next.set(from, [...(next.get(from) ?? []), to]);
+  const reached = new Set<string>();
+  const stack = [entry];
+  for (let file = stack.pop(); file !== undefined; file = stack.pop()) {
+    if (reached.has(file)) continue;
+    reached.add(file);
+    stack.push(...(next.get(file) ?? []));
+  }
+  return reached;
+}
 
 /** The cycles the imports make, each as `a -> b -> ... -> a` (one per import that closes one). */
 function cyclesOf(edges: readonly Import[]): string[] {
