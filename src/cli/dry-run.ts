@@ -23,7 +23,8 @@ import { EXIT, exitCodeOf } from './exit-codes.js';
 /**
  * `run --dry-run`: what a run would do and whether it would be refused, found as the run finds it
  * (drift, missing shards, a held lock, an unwritable output, a bucket it cannot write to), plus a
- * check of the credential. Changes nothing and lists nothing.
+ * check of the credential. Changes nothing; of the data it asks only each stream's first request
+ * for one item (a query the platform refuses is refused at once).
  */
 export async function dryRun(
   config: JobConfig,
@@ -53,8 +54,8 @@ export async function dryRun(
      */
     const access = await probeAccess(client, inspection.streams.map((s) => s.plan));
     const refused: (ConfigError | AccessError | AuthError | QueryRefusedError)[] = access === undefined ? [] : [access];
-    // Each stream's query, unless the project refused already (then none can be asked).
-    if (access === undefined) refused.push(...(await probeQueries(client, inspection.streams)));
+    // Each stream's query, unless the credential or the project was refused (then none can be asked).
+    if (access === undefined && status.works) refused.push(...(await probeQueries(client, inspection.streams)));
     for (const stream of inspection.streams) {
       const { plan, request, action } = stream;
       const listed =

@@ -102,7 +102,7 @@ function pinned(stdout: string): string {
 }
 
 describe.concurrent('--dry-run', () => {
-  it('checks the credential and the access a run needs, prints the plan and fetches nothing (api key: no list request at all)', async () => {
+  it('checks the credential and the access a run needs, prints the plan and asks each stream for one item only', async () => {
     const streams: StreamSpec[] = [
       { resource: 'events', partitions: 4, limit: 1000, filter: { type: 'alarm', minStartTime: 1_600_000_000_000 } },
       { resource: 'assets', name: 'all-assets', partitions: 2, limit: 500 },
@@ -121,13 +121,17 @@ describe.concurrent('--dry-run', () => {
     );
     expect(exit.stdout).toContain('6 cursor chains; at most 8 requests in flight and 64 MiB of responses held.');
 
-    // The credential, and one count per collection as a run's first request (a 403 or 404 there would refuse it).
+    // The credential, one count per collection as a run's first request (a 403 or 404 there would refuse
+    // it), and each stream's first request for one item (a 400 there would refuse it).
     const routes = job.sim.requests().map((r) => r.route);
-    expect(routes.sort()).toEqual(['GET /login/status', 'POST /assets/aggregate', 'POST /events/aggregate']);
+    expect(routes.sort()).toEqual([
+      'GET /assets', 'GET /events', 'GET /login/status', 'POST /assets/aggregate', 'POST /events/aggregate',
+    ]);
+    expect(listRequests(job.sim).every((r) => r.params.some(([key, value]) => key === 'limit' && value === '1'))).toBe(true);
     expect(existsSync(job.out), 'a dry run creates no output folder').toBe(false);
   });
 
-  it('with a token: the one credential check is the only list request (GET /assets?limit=1)', async () => {
+  it('with a token: the credential check (GET /assets?limit=1) and one item a stream are the only list requests', async () => {
     const sim = await simulator();
     const token = await issueToken(sim, CLIENT);
     secrets.add(token);
@@ -137,7 +141,10 @@ describe.concurrent('--dry-run', () => {
     expect(exit.stdout).toMatch(
       /^credential {2}token, .*: works \(GET \/api\/v1\/projects\/demo\/assets\?limit=1 answered 200/m,
     );
-    expect(listRequests(sim).map((r) => [r.route, r.params, r.status])).toEqual([['GET /assets', [['limit', '1']], 200]]);
+    const asked = listRequests(sim).map((r) => [r.route, r.params.filter(([key]) => key === 'limit'), r.status]);
+    expect(asked.sort()).toEqual([
+      ['GET /assets', [['limit', '1']], 200], ['GET /assets', [['limit', '1']], 200], ['GET /events', [['limit', '1']], 200],
+    ]);
   });
 
   it('--concurrency and --formats show in the plan', async () => {
