@@ -164,8 +164,9 @@ describe('bulk-extract auth status', () => {
     const done = await cli(['auth', 'status', '--config', file], { BE_CLIENT_SECRET: WRONG_CLIENT_SECRET });
     expect(done.code).toBe(3);
     expect(done.stderr).toContain(`The identity provider refused the client credentials of '${CLIENT.id}': HTTP 401 invalid_client`);
+    // One sentence's end, though the provider's own description ends with a full stop.
     expect(done.stderr).toContain(
-      `Check source.auth.clientId ('${CLIENT.id}') and source.auth.clientSecret (the environment variable BE_CLIENT_SECRET)`,
+      `Client authentication failed. Check source.auth.clientId ('${CLIENT.id}') and source.auth.clientSecret (the environment variable BE_CLIENT_SECRET)`,
     );
   });
 

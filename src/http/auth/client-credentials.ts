@@ -98,7 +98,8 @@ export class ClientCredentialsAuth implements Authenticator {
         const idp = `The identity provider at ${tokenUrl.origin}`;
         throw new HttpStatusError(raw.status, oauthError(body), retryAfter, withId, idp);
       }
-      const answer = `HTTP ${raw.status} ${oauthError(body) ?? ''}`.trim();
+      // The provider's description may end a sentence of its own ("Client authentication failed.").
+      const answer = `HTTP ${raw.status} ${oauthError(body) ?? ''}`.trim().replace(/\.$/, '');
       const check = `source.auth.clientId ('${clientId}') and ${credentialKey('clientSecret', clientSecret)}`;
       throw new AuthError(`The identity provider refused the client credentials of '${clientId}': ${answer}. Check ${check}`, withId);
     }
