@@ -110,12 +110,23 @@ describe.concurrent('a number past the range of a double is refused, never rewri
     expect(error.message).toContain('POST /api/v1/projects/scripted/timeseries/data/list');
   });
 
-  it('a datapoint aggregate, -2e308: E_BAD_RESPONSE', async () => {
+  it('a datapoint aggregate, -2e308: E_BAD_RESPONSE, in the check of listed series and in a partition', async () => {
     const proxy = await rewriting('/timeseries/data/list', (text) => replaceFirst(text, /"average":-?[\d.e-]+/, '"average":-2e308'));
-    const { result } = await exportThrough(proxy, { ...pointsStream(), aggregates: ['average'], granularity: '1d' });
+    const aggregates = { aggregates: ['average'], granularity: '1d' };
+    // Listed series are asked for one aggregate each before any partition starts: the run stops there.
+    const listed = await exportThrough(proxy, { ...pointsStream(), ...aggregates }).then(
+      ({ result }) => firstError(result),
+      (error: unknown) => error as { code: string; message: string },
+    );
+    expect(listed.code, listed.message).toBe('E_BAD_RESPONSE');
+    expect(listed.message).toMatch(/\.datapoints\[\d+\]\.average: -2e308/);
+    // Series of a listing are not checked first: the partition meets the number and fails.
+    const filtered = { ...pointsStream(), timeseries: { isString: false }, ...aggregates };
+    const again = await rewriting('/timeseries/data/list', (text) => replaceFirst(text, /"average":-?[\d.e-]+/, '"average":-2e308'));
+    const { result } = await exportThrough(again, filtered);
     const error = firstError(result);
     expect(error.code, error.message).toBe('E_BAD_RESPONSE');
-    expect(error.message).toMatch(/\.datapoints\[\d+\]\.average/);
+    expect(error.message).toMatch(/\.datapoints\[\d+\]\.average: -2e308/);
   });
 
   it("an instance's property, 1e400: E_BAD_RESPONSE naming the instance", async () => {
