@@ -6,7 +6,7 @@ import { viewRefSchema } from './dm-identifiers.js';
 import { filterSchema } from './filter-schema.js';
 import { type Aggregate, AGGREGATES, MAX_POINT_TIME, MIN_POINT_TIME, type PointTime } from '../resources/index.js';
 import { oddOffset, offsetText } from './zone-offsets.js';
-import { type ApplyRules, applyAll, type KeyProblem, type KeyRule } from './key-rules.js';
+import { type ApplyRules, applyAll, keepNeedsSnapshot, type KeyProblem, type KeyRule } from './key-rules.js';
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 const AGO = /^(\d{1,9})(w|d|h|m|s)-ago$/;
@@ -253,10 +253,7 @@ const WINDOW_RULES: readonly KeyRule<DatapointsKeys>[] = [
     s.targetUnit !== undefined && s.targetUnitSystem !== undefined
       ? at('targetUnitSystem', 'give targetUnit or targetUnitSystem, not both')
       : undefined,
-  (s) =>
-    s.keep !== undefined && s.mode !== 'snapshot'
-      ? at('keep', `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${s.mode}`)
-      : undefined,
+  keepNeedsSnapshot,
   (s) =>
     s.mode === 'incremental' && s.aggregates !== undefined
       ? at(

@@ -9,7 +9,7 @@ import { instanceFieldReferences } from './dm-filter-fields.js';
 import { propertyProblem, spaceId, viewRefSchema } from './dm-identifiers.js';
 import { INSTANCE_TYPES, type InstanceType } from '../resources/index.js';
 import { compareCodePoints } from '../util/code-point-order.js';
-import { type ApplyRules, applyAll, type KeyProblem, type KeyRule } from './key-rules.js';
+import { type ApplyRules, applyAll, type KeyProblem, type KeyRule, keepNeedsSnapshot } from './key-rules.js';
 
 /**
  * The keys of job-schema.ts's `common` an instances stream takes: `name`, `limit` (1..1000,
@@ -128,13 +128,7 @@ export type InstancesKeys = InstancesQuery & {
 };
 
 const INSTANCES_RULES: readonly KeyRule<InstancesKeys>[] = [
-  (stream) =>
-    stream.keep !== undefined && stream.mode !== 'snapshot'
-      ? {
-          path: ['keep'],
-          message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
-        }
-      : undefined,
+  keepNeedsSnapshot,
   (stream) =>
     stream.mode !== 'incremental' && stream.allowExpiredCursorsAndAcceptMissedDeletes === true
       ? {

@@ -16,7 +16,7 @@ import { type FilterValue, filterSchema } from './filter-schema.js';
 import { sourceSchema } from './source-schema.js';
 import { datapointsKeys, datapointsProblems } from './datapoints-schema.js';
 import { instancesKeys, instancesProblems } from './instances-schema.js';
-import { type ApplyRules, applyAll, type KeyProblem, type KeyRule, under } from './key-rules.js';
+import { type ApplyRules, applyAll, keepNeedsSnapshot, type KeyProblem, type KeyRule, under } from './key-rules.js';
 
 export { type Resource, RESOURCES } from '../resources/index.js';
 export type { FilterValue };
@@ -318,13 +318,7 @@ export function jobProblems(job: JobKeys, apply: ApplyRules = applyAll): KeyProb
 
 /** The rules over the keys of a collection's stream (not datapoints, not instances). */
 const COLLECTION_RULES: readonly KeyRule<CollectionStreamConfig>[] = [
-  (stream) =>
-    stream.keep !== undefined && stream.mode !== 'snapshot'
-      ? {
-          path: ['keep'],
-          message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
-        }
-      : undefined,
+  keepNeedsSnapshot,
   (stream) =>
     metadataColumnProblems(stream.resource, stream.metadataColumns ?? []).map((message) => ({ path: ['metadataColumns'], message })),
   (stream) =>

@@ -28,3 +28,12 @@ export function problemsOf<T>(rule: KeyRule<T>, value: T): KeyProblem[] {
 export function under(prefix: readonly (string | number)[], problems: readonly KeyProblem[]): KeyProblem[] {
   return problems.map(({ path, message }) => ({ path: [...prefix, ...path], message }));
 }
+
+/** `keep` counts completed snapshots: a rule of every kind of stream. */
+export const keepNeedsSnapshot: KeyRule<{ keep?: number | undefined; mode: string }> = (stream) =>
+  stream.keep !== undefined && stream.mode !== 'snapshot'
+    ? {
+        path: ['keep'],
+        message: `keep applies to mode: snapshot (completed snapshots to keep); this stream's mode is ${stream.mode}`,
+      }
+    : undefined;
